@@ -1,0 +1,40 @@
+#include <stdio.h>
+#include <string.h>
+
+#include "sebt/sebt.h"
+
+sebt_status sebt_fail(sebt_error *err, sebt_status code, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        err->code = code;
+        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void sebt_error_clear(sebt_error *err)
+{
+    if (err) {
+        err->code = SEBT_OK;
+        err->msg[0] = '\0';
+    }
+}
+
+const char *sebt_status_name(sebt_status code)
+{
+    switch (code) {
+    case SEBT_OK: return "ok";
+    case SEBT_ERR_USAGE: return "usage";
+    case SEBT_ERR_INPUT: return "input";
+    case SEBT_ERR_PARAM: return "parameter";
+    case SEBT_ERR_IO: return "io";
+    case SEBT_ERR_NOMEM: return "out of memory";
+    case SEBT_ERR_NODEVICE: return "no device";
+    case SEBT_ERR_UNAVAILABLE: return "unavailable";
+    case SEBT_ERR_INTERNAL: return "internal";
+    }
+    return "unknown";
+}

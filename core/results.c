@@ -1,0 +1,67 @@
+#include <stdlib.h>
+#include <string.h>
+
+#include "sebt/sebt.h"
+
+sebt_status sebt_features_alloc(sebt_features *f, size_t n, sebt_error *err)
+{
+    memset(f, 0, sizeof *f);
+    size_t m = n ? n : 1;
+    f->ema_f = calloc(m, sizeof(double));
+    f->ema_s = calloc(m, sizeof(double));
+    f->tr = calloc(m, sizeof(double));
+    f->atr = calloc(m, sizeof(double));
+    f->vol_z = calloc(m, sizeof(double));
+    f->tr_z = calloc(m, sizeof(double));
+    f->cloc = calloc(m, sizeof(double));
+    f->signal = calloc(m, 1);
+    f->valid = calloc(m, 1);
+    if (!f->ema_f || !f->ema_s || !f->tr || !f->atr || !f->vol_z || !f->tr_z || !f->cloc ||
+        !f->signal || !f->valid) {
+        sebt_features_free(f);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "out of memory allocating features for %zu bars", n);
+    }
+    f->n = n;
+    return SEBT_OK;
+}
+
+void sebt_features_free(sebt_features *f)
+{
+    if (!f)
+        return;
+    free(f->ema_f);
+    free(f->ema_s);
+    free(f->tr);
+    free(f->atr);
+    free(f->vol_z);
+    free(f->tr_z);
+    free(f->cloc);
+    free(f->signal);
+    free(f->valid);
+    memset(f, 0, sizeof *f);
+}
+
+void sebt_result_free(sebt_result *r)
+{
+    if (!r)
+        return;
+    free(r->trades);
+    memset(r, 0, sizeof *r);
+}
+
+void sebt_results_free(sebt_result *r, size_t n)
+{
+    for (size_t i = 0; r && i < n; i++)
+        sebt_result_free(&r[i]);
+}
+
+const char *sebt_exit_reason_name(sebt_exit_reason reason)
+{
+    switch (reason) {
+    case SEBT_EXIT_STOP_GAP: return "stop_gap";
+    case SEBT_EXIT_STOP: return "stop";
+    case SEBT_EXIT_TP: return "tp";
+    case SEBT_EXIT_TIME: return "time";
+    }
+    return "unknown";
+}

@@ -1,0 +1,109 @@
+/* The sebt library: what every backend and tool shares (core/). */
+#ifndef SEBT_SEBT_H
+#define SEBT_SEBT_H
+
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "sebt/backend.h"
+#include "sebt/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define SEBT_VERSION "0.1.0"
+
+/* ---- errors (core/error.c) --------------------------------------------- */
+
+#if defined(__GNUC__)
+#define SEBT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#else
+#define SEBT_PRINTF(a, b)
+#endif
+
+/* Sets err (when not NULL) and returns code, so a caller can write
+ * `return sebt_fail(err, SEBT_ERR_INPUT, "%s:%zu: ...", ...);`. */
+sebt_status sebt_fail(sebt_error *err, sebt_status code, const char *fmt, ...) SEBT_PRINTF(3, 4);
+void sebt_error_clear(sebt_error *err);
+const char *sebt_status_name(sebt_status code);
+
+/* ---- series (core/series.c) -------------------------------------------- */
+
+/* Allocates n bars (all arrays), zeroed. */
+sebt_status sebt_series_alloc(sebt_series *s, size_t n, sebt_error *err);
+void sebt_series_free(sebt_series *s);
+/* Copies bars [from, from+count) of src into a new series dst. */
+sebt_status sebt_series_slice(const sebt_series *src, size_t from, size_t count,
+                              sebt_series *dst, sebt_error *err);
+/* Marks bar t missing (all five values NaN). */
+void sebt_series_set_missing(sebt_series *s, size_t t);
+bool sebt_series_is_missing(const sebt_series *s, size_t t);
+/* Checks SPEC §1 for every bar: increasing ts, each bar present or missing.
+ * The message names the first offending bar. */
+sebt_status sebt_series_check(const sebt_series *s, sebt_error *err);
+/* Recounts n_missing and interval_ms from the bars. */
+void sebt_series_recount(sebt_series *s);
+
+/* ---- parameters (core/params.c) ---------------------------------------- */
+
+extern const sebt_param_info sebt_param_table[SEBT_N_PARAMS];
+
+/* SPEC §2 defaults. */
+sebt_params sebt_params_default(void);
+/* Index into sebt_param_table, or -1. Names are matched exactly. */
+int sebt_param_index(const char *name);
+/* Parses value (ints as decimal, doubles as strtod, booleans true|false)
+ * into the named field. Range rules are checked by sebt_params_validate. */
+sebt_status sebt_params_set(sebt_params *p, const char *name, const char *value,
+                            sebt_error *err);
+/* SPEC §2 rules; the message names the parameter and the value. */
+sebt_status sebt_params_validate(const sebt_params *p, sebt_error *err);
+/* Formats field idx of p: ints as %d, doubles as %.17g, booleans true|false. */
+void sebt_params_format(const sebt_params *p, int idx, char *buf, size_t bufsize);
+double sebt_params_get_double(const sebt_params *p, int idx); /* any type, as double */
+
+/* ---- features and results (core/results.c) ----------------------------- */
+
+sebt_status sebt_features_alloc(sebt_features *f, size_t n, sebt_error *err);
+void sebt_features_free(sebt_features *f);
+void sebt_result_free(sebt_result *r);
+void sebt_results_free(sebt_result *r, size_t n);
+const char *sebt_exit_reason_name(sebt_exit_reason reason); /* stop_gap|stop|tp|time */
+
+/* ---- loader (core/loader.c) -------------------------------------------- */
+
+typedef struct {
+    bool lenient;      /* a rejected bar becomes a missing bar, counted */
+    bool fill_gaps;    /* timestamp skips become missing bars at the series' interval */
+} sebt_load_opts;
+
+/* Loads a CSV with a header (columns found by name) or a headerless Binance
+ * kline file; gzip-compressed files (.gz) are read transparently. Errors
+ * name path:line:column and what was expected. */
+sebt_status sebt_load_csv(const char *path, const sebt_load_opts *opts,
+                          sebt_series *out, sebt_error *err);
+/* The same over a buffer in memory; name is used in messages. */
+sebt_status sebt_load_csv_buffer(const char *name, const char *data, size_t len,
+                                 const sebt_load_opts *opts, sebt_series *out,
+                                 sebt_error *err);
+/* Writes a series as CSV (open_time,open,high,low,close,volume; missing bars
+ * as nan) that sebt_load_csv reads back bit-exact. */
+sebt_status sebt_write_csv(const sebt_series *s, FILE *f, sebt_error *err);
+
+/* ---- backends (core/registry.c) ---------------------------------------- */
+
+/* The backends built into this binary, in a stable order. The cuda backend
+ * is listed when its library was built; it is only opened (dlopen) by
+ * sebt_backend_get("cuda"). */
+size_t sebt_backend_count(void);
+const char *sebt_backend_name_at(size_t i);
+/* Looks a backend up by name, opening it if needed. Unknown names fail with
+ * a message that lists the valid ones. */
+sebt_status sebt_backend_get(const char *name, const sebt_backend **out, sebt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,170 @@
+/* Public types of sebt: the series, a combo's parameters, features, trades,
+ * metrics and errors. Every backend (reference, fast_cpu, cuda) and every
+ * tool (oracle, bench, CLI) speaks these types and nothing else.
+ *
+ * The rules behind each field are in ../shared/SPEC.md (copied to the
+ * project's docs as README "Strategy"); section numbers below point there. */
+#ifndef SEBT_TYPES_H
+#define SEBT_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- errors ------------------------------------------------------------ */
+
+/* Return codes. The library never prints and never exits: a failing call
+ * returns one of these and fills a sebt_error with a message a person can
+ * act on ("data.csv:17:3: expected a number for 'high', got 'abc'"). */
+typedef enum {
+    SEBT_OK = 0,
+    SEBT_ERR_USAGE,     /* a caller passed something the API does not accept */
+    SEBT_ERR_INPUT,     /* malformed data file */
+    SEBT_ERR_PARAM,     /* a parameter outside its SPEC §2 rule */
+    SEBT_ERR_IO,        /* a file could not be opened, read or written */
+    SEBT_ERR_NOMEM,     /* an allocation failed */
+    SEBT_ERR_NODEVICE,  /* a GPU backend was asked for and none is usable */
+    SEBT_ERR_UNAVAILABLE, /* a backend is not built into this binary */
+    SEBT_ERR_INTERNAL   /* a bug in sebt: please report it */
+} sebt_status;
+
+#define SEBT_ERROR_MSG_MAX 512
+
+typedef struct {
+    sebt_status code;
+    char msg[SEBT_ERROR_MSG_MAX];
+} sebt_error;
+
+/* ---- series (SPEC §1) -------------------------------------------------- */
+
+/* N bars as a struct of arrays. A missing bar has all five doubles NaN.
+ * ts is milliseconds since the Unix epoch, strictly increasing. */
+typedef struct {
+    size_t n;
+    int64_t *ts;
+    double *open;
+    double *high;
+    double *low;
+    double *close;
+    double *volume;
+    /* What the loader did to get here (0 for series built in memory). */
+    size_t n_missing;        /* missing bars in the series, whatever the cause */
+    size_t n_rejected;       /* rows turned into missing bars by --lenient */
+    size_t n_gap_filled;     /* missing bars inserted by --fill-gaps */
+    int64_t interval_ms;     /* most common step between timestamps, 0 if n < 2 */
+} sebt_series;
+
+/* ---- parameters of one combo (SPEC §2) --------------------------------- */
+
+typedef struct {
+    int32_t ema_fast;      /* >= 1 */
+    int32_t ema_slow;      /* >= 1 */
+    int32_t z_window;      /* >= 2 */
+    int32_t atr_window;    /* >= 1 */
+    double vol_z;          /* finite */
+    double tr_z;           /* finite */
+    double cloc_min;       /* finite */
+    bool use_stop;
+    double atr_stop_mult;  /* finite, >= 0 */
+    bool use_tp;
+    double reward_r;       /* finite, > 0 */
+    bool use_time;
+    int32_t max_hold;      /* >= 1 */
+    double fee_bp;         /* finite, >= 0 */
+    double slippage_bp;    /* finite, >= 0 */
+} sebt_params;
+
+#define SEBT_N_PARAMS 15
+
+typedef enum { SEBT_PARAM_INT, SEBT_PARAM_DOUBLE, SEBT_PARAM_BOOL } sebt_param_type;
+
+/* One row per field of sebt_params, in SPEC §2 order. */
+typedef struct {
+    const char *name;
+    sebt_param_type type;
+    size_t offset;         /* offsetof(sebt_params, field) */
+} sebt_param_info;
+
+/* ---- features (SPEC §3-5) ---------------------------------------------- */
+
+/* The indicator columns of one combo, n entries each, NaN where undefined.
+ * signal[t] is SPEC §4, valid[t] is SPEC §5 (ATR defined). */
+typedef struct {
+    size_t n;
+    double *ema_f;
+    double *ema_s;
+    double *tr;
+    double *atr;
+    double *vol_z;
+    double *tr_z;
+    double *cloc;
+    uint8_t *signal;
+    uint8_t *valid;
+} sebt_features;
+
+/* ---- trades and metrics (SPEC §6-7) ------------------------------------ */
+
+typedef enum {
+    SEBT_EXIT_STOP_GAP = 0,
+    SEBT_EXIT_STOP = 1,
+    SEBT_EXIT_TP = 2,
+    SEBT_EXIT_TIME = 3
+} sebt_exit_reason;
+
+/* Indices are into the series as loaded (missing bars counted). */
+typedef struct {
+    int64_t signal_index;
+    int64_t entry_index;
+    int64_t exit_index;
+    double entry_price;
+    double exit_price;
+    double stop;
+    double tp;
+    double risk;
+    double pnl;
+    double r;
+    sebt_exit_reason reason;
+    int32_t bars_held;
+} sebt_trade;
+
+/* A position still open after the last valid bar: not a trade. */
+typedef struct {
+    bool open;
+    int64_t signal_index;
+    int64_t entry_index;
+    double entry_price;
+    double stop;
+    double tp;
+    double risk;
+    int32_t bars_held;    /* bars counted since entry when the series ended */
+} sebt_open_position;
+
+typedef struct {
+    int64_t n;
+    double win_rate;
+    double avg_r;
+    double total_pnl;
+    double max_dd;
+    double sharpe;
+} sebt_metrics;
+
+/* What a backtest of one combo produces. trades is malloc'd by the backend
+ * (NULL when the caller did not ask for trades; n_trades is still set);
+ * release it with sebt_result_free. */
+typedef struct {
+    sebt_metrics metrics;
+    sebt_open_position open_at_end;
+    size_t valid_bars;
+    size_t n_trades;
+    sebt_trade *trades;
+} sebt_result;
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
