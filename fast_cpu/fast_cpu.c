@@ -1,10 +1,49 @@
-/* PLACEHOLDER: replaced by the reference implementation. */
-#include <stdio.h>
-#include "sebt/backends.h"
-static sebt_status todo_features(const sebt_backend *b, const sebt_series *s, const sebt_params *p,
+/* The fast_cpu backend's table and its features(): the columns of one
+ * combo through the same functions a sweep uses (indicators.h). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fast_cpu_internal.h"
+
+static sebt_status fast_features(const sebt_backend *self, const sebt_series *s, const sebt_params *p,
                                  sebt_features *out, sebt_error *err)
-{ (void)b; (void)s; (void)p; (void)out; err->code = SEBT_ERR_UNAVAILABLE; snprintf(err->msg, sizeof err->msg, "todo"); return err->code; }
-static sebt_status todo_batch(const sebt_backend *b, const sebt_series *s, const sebt_params *c, size_t n,
-                              const sebt_batch_opts *o, sebt_result *r, sebt_error *err)
-{ (void)b; (void)s; (void)c; (void)n; (void)o; (void)r; err->code = SEBT_ERR_UNAVAILABLE; snprintf(err->msg, sizeof err->msg, "todo"); return err->code; }
-const sebt_backend sebt_fast_cpu_backend = { "fast_cpu", "todo", { SEBT_CONTRACT_EXACT, 0 }, todo_features, todo_batch, NULL };
+{
+    (void)self;
+    if (!s || !p || !out)
+        return sebt_fail(err, SEBT_ERR_USAGE, "fast_cpu features: series, params and out are required");
+    if (out->n != s->n || (s->n && (!out->ema_f || !out->ema_s || !out->tr || !out->atr || !out->vol_z ||
+                                    !out->tr_z || !out->cloc || !out->signal || !out->valid)))
+        return sebt_fail(err, SEBT_ERR_USAGE,
+                         "fast_cpu features: out holds %zu bars, the series %zu "
+                         "(allocate it with sebt_features_alloc(s->n))", out->n, s->n);
+    sebt_status st = sebt_params_validate(p, err);
+    if (st != SEBT_OK)
+        return st;
+    st = sebt_series_check(s, err);
+    if (st != SEBT_OK)
+        return st;
+    size_t n = s->n;
+    sebt_k_ema(s->close, (int64_t)n, p->ema_fast, out->ema_f);
+    sebt_k_ema(s->close, (int64_t)n, p->ema_slow, out->ema_s);
+    fast_tr_column(s, out->tr);
+    fast_atr_range(out->tr, n, p->atr_window, 0, n, out->atr);
+    sebt_k_zscore(s->volume, (int64_t)n, p->z_window, out->vol_z);
+    sebt_k_zscore(out->atr, (int64_t)n, p->z_window, out->tr_z);
+    fast_cloc_column(s, out->cloc);
+    for (size_t t = 0; t < n; t++) {
+        out->signal[t] = out->ema_f[t] < out->ema_s[t] && out->vol_z[t] > p->vol_z &&
+                         out->tr_z[t] > p->tr_z && out->cloc[t] > p->cloc_min;
+        out->valid[t] = !isnan(out->atr[t]);
+    }
+    return SEBT_OK;
+}
+
+const sebt_backend sebt_fast_cpu_backend = {
+    .name = "fast_cpu",
+    .description = "OpenMP sweeps: shared indicator series, rolling z-scores, tree-searched exits",
+    .contract = { SEBT_CONTRACT_TOLERANT, FAST_TOLERANCE },
+    .features = fast_features,
+    .run_batch = fast_run_batch,
+    .state = NULL,
+};

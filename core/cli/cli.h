@@ -3,8 +3,10 @@
 #define SEBT_CLI_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
+#include "sebt/oracle.h"
 #include "sebt/sebt.h"
 
 /* Exit codes, documented in README "Exit codes". */
@@ -45,7 +47,8 @@ int cli_select_backend(const char *cmd, const char *flag_value, size_t bars, siz
 
 /* Opens --output FILE (or stdout when path is NULL or "-"). */
 FILE *cli_open_output(const char *cmd, const char *path);
-void cli_close_output(FILE *f);
+/* Closes (or flushes stdout); nonzero when anything written was lost. */
+int cli_close_output(FILE *f);
 
 /* A progress bar on stderr: drawn only when stderr is a terminal and the
  * work has run for more than a second; silent in pipes and CI. */
@@ -62,5 +65,79 @@ double cli_now(void);
 
 /* Prints a double so that it reads back bit-exact (%.17g; nan, inf, -inf). */
 void cli_print_double(FILE *f, double v);
+
+/* ---- JSON output (core/cli/output_json.c) ------------------------------
+ * A small streaming writer shared by every subcommand that emits JSON, so
+ * all of them agree on the format: no spaces ("key":value), strings escaped,
+ * doubles %.17g so they read back bit-exact, and a double that is not
+ * finite (NaN, inf) written as null because JSON has no token for it.
+ * Containers opened at depth < wrap_depth put each element on its own line
+ * (indented two spaces a level); deeper ones stay on one line, so a
+ * `sebt run` document shows one trade per line. key is NULL for an array
+ * element or the top-level value. */
+#define CLI_JSON_MAX_DEPTH 32
+typedef struct {
+    FILE *f;
+    int depth;
+    int wrap_depth;
+    bool has_items[CLI_JSON_MAX_DEPTH];
+} cli_json;
+void cli_json_init(cli_json *j, FILE *f, int wrap_depth);
+void cli_json_begin_object(cli_json *j, const char *key);
+void cli_json_end_object(cli_json *j);
+void cli_json_begin_array(cli_json *j, const char *key);
+void cli_json_end_array(cli_json *j);
+void cli_json_string(cli_json *j, const char *key, const char *v);
+void cli_json_int(cli_json *j, const char *key, int64_t v);
+void cli_json_double(cli_json *j, const char *key, double v);
+void cli_json_bool(cli_json *j, const char *key, bool v);
+void cli_json_null(cli_json *j, const char *key);
+/* Ends the document with a newline. */
+void cli_json_finish(cli_json *j);
+/* All 15 parameters in SPEC §2 order, ints as numbers, booleans as true|false. */
+void cli_json_params(cli_json *j, const char *key, const sebt_params *p);
+/* {"n","win_rate","avg_r","total_pnl","max_dd","sharpe"} */
+void cli_json_metrics(cli_json *j, const char *key, const sebt_metrics *m);
+/* Writes a string as a JSON string literal (quotes included). */
+void cli_json_write_string(FILE *f, const char *s);
+
+/* ---- small shared helpers (core/cli/common.c) -------------------------- */
+
+/* "2021-03-04T05:06:07Z" (with ".mmm" only when ms % 1000 != 0). */
+void cli_format_utc(int64_t ms, char *buf, size_t bufsize);
+/* Applies one --set NAME=VALUE to p; prints and returns 2 when malformed
+ * or the parameter is unknown, else 0. Range rules are checked later by
+ * cli_validate_params, once every --set is in. */
+int cli_apply_set(const char *cmd, sebt_params *p, const char *assignment);
+/* sebt_params_validate; prints and returns 2 naming parameter and value. */
+int cli_validate_params(const char *cmd, const sebt_params *p);
+/* Option parsing: true when argv[*i] is `--name VALUE` or `--name=VALUE`;
+ * then *value points at VALUE and *i is on the last word used. Sets *missing
+ * when the value is absent (caller reports usage error). */
+bool cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value,
+                   bool *missing);
+
+/* ---- options of the one-combo commands, run and features (cli/combo_args.c) */
+typedef struct {
+    const char *data;
+    const char *backend;
+    const char *format;      /* NULL unless --format was given */
+    const char *output;
+    bool lenient;
+    bool fill_gaps;
+    sebt_params params;      /* defaults, then every --set, validated */
+} cli_combo_args;
+/* Parses argv (argv[0] is the command). usage is printed to stdout on
+ * --help. Returns -1 when the command should go on, else the exit code
+ * (0 after --help, 2 after a usage or parameter error, already printed). */
+int cli_parse_combo_args(int argc, char **argv, bool allow_format, const char *usage,
+                         cli_combo_args *out);
+
+/* ---- the oracle's commands, parity and fuzz (core/cli/cmd_parity.c) ----- */
+/* Like cli_select_backend, and also "mutant:NAME" (the oracle's test
+ * subjects, never in the public registry). */
+int cli_select_oracle_backend(const char *cmd, const char *name, const sebt_backend **out);
+/* One divergence as a JSON object (bar and ts null when none applies). */
+void cli_json_divergence(cli_json *j, const char *key, const sebt_divergence *d);
 
 #endif

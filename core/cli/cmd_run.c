@@ -1,7 +1,235 @@
-/* PLACEHOLDER: replaced by the real subcommand. */
+/* `sebt run`: one backtest of one combo, as JSON (the stable machine
+ * format, described field by field in README "JSON of sebt run"), CSV (one
+ * row per trade) or text for people. */
+#include <inttypes.h>
+#include <string.h>
+
 #include "cli.h"
+
+static const char usage[] =
+    "usage: sebt run --data FILE [--set NAME=VALUE]... [--backend NAME]\n"
+    "                [--format json|csv|text] [--output FILE] [--lenient] [--fill-gaps]\n"
+    "\n"
+    "One backtest of one parameter combo over a data file.\n"
+    "\n"
+    "  --data FILE        CSV with a header, or a Binance kline file; .gz is read as gzip\n"
+    "  --set NAME=VALUE   a parameter of the strategy (repeatable); booleans true|false.\n"
+    "                     Names: ema_fast ema_slow z_window atr_window vol_z tr_z cloc_min\n"
+    "                     use_stop atr_stop_mult use_tp reward_r use_time max_hold fee_bp\n"
+    "                     slippage_bp (defaults in README \"Parameters\")\n"
+    "  --backend NAME     reference, fast_cpu, cuda, or cpu|gpu|auto\n"
+    "                     (default: BACKTEST_BACKEND, else cpu)\n"
+    "  --format FMT       json (default; the stable machine format), csv (one row per\n"
+    "                     trade) or text (aligned columns and a summary)\n"
+    "  --output FILE      write there instead of stdout\n"
+    "  --lenient          keep a bad row as a missing bar (counted on stderr) instead of failing\n"
+    "  --fill-gaps        insert missing bars where timestamps skip\n"
+    "  -h, --help         this help\n"
+    "\n"
+    "Exit codes: 0 ok, 2 bad usage, parameter or input, 3 no usable GPU.\n";
+
+typedef enum { FORMAT_JSON, FORMAT_CSV, FORMAT_TEXT } run_format;
+
+/* A backend that hands back an index outside the series has a bug; saying
+ * so beats reading out of bounds while printing its trade. */
+static bool index_ok(const sebt_series *s, int64_t i)
+{
+    return i >= 0 && (uint64_t)i < (uint64_t)s->n;
+}
+
+static int check_indices(const char *backend, const sebt_series *s, const sebt_result *r)
+{
+    for (size_t k = 0; k < r->n_trades; k++) {
+        const sebt_trade *t = &r->trades[k];
+        if (!index_ok(s, t->signal_index) || !index_ok(s, t->entry_index) || !index_ok(s, t->exit_index)) {
+            fprintf(stderr,
+                    "sebt run: error: backend %s returned trade %zu with bars %" PRId64 "/%" PRId64
+                    "/%" PRId64 " outside the series of %zu bars (a bug in the backend)\n",
+                    backend, k, t->signal_index, t->entry_index, t->exit_index, s->n);
+            return CLI_EXIT_CHECK_FAILED;
+        }
+    }
+    const sebt_open_position *o = &r->open_at_end;
+    if (o->open && (!index_ok(s, o->signal_index) || !index_ok(s, o->entry_index))) {
+        fprintf(stderr, "sebt run: error: backend %s returned an open position outside the series "
+                        "(a bug in the backend)\n", backend);
+        return CLI_EXIT_CHECK_FAILED;
+    }
+    return CLI_EXIT_OK;
+}
+
+static void write_json(FILE *f, const char *backend, const sebt_params *p, const sebt_series *s,
+                       const sebt_result *r)
+{
+    cli_json j;
+    cli_json_init(&j, f, 2);
+    cli_json_begin_object(&j, NULL);
+    cli_json_string(&j, "backend", backend);
+    cli_json_params(&j, "params", p);
+    cli_json_int(&j, "bars", (int64_t)s->n);
+    cli_json_int(&j, "valid_bars", (int64_t)r->valid_bars);
+    cli_json_begin_array(&j, "trades");
+    for (size_t k = 0; k < r->n_trades; k++) {
+        const sebt_trade *t = &r->trades[k];
+        cli_json_begin_object(&j, NULL);
+        cli_json_int(&j, "signal_index", t->signal_index);
+        cli_json_int(&j, "entry_index", t->entry_index);
+        cli_json_int(&j, "exit_index", t->exit_index);
+        cli_json_int(&j, "signal_ts", s->ts[t->signal_index]);
+        cli_json_int(&j, "entry_ts", s->ts[t->entry_index]);
+        cli_json_int(&j, "exit_ts", s->ts[t->exit_index]);
+        cli_json_double(&j, "entry_price", t->entry_price);
+        cli_json_double(&j, "exit_price", t->exit_price);
+        cli_json_double(&j, "stop", t->stop);
+        cli_json_double(&j, "tp", t->tp);
+        cli_json_double(&j, "risk", t->risk);
+        cli_json_double(&j, "pnl", t->pnl);
+        cli_json_double(&j, "r", t->r);
+        cli_json_string(&j, "reason", sebt_exit_reason_name(t->reason));
+        cli_json_int(&j, "bars_held", t->bars_held);
+        cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    const sebt_open_position *o = &r->open_at_end;
+    if (o->open) {
+        /* One line like a trade: wrap depth 2 would split it field by field. */
+        j.wrap_depth = 1;
+        cli_json_begin_object(&j, "open_at_end");
+        cli_json_int(&j, "signal_index", o->signal_index);
+        cli_json_int(&j, "entry_index", o->entry_index);
+        cli_json_int(&j, "signal_ts", s->ts[o->signal_index]);
+        cli_json_int(&j, "entry_ts", s->ts[o->entry_index]);
+        cli_json_double(&j, "entry_price", o->entry_price);
+        cli_json_double(&j, "stop", o->stop);
+        cli_json_double(&j, "tp", o->tp);
+        cli_json_double(&j, "risk", o->risk);
+        cli_json_int(&j, "bars_held", o->bars_held);
+        cli_json_end_object(&j);
+        j.wrap_depth = 2;
+    } else {
+        cli_json_null(&j, "open_at_end");
+    }
+    cli_json_metrics(&j, "metrics", &r->metrics);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
+}
+
+static void write_csv(FILE *f, const sebt_series *s, const sebt_result *r)
+{
+    fputs("signal_index,entry_index,exit_index,signal_ts,entry_ts,exit_ts,entry_price,exit_price,"
+          "stop,tp,risk,pnl,r,reason,bars_held\n", f);
+    for (size_t k = 0; k < r->n_trades; k++) {
+        const sebt_trade *t = &r->trades[k];
+        fprintf(f, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",",
+                t->signal_index, t->entry_index, t->exit_index, s->ts[t->signal_index],
+                s->ts[t->entry_index], s->ts[t->exit_index]);
+        const double v[] = { t->entry_price, t->exit_price, t->stop, t->tp, t->risk, t->pnl, t->r };
+        for (size_t c = 0; c < sizeof v / sizeof v[0]; c++) {
+            cli_print_double(f, v[c]);
+            fputc(',', f);
+        }
+        fprintf(f, "%s,%d\n", sebt_exit_reason_name(t->reason), (int)t->bars_held);
+    }
+}
+
+static void write_text(FILE *f, const char *backend, const sebt_series *s, const sebt_result *r)
+{
+    char sig[40], ent[40], ex[40];
+    if (r->n_trades) {
+        fprintf(f, "%5s  %-20s  %-20s  %-20s  %14s  %14s  %14s  %14s  %12s  %8s  %-8s  %4s\n", "#",
+                "signal (UTC)", "entry (UTC)", "exit (UTC)", "entry", "exit", "stop", "tp", "pnl",
+                "R", "reason", "bars");
+    }
+    for (size_t k = 0; k < r->n_trades; k++) {
+        const sebt_trade *t = &r->trades[k];
+        cli_format_utc(s->ts[t->signal_index], sig, sizeof sig);
+        cli_format_utc(s->ts[t->entry_index], ent, sizeof ent);
+        cli_format_utc(s->ts[t->exit_index], ex, sizeof ex);
+        fprintf(f, "%5zu  %-20s  %-20s  %-20s  %14.8g  %14.8g  %14.8g  %14.8g  %12.6g  %8.4f  %-8s  %4d\n",
+                k + 1, sig, ent, ex, t->entry_price, t->exit_price, t->stop, t->tp, t->pnl, t->r,
+                sebt_exit_reason_name(t->reason), (int)t->bars_held);
+    }
+    const sebt_open_position *o = &r->open_at_end;
+    if (o->open) {
+        cli_format_utc(s->ts[o->signal_index], sig, sizeof sig);
+        cli_format_utc(s->ts[o->entry_index], ent, sizeof ent);
+        fprintf(f, "open at end (not a trade): signal %s, entry %s at %.8g, stop %.8g, tp %.8g, %d bars held\n",
+                sig, ent, o->entry_price, o->stop, o->tp, (int)o->bars_held);
+    }
+    const sebt_metrics *m = &r->metrics;
+    fprintf(f, "trades %" PRId64 "  win rate %.1f%%  avg R %.4f  total pnl %.6g  max dd %.6g  "
+               "sharpe %.4f  backend %s  bars %zu (%zu valid, %zu missing)\n",
+            m->n, 100.0 * m->win_rate, m->avg_r, m->total_pnl, m->max_dd, m->sharpe, backend, s->n,
+            r->valid_bars, s->n_missing);
+}
+
 int cli_cmd_run(int argc, char **argv)
 {
-    (void)argc;
-    return cli_usage_error(argv[0], "not implemented yet");
+    const char *cmd = argv[0];
+    cli_combo_args a;
+    int rc = cli_parse_combo_args(argc, argv, true, usage, &a);
+    if (rc >= 0)
+        return rc;
+
+    run_format format = FORMAT_JSON;
+    if (a.format) {
+        if (strcmp(a.format, "json") == 0)
+            format = FORMAT_JSON;
+        else if (strcmp(a.format, "csv") == 0)
+            format = FORMAT_CSV;
+        else if (strcmp(a.format, "text") == 0)
+            format = FORMAT_TEXT;
+        else
+            return cli_usage_error(cmd, "--format %s: expected json, csv or text", a.format);
+    }
+
+    sebt_series s = { 0 };
+    rc = cli_load_series(cmd, a.data, a.lenient, a.fill_gaps, &s);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+
+    const sebt_backend *b = NULL;
+    rc = cli_select_backend(cmd, a.backend, s.n, 1, &b);
+    if (rc != CLI_EXIT_OK) {
+        sebt_series_free(&s);
+        return rc;
+    }
+
+    sebt_batch_opts opts = { .threads = 0, .want_trades = true };
+    sebt_result result;
+    memset(&result, 0, sizeof result);
+    sebt_error err = { 0 };
+    if (b->run_batch(b, &s, &a.params, 1, &opts, &result, &err) != SEBT_OK) {
+        rc = cli_report_error(cmd, &err);
+        goto done;
+    }
+    if (result.n_trades && !result.trades) {
+        fprintf(stderr, "sebt run: error: backend %s reported %zu trades but returned none "
+                        "(a bug in the backend)\n", b->name, result.n_trades);
+        rc = CLI_EXIT_CHECK_FAILED;
+        goto done;
+    }
+    rc = check_indices(b->name, &s, &result);
+    if (rc != CLI_EXIT_OK)
+        goto done;
+
+    FILE *f = cli_open_output(cmd, a.output);
+    if (!f) {
+        rc = CLI_EXIT_USAGE;
+        goto done;
+    }
+    switch (format) {
+    case FORMAT_JSON: write_json(f, b->name, &a.params, &s, &result); break;
+    case FORMAT_CSV: write_csv(f, &s, &result); break;
+    case FORMAT_TEXT: write_text(f, b->name, &s, &result); break;
+    }
+    if (cli_close_output(f) != 0) {
+        fprintf(stderr, "sebt run: error: writing %s failed\n", a.output ? a.output : "stdout");
+        rc = CLI_EXIT_USAGE;
+    }
+
+done:
+    sebt_result_free(&result);
+    sebt_series_free(&s);
+    return rc;
 }

@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -51,6 +52,9 @@ int cli_load_series(const char *cmd, const char *path, bool lenient, bool fill_g
     if (lenient && out->n_rejected)
         fprintf(stderr, "sebt %s: --lenient: %zu rejected row(s) of %s kept as missing bars\n",
                 cmd, out->n_rejected, path);
+    if (fill_gaps && out->n_gap_filled)
+        fprintf(stderr, "sebt %s: --fill-gaps: %zu missing bar(s) inserted in %s at its %lld ms interval\n",
+                cmd, out->n_gap_filled, path, (long long)out->interval_ms);
     return CLI_EXIT_OK;
 }
 
@@ -60,16 +64,20 @@ FILE *cli_open_output(const char *cmd, const char *path)
         return stdout;
     FILE *f = fopen(path, "w");
     if (!f)
-        fprintf(stderr, "sebt %s: error: cannot write %s\n", cmd, path);
+        fprintf(stderr, "sebt %s: error: cannot write %s: %s\n", cmd, path, strerror(errno));
     return f;
 }
 
-void cli_close_output(FILE *f)
+int cli_close_output(FILE *f)
 {
-    if (f && f != stdout)
-        fclose(f);
-    else if (f)
-        fflush(f);
+    if (!f)
+        return 0;
+    int bad = ferror(f);
+    if (f != stdout)
+        bad |= fclose(f);
+    else
+        bad |= fflush(f);
+    return bad;
 }
 
 double cli_now(void)
@@ -120,4 +128,75 @@ void cli_print_double(FILE *f, double v)
         fputs(v > 0 ? "inf" : "-inf", f);
     else
         fprintf(f, "%.17g", v);
+}
+
+void cli_format_utc(int64_t ms, char *buf, size_t bufsize)
+{
+    /* Floor division so that times before 1970 still read correctly. */
+    int64_t sec = ms / 1000, rem = ms % 1000;
+    if (rem < 0) {
+        rem += 1000;
+        sec -= 1;
+    }
+    time_t t = (time_t)sec;
+    struct tm tm;
+    if (!gmtime_r(&t, &tm)) {
+        snprintf(buf, bufsize, "%lld", (long long)ms);
+        return;
+    }
+    char date[32];
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (rem)
+        snprintf(buf, bufsize, "%s.%03dZ", date, (int)rem);
+    else
+        snprintf(buf, bufsize, "%sZ", date);
+}
+
+int cli_apply_set(const char *cmd, sebt_params *p, const char *assignment)
+{
+    const char *eq = strchr(assignment, '=');
+    if (!eq || eq == assignment)
+        return cli_usage_error(cmd, "--set expects NAME=VALUE, got '%s'", assignment);
+    char name[64];
+    size_t len = (size_t)(eq - assignment);
+    if (len >= sizeof name)
+        return cli_usage_error(cmd, "--set %s: unknown parameter", assignment);
+    memcpy(name, assignment, len);
+    name[len] = '\0';
+    sebt_error err = { 0 };
+    if (sebt_params_set(p, name, eq + 1, &err) != SEBT_OK)
+        return cli_report_error(cmd, &err);
+    return CLI_EXIT_OK;
+}
+
+int cli_validate_params(const char *cmd, const sebt_params *p)
+{
+    sebt_error err = { 0 };
+    if (sebt_params_validate(p, &err) != SEBT_OK)
+        return cli_report_error(cmd, &err);
+    return CLI_EXIT_OK;
+}
+
+bool cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value, bool *missing)
+{
+    const char *arg = argv[*i];
+    size_t len = strlen(name);
+    if (strncmp(arg, name, len) != 0)
+        return false;
+    if (arg[len] == '=') {
+        *value = arg + len + 1;
+        *missing = false;
+        return true;
+    }
+    if (arg[len] != '\0')
+        return false;
+    if (*i + 1 >= argc) {
+        *value = NULL;
+        *missing = true;
+        return true;
+    }
+    *i += 1;
+    *value = argv[*i];
+    *missing = false;
+    return true;
 }

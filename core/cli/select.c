@@ -1,38 +1,271 @@
-/* Backend selection: --backend NAME, else BACKTEST_BACKEND=cpu|gpu|auto. */
+/* Backend selection: --backend NAME, else BACKTEST_BACKEND, else cpu.
+ *
+ *   cpu   fast_cpu; CUDA is never touched (no dlopen, nothing mapped)
+ *   gpu   cuda; no usable device is an error with exit code 3, never a
+ *         silent fallback
+ *   auto  cuda when a device is usable and bars x combos reaches the
+ *         crossover, else fast_cpu; one line on stderr says which and why
+ *
+ * and any registered backend by name (reference, fast_cpu, cuda). */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+#include "select.h"
+
+/* The auto model (gpu/README.md "auto"), used until check-gpu --benchmark
+ * saves a measured crossover. fast_cpu's per-thread rate is its issue's
+ * target (50,000 backtests/s of 150k bars on 2 threads is 3.75e9, rounded
+ * down); the GPU is taken to finish one bar-combo per SM per clock; the
+ * fixed cost is creating the CUDA context and copying the series. */
+#define MODEL_CPU_BAR_COMBOS_PER_THREAD 2e9
+#define MODEL_GPU_BAR_COMBOS_PER_SM_CYCLE 1.0
+#define MODEL_GPU_FIXED_SECONDS 0.25
+
+int cli_cpu_threads(void)
+{
+    const char *env = getenv("OMP_NUM_THREADS");
+    if (env && *env) {
+        long v = strtol(env, NULL, 10);
+        if (v > 0)
+            return (int)v;
+    }
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+void cli_crossover_path(char *buf, size_t bufsize)
+{
+    const char *env = getenv("SEBT_CROSSOVER_FILE");
+    const char *xdg = getenv("XDG_CONFIG_HOME");
+    const char *home = getenv("HOME");
+    if (env && *env)
+        snprintf(buf, bufsize, "%s", env);
+    else if (xdg && *xdg)
+        snprintf(buf, bufsize, "%s/sebt/crossover", xdg);
+    else
+        snprintf(buf, bufsize, "%s/.config/sebt/crossover", home && *home ? home : ".");
+}
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Reads "key = value" lines (# comments). Returns 1 when the file holds a
+ * crossover for this device, 0 when there is none or it is for another
+ * device, 2 after printing an error about a malformed file. */
+static int read_crossover_file(const char *cmd, const char *path, const sebt_gpu_device *d,
+                               double *bar_combos, int *threads, char *device, size_t devsize)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    char line[512];
+    int lineno = 0;
+    bool have_value = false;
+    device[0] = '\0';
+    *threads = 0;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *s = trim(line);
+        if (!*s || *s == '#')
+            continue;
+        char *eq = strchr(s, '=');
+        if (!eq) {
+            fclose(f);
+            fprintf(stderr, "sebt %s: error: %s:%d: expected 'key = value', got '%s'\n", cmd, path, lineno, s);
+            return CLI_EXIT_USAGE;
+        }
+        *eq = '\0';
+        char *key = trim(s), *value = trim(eq + 1);
+        char *end;
+        errno = 0;
+        if (strcmp(key, "crossover_bar_combos") == 0) {
+            *bar_combos = strtod(value, &end);
+            if (*end || end == value || errno || !(*bar_combos >= 0)) {
+                fclose(f);
+                fprintf(stderr, "sebt %s: error: %s:%d: crossover_bar_combos: expected a number >= 0 or inf, "
+                        "got '%s'\n", cmd, path, lineno, value);
+                return CLI_EXIT_USAGE;
+            }
+            have_value = true;
+        } else if (strcmp(key, "threads") == 0) {
+            long v = strtol(value, &end, 10);
+            if (*end || end == value || v < 1) {
+                fclose(f);
+                fprintf(stderr, "sebt %s: error: %s:%d: threads: expected a count >= 1, got '%s'\n",
+                        cmd, path, lineno, value);
+                return CLI_EXIT_USAGE;
+            }
+            *threads = (int)v;
+        } else if (strcmp(key, "device") == 0) {
+            snprintf(device, devsize, "%s", value);
+        }
+        /* Other keys (date, runtime, ...) are notes for people. */
+    }
+    fclose(f);
+    if (!have_value) {
+        fprintf(stderr, "sebt %s: error: %s: no 'crossover_bar_combos = ...' line\n", cmd, path);
+        return CLI_EXIT_USAGE;
+    }
+    return strcmp(device, d->name) == 0 ? 1 : 0;
+}
+
+int cli_crossover_for(const char *cmd, const sebt_gpu_device *d, int cpu_threads, cli_crossover *out)
+{
+    char path[512], device[256];
+    double saved = 0;
+    int saved_threads = 0;
+    cli_crossover_path(path, sizeof path);
+    int rc = read_crossover_file(cmd, path, d, &saved, &saved_threads, device, sizeof device);
+    if (rc == CLI_EXIT_USAGE)
+        return rc;
+    if (rc == 1) {
+        /* Past the crossover the GPU's fixed cost dominates, and fast_cpu's
+         * share of it grows with its threads: scale by the thread ratio. */
+        double scale = saved_threads > 0 ? (double)cpu_threads / saved_threads : 1.0;
+        out->bar_combos = saved * scale;
+        out->measured = true;
+        snprintf(out->source, sizeof out->source, "measured by check-gpu --benchmark (%s, %d threads%s)",
+                 path, saved_threads, scale != 1.0 ? ", scaled to this thread count" : "");
+        return CLI_EXIT_OK;
+    }
+    double cpu_rate = MODEL_CPU_BAR_COMBOS_PER_THREAD * cpu_threads;
+    double gpu_rate = MODEL_GPU_BAR_COMBOS_PER_SM_CYCLE * d->multiprocessors * (d->clock_khz * 1e3);
+    out->measured = false;
+    out->bar_combos = gpu_rate > cpu_rate
+                          ? MODEL_GPU_FIXED_SECONDS / (1.0 / cpu_rate - 1.0 / gpu_rate)
+                          : INFINITY;
+    snprintf(out->source, sizeof out->source,
+             "model: %d SMs x %.2f GHz vs %d CPU threads%s%s%s", d->multiprocessors, d->clock_khz * 1e-6,
+             cpu_threads, device[0] && rc == 0 ? "; the saved crossover is for " : "",
+             device[0] && rc == 0 ? device : "", "; run 'sebt check-gpu --benchmark --save' to measure");
+    return CLI_EXIT_OK;
+}
+
+int cli_auto_choose(const char *cmd, size_t bars, size_t combos, cli_auto_choice *out)
+{
+    sebt_gpu_info info;
+    sebt_error err = { 0 };
+    out->backend = "fast_cpu";
+    if (sebt_gpu_query(&info, &err) != SEBT_OK || info.selected < 0) {
+        snprintf(out->why, sizeof out->why, "no usable GPU: %s", err.msg);
+        return CLI_EXIT_OK;
+    }
+    const sebt_gpu_device *d = &info.devices[info.selected];
+    cli_crossover x;
+    int rc = cli_crossover_for(cmd, d, cli_cpu_threads(), &x);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    double work = (double)bars * (double)combos;
+    bool gpu = work >= x.bar_combos;
+    out->backend = gpu ? "cuda" : "fast_cpu";
+    snprintf(out->why, sizeof out->why, "%zu bars x %zu combos = %.3g bar-combos %s the crossover %.3g on GPU %d (%s; %s)",
+             bars, combos, work, gpu ? "reaches" : "is below", x.bar_combos, d->id, d->name, x.source);
+    return CLI_EXIT_OK;
+}
+
+/* SEBT_DEBUG_MAPS=1: the process's memory map on stderr at exit, so a test
+ * can prove that cpu mode never mapped a CUDA library. */
+static void dump_maps(void)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    if (!f)
+        return;
+    char line[4096];
+    while (fgets(line, sizeof line, f))
+        fprintf(stderr, "maps: %s", line);
+    fclose(f);
+}
+
+static bool is_mode(const char *s)
+{
+    return strcmp(s, "cpu") == 0 || strcmp(s, "gpu") == 0 || strcmp(s, "auto") == 0;
+}
+
+static bool is_backend_name(const char *s)
+{
+    for (size_t i = 0; i < sebt_backend_count(); i++)
+        if (strcmp(s, sebt_backend_name_at(i)) == 0)
+            return true;
+    return false;
+}
 
 int cli_select_backend(const char *cmd, const char *flag_value, size_t bars, size_t combos,
                        const sebt_backend **out)
 {
-    (void)bars;
-    (void)combos;
-    const char *choice = flag_value;
-    const char *source = "--backend";
+    static bool maps_registered;
+    const char *dbg = getenv("SEBT_DEBUG_MAPS");
+    if (dbg && *dbg && strcmp(dbg, "0") != 0 && !maps_registered) {
+        atexit(dump_maps);
+        maps_registered = true;
+    }
+
+    const char *choice = flag_value, *source = "--backend";
     if (!choice || !*choice) {
         choice = getenv("BACKTEST_BACKEND");
         source = "BACKTEST_BACKEND";
     }
-    if (!choice || !*choice)
+    if (!choice || !*choice) {
         choice = "cpu";
-    const char *name = choice;
-    if (strcmp(choice, "cpu") == 0)
-        name = "fast_cpu";
-    else if (strcmp(choice, "gpu") == 0)
-        name = "cuda";
-    else if (strcmp(choice, "auto") == 0)
-        name = "fast_cpu";
-    sebt_error err = { 0 };
-    if (sebt_backend_get(name, out, &err) != SEBT_OK) {
-        if (err.code == SEBT_ERR_USAGE)
-            return cli_usage_error(cmd, "%s=%s: unknown backend (valid: cpu, gpu, auto, reference, "
-                                   "fast_cpu, cuda)", source, choice);
-        if (strcmp(name, "cuda") == 0 && err.code == SEBT_ERR_UNAVAILABLE)
-            err.code = SEBT_ERR_NODEVICE;
-        return cli_report_error(cmd, &err);
+        source = "default";
     }
-    return CLI_EXIT_OK;
-}
+    if (!is_mode(choice) && !is_backend_name(choice)) {
+        char names[256] = "";
+        for (size_t i = 0; i < sebt_backend_count(); i++) {
+            strncat(names, ", ", sizeof names - strlen(names) - 1);
+            strncat(names, sebt_backend_name_at(i), sizeof names - strlen(names) - 1);
+        }
+        return cli_usage_error(cmd, "%s%s'%s': unknown backend (valid: cpu, gpu, auto%s)",
+                               source, strcmp(source, "--backend") == 0 ? " " : "=", choice, names);
+    }
 
+    const char *name = choice;
+    if (strcmp(choice, "cpu") == 0) {
+        name = "fast_cpu";
+    } else if (strcmp(choice, "gpu") == 0) {
+        name = "cuda";
+    } else if (strcmp(choice, "auto") == 0) {
+        cli_auto_choice pick;
+        int rc = cli_auto_choose(cmd, bars, combos, &pick);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+        if (strcmp(pick.backend, "cuda") == 0) {
+            sebt_error err = { 0 };
+            if (sebt_backend_get("cuda", out, &err) == SEBT_OK) {
+                fprintf(stderr, "sebt %s: auto: cuda, because %s\n", cmd, pick.why);
+                return CLI_EXIT_OK;
+            }
+            snprintf(pick.why, sizeof pick.why, "the GPU could not be opened: %s", err.msg);
+        }
+        fprintf(stderr, "sebt %s: auto: fast_cpu, because %s\n", cmd, pick.why);
+        name = "fast_cpu";
+    }
+
+    sebt_error err = { 0 };
+    if (sebt_backend_get(name, out, &err) == SEBT_OK)
+        return CLI_EXIT_OK;
+    if (strcmp(name, "cuda") == 0) {
+        /* A module that was never built means no usable GPU too: exit 3.
+         * A malformed BACKTEST_GPU_ID stays a usage error: exit 2. */
+        if (err.code == SEBT_ERR_USAGE)
+            return cli_report_error(cmd, &err);
+        if (err.code == SEBT_ERR_UNAVAILABLE)
+            err.code = SEBT_ERR_NODEVICE;
+        fprintf(stderr, "sebt %s: error: %s%s%s: no usable GPU: %s\n", cmd, source,
+                strcmp(source, "--backend") == 0 ? " " : "=", choice, err.msg);
+        return cli_exit_code_for(err.code);
+    }
+    return cli_report_error(cmd, &err);
+}

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs the Debian packages sebt needs, and only when one is missing, so
+# it is cheap to run before every build. Runs as root, or through sudo when
+# that exists; otherwise it names the packages to install and fails.
+set -euo pipefail
+
+packages=(
+  cmake make gcc g++ pkg-config   # build
+  zlib1g-dev                      # the loader reads .gz data files
+  libcriterion-dev                # tests
+  libbenchmark-dev                # bench/
+  gnuplot-nox                     # report figures
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "ci/install-deps.sh: no apt-get here; install these yourself: ${missing[*]}" >&2
+  exit 1
+fi
+if [ "$(id -u)" -eq 0 ]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  echo "ci/install-deps.sh: not root and no sudo; as root run: apt-get install ${missing[*]}" >&2
+  exit 1
+fi
+
+echo "ci/install-deps.sh: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -qq
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: gcc with -Wall -Wextra -Werror and
+# every test; then again with AddressSanitizer + UndefinedBehaviorSanitizer.
+# Idempotent: reruns reuse the build folders and rebuild only what changed.
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+plain="${SEBT_TEST_BUILD_DIR:-$SEBT_ROOT/build-ci}"
+sanitized="${SEBT_SAN_BUILD_DIR:-$SEBT_ROOT/build-ci-san}"
+start=$SECONDS
+
+run_ctest() {
+  ctest --test-dir "$1" --output-on-failure --timeout 600 -j "$SEBT_JOBS"
+}
+
+echo "sebt tests: gcc -Wall -Wextra -Werror, then ASan+UBSan (logs in $SEBT_LOG_DIR)"
+step "install dependencies" "$SEBT_ROOT/ci/install-deps.sh"
+
+configure_and_build "$plain" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEBT_SANITIZE=OFF
+step "ctest ${plain##*/}" run_ctest "$plain"
+
+# The CUDA module stays out of the sanitized build: the CUDA driver and
+# ASan's shadow memory do not mix, and the plain pass already builds it.
+configure_and_build "$sanitized" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEBT_SANITIZE=ON \
+  -DSEBT_BUILD_CUDA=OFF -DSEBT_BUILD_BENCH=OFF
+export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+step "ctest ${sanitized##*/} (ASan+UBSan)" run_ctest "$sanitized"
+
+echo "sebt tests: all passed in $((SECONDS - start))s"

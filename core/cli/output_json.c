@@ -1,0 +1,150 @@
+/* A streaming JSON writer for the CLI's machine-readable output. It keeps
+ * only a comma flag per open container: documents are written front to
+ * back and never held in memory, however many trades or combos they list. */
+#include <inttypes.h>
+#include <math.h>
+#include <string.h>
+
+#include "cli.h"
+
+void cli_json_init(cli_json *j, FILE *f, int wrap_depth)
+{
+    memset(j, 0, sizeof *j);
+    j->f = f;
+    j->wrap_depth = wrap_depth;
+}
+
+static void indent(cli_json *j, int depth)
+{
+    fputc('\n', j->f);
+    for (int i = 0; i < depth; i++)
+        fputs("  ", j->f);
+}
+
+void cli_json_write_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (const unsigned char *c = (const unsigned char *)(s ? s : ""); *c; c++) {
+        switch (*c) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (*c < 0x20)
+                fprintf(f, "\\u%04x", *c);
+            else
+                fputc(*c, f);
+        }
+    }
+    fputc('"', f);
+}
+
+/* Comma, line break and key before a value in the current container. */
+static void begin_value(cli_json *j, const char *key)
+{
+    int d = j->depth;
+    if (d > 0) {
+        if (j->has_items[d])
+            fputc(',', j->f);
+        j->has_items[d] = true;
+        if (d <= j->wrap_depth)
+            indent(j, d);
+    }
+    if (key) {
+        cli_json_write_string(j->f, key);
+        fputc(':', j->f);
+    }
+}
+
+static void open_container(cli_json *j, const char *key, char bracket)
+{
+    begin_value(j, key);
+    fputc(bracket, j->f);
+    /* Deeper nesting than any sebt document needs is a caller bug; clamping
+     * keeps the output well-formed rather than writing out of bounds. */
+    if (j->depth < CLI_JSON_MAX_DEPTH - 1)
+        j->depth++;
+    j->has_items[j->depth] = false;
+}
+
+static void close_container(cli_json *j, char bracket)
+{
+    int d = j->depth;
+    if (d > 0 && d <= j->wrap_depth && j->has_items[d])
+        indent(j, d - 1);
+    fputc(bracket, j->f);
+    if (j->depth > 0)
+        j->depth--;
+}
+
+void cli_json_begin_object(cli_json *j, const char *key) { open_container(j, key, '{'); }
+void cli_json_end_object(cli_json *j) { close_container(j, '}'); }
+void cli_json_begin_array(cli_json *j, const char *key) { open_container(j, key, '['); }
+void cli_json_end_array(cli_json *j) { close_container(j, ']'); }
+
+void cli_json_string(cli_json *j, const char *key, const char *v)
+{
+    begin_value(j, key);
+    cli_json_write_string(j->f, v);
+}
+
+void cli_json_int(cli_json *j, const char *key, int64_t v)
+{
+    begin_value(j, key);
+    fprintf(j->f, "%" PRId64, v);
+}
+
+void cli_json_double(cli_json *j, const char *key, double v)
+{
+    begin_value(j, key);
+    if (isfinite(v))
+        fprintf(j->f, "%.17g", v);
+    else
+        fputs("null", j->f);
+}
+
+void cli_json_bool(cli_json *j, const char *key, bool v)
+{
+    begin_value(j, key);
+    fputs(v ? "true" : "false", j->f);
+}
+
+void cli_json_null(cli_json *j, const char *key)
+{
+    begin_value(j, key);
+    fputs("null", j->f);
+}
+
+void cli_json_finish(cli_json *j)
+{
+    fputc('\n', j->f);
+}
+
+void cli_json_params(cli_json *j, const char *key, const sebt_params *p)
+{
+    cli_json_begin_object(j, key);
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        const sebt_param_info *info = &sebt_param_table[i];
+        double v = sebt_params_get_double(p, i);
+        switch (info->type) {
+        case SEBT_PARAM_INT: cli_json_int(j, info->name, (int64_t)v); break;
+        case SEBT_PARAM_DOUBLE: cli_json_double(j, info->name, v); break;
+        case SEBT_PARAM_BOOL: cli_json_bool(j, info->name, v != 0.0); break;
+        }
+    }
+    cli_json_end_object(j);
+}
+
+void cli_json_metrics(cli_json *j, const char *key, const sebt_metrics *m)
+{
+    cli_json_begin_object(j, key);
+    cli_json_int(j, "n", m->n);
+    cli_json_double(j, "win_rate", m->win_rate);
+    cli_json_double(j, "avg_r", m->avg_r);
+    cli_json_double(j, "total_pnl", m->total_pnl);
+    cli_json_double(j, "max_dd", m->max_dd);
+    cli_json_double(j, "sharpe", m->sharpe);
+    cli_json_end_object(j);
+}

@@ -1,0 +1,444 @@
+/* Grid files and combos CSV files (include/sebt/grid.h). */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sebt/grid.h"
+#include "sebt/sebt.h"
+
+/* ---- small text helpers ------------------------------------------------- */
+
+static char *trim(char *s)
+{
+    while (isspace((unsigned char)*s))
+        s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1]))
+        s[--n] = '\0';
+    return s;
+}
+
+static sebt_status read_file(const char *path, char **text, size_t *len, sebt_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sebt_fail(err, SEBT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (n + 1 < cap)
+            break;
+        char *bigger = realloc(buf, cap * 2);
+        if (!bigger) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = bigger;
+        cap *= 2;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory reading it", path);
+    if (bad) {
+        free(buf);
+        return sebt_fail(err, SEBT_ERR_IO, "%s: read error", path);
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return SEBT_OK;
+}
+
+/* Copies text into lines (NUL-terminated, '\r' dropped); *n_lines set. */
+static char **split_lines(const char *text, size_t len, char **store, size_t *n_lines)
+{
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, text, len);
+    copy[len] = '\0';
+    size_t count = 1;
+    for (size_t i = 0; i < len; i++)
+        count += copy[i] == '\n';
+    char **lines = malloc(count * sizeof *lines);
+    if (!lines) {
+        free(copy);
+        return NULL;
+    }
+    size_t k = 0;
+    char *p = copy;
+    for (;;) {
+        char *nl = strchr(p, '\n');
+        if (nl)
+            *nl = '\0';
+        size_t l = strlen(p);
+        if (l && p[l - 1] == '\r')
+            p[l - 1] = '\0';
+        lines[k++] = p;
+        if (!nl)
+            break;
+        p = nl + 1;
+    }
+    *store = copy;
+    *n_lines = k;
+    return lines;
+}
+
+static void set_field(sebt_params *p, int idx, double v)
+{
+    const sebt_param_info *info = &sebt_param_table[idx];
+    char *at = (char *)p + info->offset;
+    switch (info->type) {
+    case SEBT_PARAM_INT: { int32_t iv = (int32_t)v; memcpy(at, &iv, sizeof iv); break; }
+    case SEBT_PARAM_DOUBLE: memcpy(at, &v, sizeof v); break;
+    case SEBT_PARAM_BOOL: { bool bv = v != 0.0; memcpy(at, &bv, sizeof bv); break; }
+    }
+}
+
+/* Parses one value of parameter idx and checks its SPEC §2 rule alone
+ * (the rules are per parameter, so a value that passes fits any combo). */
+static sebt_status parse_value(const char *where, int idx, const char *text, double *out, sebt_error *err)
+{
+    sebt_params p = sebt_params_default();
+    sebt_error e = { 0 };
+    const char *name = sebt_param_table[idx].name;
+    if (!*text)
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: parameter %s: empty value", where, name);
+    if (sebt_params_set(&p, name, text, &e) != SEBT_OK || sebt_params_validate(&p, &e) != SEBT_OK)
+        return sebt_fail(err, SEBT_ERR_PARAM, "%s: %s", where, e.msg);
+    *out = sebt_params_get_double(&p, idx);
+    return SEBT_OK;
+}
+
+/* ---- grids --------------------------------------------------------------- */
+
+typedef struct {
+    int idx;
+    size_t line;
+    double *values;
+    size_t n;
+} axis;
+
+/* Digits after the point of a plain decimal ("0.25" -> 2), -1 when the
+ * text has an exponent or is not plain. */
+static int decimals(const char *s)
+{
+    if (strpbrk(s, "eEnNiI"))
+        return -1;
+    const char *dot = strchr(s, '.');
+    return dot ? (int)strlen(dot + 1) : 0;
+}
+
+static sebt_status parse_range(const char *where, int idx, char *spec, axis *ax, sebt_error *err)
+{
+    const char *name = sebt_param_table[idx].name;
+    sebt_param_type type = sebt_param_table[idx].type;
+    char *parts[3];
+    char *c1 = strchr(spec, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+    if (!c1 || !c2 || strchr(c2 + 1, ':'))
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: parameter %s: a range is start:stop:step, got '%s'", where,
+                         name, spec);
+    *c1 = *c2 = '\0';
+    parts[0] = spec;
+    parts[1] = c1 + 1;
+    parts[2] = c2 + 1;
+    for (int i = 0; i < 3; i++)
+        parts[i] = trim(parts[i]);
+    double start, stop;
+    sebt_status st = parse_value(where, idx, parts[0], &start, err);
+    if (st == SEBT_OK)
+        st = parse_value(where, idx, parts[1], &stop, err);
+    if (st != SEBT_OK)
+        return st;
+    char *end = NULL;
+    double step = strtod(parts[2], &end);
+    if (end == parts[2] || *end || !isfinite(step) || step == 0.0 ||
+        (type == SEBT_PARAM_INT && step != floor(step)))
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: parameter %s: step '%s' must be a %snumber other than 0",
+                         where, name, parts[2], type == SEBT_PARAM_INT ? "whole " : "");
+    if ((stop - start) / step < 0)
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: parameter %s: step %s goes away from %s to %s", where,
+                         name, parts[2], parts[0], parts[1]);
+    /* A tiny slack so that 0.1:0.3:0.1 includes 0.3. */
+    double count_d = floor((stop - start) / step + 1e-9) + 1.0;
+    if (!(count_d <= (double)SEBT_GRID_MAX_COMBOS))
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: parameter %s: the range has %.0f values, more than %zu",
+                         where, name, count_d, SEBT_GRID_MAX_COMBOS);
+    size_t count = (size_t)count_d;
+    ax->values = malloc(count * sizeof(double));
+    if (!ax->values)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", where);
+    int dec = decimals(parts[0]) > decimals(parts[2]) ? decimals(parts[0]) : decimals(parts[2]);
+    if (decimals(parts[0]) < 0 || decimals(parts[2]) < 0)
+        dec = -1;
+    for (size_t i = 0; i < count; i++) {
+        double v = start + (double)i * step;
+        if (type == SEBT_PARAM_DOUBLE && dec >= 0 && dec <= 17) {
+            /* 0.1 + 2*0.1 reads back as 0.3, as the user wrote it. */
+            char buf[64];
+            snprintf(buf, sizeof buf, "%.*f", dec, v);
+            v = strtod(buf, NULL);
+        }
+        char buf[64];
+        snprintf(buf, sizeof buf, type == SEBT_PARAM_INT ? "%.0f" : "%.17g", v);
+        st = parse_value(where, idx, buf, &ax->values[i], err);
+        if (st != SEBT_OK)
+            return st;
+    }
+    ax->n = count;
+    return SEBT_OK;
+}
+
+static sebt_status parse_list(const char *where, int idx, char *spec, axis *ax, sebt_error *err)
+{
+    size_t count = 1;
+    for (char *c = spec; *c; c++)
+        count += *c == ',';
+    ax->values = malloc(count * sizeof(double));
+    if (!ax->values)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", where);
+    char *tok = spec;
+    for (size_t i = 0; i < count; i++) {
+        char *c = strchr(tok, ',');
+        if (c)
+            *c = '\0';
+        sebt_status st = parse_value(where, idx, trim(tok), &ax->values[i], err);
+        if (st != SEBT_OK)
+            return st;
+        tok = c ? c + 1 : tok;
+    }
+    ax->n = count;
+    return SEBT_OK;
+}
+
+sebt_status sebt_grid_parse(const char *name, const char *text, size_t len, sebt_params **out,
+                            size_t *n_out, sebt_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    char *store = NULL;
+    size_t n_lines = 0;
+    char **lines = split_lines(text, len, &store, &n_lines);
+    if (!lines)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", name);
+    axis axes[SEBT_N_PARAMS];
+    size_t n_axes = 0;
+    sebt_status st = SEBT_OK;
+    char where[600];
+    for (size_t l = 0; l < n_lines && st == SEBT_OK; l++) {
+        char *line = lines[l];
+        char *hash = strchr(line, '#');
+        if (hash)
+            *hash = '\0';
+        line = trim(line);
+        if (!*line)
+            continue;
+        snprintf(where, sizeof where, "%s:%zu", name, l + 1);
+        char *eq = strchr(line, '=');
+        if (!eq) {
+            st = sebt_fail(err, SEBT_ERR_INPUT, "%s: expected 'name = values', got '%s'", where, line);
+            break;
+        }
+        *eq = '\0';
+        char *pname = trim(line), *spec = trim(eq + 1);
+        int idx = sebt_param_index(pname);
+        if (idx < 0) {
+            sebt_params p = sebt_params_default();
+            sebt_error e = { 0 };
+            sebt_params_set(&p, pname, "0", &e);    /* for its list of valid names */
+            st = sebt_fail(err, SEBT_ERR_PARAM, "%s: %s", where, e.msg);
+            break;
+        }
+        for (size_t a = 0; a < n_axes; a++)
+            if (axes[a].idx == idx) {
+                st = sebt_fail(err, SEBT_ERR_INPUT, "%s: parameter %s given again (first on line %zu)", where,
+                               pname, axes[a].line);
+                break;
+            }
+        if (st != SEBT_OK)
+            break;
+        if (!*spec) {
+            st = sebt_fail(err, SEBT_ERR_INPUT, "%s: parameter %s has no values", where, pname);
+            break;
+        }
+        axis *ax = &axes[n_axes++];
+        memset(ax, 0, sizeof *ax);
+        ax->idx = idx;
+        ax->line = l + 1;
+        if (strchr(spec, ':'))
+            st = parse_range(where, idx, spec, ax, err);
+        else
+            st = parse_list(where, idx, spec, ax, err);
+    }
+    size_t total = 1;
+    if (st == SEBT_OK) {
+        for (size_t a = 0; a < n_axes; a++) {
+            if (total > SEBT_GRID_MAX_COMBOS / axes[a].n) {
+                st = sebt_fail(err, SEBT_ERR_INPUT,
+                               "%s: the grid has more than %zu combos (at line %zu, %s with %zu values): "
+                               "split it or narrow it", name, SEBT_GRID_MAX_COMBOS, axes[a].line,
+                               sebt_param_table[axes[a].idx].name, axes[a].n);
+                break;
+            }
+            total *= axes[a].n;
+        }
+    }
+    if (st == SEBT_OK) {
+        sebt_params *combos = malloc(total * sizeof *combos);
+        if (!combos) {
+            st = sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory for %zu combos", name, total);
+        } else {
+            /* Mixed radix, the last axis fastest. */
+            for (size_t i = 0; i < total; i++) {
+                sebt_params p = sebt_params_default();
+                size_t rest = i;
+                for (size_t a = n_axes; a-- > 0;) {
+                    set_field(&p, axes[a].idx, axes[a].values[rest % axes[a].n]);
+                    rest /= axes[a].n;
+                }
+                combos[i] = p;
+            }
+            *out = combos;
+            *n_out = total;
+        }
+    }
+    for (size_t a = 0; a < n_axes; a++)
+        free(axes[a].values);
+    free(lines);
+    free(store);
+    return st;
+}
+
+sebt_status sebt_grid_load(const char *path, sebt_params **out, size_t *n_out, sebt_error *err)
+{
+    char *text;
+    size_t len;
+    sebt_status st = read_file(path, &text, &len, err);
+    if (st != SEBT_OK)
+        return st;
+    st = sebt_grid_parse(path, text, len, out, n_out, err);
+    free(text);
+    return st;
+}
+
+/* ---- combos CSV ----------------------------------------------------------- */
+
+/* Splits line at commas in place; returns the field count (<= cap + 1). */
+static size_t split_fields(char *line, char **fields, size_t cap)
+{
+    size_t n = 0;
+    char *tok = line;
+    for (;;) {
+        char *c = strchr(tok, ',');
+        if (c)
+            *c = '\0';
+        if (n < cap)
+            fields[n] = trim(tok);
+        n++;
+        if (!c)
+            break;
+        tok = c + 1;
+    }
+    return n;
+}
+
+sebt_status sebt_combos_parse(const char *name, const char *text, size_t len, sebt_params **out,
+                              size_t *n_out, sebt_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    char *store = NULL;
+    size_t n_lines = 0;
+    char **lines = split_lines(text, len, &store, &n_lines);
+    if (!lines)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", name);
+    sebt_params *combos = malloc((n_lines ? n_lines : 1) * sizeof *combos);
+    if (!combos) {
+        free(lines);
+        free(store);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", name);
+    }
+    sebt_status st = SEBT_OK;
+    int cols[SEBT_N_PARAMS];
+    size_t n_cols = 0, n = 0;
+    int have_header = 0;
+    char where[600];
+    for (size_t l = 0; l < n_lines && st == SEBT_OK; l++) {
+        char *line = trim(lines[l]);
+        if (!*line || *line == '#')
+            continue;
+        snprintf(where, sizeof where, "%s:%zu", name, l + 1);
+        char *fields[SEBT_N_PARAMS];
+        size_t nf = split_fields(line, fields, SEBT_N_PARAMS);
+        if (!have_header) {
+            if (nf > SEBT_N_PARAMS) {
+                st = sebt_fail(err, SEBT_ERR_INPUT, "%s: header has %zu columns; there are only %d parameters",
+                               where, nf, SEBT_N_PARAMS);
+                break;
+            }
+            for (size_t c = 0; c < nf && st == SEBT_OK; c++) {
+                int idx = sebt_param_index(fields[c]);
+                if (idx < 0) {
+                    sebt_params p = sebt_params_default();
+                    sebt_error e = { 0 };
+                    sebt_params_set(&p, fields[c], "0", &e);
+                    st = sebt_fail(err, SEBT_ERR_PARAM, "%s: column %zu of the header: %s", where, c + 1, e.msg);
+                }
+                for (size_t k = 0; k < c && st == SEBT_OK; k++)
+                    if (cols[k] == idx)
+                        st = sebt_fail(err, SEBT_ERR_INPUT, "%s: column %zu repeats parameter %s (column %zu)",
+                                       where, c + 1, fields[c], k + 1);
+                cols[c] = idx;
+            }
+            n_cols = nf;
+            have_header = 1;
+            continue;
+        }
+        if (nf != n_cols) {
+            st = sebt_fail(err, SEBT_ERR_INPUT, "%s: %zu fields, the header has %zu", where, nf, n_cols);
+            break;
+        }
+        sebt_params p = sebt_params_default();
+        for (size_t c = 0; c < nf && st == SEBT_OK; c++) {
+            double v;
+            char w2[700];
+            snprintf(w2, sizeof w2, "%s: column %zu", where, c + 1);
+            st = parse_value(w2, cols[c], fields[c], &v, err);
+            if (st == SEBT_OK)
+                set_field(&p, cols[c], v);
+        }
+        combos[n++] = p;
+    }
+    if (st == SEBT_OK && !have_header)
+        st = sebt_fail(err, SEBT_ERR_INPUT, "%s: empty: expected a header of parameter names", name);
+    else if (st == SEBT_OK && n == 0)
+        st = sebt_fail(err, SEBT_ERR_INPUT, "%s: a header but no combos", name);
+    free(lines);
+    free(store);
+    if (st != SEBT_OK) {
+        free(combos);
+        return st;
+    }
+    *out = combos;
+    *n_out = n;
+    return SEBT_OK;
+}
+
+sebt_status sebt_combos_load(const char *path, sebt_params **out, size_t *n_out, sebt_error *err)
+{
+    char *text;
+    size_t len;
+    sebt_status st = read_file(path, &text, &len, err);
+    if (st != SEBT_OK)
+        return st;
+    st = sebt_combos_parse(path, text, len, out, n_out, err);
+    free(text);
+    return st;
+}

@@ -1,0 +1,506 @@
+/* The `sebt` command as a user meets it: each test spawns the built binary
+ * (SEBT_BINARY) and checks its exit code, stdout and stderr.
+ *
+ * The hand-worked series (HAND_CSV) has 8 bars, 15 minutes apart from
+ * 2021-01-01T00:00Z, with parameters that make every number exact:
+ * ema_fast=1 (ema_f = close), ema_slow=3 (a = 0.5), z_window=2 (a z over
+ * two values is +1 when the second is larger, -1 when smaller, NaN when
+ * equal), atr_window=1 (ATR = TR, so every bar is valid),
+ * thresholds vol_z=0.5 tr_z=0.5 cloc_min=0.6, atr_stop_mult=1, reward_r=2,
+ * max_hold=3, fee_bp=50 + slippage_bp=50 (1% of entry+exit).
+ *
+ *  t  open  high  low   close vol  TR    ema_s      vol_z tr_z cloc   signal
+ *  0  100   101   99    100   100  2     100        nan   nan  0.5    0
+ *  1  100   100   96    97    100  4     98.5       nan   1    0.25   0
+ *  2  97    97    88.5  95    300  8.5   96.75      1     1    0.76   1
+ *  3  90    92    89    91    100  6     93.875     -1    -1   0.67   0
+ *  4  91    100   90    99    100  10    96.4375    nan   1    0.9    0
+ *  5  99    111   98    108   100  13    102.21875  nan   1    0.77   0
+ *  6  108   108   90    102   300  18    102.109375 1     1    0.67   1
+ *  7  101   103   100   102   100  3     102.0546875 -1   -1    0.67   0
+ *
+ * Signal at 2: entry open[3] = 90, stop = low[2] - 1*ATR[2] = 88.5 - 8.5 = 80,
+ * risk = 10, tp = 90 + 2*10 = 110. Bar 3 is the entry bar (not checked);
+ * bar 4 (bars 1): open 91 > 80, low 90 > 80, high 100 < 110, 1 < 3: stay;
+ * bar 5 (bars 2): high 111 >= 110: exit at tp 110.
+ * fee = (90 + 110) * 100 / 10000 = 2, pnl = 110 - 90 - 2 = 18, R = 1.8.
+ * Signal at 6: entry open[7] = 101, stop = 90 - 18 = 72, risk = 29,
+ * tp = 101 + 58 = 159; bar 7 is the last valid bar, so it stays open at end
+ * with 0 bars held.
+ * Metrics: n 1, win_rate 1, avg_r 1.8, total_pnl 18, max_dd 0, sharpe 0. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define T0 "1609459200000"
+
+static const char HAND_CSV[] =
+    "open_time,open,high,low,close,volume\n"
+    "1609459200000,100,101,99,100,100\n"
+    "1609460100000,100,100,96,97,100\n"
+    "1609461000000,97,97,88.5,95,300\n"
+    "1609461900000,90,92,89,91,100\n"
+    "1609462800000,91,100,90,99,100\n"
+    "1609463700000,99,111,98,108,100\n"
+    "1609464600000,108,108,90,102,300\n"
+    "1609465500000,101,103,100,102,100\n";
+
+#define HAND_SETS                                                                              \
+    "--set", "ema_fast=1", "--set", "ema_slow=3", "--set", "z_window=2", "--set",              \
+        "atr_window=1", "--set", "vol_z=0.5", "--set", "tr_z=0.5", "--set", "cloc_min=0.6",    \
+        "--set", "atr_stop_mult=1", "--set", "reward_r=2", "--set", "max_hold=3", "--set",     \
+        "fee_bp=50", "--set", "slippage_bp=50"
+
+typedef struct {
+    int code;     /* exit status, or -1 when the process did not exit normally */
+    char *out;
+    char *err;
+} proc;
+
+static char tmpdir[256];
+
+/* Every buffer the tests read is freed by the suite's fini, so a failed
+ * assertion (which leaves the test at once) leaks nothing under ASan. */
+static char *owned[256];
+static int n_owned;
+
+static void make_tmpdir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/sebt_test_cli_XXXXXX");
+    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp failed");
+}
+
+static void remove_tmpdir(void)
+{
+    for (int i = 0; i < n_owned; i++)
+        free(owned[i]);
+    n_owned = 0;
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    if (system(cmd) != 0)
+        cr_log_warn("could not remove %s", tmpdir);
+}
+
+TestSuite(cli, .init = make_tmpdir, .fini = remove_tmpdir);
+
+/* A small pool of paths: a test holds at most a few at once. */
+static const char *tmp_path(const char *name)
+{
+    static char buf[16][512];
+    static int next;
+    char *p = buf[next++ % 16];
+    snprintf(p, 512, "%s/%s", tmpdir, name);
+    return p;
+}
+
+static const char *write_file(const char *name, const char *text)
+{
+    const char *path = tmp_path(name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "cannot read %s", path);
+    size_t cap = 4096, len = 0;
+    char *buf = malloc(cap);
+    size_t got;
+    while ((got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (cap - len < 2) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+        }
+    }
+    buf[len] = '\0';
+    fclose(f);
+    cr_assert_lt(n_owned, 256, "too many buffers in one test");
+    owned[n_owned++] = buf;
+    return buf;
+}
+
+/* Runs SEBT_BINARY with the NULL-terminated arguments; stdout and stderr go
+ * to files (no pipe can fill up and stall the child). */
+static proc run_sebt(const char *arg, ...)
+{
+    const char *argv[128];
+    int n = 0;
+    argv[n++] = SEBT_BINARY;
+    va_list ap;
+    va_start(ap, arg);
+    for (const char *a = arg; a && n < 127; a = va_arg(ap, const char *))
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+
+    char out_path[512], err_path[512];
+    snprintf(out_path, sizeof out_path, "%s/stdout.txt", tmpdir);
+    snprintf(err_path, sizeof err_path, "%s/stderr.txt", tmpdir);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int rc = posix_spawn(&pid, SEBT_BINARY, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    cr_assert_eq(rc, 0, "cannot spawn %s", SEBT_BINARY);
+    int status = 0;
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    proc p = { WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out_path), slurp(err_path) };
+    return p;
+}
+
+#define assert_has(text, needle) \
+    cr_assert_not_null(strstr((text), (needle)), "expected to find\n  %s\nin\n%s", (needle), (text))
+#define assert_lacks(text, needle) \
+    cr_assert_null(strstr((text), (needle)), "did not expect\n  %s\nin\n%s", (needle), (text))
+
+/* ---- help, unknown commands and options -------------------------------- */
+
+Test(cli, top_level_help_and_version_exit_0)
+{
+    proc p = run_sebt("--help", NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.out, "usage: sebt COMMAND");
+    p = run_sebt("--version", NULL);
+    cr_assert_eq(p.code, 0);
+    assert_has(p.out, "sebt ");
+}
+
+Test(cli, subcommand_help_goes_to_stdout_with_exit_0)
+{
+    /* Every command of core/cli/main.c's table. */
+    const char *cmds[] = { "run", "features", "backends", "sweep", "parity", "fuzz", "report",
+                           "check-gpu" };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char want[64];
+        snprintf(want, sizeof want, "usage: sebt %s", cmds[i]);
+        proc p = run_sebt(cmds[i], "--help", NULL);
+        cr_assert_eq(p.code, 0, "sebt %s --help exited %d: %s", cmds[i], p.code, p.err);
+        assert_has(p.out, want);
+        cr_assert_str_empty(p.err);
+        p = run_sebt(cmds[i], "-h", NULL);
+        cr_assert_eq(p.code, 0);
+    }
+}
+
+Test(cli, every_subcommand_rejects_an_unknown_option_with_exit_2)
+{
+    const char *cmds[] = { "run", "features", "backends", "sweep", "parity", "fuzz", "report",
+                           "check-gpu" };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        proc p = run_sebt(cmds[i], "--no-such-option", NULL);
+        cr_assert_eq(p.code, 2, "sebt %s --no-such-option exited %d", cmds[i], p.code);
+        assert_has(p.err, "--no-such-option");
+    }
+}
+
+Test(cli, no_command_or_unknown_command_exit_2)
+{
+    proc p = run_sebt(NULL);
+    cr_assert_eq(p.code, 2);
+    p = run_sebt("frobnicate", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "unknown command 'frobnicate'");
+}
+
+Test(cli, unknown_options_and_missing_values_exit_2)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    proc p = run_sebt("run", "--data", data, "--bogus", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "unknown option '--bogus'");
+
+    p = run_sebt("run", "--data", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "--data");
+
+    p = run_sebt("run", NULL);
+    cr_assert_eq(p.code, 2, "run without --data must fail");
+    assert_has(p.err, "--data FILE is required");
+
+    p = run_sebt("run", "--data", data, "--format", "xml", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "xml");
+
+    p = run_sebt("run", "--data", data, "stray", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "stray");
+
+    p = run_sebt("features", "--data", data, "--format", "json", NULL);
+    cr_assert_eq(p.code, 2, "features has no --format");
+
+    p = run_sebt("backends", "--format", "yaml", NULL);
+    cr_assert_eq(p.code, 2);
+
+    p = run_sebt("backends", "--nope", NULL);
+    cr_assert_eq(p.code, 2);
+
+    p = run_sebt("run", "--data", data, "--backend", "abacus", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "abacus");
+}
+
+/* ---- parameters ----------------------------------------------------------- */
+
+Test(cli, parameter_outside_its_rule_exit_2_naming_it)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    proc p = run_sebt("run", "--data", data, "--backend", "reference", "--set", "ema_fast=0", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "ema_fast");
+    assert_has(p.err, "= 0");
+    cr_assert_str_empty(p.out);
+
+    p = run_sebt("run", "--data", data, "--set", "reward_r=-1", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "reward_r");
+
+    p = run_sebt("features", "--data", data, "--set", "z_window=1", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "z_window");
+}
+
+Test(cli, malformed_set_exit_2)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    proc p = run_sebt("run", "--data", data, "--set", "nosuch=1", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "nosuch");
+
+    p = run_sebt("run", "--data", data, "--set", "use_stop=maybe", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "use_stop");
+    assert_has(p.err, "maybe");
+
+    p = run_sebt("run", "--data", data, "--set", "ema_fast=12abc", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "ema_fast");
+
+    p = run_sebt("run", "--data", data, "--set", "ema_fast", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "NAME=VALUE");
+}
+
+/* ---- run: the hand-worked backtest ---------------------------------------- */
+
+Test(cli, run_json_matches_hand_worked_trade)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    proc p = run_sebt("run", "--data", data, "--backend", "reference", HAND_SETS, NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    const char *j = p.out;
+    assert_has(j, "\"backend\":\"reference\"");
+    assert_has(j, "\"bars\":8,");
+    assert_has(j, "\"valid_bars\":8,");
+    assert_has(j, "{\"signal_index\":2,\"entry_index\":3,\"exit_index\":5,"
+                  "\"signal_ts\":1609461000000,\"entry_ts\":1609461900000,\"exit_ts\":1609463700000,"
+                  "\"entry_price\":90,\"exit_price\":110,\"stop\":80,\"tp\":110,\"risk\":10,"
+                  "\"pnl\":18,\"r\":1.8,\"reason\":\"tp\",\"bars_held\":2}");
+    assert_has(j, "\"open_at_end\":{\"signal_index\":6,\"entry_index\":7,"
+                  "\"signal_ts\":1609464600000,\"entry_ts\":1609465500000,"
+                  "\"entry_price\":101,\"stop\":72,\"tp\":159,\"risk\":29,\"bars_held\":0}");
+    assert_has(j, "\"n\":1,");
+    assert_has(j, "\"win_rate\":1,");
+    assert_has(j, "\"avg_r\":1.8,");
+    assert_has(j, "\"total_pnl\":18,");
+    assert_has(j, "\"max_dd\":0,");
+    assert_has(j, "\"sharpe\":0");
+}
+
+Test(cli, run_json_lists_all_15_params_in_spec_order)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    proc p = run_sebt("run", "--data", data, "--backend", "reference", HAND_SETS, "--set",
+                      "use_time=false", NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    const char *order[] = { "\"ema_fast\":1,", "\"ema_slow\":3,", "\"z_window\":2,",
+                            "\"atr_window\":1,", "\"vol_z\":0.5,", "\"tr_z\":0.5,",
+                            "\"cloc_min\":0.59999999999999998,", "\"use_stop\":true,",
+                            "\"atr_stop_mult\":1,", "\"use_tp\":true,", "\"reward_r\":2,",
+                            "\"use_time\":false,", "\"max_hold\":3,", "\"fee_bp\":50,",
+                            "\"slippage_bp\":50" };
+    const char *at = p.out;
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
+        const char *hit = strstr(at, order[i]);
+        cr_assert_not_null(hit, "param %s missing or out of order in\n%s", order[i], p.out);
+        at = hit;
+    }
+}
+
+Test(cli, run_without_a_trade_has_null_open_and_zero_metrics)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    /* No bar has vol_z above 5, so nothing ever fires. */
+    proc p = run_sebt("run", "--data", data, "--backend", "reference", HAND_SETS, "--set", "vol_z=5",
+                      NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.out, "\"trades\":[],");
+    assert_has(p.out, "\"open_at_end\":null,");
+    assert_has(p.out, "\"n\":0,");
+    assert_has(p.out, "\"total_pnl\":0,");
+}
+
+Test(cli, run_csv_has_header_and_one_row_per_trade)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    proc p = run_sebt("run", "--data", data, "--backend", "reference", "--format", "csv", HAND_SETS,
+                      NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    cr_assert_str_eq(p.out,
+                     "signal_index,entry_index,exit_index,signal_ts,entry_ts,exit_ts,entry_price,"
+                     "exit_price,stop,tp,risk,pnl,r,reason,bars_held\n"
+                     "2,3,5,1609461000000,1609461900000,1609463700000,90,110,80,110,10,18,1.8,tp,2\n");
+}
+
+Test(cli, run_text_shows_dates_and_a_summary)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    proc p = run_sebt("run", "--data", data, "--backend", "reference", "--format", "text", HAND_SETS,
+                      NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.out, "2021-01-01T00:30:00Z"); /* signal bar 2 */
+    assert_has(p.out, "2021-01-01T01:15:00Z"); /* exit bar 5 */
+    assert_has(p.out, "open at end");
+    assert_has(p.out, "trades 1  win rate 100.0%  avg R 1.8000  total pnl 18  max dd 0  sharpe 0.0000"
+                      "  backend reference  bars 8");
+}
+
+Test(cli, run_output_file_leaves_stdout_empty)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    const char *out = tmp_path("result.json");
+    proc p = run_sebt("run", "--data", data, "--backend", "reference", "--output", out, HAND_SETS, NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    cr_assert_str_empty(p.out);
+    char *text = slurp(out);
+    assert_has(text, "\"pnl\":18,");
+
+    p = run_sebt("run", "--data", data, "--backend", "reference", "--output",
+                 tmp_path("no/such/dir/x.json"), NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "no/such/dir");
+}
+
+Test(cli, run_default_backend_agrees_on_the_hand_trade)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    unsetenv("BACKTEST_BACKEND");
+    proc p = run_sebt("run", "--data", data, "--format", "csv", HAND_SETS, NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    /* fast_cpu is tolerant: check the decisions, not the last bits of prices. */
+    assert_has(p.out, "\n2,3,5,1609461000000,1609461900000,1609463700000,");
+    assert_has(p.out, ",tp,2\n");
+}
+
+/* ---- bad input -------------------------------------------------------------- */
+
+Test(cli, malformed_csv_exit_2_with_file_line_column)
+{
+    const char *bad = write_file("bad.csv", "open_time,open,high,low,close,volume\n"
+                                            "1609459200000,100,101,99,100,100\n"
+                                            "1609460100000,100,abc,96,97,100\n");
+    proc p = run_sebt("run", "--data", bad, "--backend", "reference", NULL);
+    cr_assert_eq(p.code, 2, "stderr: %s", p.err);
+    assert_has(p.err, "bad.csv:3:3"); /* line 3, field 3 (high) */
+    assert_has(p.err, "abc");
+    cr_assert_str_empty(p.out);
+
+    p = run_sebt("features", "--data", bad, "--backend", "reference", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "bad.csv:3:");
+}
+
+Test(cli, lenient_and_fill_gaps_keep_holes_as_missing_bars)
+{
+    /* Row 3 is bad, and 00:30 and 00:45 are absent before the last row. */
+    const char *holes = write_file("holes.csv", "open_time,open,high,low,close,volume\n"
+                                                "1609459200000,100,101,99,100,100\n"
+                                                "1609460100000,100,abc,96,97,100\n"
+                                                "1609462800000,100,101,99,100,100\n");
+    proc p = run_sebt("run", "--data", holes, "--backend", "reference", "--lenient", NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.out, "\"bars\":3,");
+    assert_has(p.err, "1 rejected row");
+
+    p = run_sebt("run", "--data", holes, "--backend", "reference", "--lenient", "--fill-gaps", NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.out, "\"bars\":5,");
+    assert_has(p.out, "\"valid_bars\":0,"); /* atr_window 96 > 5 bars */
+    assert_has(p.err, "2 missing bar(s) inserted");
+
+    p = run_sebt("features", "--data", holes, "--backend", "reference", "--set", "atr_window=1",
+                 "--lenient", "--fill-gaps", NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    cr_assert_str_eq(p.out, "ts,ema_f,ema_s,tr,atr,vol_z,tr_z,cloc,signal,valid\n"
+                            "1609459200000,100,100,2,2,nan,nan,0.5,0,1\n"
+                            "1609460100000,nan,nan,nan,nan,nan,nan,nan,0,0\n"
+                            "1609461000000,nan,nan,nan,nan,nan,nan,nan,0,0\n"
+                            "1609461900000,nan,nan,nan,nan,nan,nan,nan,0,0\n"
+                            "1609462800000,100,100,2,2,nan,nan,0.5,0,1\n");
+}
+
+Test(cli, missing_file_exit_2_naming_it)
+{
+    proc p = run_sebt("run", "--data", tmp_path("absent.csv"), NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "absent.csv");
+}
+
+/* ---- features ---------------------------------------------------------------- */
+
+Test(cli, features_csv_header_rows_and_nan)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    proc p = run_sebt("features", "--data", data, "--backend", "reference", HAND_SETS, NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    const char *want_start = "ts,ema_f,ema_s,tr,atr,vol_z,tr_z,cloc,signal,valid\n"
+                             "1609459200000,100,100,2,2,nan,nan,0.5,0,1\n"
+                             "1609460100000,97,98.5,4,4,nan,1,0.25,0,1\n"
+                             "1609461000000,95,96.75,8.5,8.5,1,1,";
+    cr_assert_eq(strncmp(p.out, want_start, strlen(want_start)), 0, "got\n%s", p.out);
+    /* One row per bar, signal only at 2 and 6. */
+    int rows = 0, signals = 0;
+    for (const char *line = strchr(p.out, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        rows++;
+        const char *end = strchr(line + 1, '\n');
+        cr_assert_not_null(end);
+        cr_assert_eq(end[-1], '1', "every bar is valid with atr_window=1");
+        if (end[-3] == '1')
+            signals++;
+    }
+    cr_assert_eq(rows, 8);
+    cr_assert_eq(signals, 2);
+    assert_has(p.out, "\n1609464600000,102,102.109375,18,18,1,1,");
+}
+
+/* ---- backends ------------------------------------------------------------------- */
+
+Test(cli, backends_lists_cpu_backends_with_contracts)
+{
+    proc p = run_sebt("backends", NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.out, "\nreference   exact");
+    assert_has(p.out, "\nfast_cpu ");
+    assert_has(p.out, "\ncuda ");
+
+    p = run_sebt("backends", "--format", "json", NULL);
+    cr_assert_eq(p.code, 0);
+    assert_has(p.out, "{\"name\":\"reference\",\"available\":true,\"contract\":\"exact\",\"tol\":0,");
+    assert_has(p.out, "{\"name\":\"fast_cpu\",\"available\":true,");
+    assert_has(p.out, "{\"name\":\"cuda\",\"available\":");
+}

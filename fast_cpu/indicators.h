@@ -1,0 +1,195 @@
+/* The indicator columns of SPEC §3 as fast_cpu computes them, shared with
+ * the cuda backend (same rules as combo_kernel.h: static inline SEBT_HD
+ * functions over plain arrays, no malloc, nothing beyond <math.h>).
+ *
+ * EMA, TR, ATR and cloc are computed in the reference's operation order,
+ * so they are bit-identical to it. ATR keeps the naive window sum on
+ * purpose: it costs O(w) per bar, but bars are independent, so fast_cpu
+ * vectorises it across bars (sweep.c) and a GPU gives each bar a thread;
+ * in exchange the stop prices are exact and a flat ATR window is flat
+ * exactly when the reference's is.
+ *
+ * Z is the one rolling statistic: O(1) per bar (amortised), tolerant. */
+#ifndef SEBT_INDICATORS_H
+#define SEBT_INDICATORS_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "combo_kernel.h"
+
+SEBT_HD static inline void sebt_k_ema(const double *close, int64_t n, int32_t span, double *out)
+{
+    double a = 2.0 / ((double)span + 1.0);
+    double b = 1.0 - a;
+    double y = NAN;
+    int seeded = 0;
+    for (int64_t t = 0; t < n; t++) {
+        if (isnan(close[t])) {
+            out[t] = NAN;
+            continue;
+        }
+        if (!seeded) {
+            y = close[t];
+            seeded = 1;
+        } else {
+            y = a * close[t] + b * y;
+        }
+        out[t] = y;
+    }
+}
+
+SEBT_HD static inline double sebt_k_tr_at(const double *high, const double *low, const double *close,
+                                          int64_t t)
+{
+    double h = high[t], l = low[t];
+    if (isnan(h))
+        return NAN;
+    double hl = h - l;
+    if (t == 0 || isnan(close[t - 1]))
+        return hl;
+    double pc = close[t - 1];
+    double a = fabs(h - pc), b = fabs(l - pc);
+    double m = hl > a ? hl : a;
+    return m > b ? m : b;
+}
+
+/* ATR(w) at bar t: the naive sum, oldest first, as the reference. A NaN in
+ * the window makes the sum NaN, as SPEC wants. */
+SEBT_HD static inline double sebt_k_atr_at(const double *tr, int64_t t, int32_t w)
+{
+    if (t + 1 < (int64_t)w)
+        return NAN;
+    double sum = 0.0;
+    for (int64_t i = t + 1 - w; i <= t; i++)
+        sum += tr[i];
+    return sum / (double)w;
+}
+
+SEBT_HD static inline double sebt_k_cloc_at(const double *high, const double *low, const double *close,
+                                            int64_t t)
+{
+    double h = high[t], l = low[t];
+    if (isnan(h) || h == l)
+        return NAN;
+    return (close[t] - l) / (h - l);
+}
+
+/* sum + comp holds a running sum to about twice working precision, so a
+ * mean slid through many bars is as good as one summed afresh (exact when
+ * the values and their sum are integers below 2^53). */
+SEBT_HD static inline void sebt_k_neumaier_add(double *sum, double *comp, double x)
+{
+    double t = *sum + x;
+    if (fabs(*sum) >= fabs(x))
+        *comp += (*sum - t) + x;
+    else
+        *comp += (x - t) + *sum;
+    *sum = t;
+}
+
+/* The reference's two-pass mean and sum of squared deviations over
+ * x[from .. from+w), plus the window's sum around that mean (compensated),
+ * from which the sliding update starts. */
+SEBT_HD static inline void sebt_k_window_moments(const double *x, int64_t from, int32_t w,
+                                                 double *sum_out, double *mean, double *m2,
+                                                 double *dev_sum, double *dev_comp)
+{
+    double sum = 0.0;
+    for (int64_t i = from; i < from + w; i++)
+        sum += x[i];
+    double m = sum / (double)w;
+    double ss = 0.0, ds = 0.0, dc = 0.0;
+    for (int64_t i = from; i < from + w; i++) {
+        ss += (x[i] - m) * (x[i] - m);
+        sebt_k_neumaier_add(&ds, &dc, x[i] - m);
+    }
+    *sum_out = sum;
+    *mean = m;
+    *m2 = ss;
+    *dev_sum = ds;
+    *dev_comp = dc;
+}
+
+/* Below this share of the largest sum of squares seen since the last exact
+ * pass, a sliding update has cancelled too many digits: recompute. */
+#define SEBT_K_Z_CANCEL 0x1p-8
+
+/* Z(x, w) over a whole column, O(1) per bar amortised.
+ *
+ * NaN and flat windows are decided exactly, by counting: a window is NaN
+ * while it holds a NaN (count of NaN in the window), and flat when the run
+ * of equal values ending at t is w long.
+ *
+ * Otherwise z = (x[t] - m) / sqrt(M2/w) as the reference writes it, with
+ *  - m = (compensated window sum)/w: the reference's own rounding of the
+ *    mean whenever its naive sum is exact (integer volumes), and within an
+ *    ulp or so of it otherwise;
+ *  - M2 slid with the update for replacing x_old by x_new, done around a
+ *    pivot K (the mean at the last exact pass), y = x - K:
+ *        M2' = M2 + (y_new - y_old) * ((y_new - my') + (y_old - my)),
+ *    my = mean of y from its compensated sum. Raw sums of squares are never
+ *    formed (no cancellation at volumes of 1e12), and working around K keeps
+ *    the deviations' digits when the window sits far from zero (1e9 + small).
+ * Rounding still drifts, so the exact two-pass sums (the reference's, bit
+ * for bit) are redone every w bars, whenever the window turns clean after a
+ * NaN or a flat stretch, and whenever M2 falls below SEBT_K_Z_CANCEL of its
+ * largest value since the last pass (a spike just left the window). Each
+ * exact pass costs O(w) and comes at most once per w bars except after such
+ * drops: O(1) per bar amortised on any series not built to defeat it. */
+SEBT_HD static inline void sebt_k_zscore(const double *x, int64_t n, int32_t w, double *out)
+{
+    double dw = (double)w;
+    int64_t nan_count = 0, run = 0, since = 0;
+    int fresh = 0;                      /* the state describes x[t-w .. t-1] */
+    double sum = 0.0, comp = 0.0;       /* window sum of x, compensated */
+    double pivot = 0.0, ysum = 0.0, ycomp = 0.0, m2 = 0.0, peak = 0.0;
+    double mean = 0.0;
+    for (int64_t t = 0; t < n; t++) {
+        double xt = x[t];
+        if (isnan(xt)) {
+            nan_count++;
+            run = 0;
+        } else if (t > 0 && xt == x[t - 1]) {
+            run++;
+        } else {
+            run = 1;
+        }
+        if (t >= w && isnan(x[t - w]))
+            nan_count--;
+        if (t + 1 < (int64_t)w || nan_count > 0 || run >= (int64_t)w) {
+            out[t] = NAN;
+            fresh = 0;
+            continue;
+        }
+        int exact = !fresh || since >= (int64_t)w;
+        if (!exact) {
+            double xo = x[t - w];
+            sebt_k_neumaier_add(&sum, &comp, xt);
+            sebt_k_neumaier_add(&sum, &comp, -xo);
+            mean = (sum + comp) / dw;
+            double yt = xt - pivot, yo = xo - pivot;
+            double my = (ysum + ycomp) / dw;
+            sebt_k_neumaier_add(&ysum, &ycomp, yt);
+            sebt_k_neumaier_add(&ysum, &ycomp, -yo);
+            double my_new = (ysum + ycomp) / dw;
+            m2 += (yt - yo) * ((yt - my_new) + (yo - my));
+            since++;
+            if (m2 > peak)
+                peak = m2;
+            exact = !(m2 > peak * SEBT_K_Z_CANCEL);
+        }
+        if (exact) {
+            sebt_k_window_moments(x, t + 1 - w, w, &sum, &mean, &m2, &ysum, &ycomp);
+            comp = 0.0;
+            pivot = mean;
+            peak = m2;
+            since = 0;
+            fresh = 1;
+        }
+        double var = m2 / dw;
+        out[t] = var == 0.0 ? NAN : (xt - mean) / sqrt(var);
+    }
+}
+
+#endif

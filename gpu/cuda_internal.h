@@ -1,0 +1,32 @@
+/* Internals of the cuda module shared by its .cu files. Nothing here is
+ * public: the rest of sebt sees only the two exported entry points. */
+#ifndef SEBT_CUDA_INTERNAL_H
+#define SEBT_CUDA_INTERNAL_H
+
+#include <cuda_runtime.h>
+
+#include "sebt/backend.h"
+#include "sebt/gpu.h"
+
+#define SEBT_CUDA_EXPORT extern "C" __attribute__((visibility("default")))
+
+/* The module links no sebt library (it stays a leaf), so errors are filled
+ * here, in the same form as core's sebt_fail. */
+sebt_status cuda_fail(sebt_error *err, sebt_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The device BACKTEST_GPU_ID names among n visible ones (0 when unset). */
+sebt_status cuda_pick_device(int n_devices, int *id, sebt_error *err);
+
+typedef struct {
+    int device;
+    cudaDeviceProp prop;
+} cuda_state;
+
+/* cuda_backend.cu: the backend table, its state filled by sebt_cuda_open. */
+extern sebt_backend cuda_backend_table;
+extern cuda_state cuda_backend_state;
+/* Fails when this build has no kernel image for the opened device. */
+sebt_status cuda_check_kernels(sebt_error *err);
+
+#endif

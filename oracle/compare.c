@@ -1,0 +1,442 @@
+/* SPEC §8: a candidate backend against the reference, combo by combo.
+ *
+ * Per combo the oracle compares, in order, the indicator columns (values
+ * and NaN pattern), the signal (near-ties adjudicated for tolerant
+ * contracts), the trades through its own steerable replay (replay.c), the
+ * open position and the metrics. The first difference is the divergence. */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "oracle_internal.h"
+#include "sebt/backends.h"
+
+double oracle_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+void oracle_diverge(sebt_divergence *div, const sebt_series *s, const sebt_params *p,
+                    const char *what, int64_t bar, double ref_value, double cand_value,
+                    double margin, const char *fmt, ...)
+{
+    if (!div)
+        return;
+    memset(div, 0, sizeof *div);
+    div->params = *p;
+    snprintf(div->what, sizeof div->what, "%s", what);
+    div->bar = bar;
+    div->ts = bar >= 0 && (size_t)bar < s->n ? s->ts[bar] : 0;
+    div->ref_value = ref_value;
+    div->cand_value = cand_value;
+    div->margin = margin;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(div->detail, sizeof div->detail, fmt, ap);
+    va_end(ap);
+}
+
+static bool same_bits(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Exact: bits; tolerant: |a-b| <= tol*max(1,|a|,|b|); NaN only with NaN. */
+static bool agree(double a, double b, double tol)
+{
+    if (tol <= 0)
+        return same_bits(a, b);
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    return fabs(a - b) <= tol * fmax(1.0, fmax(fabs(a), fabs(b)));
+}
+
+/* A z-score over a nearly flat window is ill-conditioned: the last bits of
+ * its inputs decide it. Saying how flat the window was tells the reader
+ * whether a backend's algorithm or its arithmetic order is at fault. */
+static void note_z_window(sebt_divergence *div, const double *x, size_t t, int w)
+{
+    if (t + 1 < (size_t)w)
+        return;
+    double sum = 0.0, ss = 0.0;
+    for (size_t i = t + 1 - (size_t)w; i <= t; i++)
+        sum += x[i];
+    double m = sum / w;
+    for (size_t i = t + 1 - (size_t)w; i <= t; i++)
+        ss += (x[i] - m) * (x[i] - m);
+    size_t used = strlen(div->detail);
+    snprintf(div->detail + used, sizeof div->detail - used,
+             "; its window (%d values) has mean %.6g and sd/|mean| %.3g%s", w, m,
+             sqrt(ss / w) / fabs(m), sqrt(ss / w) < 1e-6 * fabs(m) ? ", nearly flat" : "");
+}
+
+static bool compare_features(const sebt_series *s, const sebt_params *p, const sebt_features *r,
+                             const sebt_features *c, double tol, uint8_t *tie_bars,
+                             sebt_divergence *div, size_t *ties)
+{
+    struct { const char *name; const double *a, *b; } col[] = {
+        { "ema_f", r->ema_f, c->ema_f }, { "ema_s", r->ema_s, c->ema_s }, { "tr", r->tr, c->tr },
+        { "atr", r->atr, c->atr }, { "vol_z", r->vol_z, c->vol_z }, { "tr_z", r->tr_z, c->tr_z },
+        { "cloc", r->cloc, c->cloc },
+    };
+    for (size_t t = 0; t < s->n; t++) {
+        for (size_t i = 0; i < sizeof col / sizeof col[0]; i++) {
+            double a = col[i].a[t], b = col[i].b[t];
+            if (agree(a, b, tol))
+                continue;
+            if (isnan(a) != isnan(b))
+                oracle_diverge(div, s, p, col[i].name, (int64_t)t, a, b, NAN,
+                               "%s is %s in the reference and %s in the candidate", col[i].name,
+                               isnan(a) ? "NaN" : "defined", isnan(b) ? "NaN" : "defined");
+            else
+                oracle_diverge(div, s, p, col[i].name, (int64_t)t, a, b, NAN,
+                               "%s differs beyond the contract (%s)", col[i].name,
+                               tol > 0 ? "tolerant" : "exact: bits differ");
+            if (i == 4 || i == 5)
+                note_z_window(div, i == 4 ? s->volume : r->atr, t, p->z_window);
+            return false;
+        }
+        if ((r->valid[t] != 0) != (c->valid[t] != 0)) {
+            oracle_diverge(div, s, p, "valid", (int64_t)t, r->valid[t] != 0, c->valid[t] != 0, NAN,
+                           "bar %zu is %s in the reference (ATR %s) and %s in the candidate", t,
+                           r->valid[t] ? "valid" : "not valid", isnan(r->atr[t]) ? "NaN" : "defined",
+                           c->valid[t] ? "valid" : "not valid");
+            return false;
+        }
+        bool rs = r->signal[t] != 0, cs = c->signal[t] != 0;
+        if (rs == cs)
+            continue;
+        double margin = NAN;
+        if (tol > 0 && oracle_signal_tie(r, p, t, cs, tol, &margin)) {
+            tie_bars[t] = 1;
+            (*ties)++;
+            continue;
+        }
+        if (tol <= 0)
+            oracle_signal_tie(r, p, t, cs, 1.0, &margin); /* only to name the deciding margin */
+        oracle_diverge(div, s, p, "signal", (int64_t)t, rs, cs, margin,
+                       "reference signal %d, candidate %d (ema_f %.17g, ema_s %.17g, vol_z %.17g, "
+                       "tr_z %.17g, cloc %.17g)", rs, cs, r->ema_f[t], r->ema_s[t], r->vol_z[t],
+                       r->tr_z[t], r->cloc[t]);
+        return false;
+    }
+    return true;
+}
+
+static bool same_trade_bits(const sebt_trade *a, const sebt_trade *b)
+{
+    return a->signal_index == b->signal_index && a->entry_index == b->entry_index &&
+           a->exit_index == b->exit_index && a->reason == b->reason && a->bars_held == b->bars_held &&
+           same_bits(a->entry_price, b->entry_price) && same_bits(a->exit_price, b->exit_price) &&
+           same_bits(a->stop, b->stop) && same_bits(a->tp, b->tp) && same_bits(a->risk, b->risk) &&
+           same_bits(a->pnl, b->pnl) && same_bits(a->r, b->r);
+}
+
+static bool compare_metrics(const sebt_series *s, const sebt_params *p, const sebt_metrics *want,
+                            const sebt_metrics *got, double tol, bool skip_sharpe,
+                            sebt_divergence *div)
+{
+    if (want->n != got->n) {
+        oracle_diverge(div, s, p, "metrics.n", -1, (double)want->n, (double)got->n, NAN,
+                       "metrics count %lld trades, the trades %lld", (long long)got->n,
+                       (long long)want->n);
+        return false;
+    }
+    struct { const char *name; double a, b; } m[] = {
+        { "metrics.win_rate", want->win_rate, got->win_rate }, { "metrics.avg_r", want->avg_r, got->avg_r },
+        { "metrics.total_pnl", want->total_pnl, got->total_pnl }, { "metrics.max_dd", want->max_dd, got->max_dd },
+        { "metrics.sharpe", want->sharpe, got->sharpe },
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        if (skip_sharpe && i == 4)
+            continue;
+        if (!agree(m[i].a, m[i].b, tol)) {
+            oracle_diverge(div, s, p, m[i].name, -1, m[i].a, m[i].b, NAN,
+                           "%s differs beyond the contract", m[i].name);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* Sharpe = mean/sd is ill-conditioned when sd is tiny next to the mean (all
+ * trades alike): rounding alone moves it anywhere. A tolerant backend is
+ * not held to it there. */
+static bool sharpe_ill_conditioned(const sebt_trade *t, size_t n)
+{
+    if (n < 2)
+        return false;
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++)
+        sum += t[i].r;
+    double mean = sum / (double)n, ss = 0.0;
+    for (size_t i = 0; i < n; i++)
+        ss += (t[i].r - mean) * (t[i].r - mean);
+    return sqrt(ss / (double)(n - 1)) <= 1e-6 * fmax(1.0, fabs(mean));
+}
+
+sebt_status sebt_oracle_compare_one(const sebt_contract *contract, const sebt_series *s,
+                                    const sebt_params *p, const sebt_features *cf,
+                                    const sebt_result *cr, bool *diverged, sebt_divergence *div,
+                                    size_t *ties, sebt_error *err)
+{
+    const sebt_backend *ref = &sebt_reference_backend;
+    double tol = contract->kind == SEBT_CONTRACT_EXACT ? 0.0 : contract->tol;
+    *diverged = false;
+    sebt_features rf;
+    sebt_result rr = { 0 }, replay = { 0 };
+    uint8_t *tie_bars = calloc(s->n ? s->n : 1, 1);
+    sebt_status st = sebt_features_alloc(&rf, s->n, err);
+    if (st || !tie_bars) {
+        free(tie_bars);
+        return st ? st : sebt_fail(err, SEBT_ERR_NOMEM, "oracle: out of memory");
+    }
+    st = ref->features(ref, s, p, &rf, err);
+    if (st == SEBT_OK) {
+        sebt_batch_opts o = { .threads = 1, .want_trades = true };
+        st = ref->run_batch(ref, s, p, 1, &o, &rr, err);
+    }
+    if (st)
+        goto out;
+    if (cr->n_trades && !cr->trades) {
+        st = sebt_fail(err, SEBT_ERR_USAGE, "oracle: the candidate's result holds no trades "
+                                            "(run it with want_trades)");
+        goto out;
+    }
+    size_t combo_ties = 0;
+    if (!compare_features(s, p, &rf, cf, tol, tie_bars, div, &combo_ties)) {
+        *diverged = true;
+        goto out;
+    }
+    st = oracle_replay(s, p, &rf, tol, cr, tie_bars, &replay, diverged, div, &combo_ties, err);
+    if (st || *diverged)
+        goto out;
+    if (cr->valid_bars != replay.valid_bars) {
+        oracle_diverge(div, s, p, "valid_bars", -1, (double)replay.valid_bars, (double)cr->valid_bars,
+                       NAN, "the reference walks %zu valid bars, the candidate reports %zu",
+                       replay.valid_bars, cr->valid_bars);
+        *diverged = true;
+        goto out;
+    }
+    /* Without ties the replay must be the reference's own simulation; if
+     * not, the oracle (or the reference) is wrong, not the candidate. */
+    if (combo_ties == 0) {
+        bool same = replay.n_trades == rr.n_trades && replay.open_at_end.open == rr.open_at_end.open;
+        for (size_t i = 0; same && i < rr.n_trades; i++)
+            same = same_trade_bits(&replay.trades[i], &rr.trades[i]);
+        if (!same) {
+            st = sebt_fail(err, SEBT_ERR_INTERNAL,
+                           "oracle: its replay of SPEC §6 disagrees with the reference backend "
+                           "(%zu trades against %zu): a bug in the oracle or the reference",
+                           replay.n_trades, rr.n_trades);
+            goto out;
+        }
+    }
+    if (tol <= 0) {
+        if (!compare_metrics(s, p, &rr.metrics, &cr->metrics, 0.0, false, div))
+            *diverged = true;
+    } else {
+        sebt_metrics own = sebt_oracle_metrics(cr->trades, cr->n_trades);
+        bool skip = sharpe_ill_conditioned(cr->trades, cr->n_trades);
+        if (!compare_metrics(s, p, &own, &cr->metrics, tol, skip, div))
+            *diverged = true;
+    }
+    *ties += combo_ties;
+out:
+    free(tie_bars);
+    sebt_features_free(&rf);
+    sebt_result_free(&rr);
+    sebt_result_free(&replay);
+    return st;
+}
+
+/* The loop behind sebt_oracle_check and oracle_check_case. */
+static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
+                             const sebt_params *combos, size_t n, int threads, bool stop_first,
+                             sebt_progress_fn progress, void *user, sebt_oracle_report *rep,
+                             sebt_error *err)
+{
+    memset(rep, 0, sizeof *rep);
+    sebt_status st = sebt_series_check(s, err);
+    if (st)
+        return st;
+    for (size_t i = 0; i < n; i++) {
+        st = sebt_params_validate(&combos[i], err);
+        if (st) {
+            char msg[SEBT_ERROR_MSG_MAX];
+            snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+            return sebt_fail(err, st, "combo %zu: %s", i, msg);
+        }
+    }
+    sebt_result *cr = calloc(n ? n : 1, sizeof *cr);
+    if (!cr)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "oracle: out of memory for %zu results", n);
+    sebt_batch_opts o = { .threads = threads, .want_trades = true };
+    sebt_error cerr = { 0 };
+    sebt_status cst = cand->run_batch(cand, s, combos, n, &o, cr, &cerr);
+    if (cst == SEBT_ERR_NODEVICE || cst == SEBT_ERR_NOMEM || cst == SEBT_ERR_UNAVAILABLE) {
+        free(cr);
+        if (err)
+            *err = cerr;
+        return cst;
+    }
+    if (cst) {
+        /* The reference accepted every combo and the series above (its own
+         * checks run in compare_one too), so a refusal is the candidate's. */
+        rep->combos_checked = n;
+        rep->combos_diverged = n;
+        if (n) {
+            sebt_divergence *d = &rep->details[rep->n_details++];
+            oracle_diverge(d, s, &combos[0], "run_batch error", -1, 0, (double)cst, NAN,
+                           "the candidate's run_batch failed (%s): %s", sebt_status_name(cst), cerr.msg);
+            d->combo = 0;
+        }
+        free(cr);
+        return SEBT_OK;
+    }
+    sebt_features cf;
+    st = sebt_features_alloc(&cf, s->n, err);
+    for (size_t i = 0; st == SEBT_OK && i < n; i++) {
+        sebt_divergence d;
+        bool diverged = false;
+        cerr = (sebt_error){ 0 };
+        cst = cand->features(cand, s, &combos[i], &cf, &cerr);
+        if (cst == SEBT_ERR_NODEVICE || cst == SEBT_ERR_NOMEM) {
+            st = cst;
+            if (err)
+                *err = cerr;
+            break;
+        }
+        if (cst) {
+            diverged = true;
+            oracle_diverge(&d, s, &combos[i], "features error", -1, 0, (double)cst, NAN,
+                           "the candidate's features failed (%s): %s", sebt_status_name(cst), cerr.msg);
+        } else {
+            st = sebt_oracle_compare_one(&cand->contract, s, &combos[i], &cf, &cr[i], &diverged, &d,
+                                         &rep->ties, err);
+            if (st) {
+                char msg[SEBT_ERROR_MSG_MAX];
+                snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+                st = sebt_fail(err, st, "combo %zu: %s", i, msg);
+                break;
+            }
+        }
+        rep->combos_checked++;
+        if (diverged) {
+            d.combo = i;
+            rep->combos_diverged++;
+            if (rep->n_details < sizeof rep->details / sizeof rep->details[0])
+                rep->details[rep->n_details++] = d;
+        }
+        if (progress)
+            progress(user, i + 1, n);
+        if (diverged && stop_first)
+            break;
+    }
+    sebt_features_free(&cf);
+    sebt_results_free(cr, n);
+    free(cr);
+    return st;
+}
+
+sebt_status sebt_oracle_check(const sebt_backend *candidate, const sebt_series *s,
+                              const sebt_params *combos, size_t n_combos,
+                              const sebt_oracle_opts *opts, sebt_oracle_report *report,
+                              sebt_error *err)
+{
+    return run_check(candidate, s, combos, n_combos, opts ? opts->threads : 0, false,
+                     opts ? opts->progress : NULL, opts ? opts->progress_user : NULL, report, err);
+}
+
+sebt_status oracle_check_case(const sebt_backend *candidate, const sebt_series *s,
+                              const sebt_params *p, size_t n_combos, bool *diverged,
+                              sebt_divergence *div, size_t *ties, size_t *diverged_combo,
+                              sebt_error *err)
+{
+    sebt_oracle_report rep;
+    sebt_status st = run_check(candidate, s, p, n_combos, 1, true, NULL, NULL, &rep, err);
+    *diverged = st == SEBT_OK && rep.combos_diverged > 0;
+    if (ties)
+        *ties += rep.ties;
+    if (*diverged) {
+        if (div)
+            *div = rep.details[0];
+        if (diverged_combo)
+            *diverged_combo = rep.details[0].combo;
+    }
+    return st;
+}
+
+/* ---- reports ----------------------------------------------------------- */
+
+static void format_ts(int64_t ms, char *buf, size_t size)
+{
+    time_t secs = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+    struct tm tm;
+    if (!gmtime_r(&secs, &tm)) {
+        snprintf(buf, size, "?");
+        return;
+    }
+    strftime(buf, size, "%Y-%m-%d %H:%M:%S UTC", &tm);
+}
+
+static size_t params_line(const sebt_params *p, char *buf, size_t size)
+{
+    size_t used = 0;
+    for (int i = 0; i < SEBT_N_PARAMS && used < size; i++) {
+        char v[64];
+        sebt_params_format(p, i, v, sizeof v);
+        if (sebt_param_table[i].type == SEBT_PARAM_DOUBLE) {
+            /* The shortest form that reads back: 0.6, not 0.59999999999999998. */
+            double x = sebt_params_get_double(p, i);
+            for (int digits = 1; digits <= 17; digits++) {
+                snprintf(v, sizeof v, "%.*g", digits, x);
+                bool exp_form = strchr(v, 'e') != NULL && fabs(x) >= 1e-4 && fabs(x) < 1e15;
+                if (strtod(v, NULL) == x && !exp_form)
+                    break;
+            }
+        }
+        used += (size_t)snprintf(buf + used, size - used, "%s%s=%s", i ? " " : "",
+                                 sebt_param_table[i].name, v);
+    }
+    return used;
+}
+
+static void fmt_num(double v, char *buf, size_t size)
+{
+    if (isnan(v))
+        snprintf(buf, size, "nan");
+    else if (isinf(v))
+        snprintf(buf, size, v > 0 ? "inf" : "-inf");
+    else
+        snprintf(buf, size, "%.17g", v);
+}
+
+void sebt_divergence_text(const sebt_divergence *d, char *buf, size_t size)
+{
+    char params[1024], when[64] = "", a[32], b[32], m[32];
+    params_line(&d->params, params, sizeof params);
+    if (d->bar >= 0)
+        format_ts(d->ts, when, sizeof when);
+    fmt_num(d->ref_value, a, sizeof a);
+    fmt_num(d->cand_value, b, sizeof b);
+    fmt_num(d->margin, m, sizeof m);
+    int used;
+    if (d->bar >= 0)
+        used = snprintf(buf, size, "combo %zu: %s differs at bar %lld (%s, ts %lld)\n", d->combo,
+                        d->what, (long long)d->bar, when, (long long)d->ts);
+    else
+        used = snprintf(buf, size, "combo %zu: %s differs\n", d->combo, d->what);
+    if (used < 0 || (size_t)used >= size)
+        return;
+    snprintf(buf + used, size - (size_t)used,
+             "  reference: %s   candidate: %s   reference margin: %s\n  %s\n  params: %s\n", a, b, m,
+             d->detail, params);
+}

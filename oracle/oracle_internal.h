@@ -1,0 +1,39 @@
+/* Pieces shared between the oracle's files; not public API. */
+#ifndef SEBT_ORACLE_INTERNAL_H
+#define SEBT_ORACLE_INTERNAL_H
+
+#include "sebt/oracle.h"
+#include "sebt/sebt.h"
+
+/* Fills div (combo index left to the caller). bar may be -1. */
+void oracle_diverge(sebt_divergence *div, const sebt_series *s, const sebt_params *p,
+                    const char *what, int64_t bar, double ref_value, double cand_value,
+                    double margin, const char *fmt, ...) SEBT_PRINTF(9, 10);
+
+/* The oracle's replay of SPEC §6 over the reference's features, following
+ * the candidate (cand, with trades) at near-tie decisions. On return
+ * *diverged tells whether a difference beyond a tie was found (div filled),
+ * *ties how many decisions were adjudicated. replay receives the replayed
+ * trades (malloc'd) and open position. tie_bars marks signal bars already
+ * adjudicated by the feature comparison (not counted twice); may be NULL. */
+sebt_status oracle_replay(const sebt_series *s, const sebt_params *p, const sebt_features *ref,
+                          double tol, const sebt_result *cand, const uint8_t *tie_bars,
+                          sebt_result *replay, bool *diverged, sebt_divergence *div,
+                          size_t *ties, sebt_error *err);
+
+/* Whether the candidate's signal at t (cand_sig) can differ from the
+ * reference's only through near-ties. *margin gets the deciding margin. */
+bool oracle_signal_tie(const sebt_features *ref, const sebt_params *p, size_t t, bool cand_sig,
+                       double tol, double *margin);
+
+/* Whether candidate diverges from the reference on (s, p): runs both and
+ * compares. A candidate error counts as a divergence. Used by the fuzzer
+ * and the shrinker. */
+sebt_status oracle_check_case(const sebt_backend *candidate, const sebt_series *s,
+                              const sebt_params *p, size_t n_combos, bool *diverged,
+                              sebt_divergence *div, size_t *ties, size_t *diverged_combo,
+                              sebt_error *err);
+
+double oracle_now(void);
+
+#endif

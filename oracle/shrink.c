@@ -1,0 +1,225 @@
+/* Shrinking a diverging case to something a person can read.
+ *
+ * Greedy and deterministic: every step tries a smaller or simpler case and
+ * keeps it when the candidate still diverges on it. Bars go first (delta
+ * debugging: halves, quarters, ... single bars), then windows and
+ * parameters, then values; the round repeats while anything changed,
+ * because smaller windows let more bars go. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oracle_internal.h"
+
+/* A cap on oracle runs so a pathological case cannot shrink forever. */
+#define SHRINK_MAX_CHECKS 20000
+#define SHRINK_MAX_SECONDS 60.0
+
+typedef struct {
+    const sebt_backend *cand;
+    size_t checks;
+    double deadline;
+    sebt_divergence div;
+} shrinker;
+
+static bool out_of_budget(const shrinker *k)
+{
+    return k->checks >= SHRINK_MAX_CHECKS || oracle_now() > k->deadline;
+}
+
+/* Whether the candidate still diverges on (s, p). Errors count as "no":
+ * a change that makes the case invalid is simply not taken. */
+static bool still(shrinker *k, const sebt_series *s, const sebt_params *p)
+{
+    if (out_of_budget(k))
+        return false;
+    k->checks++;
+    if (sebt_params_validate(p, NULL) != SEBT_OK || sebt_series_check(s, NULL) != SEBT_OK)
+        return false;
+    bool diverged = false;
+    sebt_divergence d;
+    sebt_error err = { 0 };
+    if (oracle_check_case(k->cand, s, p, 1, &diverged, &d, NULL, NULL, &err) != SEBT_OK)
+        return false;
+    if (diverged)
+        k->div = d;
+    return diverged;
+}
+
+/* s without bars [from, from+len). */
+static sebt_status without(const sebt_series *s, size_t from, size_t len, sebt_series *out,
+                           sebt_error *err)
+{
+    sebt_status st = sebt_series_alloc(out, s->n - len, err);
+    if (st)
+        return st;
+    for (size_t t = 0, o = 0; t < s->n; t++) {
+        if (t >= from && t < from + len)
+            continue;
+        out->ts[o] = s->ts[t];
+        out->open[o] = s->open[t];
+        out->high[o] = s->high[t];
+        out->low[o] = s->low[t];
+        out->close[o] = s->close[t];
+        out->volume[o] = s->volume[t];
+        o++;
+    }
+    sebt_series_recount(out);
+    return SEBT_OK;
+}
+
+static sebt_status shrink_bars(shrinker *k, sebt_series *s, const sebt_params *p, bool *changed,
+                               sebt_error *err)
+{
+    for (size_t chunk = s->n / 2; chunk >= 1 && !out_of_budget(k); chunk /= 2) {
+        for (size_t from = 0; from < s->n && !out_of_budget(k);) {
+            size_t len = from + chunk <= s->n ? chunk : s->n - from;
+            sebt_series smaller;
+            sebt_status st = without(s, from, len, &smaller, err);
+            if (st)
+                return st;
+            if (still(k, &smaller, p)) {
+                sebt_series_free(s);
+                *s = smaller;
+                *changed = true;
+            } else {
+                sebt_series_free(&smaller);
+                from += len;
+            }
+        }
+    }
+    return SEBT_OK;
+}
+
+static void try_param(shrinker *k, const sebt_series *s, sebt_params *p, sebt_params cand,
+                      bool *changed)
+{
+    bool same = true;
+    for (int i = 0; i < SEBT_N_PARAMS && same; i++)
+        same = sebt_params_get_double(&cand, i) == sebt_params_get_double(p, i);
+    if (same)
+        return;
+    if (still(k, s, &cand)) {
+        *p = cand;
+        *changed = true;
+    }
+}
+
+static void shrink_params(shrinker *k, const sebt_series *s, sebt_params *p, bool *changed)
+{
+    int32_t *windows[] = { &p->ema_fast, &p->ema_slow, &p->z_window, &p->atr_window, &p->max_hold };
+    int32_t mins[] = { 1, 1, 2, 1, 1 };
+    for (size_t i = 0; i < 5; i++) {
+        size_t off = (size_t)((char *)windows[i] - (char *)p);
+        /* Smallest first, then halving, then one less: a window clamped
+         * to the series length is as good as a longer one. */
+        int32_t cur = *windows[i];
+        int32_t tries[] = { mins[i], cur / 2, cur - 1, (int32_t)(s->n + 1) };
+        for (size_t j = 0; j < 4; j++) {
+            cur = *windows[i];
+            if (tries[j] < mins[i] || tries[j] >= cur)
+                continue;
+            sebt_params c = *p;
+            memcpy((char *)&c + off, &tries[j], sizeof tries[j]);
+            try_param(k, s, p, c, changed);
+        }
+    }
+    sebt_params c;
+    c = *p; c.fee_bp = 0; try_param(k, s, p, c, changed);
+    c = *p; c.slippage_bp = 0; try_param(k, s, p, c, changed);
+    c = *p; c.use_time = false; try_param(k, s, p, c, changed);
+    c = *p; c.use_tp = false; try_param(k, s, p, c, changed);
+    c = *p; c.use_stop = false; try_param(k, s, p, c, changed);
+    c = *p; c.atr_stop_mult = 0; try_param(k, s, p, c, changed);
+    c = *p; c.reward_r = 1; try_param(k, s, p, c, changed);
+    c = *p; c.vol_z = -100; try_param(k, s, p, c, changed);
+    c = *p; c.tr_z = -100; try_param(k, s, p, c, changed);
+    c = *p; c.cloc_min = -1; try_param(k, s, p, c, changed);
+    double *dbl[] = { &p->vol_z, &p->tr_z, &p->cloc_min, &p->atr_stop_mult, &p->reward_r,
+                      &p->fee_bp, &p->slippage_bp };
+    for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++) {
+        size_t off = (size_t)((char *)dbl[i] - (char *)p);
+        double v = *dbl[i], simpler[] = { round(v), round(v * 10) / 10 };
+        for (size_t j = 0; j < 2; j++) {
+            c = *p;
+            memcpy((char *)&c + off, &simpler[j], sizeof(double));
+            try_param(k, s, p, c, changed);
+        }
+    }
+}
+
+static double round_sig(double x, int digits)
+{
+    if (x == 0 || !isfinite(x))
+        return x;
+    double e = pow(10.0, digits - 1 - (int)floor(log10(fabs(x))));
+    return round(x * e) / e;
+}
+
+/* Fewer significant digits everywhere, bars kept valid; and regular
+ * timestamps from a round start. */
+static sebt_status shrink_values(shrinker *k, sebt_series *s, const sebt_params *p,
+                                 bool *changed, sebt_error *err)
+{
+    sebt_series c;
+    sebt_status st = sebt_series_slice(s, 0, s->n, &c, err);
+    if (st)
+        return st;
+    int64_t step = s->interval_ms > 0 ? s->interval_ms : 60000;
+    for (size_t t = 0; t < c.n; t++)
+        c.ts[t] = 1600000000000LL + (int64_t)t * step;
+    if (memcmp(c.ts, s->ts, c.n * sizeof *c.ts) != 0 && still(k, &c, p)) {
+        memcpy(s->ts, c.ts, c.n * sizeof *c.ts);
+        *changed = true;
+    }
+    for (int digits = 1; digits <= 6; digits++) {
+        for (size_t t = 0; t < c.n; t++) {
+            if (sebt_series_is_missing(s, t))
+                continue;
+            double o = round_sig(s->open[t], digits), cl = round_sig(s->close[t], digits);
+            c.open[t] = o;
+            c.close[t] = cl;
+            c.high[t] = fmax(round_sig(s->high[t], digits), fmax(o, cl));
+            c.low[t] = fmax(0.0, fmin(round_sig(s->low[t], digits), fmin(o, cl)));
+            c.volume[t] = round_sig(s->volume[t], digits);
+        }
+        if (memcmp(c.open, s->open, c.n * sizeof(double)) == 0 &&
+            memcmp(c.volume, s->volume, c.n * sizeof(double)) == 0)
+            break;
+        if (still(k, &c, p)) {
+            sebt_series_free(s);
+            *s = c;
+            *changed = true;
+            return SEBT_OK;
+        }
+    }
+    sebt_series_free(&c);
+    return SEBT_OK;
+}
+
+sebt_status sebt_oracle_shrink(const sebt_backend *cand, sebt_series *s, sebt_params *p,
+                               sebt_divergence *div, sebt_error *err)
+{
+    shrinker k = { .cand = cand, .deadline = oracle_now() + SHRINK_MAX_SECONDS };
+    if (!still(&k, s, p))
+        return sebt_fail(err, SEBT_ERR_USAGE, "shrink: the case does not diverge to begin with");
+    for (int round = 0; round < 8 && !out_of_budget(&k); round++) {
+        bool changed = false;
+        sebt_status st = shrink_bars(&k, s, p, &changed, err);
+        if (st == SEBT_OK) {
+            shrink_params(&k, s, p, &changed);
+            st = shrink_values(&k, s, p, &changed, err);
+        }
+        if (st)
+            return st;
+        if (!changed)
+            break;
+    }
+    /* The divergence as it reads on the final case. */
+    k.deadline = oracle_now() + 10;
+    k.checks = 0;
+    still(&k, s, p);
+    *div = k.div;
+    div->combo = 0;
+    return SEBT_OK;
+}

@@ -1,0 +1,260 @@
+/* The oracle's comparison (SPEC §8) on hand-made cases: identical outputs
+ * agree, a near-tie decision is adjudicated and counted, anything else is a
+ * divergence that names its bar. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "sebt/backends.h"
+#include "sebt/oracle.h"
+#include "sebt/sebt.h"
+
+/* A downtrend whose bar 1 signals (ema_fast 1 < ema_slow 5, rising volume
+ * z = +1, rising TR z = +1, cloc 0.4 > -1), entry at bar 2's open 97, stop
+ * low[1] = 95 (atr_stop_mult 0), risk 2, target 101. Bar 3's low touches
+ * the stop exactly: a margin of 0, the nearest tie there is. */
+static const double bars[][5] = {
+    { 100, 102, 98, 99, 10 },
+    { 99, 100, 95, 97, 30 },
+    { 97, 99, 96, 98, 20 },
+    { 98, 99, 95, 97, 25 },   /* low == stop */
+    { 97, 98, 96, 97, 20 },
+    { 97, 98, 96, 97.5, 22 },
+    { 97, 98, 96, 97, 20 },
+    { 97, 98, 96, 97, 21 },
+};
+#define N_BARS (sizeof bars / sizeof bars[0])
+
+static sebt_series series_with_low3(double low3)
+{
+    sebt_series s;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_series_alloc(&s, N_BARS, &err), SEBT_OK);
+    for (size_t t = 0; t < N_BARS; t++) {
+        s.ts[t] = 1600000000000 + (int64_t)t * 900000;
+        s.open[t] = bars[t][0];
+        s.high[t] = bars[t][1];
+        s.low[t] = t == 3 ? low3 : bars[t][2];
+        s.close[t] = bars[t][3];
+        s.volume[t] = bars[t][4];
+    }
+    return s;
+}
+
+static sebt_params params(void)
+{
+    sebt_params p = sebt_params_default();
+    p.ema_fast = 1;
+    p.ema_slow = 5;
+    p.z_window = 2;
+    p.atr_window = 1;
+    p.vol_z = -100;
+    p.tr_z = -100;
+    p.cloc_min = -1;
+    p.atr_stop_mult = 0;
+    p.reward_r = 2;
+    p.max_hold = 3;
+    p.fee_bp = 0;
+    p.slippage_bp = 0;
+    return p;
+}
+
+typedef struct {
+    sebt_features f;
+    sebt_result r;
+} output;
+
+static output run_reference(const sebt_series *s, const sebt_params *p)
+{
+    const sebt_backend *ref = &sebt_reference_backend;
+    output o = { 0 };
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_features_alloc(&o.f, s->n, &err), SEBT_OK);
+    cr_assert_eq(ref->features(ref, s, p, &o.f, &err), SEBT_OK, "%s", err.msg);
+    sebt_batch_opts opts = { .threads = 1, .want_trades = true };
+    cr_assert_eq(ref->run_batch(ref, s, p, 1, &opts, &o.r, &err), SEBT_OK, "%s", err.msg);
+    return o;
+}
+
+static void output_free(output *o)
+{
+    sebt_features_free(&o->f);
+    sebt_result_free(&o->r);
+}
+
+static const sebt_contract tolerant = { SEBT_CONTRACT_TOLERANT, 1e-9 };
+static const sebt_contract exact = { SEBT_CONTRACT_EXACT, 0 };
+
+Test(compare, the_hand_made_case_is_what_the_comments_say)
+{
+    sebt_series s = series_with_low3(95);
+    sebt_params p = params();
+    output o = run_reference(&s, &p);
+    cr_assert(o.f.signal[1]);
+    cr_assert_geq(o.r.n_trades, 1);
+    cr_expect_eq(o.r.trades[0].signal_index, 1);
+    cr_expect_eq(o.r.trades[0].exit_index, 3);
+    cr_expect_eq(o.r.trades[0].reason, SEBT_EXIT_STOP);
+    cr_expect_eq(o.r.trades[0].exit_price, 95.0);
+    output_free(&o);
+    sebt_series_free(&s);
+}
+
+Test(compare, identical_outputs_agree_exactly_with_no_ties)
+{
+    sebt_series s = series_with_low3(95);
+    sebt_params p = params();
+    output o = run_reference(&s, &p);
+    bool diverged = true;
+    size_t ties = 0;
+    sebt_divergence d;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_oracle_compare_one(&exact, &s, &p, &o.f, &o.r, &diverged, &d, &ties, &err), SEBT_OK,
+                 "%s", err.msg);
+    cr_expect_not(diverged, "%s: %s", d.what, d.detail);
+    cr_expect_eq(ties, 0);
+    output_free(&o);
+    sebt_series_free(&s);
+}
+
+Test(compare, reference_against_itself_on_a_batch)
+{
+    sebt_series s = series_with_low3(95);
+    sebt_params p[3] = { params(), params(), params() };
+    p[1].use_stop = false;
+    p[2].max_hold = 1;
+    sebt_oracle_report r;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_oracle_check(&sebt_reference_backend, &s, p, 3, NULL, &r, &err), SEBT_OK, "%s", err.msg);
+    cr_expect_eq(r.combos_checked, 3);
+    cr_expect_eq(r.combos_diverged, 0);
+    cr_expect_eq(r.ties, 0);
+    sebt_series_free(&s);
+}
+
+/* The candidate saw bar 3's low a hair above the stop (1e-10 away, far
+ * inside tol 1e-9), so it stayed in and left on time at bar 5. The oracle
+ * must follow it and count one tie, not report a divergence. */
+Test(compare, a_near_tie_exit_is_adjudicated_and_counted)
+{
+    sebt_series s = series_with_low3(95);
+    sebt_series s2 = series_with_low3(95 + 1e-10);
+    sebt_params p = params();
+    output cand = run_reference(&s2, &p);
+    cr_assert_eq(cand.r.trades[0].exit_index, 5, "the candidate leaves on time");
+    cr_assert_eq(cand.r.trades[0].reason, SEBT_EXIT_TIME);
+    bool diverged = true;
+    size_t ties = 0;
+    sebt_divergence d;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_oracle_compare_one(&tolerant, &s, &p, &cand.f, &cand.r, &diverged, &d, &ties, &err),
+                 SEBT_OK, "%s", err.msg);
+    cr_expect_not(diverged, "%s at bar %lld: %s", d.what, (long long)d.bar, d.detail);
+    cr_expect_eq(ties, 1);
+
+    /* The same difference under an exact contract is a divergence at bar 3. */
+    ties = 0;
+    cr_assert_eq(sebt_oracle_compare_one(&exact, &s, &p, &cand.f, &cand.r, &diverged, &d, &ties, &err),
+                 SEBT_OK, "%s", err.msg);
+    cr_expect(diverged);
+    cr_expect_eq(d.bar, 3, "first differing bar: %lld (%s)", (long long)d.bar, d.what);
+    output_free(&cand);
+    sebt_series_free(&s);
+    sebt_series_free(&s2);
+}
+
+/* A signal that differs where cloc sits exactly on cloc_min is a tie. */
+Test(compare, a_near_tie_signal_is_adjudicated)
+{
+    sebt_series s = series_with_low3(95);
+    sebt_params p = params();
+    output o = run_reference(&s, &p);
+    /* Bar 4: cloc = (97-96)/(98-96) = 0.5; with cloc_min 0.5 the reference
+     * says no (0.5 > 0.5 is false) and the candidate says yes. */
+    p.cloc_min = 0.5;
+    output r = run_reference(&s, &p);
+    cr_assert_eq(r.f.cloc[4], 0.5);
+    cr_assert_not(r.f.signal[4]);
+    r.f.signal[4] = 1;
+    bool diverged = true;
+    size_t ties = 0;
+    sebt_divergence d;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_oracle_compare_one(&tolerant, &s, &p, &r.f, &r.r, &diverged, &d, &ties, &err),
+                 SEBT_OK, "%s", err.msg);
+    cr_expect_not(diverged, "%s at bar %lld: %s", d.what, (long long)d.bar, d.detail);
+    cr_expect_eq(ties, 1);
+    /* A signal flipped where no comparison is close is a divergence. */
+    r.f.signal[4] = 0;
+    r.f.signal[2] = !r.f.signal[2];
+    ties = 0;
+    cr_assert_eq(sebt_oracle_compare_one(&tolerant, &s, &p, &r.f, &r.r, &diverged, &d, &ties, &err),
+                 SEBT_OK, "%s", err.msg);
+    cr_expect(diverged);
+    cr_expect_str_eq(d.what, "signal");
+    cr_expect_eq(d.bar, 2);
+    output_free(&o);
+    output_free(&r);
+    sebt_series_free(&s);
+}
+
+/* Bar 3's low is 1 below the stop in the reference; a candidate that did
+ * not stop there is wrong, and the report says where and by how much. */
+Test(compare, a_difference_beyond_a_tie_is_a_divergence_naming_the_bar)
+{
+    sebt_series s = series_with_low3(94);
+    sebt_series s2 = series_with_low3(96);
+    sebt_params p = params();
+    output ref = run_reference(&s, &p);
+    output other = run_reference(&s2, &p);
+    cr_assert_eq(ref.r.trades[0].exit_index, 3);
+    cr_assert_neq(other.r.trades[0].exit_index, 3);
+    bool diverged = false;
+    size_t ties = 0;
+    sebt_divergence d;
+    sebt_error err = { 0 };
+    /* Honest features, the other series' trades. */
+    cr_assert_eq(sebt_oracle_compare_one(&tolerant, &s, &p, &ref.f, &other.r, &diverged, &d, &ties, &err),
+                 SEBT_OK, "%s", err.msg);
+    cr_expect(diverged);
+    cr_expect_str_eq(d.what, "exit");
+    cr_expect_eq(d.bar, 3);
+    cr_expect_eq(d.ts, s.ts[3]);
+    cr_expect_eq(d.margin, -1.0, "margin low - stop = 94 - 95, got %g", d.margin);
+    char text[2048];
+    sebt_divergence_text(&d, text, sizeof text);
+    cr_expect(strstr(text, "bar 3") != NULL, "%s", text);
+    cr_expect(strstr(text, "stop") != NULL, "%s", text);
+    /* Features that differ are reported at the first bar they differ. */
+    ref.f.atr[6] *= 1.001;
+    cr_assert_eq(sebt_oracle_compare_one(&tolerant, &s, &p, &ref.f, &ref.r, &diverged, &d, &ties, &err),
+                 SEBT_OK, "%s", err.msg);
+    cr_expect(diverged);
+    cr_expect_str_eq(d.what, "atr");
+    cr_expect_eq(d.bar, 6);
+    output_free(&ref);
+    output_free(&other);
+    sebt_series_free(&s);
+    sebt_series_free(&s2);
+}
+
+Test(compare, a_failing_candidate_is_a_divergence_and_bad_input_an_error)
+{
+    sebt_series s = series_with_low3(95);
+    sebt_params p = params();
+    sebt_oracle_report r;
+    sebt_error err = { 0 };
+    p.ema_fast = 0;
+    cr_expect_eq(sebt_oracle_check(&sebt_reference_backend, &s, &p, 1, NULL, &r, &err), SEBT_ERR_PARAM);
+    cr_expect(strstr(err.msg, "ema_fast") != NULL, "%s", err.msg);
+    sebt_series_free(&s);
+}
+
+Test(compare, near_tie_rule_is_spec_8)
+{
+    cr_expect(sebt_oracle_near_tie(1.0, 1.0, 1e-9));
+    cr_expect(sebt_oracle_near_tie(1e6, 1e6 + 1e-4, 1e-9));
+    cr_expect_not(sebt_oracle_near_tie(1e6, 1e6 + 1e-2, 1e-9));
+    cr_expect(sebt_oracle_near_tie(1e-6, 1e-6 + 5e-10, 1e-9)); /* max(1, ...) floor */
+    cr_expect_not(sebt_oracle_near_tie(NAN, 1.0, 1e-9));
+}

@@ -1,0 +1,183 @@
+/* The fuzzer: same seed, same cases; every bar it makes obeys SPEC §1; it
+ * reaches the shapes it promises; and it catches every planted bug fast
+ * with a small reproducer, while the reference and a correct backend stay
+ * clean. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <string.h>
+
+#include "sebt/backends.h"
+#include "sebt/oracle.h"
+#include "sebt/sebt.h"
+
+/* Field by field: struct padding makes memcmp of sebt_params meaningless. */
+static bool same_params(const sebt_params *a, const sebt_params *b)
+{
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        double x = sebt_params_get_double(a, i), y = sebt_params_get_double(b, i);
+        if (memcmp(&x, &y, sizeof x) != 0)
+            return false;
+    }
+    return true;
+}
+
+static bool same_series(const sebt_series *a, const sebt_series *b)
+{
+    if (a->n != b->n)
+        return false;
+    size_t d = a->n * sizeof(double);
+    /* memcmp, not ==: NaN (missing) bars must match too. */
+    return memcmp(a->ts, b->ts, a->n * sizeof *a->ts) == 0 && memcmp(a->open, b->open, d) == 0 &&
+           memcmp(a->high, b->high, d) == 0 && memcmp(a->low, b->low, d) == 0 &&
+           memcmp(a->close, b->close, d) == 0 && memcmp(a->volume, b->volume, d) == 0;
+}
+
+Test(fuzz, the_same_seed_gives_the_same_cases)
+{
+    size_t differ = 0;
+    for (uint64_t it = 0; it < 60; it++) {
+        sebt_fuzz_case a, b, c;
+        sebt_error err = { 0 };
+        cr_assert_eq(sebt_fuzz_generate(7, it, &a, &err), SEBT_OK, "%s", err.msg);
+        cr_assert_eq(sebt_fuzz_generate(7, it, &b, &err), SEBT_OK, "%s", err.msg);
+        cr_assert_eq(sebt_fuzz_generate(8, it, &c, &err), SEBT_OK, "%s", err.msg);
+        cr_expect(same_series(&a.series, &b.series), "case %llu", (unsigned long long)it);
+        cr_expect_eq(a.n_combos, b.n_combos);
+        for (size_t i = 0; i < a.n_combos && i < b.n_combos; i++)
+            cr_expect(same_params(&a.combos[i], &b.combos[i]), "case %llu combo %zu", (unsigned long long)it, i);
+        differ += !same_series(&a.series, &c.series);
+        sebt_fuzz_case_free(&a);
+        sebt_fuzz_case_free(&b);
+        sebt_fuzz_case_free(&c);
+    }
+    cr_expect_gt(differ, 50, "another seed gives other cases");
+}
+
+Test(fuzz, the_prng_is_xoshiro256starstar_seeded_by_splitmix64)
+{
+    /* Pinned outputs: a change here changes every seed's cases. */
+    sebt_rng r;
+    sebt_rng_seed(&r, 0);
+    uint64_t first = sebt_rng_next(&r);
+    sebt_rng_seed(&r, 0);
+    cr_expect_eq(sebt_rng_next(&r), first);
+    /* splitmix64(0) = 0xE220A8397B1DCDAF is the first state word. */
+    sebt_rng_seed(&r, 0);
+    cr_expect_eq(r.s[0], 0xE220A8397B1DCDAFull);
+    for (int i = 0; i < 1000; i++) {
+        double u = sebt_rng_unit(&r);
+        cr_assert(u >= 0 && u < 1);
+        int64_t k = sebt_rng_range(&r, -3, 3);
+        cr_assert(k >= -3 && k <= 3);
+    }
+}
+
+Test(fuzz, generated_bars_obey_spec_1_and_cover_the_edge_shapes)
+{
+    size_t tiny = 0, with_holes = 0, flat_bars = 0, zero_vol = 0, long_windows = 0, hold1 = 0,
+           always = 0, never = 0, missing_first = 0;
+    double lo_price = INFINITY, hi_price = 0;
+    for (uint64_t it = 0; it < 400; it++) {
+        sebt_fuzz_case c;
+        sebt_error err = { 0 };
+        cr_assert_eq(sebt_fuzz_generate(3, it, &c, &err), SEBT_OK, "%s", err.msg);
+        const sebt_series *s = &c.series;
+        tiny += s->n <= 2;
+        if (s->n && sebt_series_is_missing(s, 0))
+            missing_first++;
+        bool holes = false;
+        for (size_t t = 0; t < s->n; t++) {
+            if (t)
+                cr_assert_gt(s->ts[t], s->ts[t - 1]);
+            if (sebt_series_is_missing(s, t)) {
+                holes = true;
+                continue;
+            }
+            double o = s->open[t], h = s->high[t], l = s->low[t], cl = s->close[t], v = s->volume[t];
+            cr_assert(isfinite(o) && isfinite(h) && isfinite(l) && isfinite(cl) && isfinite(v));
+            cr_assert(l <= fmin(o, cl) && h >= fmax(o, cl) && l >= 0 && v >= 0 && v <= 1e12,
+                      "case %llu bar %zu", (unsigned long long)it, t);
+            flat_bars += h == l;
+            zero_vol += v == 0;
+            lo_price = fmin(lo_price, cl);
+            hi_price = fmax(hi_price, cl);
+        }
+        with_holes += holes;
+        for (size_t i = 0; i < c.n_combos; i++) {
+            const sebt_params *p = &c.combos[i];
+            cr_assert_eq(sebt_params_validate(p, &err), SEBT_OK, "%s", err.msg);
+            long_windows += (size_t)p->z_window > s->n || (size_t)p->atr_window > s->n;
+            hold1 += p->max_hold == 1;
+            always += p->vol_z == -100 && p->tr_z == -100 && p->cloc_min == -1;
+            never += p->vol_z == 100 || p->tr_z == 100 || p->cloc_min == 1;
+        }
+        sebt_fuzz_case_free(&c);
+    }
+    cr_expect_gt(tiny, 0);
+    cr_expect_gt(with_holes, 40);
+    cr_expect_gt(missing_first, 10);
+    cr_expect_gt(flat_bars, 100);
+    cr_expect_gt(zero_vol, 10);
+    cr_expect_gt(long_windows, 20);
+    cr_expect_gt(hold1, 20);
+    cr_expect_gt(always, 5);
+    cr_expect_gt(never, 20);
+    cr_expect_lt(lo_price, 1e-3);
+    cr_expect_gt(hi_price, 1e3);
+}
+
+/* The self-test of `sebt fuzz --self-test`, bounded: every mutant caught
+ * within 30 s (in practice well under a second) with <= 50 bars. */
+Test(fuzz, every_mutant_is_caught_with_a_small_reproducer, .timeout = 240)
+{
+    cr_assert_geq(sebt_mutant_count(), 7);
+    for (size_t i = 0; i < sebt_mutant_count(); i++) {
+        const sebt_backend *b = sebt_mutant_at(i);
+        sebt_fuzz_opts o = { .seed = 1, .iterations = 3000, .time_s = 30, .shrink = true };
+        sebt_fuzz_report r;
+        sebt_error err = { 0 };
+        cr_assert_eq(sebt_fuzz_run(b, &o, &r, &err), SEBT_OK, "%s: %s", b->name, err.msg);
+        cr_expect(r.found, "%s was not caught in %llu cases", b->name, (unsigned long long)r.cases_run);
+        cr_expect_leq(r.repro.n, 50, "%s: reproducer of %zu bars", b->name, r.repro.n);
+        cr_expect_lt(r.seconds_to_find, 30.0, "%s", b->name);
+        sebt_fuzz_report_free(&r);
+    }
+}
+
+Test(fuzz, another_seed_catches_them_too, .timeout = 240)
+{
+    for (size_t i = 0; i < sebt_mutant_count(); i++) {
+        const sebt_backend *b = sebt_mutant_at(i);
+        sebt_fuzz_opts o = { .seed = 20240611, .iterations = 3000, .time_s = 30, .shrink = true };
+        sebt_fuzz_report r;
+        sebt_error err = { 0 };
+        cr_assert_eq(sebt_fuzz_run(b, &o, &r, &err), SEBT_OK, "%s: %s", b->name, err.msg);
+        cr_expect(r.found, "%s was not caught", b->name);
+        cr_expect_leq(r.repro.n, 50, "%s: reproducer of %zu bars", b->name, r.repro.n);
+        sebt_fuzz_report_free(&r);
+    }
+}
+
+Test(fuzz, the_reference_and_the_correct_base_stay_clean, .timeout = 240)
+{
+    const sebt_backend *subjects[] = { &sebt_reference_backend, &sebt_mutant_base_backend };
+    for (size_t i = 0; i < 2; i++) {
+        sebt_fuzz_opts o = { .seed = 5, .iterations = 400, .shrink = false };
+        sebt_fuzz_report r;
+        sebt_error err = { 0 };
+        cr_assert_eq(sebt_fuzz_run(subjects[i], &o, &r, &err), SEBT_OK, "%s", err.msg);
+        cr_expect_not(r.found, "%s diverged in case %llu: %s at bar %lld: %s", subjects[i]->name,
+                      (unsigned long long)r.found_iteration, r.divergence.what,
+                      (long long)r.divergence.bar, r.divergence.detail);
+        cr_expect_eq(r.cases_run, 400);
+        sebt_fuzz_report_free(&r);
+    }
+}
+
+Test(fuzz, a_run_needs_a_bound)
+{
+    sebt_fuzz_opts o = { .seed = 1 };
+    sebt_fuzz_report r;
+    sebt_error err = { 0 };
+    cr_expect_eq(sebt_fuzz_run(&sebt_reference_backend, &o, &r, &err), SEBT_ERR_USAGE);
+}

@@ -1,0 +1,394 @@
+/* SPEC §6 worked by hand. The signal column is written directly (a string,
+ * '1' = signal) and ATR is 2 on every present bar, so each case reads as a
+ * few price bars. With atr_stop_mult 0.5 the stop is low[signal] - 1;
+ * reward_r 2, no fees, no time limit unless a case says otherwise.
+ * These call the reference's own SPEC §6 routine (reference/ref.h); the
+ * end-to-end path through run_batch is covered by test_backend.c. */
+#include <stdlib.h>
+
+#include "../ref.h"
+#include "ref_fixture.h"
+
+typedef struct {
+    sebt_series s;
+    sebt_features f;
+    sebt_result r;
+} sim_case;
+
+static sim_case simulate(const bar5 *bars, size_t n, const char *signal, const sebt_params *p)
+{
+    sim_case c;
+    memset(&c, 0, sizeof c);
+    sebt_error err = { 0 };
+    cr_assert_eq(strlen(signal), n, "signal string must have one char per bar");
+    c.s = make_series(bars, n);
+    cr_assert_eq(sebt_features_alloc(&c.f, n, &err), SEBT_OK);
+    for (size_t t = 0; t < n; t++) {
+        int present = !isnan(bars[t][0]);
+        c.f.atr[t] = present ? 2.0 : NAN;
+        c.f.valid[t] = (uint8_t)present;
+        c.f.signal[t] = signal[t] == '1';
+    }
+    cr_assert_eq(sebt_ref_simulate(&c.s, &c.f, p, &c.r, &err), SEBT_OK, "%s", err.msg);
+    sebt_ref_metrics(c.r.trades, c.r.n_trades, &c.r.metrics);
+    return c;
+}
+
+static void done(sim_case *c)
+{
+    sebt_result_free(&c->r);
+    sebt_features_free(&c->f);
+    sebt_series_free(&c->s);
+}
+
+static void assert_trade(const sebt_trade *t, int64_t sig, int64_t entry, int64_t exit,
+                         double entry_px, double exit_px, double stop, double tp, double risk,
+                         double pnl, double r, sebt_exit_reason reason, int32_t bars)
+{
+    cr_assert_eq(t->signal_index, sig, "signal_index %lld", (long long)t->signal_index);
+    cr_assert_eq(t->entry_index, entry, "entry_index %lld", (long long)t->entry_index);
+    cr_assert_eq(t->exit_index, exit, "exit_index %lld", (long long)t->exit_index);
+    cr_assert(same_double(t->entry_price, entry_px), "entry_price %.17g", t->entry_price);
+    cr_assert(same_double(t->exit_price, exit_px), "exit_price %.17g", t->exit_price);
+    cr_assert(same_double(t->stop, stop), "stop %.17g", t->stop);
+    cr_assert(same_double(t->tp, tp), "tp %.17g", t->tp);
+    cr_assert(same_double(t->risk, risk), "risk %.17g", t->risk);
+    cr_assert(same_double(t->pnl, pnl), "pnl %.17g", t->pnl);
+    cr_assert(same_double(t->r, r), "r %.17g", t->r);
+    cr_assert_eq(t->reason, reason, "reason %s", sebt_exit_reason_name(t->reason));
+    cr_assert_eq(t->bars_held, bars, "bars_held %d", t->bars_held);
+}
+
+/* The signal bar and the entry bar shared by most cases:
+ * t0 signal (100,101,99,100): stop = 99 - 0.5*2 = 98.
+ * t1 entry at open 100: risk = 100 - 98 = 2, tp = 100 + 2*2 = 104. The
+ *    entry bar spans 90..110, which would hit both stop and target, but
+ *    the entry bar is never checked. */
+#define SIG_BAR { 100, 101, 99, 100, 1 }
+#define ENTRY_BAR { 100, 110, 90, 100, 1 }
+
+Test(exits, stop_and_entry_bar_never_checked)
+{
+    /* t2 (100,101,97,99): open 100 > 98, low 97 <= 98 -> STOP at 98;
+     * pnl = 98 - 100 = -2, R = -2/2 = -1, one bar held. */
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 101, 97, 99, 1 } };
+    sebt_params p = small_params();
+    sim_case c = simulate(bars, 3, "100", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 98, 98, 104, 2, -2, -1, SEBT_EXIT_STOP, 1);
+    cr_assert_eq(c.r.valid_bars, 3);
+    cr_assert(!c.r.open_at_end.open);
+    done(&c);
+}
+
+Test(exits, stop_gap_exits_at_the_open)
+{
+    /* t2 (95,96,94,95): open 95 <= 98 -> STOP_GAP at 95; pnl -5, R -2.5. */
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 95, 96, 94, 95, 1 } };
+    sebt_params p = small_params();
+    sim_case c = simulate(bars, 3, "100", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 95, 98, 104, 2, -5, -2.5, SEBT_EXIT_STOP_GAP, 1);
+    done(&c);
+}
+
+Test(exits, take_profit)
+{
+    /* t2 (100,105,99,104): low 99 > 98, high 105 >= 104 -> TP at 104; pnl 4, R 2. */
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 105, 99, 104, 1 } };
+    sebt_params p = small_params();
+    sim_case c = simulate(bars, 3, "100", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 104, 98, 104, 2, 4, 2, SEBT_EXIT_TP, 1);
+    done(&c);
+}
+
+Test(exits, time_after_max_hold_bars)
+{
+    /* max_hold 2: t2 (100,101,99,100) nothing, bars = 1; t3 (100,102,99,101)
+     * bars = 2 >= 2 -> TIME at close 101; pnl 1, R 0.5. */
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 101, 99, 100, 1 }, { 100, 102, 99, 101, 1 } };
+    sebt_params p = small_params();
+    p.max_hold = 2;
+    sim_case c = simulate(bars, 4, "1000", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    assert_trade(&c.r.trades[0], 0, 1, 3, 100, 101, 98, 104, 2, 1, 0.5, SEBT_EXIT_TIME, 2);
+    done(&c);
+}
+
+Test(exits, max_hold_1_exits_on_the_first_checked_bar)
+{
+    /* t2 (100,101,99,100.5): bars = 1 >= 1 -> TIME at 100.5; pnl 0.5, R 0.25. */
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 101, 99, 100.5, 1 } };
+    sebt_params p = small_params();
+    p.max_hold = 1;
+    sim_case c = simulate(bars, 3, "100", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 100.5, 98, 104, 2, 0.5, 0.25, SEBT_EXIT_TIME, 1);
+    done(&c);
+}
+
+Test(priority, gap_beats_stop_and_tp)
+{
+    /* t2 (97,105,90,100): open 97 <= 98 (gap), low 90 <= 98 (stop), high
+     * 105 >= 104 (tp) -> STOP_GAP at 97; pnl -3, R -1.5. */
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 97, 105, 90, 100, 1 } };
+    sebt_params p = small_params();
+    sim_case c = simulate(bars, 3, "100", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 97, 98, 104, 2, -3, -1.5, SEBT_EXIT_STOP_GAP, 1);
+    done(&c);
+}
+
+Test(priority, stop_beats_tp_on_the_same_bar)
+{
+    /* t2 (100,105,97,100): open 100 > 98, low 97 <= 98, high 105 >= 104 -> STOP at 98. */
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 105, 97, 100, 1 } };
+    sebt_params p = small_params();
+    sim_case c = simulate(bars, 3, "100", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 98, 98, 104, 2, -2, -1, SEBT_EXIT_STOP, 1);
+    done(&c);
+}
+
+Test(priority, tp_beats_time)
+{
+    /* max_hold 1 and t2 reaches 104: TP at 104, not TIME at close 103. */
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 105, 99, 103, 1 } };
+    sebt_params p = small_params();
+    p.max_hold = 1;
+    sim_case c = simulate(bars, 3, "100", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 104, 98, 104, 2, 4, 2, SEBT_EXIT_TP, 1);
+    done(&c);
+}
+
+Test(priority, stop_beats_time)
+{
+    /* max_hold 1 and t2 touches 98: STOP, not TIME. */
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 101, 98, 99, 1 } };
+    sebt_params p = small_params();
+    p.max_hold = 1;
+    sim_case c = simulate(bars, 3, "100", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    cr_assert_eq(c.r.trades[0].reason, SEBT_EXIT_STOP);
+    cr_assert_eq(c.r.trades[0].exit_price, 98);
+    done(&c);
+}
+
+Test(positions, signal_on_exit_bar_opens_the_next_trade)
+{
+    /* Trade 1 stops out at t2 (98), which also signals: stop2 = 97 - 1 = 96.
+     * t3 entry at open 99: risk = 99 - 96 = 3, tp = 99 + 2*3 = 105.
+     * t4 (99,106,98,100): low 98 > 96, high 106 >= 105 -> TP at 105;
+     * pnl = 105 - 99 = 6, R = 2. */
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 101, 97, 99, 1 }, { 99, 100, 98, 99, 1 }, { 99, 106, 98, 100, 1 } };
+    sebt_params p = small_params();
+    sim_case c = simulate(bars, 5, "10100", &p);
+    cr_assert_eq(c.r.n_trades, 2);
+    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 98, 98, 104, 2, -2, -1, SEBT_EXIT_STOP, 1);
+    assert_trade(&c.r.trades[1], 2, 3, 4, 99, 105, 96, 105, 3, 6, 2, SEBT_EXIT_TP, 1);
+    done(&c);
+}
+
+Test(positions, signals_while_in_position_are_ignored_not_queued)
+{
+    /* Signals at t0, t1 (the entry bar) and t2 (held); max_hold 2 exits at
+     * t3 close 101. If t1/t2 were queued a trade would open at t4; none does. */
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 101, 99, 100, 1 }, { 100, 102, 99, 101, 1 },
+                    { 101, 102, 100, 101, 1 }, { 101, 102, 100, 101, 1 } };
+    sebt_params p = small_params();
+    p.max_hold = 2;
+    sim_case c = simulate(bars, 6, "111000", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    assert_trade(&c.r.trades[0], 0, 1, 3, 100, 101, 98, 104, 2, 1, 0.5, SEBT_EXIT_TIME, 2);
+    cr_assert(!c.r.open_at_end.open);
+    done(&c);
+}
+
+Test(positions, open_at_end_is_not_a_trade)
+{
+    /* t2 no exit (bars = 1); the series ends with the position open. */
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 101, 99, 100, 1 } };
+    sebt_params p = small_params();
+    sim_case c = simulate(bars, 3, "100", &p);
+    cr_assert_eq(c.r.n_trades, 0);
+    cr_assert_null(c.r.trades);
+    const sebt_open_position *o = &c.r.open_at_end;
+    cr_assert(o->open);
+    cr_assert_eq(o->signal_index, 0);
+    cr_assert_eq(o->entry_index, 1);
+    cr_assert_eq(o->entry_price, 100);
+    cr_assert_eq(o->stop, 98);
+    cr_assert_eq(o->tp, 104);
+    cr_assert_eq(o->risk, 2);
+    cr_assert_eq(o->bars_held, 1);
+    cr_assert_eq(c.r.metrics.n, 0);
+    done(&c);
+}
+
+Test(positions, entry_on_last_bar_is_open_with_zero_bars)
+{
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR };
+    sebt_params p = small_params();
+    sim_case c = simulate(bars, 2, "10", &p);
+    cr_assert_eq(c.r.n_trades, 0);
+    cr_assert(c.r.open_at_end.open);
+    cr_assert_eq(c.r.open_at_end.entry_index, 1);
+    cr_assert_eq(c.r.open_at_end.bars_held, 0);
+    done(&c);
+}
+
+Test(positions, signal_on_last_valid_bar_opens_nothing)
+{
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, MISSING };
+    sebt_params p = small_params();
+    sim_case c = simulate(bars, 3, "010", &p);
+    cr_assert_eq(c.r.n_trades, 0);
+    cr_assert(!c.r.open_at_end.open);
+    cr_assert_eq(c.r.valid_bars, 2);
+    done(&c);
+}
+
+Test(positions, holes_are_skipped_next_bar_means_next_valid_bar)
+{
+    /* t1 missing: entry at t2's open 100. t3 missing. t4 is the first
+     * checked bar: bars = 1 >= max_hold 1 -> TIME at t4's close 101.
+     * t4 would have stopped out had t3 (a bar below the stop) been real. */
+    bar5 bars[] = { SIG_BAR, MISSING, ENTRY_BAR, MISSING, { 100, 102, 99, 101, 1 } };
+    sebt_params p = small_params();
+    p.max_hold = 1;
+    sim_case c = simulate(bars, 5, "10000", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    assert_trade(&c.r.trades[0], 0, 2, 4, 100, 101, 98, 104, 2, 1, 0.5, SEBT_EXIT_TIME, 1);
+    cr_assert_eq(c.r.valid_bars, 3);
+    done(&c);
+}
+
+Test(options, no_stop_risk_is_one_percent_of_entry)
+{
+    /* use_stop false: stop = 0, risk = 100*0.01 = 1 (the double product
+     * rounds to exactly 1), tp = 100 + 2*1 = 102. t2 dips to 50 (no stop),
+     * high 101 < 102; t3 high 102 >= 102 -> TP at 102; pnl 2, R 2. */
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 101, 50, 100, 1 }, { 100, 102, 99, 101, 1 } };
+    sebt_params p = small_params();
+    p.use_stop = false;
+    sim_case c = simulate(bars, 4, "1000", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    assert_trade(&c.r.trades[0], 0, 1, 3, 100, 102, 0, 102, 1, 2, 2, SEBT_EXIT_TP, 2);
+    done(&c);
+}
+
+Test(options, no_stop_never_exits_on_the_zero_stop)
+{
+    /* use_stop false: stop = 0. t2 opens and trades at 0, so open <= stop
+     * and low <= stop both hold, yet neither stop rule applies; the time
+     * limit (1) closes at 2: pnl = 2 - 100 = -98, R = -98 / 1 = -98. */
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 0, 3, 0, 2, 1 } };
+    sebt_params p = small_params();
+    p.use_stop = false;
+    p.max_hold = 1;
+    sim_case c = simulate(bars, 3, "100", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 2, 0, 102, 1, -98, -98, SEBT_EXIT_TIME, 1);
+    done(&c);
+}
+
+Test(options, no_tp_means_tp_zero_and_no_target)
+{
+    /* use_tp false: tp = 0. t2 rises to 200 (no target); max_hold 2: t3
+     * closes at 155 -> TIME; pnl 55, R 27.5. */
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 200, 99, 150, 1 }, { 150, 160, 140, 155, 1 } };
+    sebt_params p = small_params();
+    p.use_tp = false;
+    p.max_hold = 2;
+    sim_case c = simulate(bars, 4, "1000", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    assert_trade(&c.r.trades[0], 0, 1, 3, 100, 155, 98, 0, 2, 55, 27.5, SEBT_EXIT_TIME, 2);
+    done(&c);
+}
+
+Test(options, no_time_limit_holds_to_the_end)
+{
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 101, 99, 100, 1 }, { 100, 101, 99, 100, 1 }, { 100, 101, 99, 100, 1 } };
+    sebt_params p = small_params();
+    p.use_time = false;
+    p.max_hold = 1;
+    sim_case c = simulate(bars, 5, "10000", &p);
+    cr_assert_eq(c.r.n_trades, 0);
+    cr_assert(c.r.open_at_end.open);
+    cr_assert_eq(c.r.open_at_end.bars_held, 3);
+    done(&c);
+}
+
+Test(options, risk_floor_1e_8)
+{
+    /* atr_stop_mult 0 puts the stop at the signal bar's low 99; the entry
+     * opens at 99 too, so entry - stop = 0 and risk = max(1e-8, 0) = 1e-8.
+     * tp = 99 + 2e-8. t2 (99.5,100,99.25,100): open and low above 99,
+     * high 100 >= tp -> TP; pnl = tp - 99, R = pnl / 1e-8. */
+    bar5 bars[] = { SIG_BAR, { 99, 100, 99, 99.5, 1 }, { 99.5, 100, 99.25, 100, 1 } };
+    sebt_params p = small_params();
+    p.atr_stop_mult = 0.0;
+    sim_case c = simulate(bars, 3, "100", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    const sebt_trade *t = &c.r.trades[0];
+    cr_assert_eq(t->risk, 1e-8);
+    cr_assert_eq(t->stop, 99);
+    cr_assert_eq(t->tp, 99 + 2 * 1e-8);
+    cr_assert_eq(t->reason, SEBT_EXIT_TP);
+    cr_assert_eq(t->pnl, (99 + 2 * 1e-8) - 99);
+    done(&c);
+}
+
+Test(fees, fee_on_entry_plus_exit)
+{
+    /* fee_bp 20 + slippage_bp 5 = 25 bp; reward_r 40.
+     * t0 (160,161,159,160): stop 158; t1 entry 160, risk 2, tp = 160 + 40*2 = 240.
+     * t2 (200,250,199,245) -> TP at 240.
+     * fee = (160 + 240) * 25 / 10000 = 10000 / 10000 = 1; pnl = 240 - 160 - 1 = 79;
+     * R = 79 / 2 = 39.5. */
+    bar5 bars[] = { { 160, 161, 159, 160, 1 }, { 160, 161, 159, 160, 1 }, { 200, 250, 199, 245, 1 } };
+    sebt_params p = small_params();
+    p.fee_bp = 20;
+    p.slippage_bp = 5;
+    p.reward_r = 40;
+    sim_case c = simulate(bars, 3, "100", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    assert_trade(&c.r.trades[0], 0, 1, 2, 160, 240, 158, 240, 2, 79, 39.5, SEBT_EXIT_TP, 1);
+    done(&c);
+}
+
+Test(fees, default_ten_bp_round_trip)
+{
+    /* 5 + 5 bp: fee = (100 + 104) * 10 / 10000 = 0.204; pnl = 4 - 0.204 =
+     * 3.796; a winner still, R = 1.898 (decimals: checked to 1e-12). */
+    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 105, 99, 104, 1 } };
+    sebt_params p = small_params();
+    p.fee_bp = 5;
+    p.slippage_bp = 5;
+    sim_case c = simulate(bars, 3, "100", &p);
+    cr_assert_eq(c.r.n_trades, 1);
+    cr_assert_float_eq(c.r.trades[0].pnl, 3.796, 1e-12);
+    cr_assert_float_eq(c.r.trades[0].r, 1.898, 1e-12);
+    cr_assert_eq(c.r.metrics.win_rate, 1.0);
+    done(&c);
+}
+
+Test(edges, fewer_than_two_valid_bars_simulate_nothing)
+{
+    bar5 one[] = { SIG_BAR };
+    sebt_params p = small_params();
+    sim_case c = simulate(one, 1, "1", &p);
+    cr_assert_eq(c.r.n_trades, 0);
+    cr_assert(!c.r.open_at_end.open);
+    cr_assert_eq(c.r.valid_bars, 1);
+    done(&c);
+
+    bar5 holes[] = { MISSING, SIG_BAR, MISSING };
+    c = simulate(holes, 3, "010", &p);
+    cr_assert_eq(c.r.n_trades, 0);
+    cr_assert(!c.r.open_at_end.open);
+    cr_assert_eq(c.r.valid_bars, 1);
+    done(&c);
+}

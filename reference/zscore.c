@@ -1,0 +1,43 @@
+/* SPEC §3 Z(x, w): the z-score of x[t] within its own trailing window. */
+#include <math.h>
+
+#include "ref.h"
+
+static double window_z(const double *x, size_t from, size_t t, int32_t w)
+{
+    for (size_t i = from; i <= t; i++)
+        if (isnan(x[i]))
+            return NAN;
+
+    /* A flat window has no spike (SPEC): compared exactly. */
+    int flat = 1;
+    for (size_t i = from + 1; i <= t; i++)
+        if (x[i] != x[from])
+            flat = 0;
+    if (flat)
+        return NAN;
+
+    double sum = 0.0;
+    for (size_t i = from; i <= t; i++)
+        sum += x[i];
+    double m = sum / (double)w;
+
+    double ss = 0.0;
+    for (size_t i = from; i <= t; i++)
+        ss += (x[i] - m) * (x[i] - m);
+    double var = ss / (double)w;
+
+    /* Values that differ by less than rounding can still give var == 0
+     * (the squares underflow). Such a window is flat for every practical
+     * purpose, so it is NaN like a flat one, not +-inf. */
+    if (var == 0.0)
+        return NAN;
+    return (x[t] - m) / sqrt(var);
+}
+
+void sebt_ref_zscore(const double *x, size_t n, int32_t w, double *out)
+{
+    size_t ws = (size_t)w;
+    for (size_t t = 0; t < n; t++)
+        out[t] = t + 1 < ws ? NAN : window_z(x, t + 1 - ws, t, w);
+}

@@ -1,0 +1,298 @@
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "report.h"
+#include "sebt/sebt.h"
+
+sebt_status sebt_read_file(const char *path, char **text, size_t *len, sebt_error *err)
+{
+    *text = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sebt_fail(err, SEBT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (n + 1 >= cap) {
+            char *b = realloc(buf, cap * 2);
+            if (!b) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = b;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (!buf)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "out of memory reading %s", path);
+    if (bad) {
+        free(buf);
+        return sebt_fail(err, SEBT_ERR_IO, "cannot read %s", path);
+    }
+    buf[n] = '\0';
+    *text = buf;
+    *len = n;
+    return SEBT_OK;
+}
+
+static double unit_seconds(const char *unit)
+{
+    if (strcmp(unit, "ns") == 0)
+        return 1e-9;
+    if (strcmp(unit, "us") == 0)
+        return 1e-6;
+    if (strcmp(unit, "ms") == 0)
+        return 1e-3;
+    if (strcmp(unit, "s") == 0)
+        return 1.0;
+    return NAN;
+}
+
+/* "group/backend/bars:N/combos:C/threads:T", then whatever Google Benchmark
+ * appends ("/min_time:0.050", "/real_time"), which is ignored. */
+static void parse_name(sebt_bench_run *r)
+{
+    r->bars = -1;
+    r->combos = -1;
+    r->threads = 0;
+    char buf[sizeof r->name];
+    snprintf(buf, sizeof buf, "%s", r->name);
+    char *save = NULL;
+    int part = 0;
+    for (char *tok = strtok_r(buf, "/", &save); tok; tok = strtok_r(NULL, "/", &save), part++) {
+        if (part == 0)
+            snprintf(r->group, sizeof r->group, "%s", tok);
+        else if (part == 1)
+            snprintf(r->backend, sizeof r->backend, "%s", tok);
+        else if (strncmp(tok, "bars:", 5) == 0)
+            r->bars = strtoll(tok + 5, NULL, 10);
+        else if (strncmp(tok, "combos:", 7) == 0)
+            r->combos = strtoll(tok + 7, NULL, 10);
+        else if (strncmp(tok, "threads:", 8) == 0)
+            r->threads = (int)strtol(tok + 8, NULL, 10);
+    }
+}
+
+static bool starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+static sebt_status read_run(const char *src, size_t index, const sebt_json *b, sebt_bench_run *r,
+                            sebt_error *err)
+{
+    memset(r, 0, sizeof *r);
+    const char *name = sebt_json_get_string(b, "name", NULL);
+    if (!name)
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: benchmarks[%zu] has no \"name\" string", src, index);
+    snprintf(r->name, sizeof r->name, "%s", name);
+    parse_name(r);
+    r->seconds = NAN;
+    r->bars_per_s = sebt_json_get_number(b, "bars_per_second", NAN);
+    r->combos_per_s = sebt_json_get_number(b, "combos_per_second", NAN);
+    r->bar_combos_per_s = sebt_json_get_number(b, "bar_combos_per_second", NAN);
+    r->trades_per_s = sebt_json_get_number(b, "trades_per_second", NAN);
+    r->rows_per_s = sebt_json_get_number(b, "rows_per_second", NAN);
+    r->parity_checked = sebt_json_get_number(b, "parity_checked", 0);
+    r->parity_ties = sebt_json_get_number(b, "parity_ties", 0);
+    r->iterations = (long long)sebt_json_get_number(b, "iterations", 0);
+
+    const sebt_json *errored = sebt_json_get(b, "error_occurred");
+    if (errored && errored->type == SEBT_JSON_BOOL && errored->boolean) {
+        const char *msg = sebt_json_get_string(b, "error_message", "no message");
+        snprintf(r->message, sizeof r->message, "%s", msg);
+        if (starts_with(msg, "parity failed:"))
+            r->status = SEBT_RUN_PARITY_FAILED;
+        else if (starts_with(msg, "unavailable:"))
+            r->status = SEBT_RUN_UNAVAILABLE;
+        else
+            r->status = SEBT_RUN_ERROR;
+        /* A run that was not timed shows no speed, whatever the file says. */
+        r->bars_per_s = r->combos_per_s = r->bar_combos_per_s = NAN;
+        r->trades_per_s = r->rows_per_s = NAN;
+        return SEBT_OK;
+    }
+    r->status = SEBT_RUN_OK;
+    snprintf(r->message, sizeof r->message, "%s", sebt_json_get_string(b, "label", ""));
+    double t = sebt_json_get_number(b, "real_time", NAN);
+    const char *unit = sebt_json_get_string(b, "time_unit", "ns");
+    double scale = unit_seconds(unit);
+    if (isnan(scale))
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: benchmark '%s' has an unknown time_unit '%s'", src,
+                         name, unit);
+    if (!isfinite(t) || t < 0)
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: benchmark '%s' has no usable \"real_time\"", src, name);
+    r->seconds = t * scale;
+    return SEBT_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Repetitions of one benchmark become one run: each measure its median. */
+static void merge_repetitions(sebt_bench_set *set)
+{
+    size_t out = 0;
+    double *tmp = malloc(set->n_runs * sizeof *tmp);
+    for (size_t i = 0; i < set->n_runs; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < out && !seen; j++)
+            seen = strcmp(set->runs[j].name, set->runs[i].name) == 0;
+        if (seen)
+            continue;
+        sebt_bench_run r = set->runs[i];
+        if (tmp && r.status == SEBT_RUN_OK) {
+            double *fields[] = { &r.seconds, &r.bars_per_s, &r.combos_per_s, &r.bar_combos_per_s,
+                                 &r.trades_per_s, &r.rows_per_s };
+            size_t offsets[] = { offsetof(sebt_bench_run, seconds), offsetof(sebt_bench_run, bars_per_s),
+                                 offsetof(sebt_bench_run, combos_per_s),
+                                 offsetof(sebt_bench_run, bar_combos_per_s),
+                                 offsetof(sebt_bench_run, trades_per_s), offsetof(sebt_bench_run, rows_per_s) };
+            for (size_t f = 0; f < sizeof offsets / sizeof offsets[0]; f++) {
+                size_t k = 0;
+                for (size_t j = i; j < set->n_runs; j++)
+                    if (strcmp(set->runs[j].name, r.name) == 0 && set->runs[j].status == SEBT_RUN_OK)
+                        tmp[k++] = *(const double *)((const char *)&set->runs[j] + offsets[f]);
+                *fields[f] = median(tmp, k);
+            }
+        }
+        set->runs[out++] = r;
+    }
+    free(tmp);
+    set->n_runs = out;
+}
+
+sebt_status sebt_bench_parse(const char *name, const char *text, size_t len, sebt_bench_set *out,
+                             sebt_error *err)
+{
+    memset(out, 0, sizeof *out);
+    sebt_json *root;
+    sebt_status st = sebt_json_parse(name, text, len, &root, err);
+    if (st != SEBT_OK)
+        return st;
+    const sebt_json *benchmarks = sebt_json_get(root, "benchmarks");
+    if (!benchmarks || benchmarks->type != SEBT_JSON_ARRAY) {
+        sebt_json_free(root);
+        return sebt_fail(err, SEBT_ERR_INPUT,
+                         "%s: no \"benchmarks\" array: is this Google Benchmark JSON "
+                         "(--benchmark_out_format=json)?", name);
+    }
+    out->runs = calloc(benchmarks->n ? benchmarks->n : 1, sizeof *out->runs);
+    if (!out->runs) {
+        sebt_json_free(root);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", name);
+    }
+    for (size_t i = 0; i < benchmarks->n; i++) {
+        const sebt_json *b = &benchmarks->items[i];
+        if (b->type != SEBT_JSON_OBJECT) {
+            st = sebt_fail(err, SEBT_ERR_INPUT, "%s: benchmarks[%zu] is not an object", name, i);
+            break;
+        }
+        /* Aggregates (mean, median, stddev of repetitions) are recomputed
+         * from the repetitions themselves. */
+        if (strcmp(sebt_json_get_string(b, "run_type", "iteration"), "aggregate") == 0)
+            continue;
+        st = read_run(name, i, b, &out->runs[out->n_runs], err);
+        if (st != SEBT_OK)
+            break;
+        out->n_runs++;
+    }
+    const sebt_json *ctx = sebt_json_get(root, "context");
+    if (st == SEBT_OK && ctx && ctx->type == SEBT_JSON_OBJECT && ctx->n > 0) {
+        out->context_keys = calloc(ctx->n, sizeof *out->context_keys);
+        out->context_values = calloc(ctx->n, sizeof *out->context_values);
+        if (!out->context_keys || !out->context_values)
+            st = sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", name);
+        for (size_t i = 0; st == SEBT_OK && i < ctx->n; i++) {
+            char num[64];
+            const char *v = num;
+            if (ctx->items[i].type == SEBT_JSON_STRING)
+                v = ctx->items[i].string;
+            else if (ctx->items[i].type == SEBT_JSON_NUMBER)
+                snprintf(num, sizeof num, "%.10g", ctx->items[i].number);
+            else if (ctx->items[i].type == SEBT_JSON_BOOL)
+                v = ctx->items[i].boolean ? "true" : "false";
+            else
+                continue; /* caches and load averages: not shown */
+            out->context_keys[out->n_context] = strdup(ctx->keys[i]);
+            out->context_values[out->n_context] = strdup(v);
+            if (!out->context_keys[out->n_context] || !out->context_values[out->n_context])
+                st = sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", name);
+            out->n_context++;
+        }
+    }
+    sebt_json_free(root);
+    if (st != SEBT_OK) {
+        sebt_bench_set_free(out);
+        return st;
+    }
+    merge_repetitions(out);
+    return SEBT_OK;
+}
+
+sebt_status sebt_bench_read(const char *path, sebt_bench_set *out, sebt_error *err)
+{
+    char *text;
+    size_t len;
+    memset(out, 0, sizeof *out);
+    sebt_status st = sebt_read_file(path, &text, &len, err);
+    if (st != SEBT_OK)
+        return st;
+    st = sebt_bench_parse(path, text, len, out, err);
+    free(text);
+    return st;
+}
+
+void sebt_bench_set_free(sebt_bench_set *set)
+{
+    for (size_t i = 0; i < set->n_context; i++) {
+        free(set->context_keys[i]);
+        free(set->context_values[i]);
+    }
+    free(set->context_keys);
+    free(set->context_values);
+    free(set->runs);
+    memset(set, 0, sizeof *set);
+}
+
+const char *sebt_bench_context(const sebt_bench_set *set, const char *key)
+{
+    for (size_t i = 0; i < set->n_context; i++)
+        if (strcmp(set->context_keys[i], key) == 0)
+            return set->context_values[i];
+    return NULL;
+}
+
+const sebt_bench_run *sebt_bench_find(const sebt_bench_set *set, const char *group,
+                                      const char *backend, long long bars, long long combos,
+                                      int threads)
+{
+    for (size_t i = 0; i < set->n_runs; i++) {
+        const sebt_bench_run *r = &set->runs[i];
+        if (strcmp(r->group, group) == 0 && strcmp(r->backend, backend) == 0 && r->bars == bars &&
+            r->combos == combos && (threads < 0 || r->threads == threads))
+            return r;
+    }
+    return NULL;
+}

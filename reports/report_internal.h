@@ -1,0 +1,14 @@
+/* Shared between the report's own files; not used outside reports/. */
+#ifndef SEBT_REPORTS_INTERNAL_H
+#define SEBT_REPORTS_INTERNAL_H
+
+#include "report.h"
+
+/* Draws every figure into dir (SVG and PNG) through gnuplot. */
+sebt_status sebt_report_figures_write(const sebt_bench_set *set, const char *dir, const char *gnuplot,
+                                      sebt_error *err);
+/* The backends that appear in the runs (the loader excluded), reference
+ * first, then fast_cpu, cuda, then any other in order of appearance. */
+size_t sebt_report_backends(const sebt_bench_set *set, const char **names, size_t max);
+
+#endif

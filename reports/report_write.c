@@ -1,0 +1,551 @@
+/* The report folder: bench.json, the figures, report.md and index.html.
+ * index.html carries everything inline (styles, and the SVG figures as data
+ * URIs), so it opens from a CI artifact or a laptop with no network. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "report_internal.h"
+#include "sebt/sebt.h"
+
+/* ---- numbers for people ------------------------------------------------- */
+
+static void fmt_rate(double v, char *buf, size_t size)
+{
+    static const char *const prefix[] = { "", " k", " M", " G", " T" };
+    if (!isfinite(v)) {
+        snprintf(buf, size, "-");
+        return;
+    }
+    int k = 0;
+    while (fabs(v) >= 1000 && k < 4) {
+        v /= 1000;
+        k++;
+    }
+    snprintf(buf, size, "%.3g%s", v, prefix[k]);
+}
+
+static void fmt_seconds(double s, char *buf, size_t size)
+{
+    if (!isfinite(s))
+        snprintf(buf, size, "-");
+    else if (s >= 1)
+        snprintf(buf, size, "%.3g s", s);
+    else if (s >= 1e-3)
+        snprintf(buf, size, "%.3g ms", s * 1e3);
+    else if (s >= 1e-6)
+        snprintf(buf, size, "%.3g us", s * 1e6);
+    else
+        snprintf(buf, size, "%.3g ns", s * 1e9);
+}
+
+static void fmt_count(long long v, char *buf, size_t size)
+{
+    if (v < 0)
+        snprintf(buf, size, "-");
+    else
+        snprintf(buf, size, "%lld", v);
+}
+
+static const char *status_word(const sebt_bench_run *r)
+{
+    switch (r->status) {
+    case SEBT_RUN_OK: return "ok";
+    case SEBT_RUN_PARITY_FAILED: return "PARITY FAILED (not timed)";
+    case SEBT_RUN_UNAVAILABLE: return "unavailable";
+    case SEBT_RUN_ERROR: return "ERROR";
+    }
+    return "?";
+}
+
+/* ---- what the report says ----------------------------------------------- */
+
+typedef struct {
+    char key[64];
+    char value[1024];
+} kv;
+
+#define N_FACTS 16
+
+static size_t collect_facts(const sebt_bench_set *set, const sebt_report_opts *opts, kv *facts)
+{
+    size_t n = 0;
+#define FACT(k, ...) do { snprintf(facts[n].key, sizeof facts[n].key, "%s", k); \
+                          snprintf(facts[n].value, sizeof facts[n].value, __VA_ARGS__); n++; } while (0)
+#define CTX(k, fb) (sebt_bench_context(set, k) ? sebt_bench_context(set, k) : (fb))
+    FACT("Machine", "%s, %s logical cores (host %s)", CTX("sebt_cpu_model", "unknown CPU"),
+         CTX("sebt_cpu_cores", CTX("num_cpus", "?")), CTX("host_name", "?"));
+    FACT("C compiler", "%s", CTX("sebt_c_compiler", "unknown"));
+    FACT("C++ compiler (bench shim)", "%s", CTX("sebt_cxx_compiler", "unknown"));
+    FACT("nvcc", "%s", CTX("sebt_nvcc", "unknown"));
+    FACT("CUDA", "%s", CTX("sebt_cuda", "unknown"));
+    FACT("Commit", "%s", CTX("sebt_git_commit", "unknown"));
+    FACT("Benchmarks run", "%s", CTX("date", "unknown"));
+    time_t now = time(NULL);
+    struct tm tm;
+    char date[64] = "?";
+    if (gmtime_r(&now, &tm))
+        strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    FACT("Report written", "%s", date);
+    FACT("Build", "sebt %s, %s build", CTX("sebt_version", "?"), CTX("sebt_build_type", "?"));
+    FACT("Mode", "%s, OMP_NUM_THREADS=%s, OMP_WAIT_POLICY=%s, load average %s when it started",
+         strcmp(CTX("sebt_quick", "false"), "true") == 0 ? "--quick (capped sizes)" : "full",
+         CTX("sebt_omp_num_threads", "?"), CTX("sebt_omp_wait_policy", "?"), CTX("sebt_load_avg", "?"));
+    if (strcmp(CTX("sebt_planted_slowdown", "false"), "true") == 0)
+        FACT("WARNING", "SEBT_FAST_CPU_PLANTED_SLOWDOWN was set: fast_cpu did every call twice");
+    FACT("Numbers from", "%s", opts->source ? opts->source : "?");
+#undef FACT
+#undef CTX
+    return n;
+}
+
+typedef struct {
+    const char *backend;
+    size_t ok, failed, unavailable, errors;
+    double checked, ties;
+    const char *first_problem;
+    bool oracle;
+} parity_summary;
+
+static size_t summarize_parity(const sebt_bench_set *set, parity_summary *out, size_t max)
+{
+    const char *names[16];
+    size_t nb = sebt_report_backends(set, names, max < 16 ? max : 16);
+    for (size_t b = 0; b < nb; b++) {
+        parity_summary *p = &out[b];
+        memset(p, 0, sizeof *p);
+        p->backend = names[b];
+        for (size_t i = 0; i < set->n_runs; i++) {
+            const sebt_bench_run *r = &set->runs[i];
+            if (strcmp(r->backend, names[b]) != 0)
+                continue;
+            switch (r->status) {
+            case SEBT_RUN_OK:
+                p->ok++;
+                p->checked += r->parity_checked;
+                p->ties += r->parity_ties;
+                if (strncmp(r->message, "parity oracle", 13) == 0)
+                    p->oracle = true;
+                break;
+            case SEBT_RUN_PARITY_FAILED: p->failed++; break;
+            case SEBT_RUN_UNAVAILABLE: p->unavailable++; break;
+            case SEBT_RUN_ERROR: p->errors++; break;
+            }
+            if (r->status != SEBT_RUN_OK && !p->first_problem)
+                p->first_problem = r->message;
+        }
+    }
+    return nb;
+}
+
+static void parity_text(const parity_summary *p, char *buf, size_t size)
+{
+    if (p->failed)
+        snprintf(buf, size, "FAILED: %zu benchmark(s) diverged from the oracle and are not timed", p->failed);
+    else if (p->errors)
+        snprintf(buf, size, "ERROR: %zu benchmark(s) failed to run", p->errors);
+    else if (p->ok == 0)
+        snprintf(buf, size, "not run here");
+    else if (p->oracle)
+        snprintf(buf, size, "the oracle itself (%zu benchmarks)", p->ok);
+    else
+        snprintf(buf, size, "ok: %zu benchmarks, %.0f sampled combos agree, %.0f near-ties adjudicated",
+                 p->ok, p->checked, p->ties);
+}
+
+/* ---- escaping ----------------------------------------------------------- */
+
+static void html_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+static void md_text(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|') /* the only character that breaks a table cell */
+            fputc('\\', f);
+        fputc(*s == '\n' ? ' ' : *s, f);
+    }
+}
+
+/* ---- the tables, written once for both formats -------------------------- */
+
+typedef enum { FMT_MD, FMT_HTML } fmt;
+
+static void cell(FILE *f, fmt k, const char *s, bool first)
+{
+    if (k == FMT_MD) {
+        fputs(first ? "| " : " | ", f);
+        md_text(f, s);
+    } else {
+        fputs("<td>", f);
+        html_text(f, s);
+        fputs("</td>", f);
+    }
+}
+
+static void row_start(FILE *f, fmt k) { fputs(k == FMT_MD ? "" : "<tr>", f); }
+static void row_end(FILE *f, fmt k) { fputs(k == FMT_MD ? " |\n" : "</tr>\n", f); }
+
+static void header(FILE *f, fmt k, const char *const *cols, size_t n)
+{
+    if (k == FMT_MD) {
+        for (size_t i = 0; i < n; i++)
+            fprintf(f, "%s%s", i ? " | " : "| ", cols[i]);
+        fputs(" |\n", f);
+        for (size_t i = 0; i < n; i++)
+            fputs(i ? "|---" : "|---", f);
+        fputs("|\n", f);
+    } else {
+        fputs("<table>\n<tr>", f);
+        for (size_t i = 0; i < n; i++)
+            fprintf(f, "<th>%s</th>", cols[i]);
+        fputs("</tr>\n", f);
+    }
+}
+
+static void table_end(FILE *f, fmt k) { fputs(k == FMT_MD ? "\n" : "</table>\n", f); }
+
+static void write_facts(FILE *f, fmt k, const kv *facts, size_t n)
+{
+    static const char *const cols[] = { "", "" };
+    header(f, k, cols, 2);
+    for (size_t i = 0; i < n; i++) {
+        row_start(f, k);
+        cell(f, k, facts[i].key, true);
+        cell(f, k, facts[i].value, false);
+        row_end(f, k);
+    }
+    table_end(f, k);
+}
+
+static void write_parity(FILE *f, fmt k, const sebt_bench_set *set)
+{
+    parity_summary ps[16];
+    size_t n = summarize_parity(set, ps, 16);
+    static const char *const cols[] = { "backend", "parity with the oracle", "first problem" };
+    header(f, k, cols, 3);
+    for (size_t i = 0; i < n; i++) {
+        char text[256];
+        parity_text(&ps[i], text, sizeof text);
+        row_start(f, k);
+        cell(f, k, ps[i].backend, true);
+        cell(f, k, text, false);
+        cell(f, k, ps[i].first_problem ? ps[i].first_problem : "", false);
+        row_end(f, k);
+    }
+    table_end(f, k);
+}
+
+static bool is_sweep(const sebt_bench_run *r)
+{
+    return strcmp(r->group, "sweep_bars") == 0 || strcmp(r->group, "sweep_combos") == 0 ||
+           strcmp(r->group, "threads") == 0;
+}
+
+static void write_sweeps(FILE *f, fmt k, const sebt_bench_set *set)
+{
+    static const char *const cols[] = { "sweep", "backend", "bars", "combos", "threads", "time / sweep",
+                                        "bars/s", "backtests/s", "bar-combos/s", "status" };
+    header(f, k, cols, 10);
+    for (size_t i = 0; i < set->n_runs; i++) {
+        const sebt_bench_run *r = &set->runs[i];
+        if (!is_sweep(r))
+            continue;
+        char bars[32], combos[32], threads[32], t[32], a[32], b[32], c[32];
+        fmt_count(r->bars, bars, sizeof bars);
+        fmt_count(r->combos, combos, sizeof combos);
+        if (r->threads > 0)
+            snprintf(threads, sizeof threads, "%d", r->threads);
+        else
+            snprintf(threads, sizeof threads, "all");
+        fmt_seconds(r->seconds, t, sizeof t);
+        fmt_rate(r->bars_per_s, a, sizeof a);
+        fmt_rate(r->combos_per_s, b, sizeof b);
+        fmt_rate(r->bar_combos_per_s, c, sizeof c);
+        row_start(f, k);
+        cell(f, k, r->group, true);
+        cell(f, k, r->backend, false);
+        cell(f, k, bars, false);
+        cell(f, k, combos, false);
+        cell(f, k, threads, false);
+        cell(f, k, t, false);
+        cell(f, k, a, false);
+        cell(f, k, b, false);
+        cell(f, k, c, false);
+        cell(f, k, status_word(r), false);
+        row_end(f, k);
+    }
+    table_end(f, k);
+}
+
+static void write_micro(FILE *f, fmt k, const sebt_bench_set *set)
+{
+    static const char *const cols[] = { "benchmark", "backend", "time / call", "cost per unit", "rate", "status" };
+    header(f, k, cols, 6);
+    for (size_t i = 0; i < set->n_runs; i++) {
+        const sebt_bench_run *r = &set->runs[i];
+        if (is_sweep(r) || strcmp(r->group, "unavailable") == 0)
+            continue;
+        char t[32], unit[64] = "-", rate[64] = "-", tmp[32];
+        fmt_seconds(r->seconds, t, sizeof t);
+        const char *what = r->group;
+        if (strcmp(r->group, "micro_features") == 0) {
+            what = "features: every indicator and the signal, per bar";
+            if (r->bars_per_s > 0) {
+                fmt_seconds(1 / r->bars_per_s, tmp, sizeof tmp);
+                snprintf(unit, sizeof unit, "%s per bar", tmp);
+                fmt_rate(r->bars_per_s, tmp, sizeof tmp);
+                snprintf(rate, sizeof rate, "%s bars/s", tmp);
+            }
+        } else if (strcmp(r->group, "micro_backtest") == 0) {
+            what = "one backtest with its trades, per trade";
+            if (r->trades_per_s > 0) {
+                fmt_seconds(1 / r->trades_per_s, tmp, sizeof tmp);
+                snprintf(unit, sizeof unit, "%s per trade", tmp);
+                fmt_rate(r->trades_per_s, tmp, sizeof tmp);
+                snprintf(rate, sizeof rate, "%s trades/s", tmp);
+            }
+        } else if (strncmp(r->group, "micro_loader", 12) == 0) {
+            what = strcmp(r->group, "micro_loader_gz") == 0 ? "loader: .csv.gz file, per million rows"
+                                                            : "loader: CSV text in memory, per million rows";
+            if (r->rows_per_s > 0) {
+                fmt_seconds(1e6 / r->rows_per_s, tmp, sizeof tmp);
+                snprintf(unit, sizeof unit, "%s per million rows", tmp);
+                fmt_rate(r->rows_per_s, tmp, sizeof tmp);
+                snprintf(rate, sizeof rate, "%s rows/s", tmp);
+            }
+        }
+        row_start(f, k);
+        cell(f, k, what, true);
+        cell(f, k, r->backend, false);
+        cell(f, k, t, false);
+        cell(f, k, unit, false);
+        cell(f, k, rate, false);
+        cell(f, k, status_word(r), false);
+        row_end(f, k);
+    }
+    table_end(f, k);
+}
+
+/* The numbers people ask first: best throughput per backend, and how far
+ * each is ahead of the reference on the largest sweep both ran. */
+static void write_headline(FILE *f, fmt k, const sebt_bench_set *set)
+{
+    const char *names[16];
+    size_t nb = sebt_report_backends(set, names, 16);
+    fputs(k == FMT_MD ? "" : "<ul>\n", f);
+    for (size_t b = 0; b < nb; b++) {
+        const sebt_bench_run *best = NULL, *vs_ref = NULL;
+        double speedup = NAN;
+        for (size_t i = 0; i < set->n_runs; i++) {
+            const sebt_bench_run *r = &set->runs[i];
+            if (strcmp(r->backend, names[b]) != 0 || r->status != SEBT_RUN_OK ||
+                strcmp(r->group, "sweep_combos") != 0)
+                continue;
+            if (!best || r->combos_per_s > best->combos_per_s)
+                best = r;
+            const sebt_bench_run *ref = sebt_bench_find(set, r->group, "reference", r->bars, r->combos, r->threads);
+            if (strcmp(names[b], "reference") != 0 && ref && ref->status == SEBT_RUN_OK &&
+                (!vs_ref || r->combos > vs_ref->combos)) {
+                vs_ref = r;
+                speedup = ref->seconds / r->seconds;
+            }
+        }
+        if (!best)
+            continue;
+        char rate[32], line[512];
+        fmt_rate(best->combos_per_s, rate, sizeof rate);
+        int len = snprintf(line, sizeof line, "%s: up to %s backtests/s (%lld combos over %lld bars)", names[b],
+                           rate, best->combos, best->bars);
+        if (vs_ref && len > 0 && (size_t)len < sizeof line)
+            snprintf(line + len, sizeof line - (size_t)len, "; %.1fx the reference on %lld combos", speedup,
+                     vs_ref->combos);
+        if (k == FMT_MD) {
+            fputs("- ", f);
+            md_text(f, line);
+            fputs("\n", f);
+        } else {
+            fputs("<li>", f);
+            html_text(f, line);
+            fputs("</li>\n", f);
+        }
+    }
+    fputs(k == FMT_MD ? "\n" : "</ul>\n", f);
+}
+
+static const char *const figure_captions[SEBT_REPORT_N_FIGURES] = {
+    "How throughput grows with the length of the series (bar-combos per second, log-log).",
+    "How throughput grows with the number of combos in one sweep (backtests per second, log-log).",
+    "How many times faster than the reference each backend runs the same sweep.",
+    "How one sweep speeds up with more CPU threads (dashed: perfect scaling).",
+};
+
+static const char *const notes =
+    "Every timed sweep was checked first: a sample of its combos (first, middle, last) went through the "
+    "oracle against the reference; a backend that diverged is marked PARITY FAILED and none of its "
+    "speeds is shown. Series longer than one bundled file are real files joined end to end, each "
+    "later file shifted in time, with one missing bar at each seam.";
+
+/* ---- files -------------------------------------------------------------- */
+
+static sebt_status io_fail(sebt_error *err, const char *what, const char *path)
+{
+    return sebt_fail(err, SEBT_ERR_IO, "cannot %s %s: %s", what, path, strerror(errno));
+}
+
+static sebt_status write_markdown(const sebt_bench_set *set, const kv *facts, size_t n_facts,
+                                  const char *dir, sebt_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return io_fail(err, "write", path);
+    fputs("# sebt performance report\n\n", f);
+    write_headline(f, FMT_MD, set);
+    fputs("## Parity with the oracle\n\n", f);
+    write_parity(f, FMT_MD, set);
+    fprintf(f, "%s\n\n## Figures\n\n", notes);
+    for (int i = 0; i < SEBT_REPORT_N_FIGURES; i++)
+        fprintf(f, "![%s](%s.svg)\n\n%s ([PNG](%s.png))\n\n", sebt_report_figures[i], sebt_report_figures[i],
+                figure_captions[i], sebt_report_figures[i]);
+    fputs("## Sweeps\n\n", f);
+    write_sweeps(f, FMT_MD, set);
+    fputs("## Micro benchmarks\n\n", f);
+    write_micro(f, FMT_MD, set);
+    fputs("## Machine and build\n\n", f);
+    write_facts(f, FMT_MD, facts, n_facts);
+    fputs("Raw numbers: bench.json (Google Benchmark JSON). Figures: gnuplot/figures.gp.\n", f);
+    if (fclose(f) != 0)
+        return io_fail(err, "write", path);
+    return SEBT_OK;
+}
+
+static void base64(FILE *f, const unsigned char *d, size_t n)
+{
+    static const char tab[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    for (size_t i = 0; i < n; i += 3) {
+        unsigned v = (unsigned)d[i] << 16;
+        if (i + 1 < n)
+            v |= (unsigned)d[i + 1] << 8;
+        if (i + 2 < n)
+            v |= d[i + 2];
+        fputc(tab[(v >> 18) & 63], f);
+        fputc(tab[(v >> 12) & 63], f);
+        fputc(i + 1 < n ? tab[(v >> 6) & 63] : '=', f);
+        fputc(i + 2 < n ? tab[v & 63] : '=', f);
+    }
+}
+
+static const char *const css =
+    "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+    "table{border-collapse:collapse;margin:1em 0;font-size:14px}"
+    "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}"
+    "th{background:#f0f0f0}figure{margin:1.5em 0}figure img{max-width:100%;border:1px solid #ddd}"
+    "figcaption{color:#555}.note{color:#555}";
+
+static sebt_status write_html(const sebt_bench_set *set, const kv *facts, size_t n_facts, const char *dir,
+                              sebt_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/index.html", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return io_fail(err, "write", path);
+    fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+               "<title>sebt performance report</title>\n<style>%s</style>\n</head>\n<body>\n"
+               "<h1>sebt performance report</h1>\n", css);
+    write_headline(f, FMT_HTML, set);
+    fputs("<h2>Parity with the oracle</h2>\n", f);
+    write_parity(f, FMT_HTML, set);
+    fprintf(f, "<p class=\"note\">%s</p>\n<h2>Figures</h2>\n", notes);
+    sebt_status st = SEBT_OK;
+    for (int i = 0; i < SEBT_REPORT_N_FIGURES && st == SEBT_OK; i++) {
+        char svg[4096], *data;
+        size_t len;
+        snprintf(svg, sizeof svg, "%s/%s.svg", dir, sebt_report_figures[i]);
+        st = sebt_read_file(svg, &data, &len, err);
+        if (st != SEBT_OK)
+            break;
+        fprintf(f, "<figure id=\"%s\"><img alt=\"%s\" src=\"data:image/svg+xml;base64,", sebt_report_figures[i],
+                sebt_report_figures[i]);
+        base64(f, (const unsigned char *)data, len);
+        fprintf(f, "\">\n<figcaption>%s <a href=\"%s.svg\">SVG</a> <a href=\"%s.png\">PNG</a></figcaption>"
+                   "</figure>\n", figure_captions[i], sebt_report_figures[i], sebt_report_figures[i]);
+        free(data);
+    }
+    fputs("<h2>Sweeps</h2>\n", f);
+    write_sweeps(f, FMT_HTML, set);
+    fputs("<h2>Micro benchmarks</h2>\n", f);
+    write_micro(f, FMT_HTML, set);
+    fputs("<h2>Machine and build</h2>\n", f);
+    write_facts(f, FMT_HTML, facts, n_facts);
+    fputs("<p class=\"note\">Raw numbers: <a href=\"bench.json\">bench.json</a> (Google Benchmark JSON). "
+          "Figures: <a href=\"gnuplot/figures.gp\">gnuplot/figures.gp</a>. Markdown copy: "
+          "<a href=\"report.md\">report.md</a>.</p>\n</body>\n</html>\n", f);
+    if (fclose(f) != 0 && st == SEBT_OK)
+        st = io_fail(err, "write", path);
+    return st;
+}
+
+static sebt_status make_dir(const char *dir, sebt_error *err)
+{
+    char path[4096];
+    size_t n = strlen(dir);
+    if (n == 0 || n >= sizeof path)
+        return sebt_fail(err, SEBT_ERR_USAGE, "report: the output folder name is empty or too long");
+    memcpy(path, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (path[i] == '/' || path[i] == '\0') {
+            char c = path[i];
+            path[i] = '\0';
+            if (mkdir(path, 0755) != 0 && errno != EEXIST)
+                return io_fail(err, "create", path);
+            path[i] = c;
+        }
+    }
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return sebt_fail(err, SEBT_ERR_IO, "report: %s exists and is not a folder", dir);
+    return SEBT_OK;
+}
+
+sebt_status sebt_report_write(const sebt_bench_set *set, const char *json, size_t json_len, const char *dir,
+                              const sebt_report_opts *opts, sebt_error *err)
+{
+    sebt_status st = make_dir(dir, err);
+    if (st != SEBT_OK)
+        return st;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/bench.json", dir);
+    FILE *f = fopen(path, "w");
+    if (!f)
+        return io_fail(err, "write", path);
+    size_t wrote = fwrite(json, 1, json_len, f);
+    if (fclose(f) != 0 || wrote != json_len)
+        return io_fail(err, "write", path);
+
+    st = sebt_report_figures_write(set, dir, opts->gnuplot, err);
+    if (st != SEBT_OK)
+        return st;
+    kv facts[N_FACTS];
+    size_t n_facts = collect_facts(set, opts, facts);
+    st = write_markdown(set, facts, n_facts, dir, err);
+    if (st != SEBT_OK)
+        return st;
+    return write_html(set, facts, n_facts, dir, err);
+}

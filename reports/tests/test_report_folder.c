@@ -1,0 +1,148 @@
+/* sebt report --out DIR --from JSON writes the whole folder: HTML that
+ * needs no network, the Markdown copy, the JSON and every figure. */
+#include <criterion/criterion.h>
+#include <unistd.h>
+
+#include "run_sebt.h"
+#include "report.h"
+
+#define DATA SEBT_REPORT_TEST_DATA
+
+static char dir[64];
+static sebt_run_result r;
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/sebt_report_test_XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static bool have_gnuplot(void)
+{
+    return system("command -v gnuplot >/dev/null 2>&1") == 0;
+}
+
+static char *slurp(const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    char *text;
+    size_t len;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_read_file(path, &text, &len, &err), SEBT_OK, "%s", err.msg);
+    return text;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle))
+        n++;
+    return n;
+}
+
+TestSuite(report_folder, .init = make_dir, .fini = remove_dir);
+
+Test(report_folder, every_file_is_written)
+{
+    if (!have_gnuplot())
+        cr_skip_test("gnuplot is not installed");
+    char args[4096];
+    snprintf(args, sizeof args, "report --out '%s/out' --from '%s/run_ok.json'", dir, DATA);
+    run_sebt("", args, &r);
+    cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+    cr_assert(strstr(r.out, "/out/index.html"), "it says where the report is: %s", r.out);
+
+    strcat(dir, "/out");
+    const char *files[] = { "index.html", "report.md", "bench.json", "gnuplot/figures.gp" };
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++)
+        cr_assert_gt(file_size(dir, files[i]), 0, "%s", files[i]);
+    for (int i = 0; i < SEBT_REPORT_N_FIGURES; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "%s.svg", sebt_report_figures[i]);
+        cr_assert_gt(file_size(dir, name), 0, "%s", name);
+        snprintf(name, sizeof name, "%s.png", sebt_report_figures[i]);
+        cr_assert_gt(file_size(dir, name), 0, "%s", name);
+    }
+    cr_assert_eq(file_size(dir, "bench.json"), file_size(DATA, "run_ok.json"));
+
+    char *html = slurp("index.html");
+    /* Every figure inline; nothing fetched from a network. */
+    cr_assert_eq(count(html, "data:image/svg+xml;base64,"), SEBT_REPORT_N_FIGURES);
+    cr_assert_eq(count(html, "http://"), 0);
+    cr_assert_eq(count(html, "https://"), 0);
+    cr_assert_eq(count(html, "<script"), 0);
+    cr_assert_eq(count(html, "<link"), 0);
+    free(html);
+
+    char *md = slurp("report.md");
+    /* fast_cpu ran 10 combos in 60 ms where the reference took 8000 ms. */
+    cr_assert(strstr(md, "133.3x the reference on 10 combos"), "%s", md);
+    cr_assert(strstr(md, "| cuda | not run here | unavailable: no usable CUDA device |"), "%s", md);
+    cr_assert(strstr(md, "Test CPU, 2 logical cores"), "%s", md);
+    cr_assert(strstr(md, "0123456789abcdef"), "%s", md);
+    free(md);
+
+    /* The figures' data: fast_cpu over the reference at 10 combos x 152832 bars. */
+    char *dat = slurp("gnuplot/speedup_over_reference.fast_cpu.dat");
+    cr_assert(strstr(dat, "1528320 133.3333333333333"), "%s", dat);
+    free(dat);
+    dat = slurp("gnuplot/thread_scaling.fast_cpu.dat");
+    cr_assert(strstr(dat, "1 1\n2 1.8999999999999999\n"), "%s", dat);
+    free(dat);
+}
+
+Test(report_folder, a_parity_failure_is_shown_and_fails_the_command)
+{
+    if (!have_gnuplot())
+        cr_skip_test("gnuplot is not installed");
+    char args[4096];
+    snprintf(args, sizeof args, "report --out '%s' --from '%s/run_parity_failed.json'", dir, DATA);
+    run_sebt("", args, &r);
+    cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
+    cr_assert_gt(file_size(dir, "index.html"), 0);
+    char *md = slurp("report.md");
+    cr_assert(strstr(md, "| fast_cpu | FAILED: 1 benchmark(s) diverged from the oracle and are not timed |"), "%s", md);
+    /* Its speed is not shown: the row has no time and no rates. */
+    cr_assert(strstr(md, "| sweep_combos | fast_cpu | 152832 | 1000 | all | - | - | - | - | PARITY FAILED (not timed) |"),
+              "%s", md);
+    free(md);
+    char *dat = slurp("gnuplot/throughput_vs_combos.fast_cpu.dat");
+    cr_assert_null(strstr(dat, "\n1000 "), "%s", dat);
+    free(dat);
+}
+
+Test(report_folder, missing_programs_are_named)
+{
+    char args[4096];
+    snprintf(args, sizeof args, "report --out '%s' --from '%s/run_ok.json'", dir, DATA);
+    run_sebt("SEBT_GNUPLOT=/nonexistent/gnuplot ", args, &r);
+    cr_assert_eq(r.status, 2, "%s", r.out);
+    cr_assert(strstr(r.out, "gnuplot is needed") && strstr(r.out, "/nonexistent/gnuplot"), "%s", r.out);
+
+    if (!have_gnuplot())
+        return;
+    snprintf(args, sizeof args, "report --out '%s' --quick", dir);
+    run_sebt("SEBT_BENCH_BINARY=/nonexistent/sebt_bench ", args, &r);
+    cr_assert_eq(r.status, 2, "%s", r.out);
+    cr_assert(strstr(r.out, "/nonexistent/sebt_bench"), "%s", r.out);
+}
+
+Test(report_folder, bad_usage)
+{
+    run_sebt("", "report", &r);
+    cr_assert_eq(r.status, 2, "%s", r.out);
+    cr_assert(strstr(r.out, "--out DIR is required"), "%s", r.out);
+    run_sebt("", "report --out x --from y --quick", &r);
+    cr_assert_eq(r.status, 2, "%s", r.out);
+    run_sebt("", "report --frob", &r);
+    cr_assert_eq(r.status, 2, "%s", r.out);
+    cr_assert(strstr(r.out, "unknown argument '--frob'"), "%s", r.out);
+}
