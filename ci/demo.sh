@@ -13,3 +13,8 @@ configure_and_build "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo
 echo "\$ sebt run --data fixtures/data/BTCUSDT-15m-2017-2021.csv.gz --format text"
 "$build/sebt" run --data "$data" --format text
+
+echo
+echo "\$ sebt report --out $build/report --quick"
+"$build/sebt" report --out "$build/report" --quick
+echo "sebt demo: performance report at $build/report/index.html (Markdown: $build/report/report.md)"

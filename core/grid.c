@@ -140,6 +140,9 @@ static sebt_status parse_range(const char *where, int idx, char *spec, axis *ax,
 {
     const char *name = sebt_param_table[idx].name;
     sebt_param_type type = sebt_param_table[idx].type;
+    if (type == SEBT_PARAM_BOOL)
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: parameter %s is true/false: list its values, not a range",
+                         where, name);
     char *parts[3];
     char *c1 = strchr(spec, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
     if (!c1 || !c2 || strchr(c2 + 1, ':'))

@@ -47,6 +47,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #ifdef SEBT_HAVE_ZLIB
 #include <zlib.h>
 #endif
@@ -718,7 +719,10 @@ static sebt_status read_file(const char *path, char **data, size_t *len, sebt_er
     FILE *f = fopen(path, "rb");
     if (!f)
         return sebt_fail(err, SEBT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 20, used = 0;
+    /* One read of the right size for a regular file; pipes grow as they go. */
+    struct stat st;
+    size_t cap = fstat(fileno(f), &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : (size_t)1 << 20;
+    size_t used = 0;
     char *buf = malloc(cap);
     for (;;) {
         if (!buf) {

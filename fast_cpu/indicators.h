@@ -114,6 +114,8 @@ SEBT_HD static inline void sebt_k_window_moments(const double *x, int64_t from, 
 /* Below this share of the largest sum of squares seen since the last exact
  * pass, a sliding update has cancelled too many digits: recompute. */
 #define SEBT_K_Z_CANCEL 0x1p-8
+/* sd < |mean| * w * this is near-flat: computed exactly (see below). */
+#define SEBT_K_Z_ILL 0x1p-22
 
 /* Z(x, w) over a whole column, O(1) per bar amortised.
  *
@@ -136,7 +138,12 @@ SEBT_HD static inline void sebt_k_window_moments(const double *x, int64_t from, 
  * NaN or a flat stretch, and whenever M2 falls below SEBT_K_Z_CANCEL of its
  * largest value since the last pass (a spike just left the window). Each
  * exact pass costs O(w) and comes at most once per w bars except after such
- * drops: O(1) per bar amortised on any series not built to defeat it. */
+ * drops: O(1) per bar amortised on any series not built to defeat it.
+ * A near-flat window (sd < |mean| * w * 2^-22) is also computed exactly:
+ * there z depends on the last bits of the mean (the reference's own z is
+ * off from the true one by ~ ulp(mean)/sd), so only the same sums in the
+ * same order agree with it. Real data almost never has such windows; a
+ * series made of them costs O(w) per bar. */
 SEBT_HD static inline void sebt_k_zscore(const double *x, int64_t n, int32_t w, double *out)
 {
     double dw = (double)w;
@@ -177,7 +184,11 @@ SEBT_HD static inline void sebt_k_zscore(const double *x, int64_t n, int32_t w, 
             since++;
             if (m2 > peak)
                 peak = m2;
-            exact = !(m2 > peak * SEBT_K_Z_CANCEL);
+            /* A near-flat window (sd tiny against |mean|) makes z hang on
+             * the last bits of the mean, so only the reference's own sums
+             * agree with it there: take them. */
+            double scale = fabs(mean) * dw * SEBT_K_Z_ILL;
+            exact = !(m2 > peak * SEBT_K_Z_CANCEL) || m2 / dw < scale * scale;
         }
         if (exact) {
             sebt_k_window_moments(x, t + 1 - w, w, &sum, &mean, &m2, &ysum, &ycomp);

@@ -25,6 +25,9 @@ cuda_state cuda_backend_state;
 /* Share of the free device memory one batch may take: the rest is for the
  * chunk of combos and for whatever else runs on the device. */
 #define DEVICE_SHARE 0.5
+/* Keys per batch at most: each takes 5 device allocations, and a pool holds
+ * MAX_ALLOCS of them. */
+#define MAX_KEYS_PER_BATCH 512
 
 __global__ void cuda_probe_kernel(int *out)
 {
@@ -401,7 +404,7 @@ static sebt_status cuda_run_batch(const sebt_backend *self, const sebt_series *s
     for (size_t g0 = 0; st == SEBT_OK && g0 < w.plan.n_groups;) {
         size_t dev_budget = (size_t)((double)free_device_bytes() * DEVICE_SHARE);
         size_t g1 = g0 + 1;
-        while (g1 < w.plan.n_groups && cuda_batch_host_bytes(s->n, g1 + 1 - g0) <= host_budget
+        while (g1 < w.plan.n_groups && g1 - g0 < MAX_KEYS_PER_BATCH && cuda_batch_host_bytes(s->n, g1 + 1 - g0) <= host_budget
                && cuda_batch_device_bytes(s->n, g1 + 1 - g0) <= dev_budget)
             g1++;
         st = run_keys(&w, g0, g1, err);

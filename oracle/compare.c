@@ -55,7 +55,7 @@ static bool agree(double a, double b, double tol)
         return same_bits(a, b);
     if (isnan(a) || isnan(b))
         return isnan(a) && isnan(b);
-    return fabs(a - b) <= tol * fmax(1.0, fmax(fabs(a), fabs(b)));
+    return a == b || fabs(a - b) <= tol * fmax(1.0, fmax(fabs(a), fabs(b)));
 }
 
 /* A z-score over a nearly flat window is ill-conditioned: the last bits of

@@ -109,6 +109,8 @@ static bool close_enough(double a, double b, double tol)
         return isnan(a) && isnan(b);
     if (tol <= 0)
         return memcmp(&a, &b, sizeof a) == 0;
+    if (a == b)
+        return true; /* infinities too: R is inf when a zero price makes risk 0 */
     return fabs(a - b) <= tol * fmax(1.0, fmax(fabs(a), fabs(b)));
 }
 

@@ -66,7 +66,8 @@ Test(cli_oracle, fuzz_help_lists_the_mutants)
 }
 
 #define DATA SEBT_FIXTURES_DIR "/data/BTCUSDT-1m-2019-01.csv.gz"
-#define COMBOS "oracle/tests/parity-small.csv"
+/* ctest runs from oracle/tests; the path goes through the source tree. */
+#define COMBOS SEBT_FIXTURES_DIR "/../oracle/tests/parity-small.csv"
 
 Test(cli_oracle, parity_passes_for_the_reference_and_fails_readably_for_a_mutant, .timeout = 120)
 {

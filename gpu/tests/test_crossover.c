@@ -1,0 +1,145 @@
+/* The auto crossover (core/cli/select.c) without a device: the model from a
+ * device's SM count and clock, the saved file, and its errors. The expected
+ * numbers are worked out from the model in gpu/README.md:
+ *   W* = 0.25 / (1/(T * 2e9) - 1/(SMs * clock * 1))
+ * H100 SXM, 132 SMs at 1.98 GHz, T = 16:  0.25 / (1/3.2e10 - 1/2.6136e11)
+ *                                        = 9.116149e9
+ * A100, 108 SMs at 1.41 GHz, T = 2:      0.25 / (1/4e9 - 1/1.5228e11)
+ *                                        = 1.026976e9 */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "../../core/cli/cli.h"
+#include "../../core/cli/select.h"
+
+static char tmpdir[256];
+static char file[300];
+
+static void make_dir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/sebt_test_crossover_XXXXXX");
+    cr_assert_not_null(mkdtemp(tmpdir));
+    snprintf(file, sizeof file, "%s/crossover", tmpdir);
+    setenv("SEBT_CROSSOVER_FILE", file, 1);
+}
+
+static void remove_dir(void)
+{
+    remove(file);
+    rmdir(tmpdir);
+}
+
+TestSuite(crossover, .init = make_dir, .fini = remove_dir);
+
+static sebt_gpu_device device(const char *name, int sms, int clock_khz)
+{
+    sebt_gpu_device d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "%s", name);
+    d.multiprocessors = sms;
+    d.clock_khz = clock_khz;
+    return d;
+}
+
+static void write_file(const char *text)
+{
+    FILE *f = fopen(file, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static void expect_near(double got, double want)
+{
+    cr_assert(fabs(got - want) <= 1e-6 * want, "got %.9g, want %.9g", got, want);
+}
+
+Test(crossover, model_without_a_file)
+{
+    cli_crossover x;
+    sebt_gpu_device h100 = device("NVIDIA H100 80GB HBM3", 132, 1980000);
+    cr_assert_eq(cli_crossover_for("test", &h100, 16, &x), 0);
+    cr_assert(!x.measured);
+    expect_near(x.bar_combos, 9.116149285e9);
+    cr_assert_not_null(strstr(x.source, "model: 132 SMs x 1.98 GHz vs 16 CPU threads"), "%s", x.source);
+
+    sebt_gpu_device a100 = device("NVIDIA A100", 108, 1410000);
+    cr_assert_eq(cli_crossover_for("test", &a100, 2, &x), 0);
+    expect_near(x.bar_combos, 1.026975991e9);
+}
+
+Test(crossover, model_says_never_when_the_gpu_is_slower)
+{
+    cli_crossover x;
+    sebt_gpu_device tiny = device("tiny", 1, 1000000); /* 1e9 bar-combos/s < 16 x 2e9 */
+    cr_assert_eq(cli_crossover_for("test", &tiny, 16, &x), 0);
+    cr_assert(isinf(x.bar_combos));
+}
+
+Test(crossover, saved_value_for_this_device_scaled_by_threads)
+{
+    write_file("# saved\ndevice = NVIDIA H200\nthreads = 8\nbars = 152832\ncrossover_bar_combos = 5e9\n");
+    cli_crossover x;
+    sebt_gpu_device h200 = device("NVIDIA H200", 132, 1980000);
+    cr_assert_eq(cli_crossover_for("test", &h200, 16, &x), 0);
+    cr_assert(x.measured);
+    expect_near(x.bar_combos, 1e10);
+    cr_assert_eq(cli_crossover_for("test", &h200, 8, &x), 0);
+    expect_near(x.bar_combos, 5e9);
+    cr_assert_not_null(strstr(x.source, file), "%s", x.source);
+
+    write_file("device = NVIDIA H200\ncrossover_bar_combos = inf\n");
+    cr_assert_eq(cli_crossover_for("test", &h200, 8, &x), 0);
+    cr_assert(isinf(x.bar_combos));
+}
+
+Test(crossover, saved_value_for_another_device_is_not_used)
+{
+    write_file("device = NVIDIA H200\nthreads = 16\ncrossover_bar_combos = 1\n");
+    cli_crossover x;
+    sebt_gpu_device h100 = device("NVIDIA H100 80GB HBM3", 132, 1980000);
+    cr_assert_eq(cli_crossover_for("test", &h100, 16, &x), 0);
+    cr_assert(!x.measured);
+    expect_near(x.bar_combos, 9.116149285e9);
+    cr_assert_not_null(strstr(x.source, "the saved crossover is for NVIDIA H200"), "%s", x.source);
+}
+
+Test(crossover, malformed_files_are_errors)
+{
+    const char *bad[] = { "device = X\ncrossover_bar_combos = lots\n", "device = X\ncrossover_bar_combos = -5\n",
+                          "device = X\nthreads = 0\ncrossover_bar_combos = 5\n", "device = X\n",
+                          "just some words\n" };
+    sebt_gpu_device d = device("X", 1, 1000000);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_file(bad[i]);
+        cli_crossover x;
+        cr_assert_eq(cli_crossover_for("test", &d, 1, &x), 2, "accepted: %s", bad[i]);
+    }
+}
+
+Test(crossover, where_the_file_lives)
+{
+    char buf[512];
+    cli_crossover_path(buf, sizeof buf);
+    cr_assert_str_eq(buf, file);
+    unsetenv("SEBT_CROSSOVER_FILE");
+    setenv("XDG_CONFIG_HOME", "/cfg", 1);
+    cli_crossover_path(buf, sizeof buf);
+    cr_assert_str_eq(buf, "/cfg/sebt/crossover");
+    unsetenv("XDG_CONFIG_HOME");
+    setenv("HOME", "/home/u", 1);
+    cli_crossover_path(buf, sizeof buf);
+    cr_assert_str_eq(buf, "/home/u/.config/sebt/crossover");
+}
+
+Test(crossover, cpu_threads_from_omp_num_threads)
+{
+    setenv("OMP_NUM_THREADS", "7", 1);
+    cr_assert_eq(cli_cpu_threads(), 7);
+    unsetenv("OMP_NUM_THREADS");
+    cr_assert_geq(cli_cpu_threads(), 1);
+}
