@@ -35,23 +35,23 @@
  *     timestamp and is counted in n_rejected. A row whose time is unusable,
  *     repeated or out of order is still an error: it cannot be placed in
  *     the series, and dropping it quietly would hide it.
- *   - fill_gaps: the interval is the most common step (sebt_series_recount).
+ *   - fill_gaps: the interval is the most common step, the smallest on a
+ *     tie (as sebt_series_recount).
  *     Each larger step that is a whole number k of intervals gets k-1
  *     missing bars; a step that is not a whole multiple is an error naming
  *     its line, since the bars on either side do not share one grid. A fill
- *     that would grow the series past LOADER_MAX_BARS is an error (a typo in
- *     a year would otherwise ask for billions of bars). */
+ *     that would grow the series past LOADER_MAX_BARS (2^28) is an error (a
+ *     typo in a year would otherwise ask for billions of bars).
+ *   - Reading the file (and gzip) is in loader_io.c; numbers and
+ *     timestamps in loader_number.c and loader_time.c. */
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#ifdef SEBT_HAVE_ZLIB
-#include <zlib.h>
-#endif
 
+#include "loader_io.h"
 #include "loader_parse.h"
 #include "sebt/sebt.h"
 
@@ -378,6 +378,10 @@ static sebt_status read_time(loader *L, slice f, size_t rows, int64_t prev, size
     const char *hint = L->opts.lenient ? " (lenient loading keeps bad bars, not rows it cannot place in time)" : "";
     loader_ts_kind kind;
     const char *why = loader_parse_time(f.s, f.len, ms, &kind);
+    if (why && f.len == 0)
+        return row_fail(L, at, "expected a timestamp, got an empty field%s", hint);
+    if (why && strncmp(why, "expected", 8) == 0)
+        return row_fail(L, at, "%s, got '%s'%s", why, show(a, sizeof a, f), hint);
     if (why)
         return row_fail(L, at, "'%s' %s%s", show(a, sizeof a, f), why, hint);
     if (rows == 0) {
@@ -602,84 +606,12 @@ static sebt_status load_text(const char *name, const char *data, size_t len, con
     return SEBT_OK;
 }
 
-/* ---- gzip ---------------------------------------------------------------- */
-
-static bool is_gzip(const char *data, size_t len)
-{
-    return len >= 2 && (unsigned char)data[0] == 0x1f && (unsigned char)data[1] == 0x8b;
-}
-
-#ifdef SEBT_HAVE_ZLIB
-static sebt_status gunzip(const char *name, const char *in, size_t in_len, char **out, size_t *out_len,
-                          sebt_error *err)
-{
-    z_stream zs;
-    memset(&zs, 0, sizeof zs);
-    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
-        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: cannot start zlib", name);
-    size_t cap = in_len < ((size_t)1 << 40) ? in_len * 4 + 4096 : in_len, used = 0, in_left = in_len;
-    char *buf = malloc(cap);
-    sebt_status st = SEBT_OK;
-    if (!buf) {
-        st = sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory inflating", name);
-        goto done;
-    }
-    zs.next_in = (Bytef *)(uintptr_t)in;
-    for (;;) {
-        if (zs.avail_in == 0 && in_left > 0) {
-            zs.avail_in = in_left < UINT32_MAX ? (uInt)in_left : UINT32_MAX;
-            in_left -= zs.avail_in;
-        }
-        if (used == cap) {
-            char *bigger = realloc(buf, cap * 2);
-            if (!bigger) {
-                st = sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory inflating past %zu bytes", name, cap);
-                goto done;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-        size_t room = cap - used < UINT32_MAX ? cap - used : UINT32_MAX;
-        zs.next_out = (Bytef *)buf + used;
-        zs.avail_out = (uInt)room;
-        int rc = inflate(&zs, Z_NO_FLUSH);
-        used += room - zs.avail_out;
-        if (rc == Z_STREAM_END) {
-            if (zs.avail_in == 0 && in_left == 0)
-                break;
-            /* gzip allows several members back to back (cat a.gz b.gz). */
-            if (inflateReset(&zs) != Z_OK) {
-                st = sebt_fail(err, SEBT_ERR_INPUT, "%s: bad gzip data after byte %lu", name, zs.total_in);
-                goto done;
-            }
-            continue;
-        }
-        if (rc != Z_OK && rc != Z_BUF_ERROR) {
-            st = sebt_fail(err, SEBT_ERR_INPUT, "%s: not valid gzip data: %s", name,
-                           zs.msg ? zs.msg : "inflate failed");
-            goto done;
-        }
-        if (zs.avail_in == 0 && in_left == 0 && zs.avail_out > 0) {
-            st = sebt_fail(err, SEBT_ERR_INPUT, "%s: the gzip data ends early (truncated file?)", name);
-            goto done;
-        }
-    }
-done:
-    inflateEnd(&zs);
-    if (st) {
-        free(buf);
-        return st;
-    }
-    *out = buf;
-    *out_len = used;
-    return SEBT_OK;
-}
-#endif
+/* ---- bytes to text -------------------------------------------------------- */
 
 static sebt_status load_bytes(const char *name, const char *data, size_t len, bool named_gz,
                               const sebt_load_opts *opts, sebt_series *out, sebt_error *err)
 {
-    if (!is_gzip(data, len)) {
+    if (!loader_is_gzip(data, len)) {
         if (named_gz)
             return sebt_fail(err, SEBT_ERR_INPUT, "%s: the name ends in .gz but the file is not gzip data",
                              name);
@@ -688,7 +620,7 @@ static sebt_status load_bytes(const char *name, const char *data, size_t len, bo
 #ifdef SEBT_HAVE_ZLIB
     char *text = NULL;
     size_t text_len = 0;
-    sebt_status st = gunzip(name, data, len, &text, &text_len, err);
+    sebt_status st = loader_gunzip(name, data, len, &text, &text_len, err);
     if (st)
         return st;
     st = load_text(name, text, text_len, opts, out, err);
@@ -714,42 +646,6 @@ sebt_status sebt_load_csv_buffer(const char *name, const char *data, size_t len,
     return load_bytes(name ? name : "(buffer)", data ? data : "", len, false, opts, out, err);
 }
 
-static sebt_status read_file(const char *path, char **data, size_t *len, sebt_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sebt_fail(err, SEBT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    /* One read of the right size for a regular file; pipes grow as they go. */
-    struct stat st;
-    size_t cap = fstat(fileno(f), &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : (size_t)1 << 20;
-    size_t used = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (!buf) {
-            fclose(f);
-            return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory reading %zu bytes", path, cap);
-        }
-        used += fread(buf + used, 1, cap - used, f);
-        if (used < cap)
-            break;
-        char *bigger = realloc(buf, cap * 2);
-        if (!bigger)
-            free(buf);
-        buf = bigger;
-        cap *= 2;
-    }
-    if (ferror(f)) {
-        int e = errno;
-        free(buf);
-        fclose(f);
-        return sebt_fail(err, SEBT_ERR_IO, "%s: cannot read: %s", path, strerror(e));
-    }
-    fclose(f);
-    *data = buf;
-    *len = used;
-    return SEBT_OK;
-}
-
 sebt_status sebt_load_csv(const char *path, const sebt_load_opts *opts, sebt_series *out, sebt_error *err)
 {
     if (!path || !out)
@@ -757,7 +653,7 @@ sebt_status sebt_load_csv(const char *path, const sebt_load_opts *opts, sebt_ser
     memset(out, 0, sizeof *out);
     char *data = NULL;
     size_t len = 0;
-    sebt_status st = read_file(path, &data, &len, err);
+    sebt_status st = loader_read_file(path, &data, &len, err);
     if (st)
         return st;
     size_t pl = strlen(path);

@@ -567,6 +567,11 @@ sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const
 #else
     threads = 1;
 #endif
+    /* A sweep of well under a millisecond of work gains nothing from a
+     * thread team and, on a loaded machine, loses to its wake-up and spin
+     * costs. Results do not depend on this choice. */
+    if ((double)s->n * (double)n_combos < 1e6)
+        threads = 1;
 
     size_t n = s->n;
     size_t cols = n ? n : 1;

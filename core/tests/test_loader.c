@@ -172,6 +172,19 @@ Test(loader, raw_binance_kline_file)
     sebt_series_free(&s);
 }
 
+Test(loader, raw_binance_microseconds)
+{
+    /* Binance's spot files from 2025 on count open_time in microseconds. */
+    sebt_series s = load_ok("1735689600000000,93576.00,93610.93,93537.50,93610.93,8.21827,"
+                            "1735689659999999,768978.2,1317,3.07,287257.8,0\n"
+                            "1735689660000000,93610.93,93652.00,93606.88,93649.99,11.58,"
+                            "1735689719999999,1084270.1,2186,6.13,574076.3,0\n", STRICT);
+    cr_assert_eq(s.n, 2);
+    assert_bar(&s, 0, 1735689600000LL, 93576.0, 93610.93, 93537.5, 93610.93, 8.21827);
+    cr_assert_eq(s.ts[1], 1735689660000LL);
+    sebt_series_free(&s);
+}
+
 Test(loader, header_only_is_zero_bars)
 {
     sebt_series s = load_ok(H, STRICT);
@@ -246,8 +259,10 @@ Test(loader_error, timestamp_repeated)
 Test(loader_error, timestamp_not_a_time)
 {
     load_fails(H ROW2 "yesterday,10,12,9,11,100\n", STRICT, "t.csv:3:1 (open_time): ",
-               "'yesterday' expected a timestamp");
-    load_fails(H ROW2 ",10,12,9,11,100\n", STRICT, "t.csv:3:1 (open_time): ", "'' is empty");
+               "expected a timestamp: epoch seconds, ms, us or ns, or ISO-8601 like "
+               "2021-01-01T00:00:00Z, got 'yesterday'");
+    load_fails(H ROW2 ",10,12,9,11,100\n", STRICT, "t.csv:3:1 (open_time): ",
+               "expected a timestamp, got an empty field");
     load_fails(H "-1609459200000,10,12,9,11,100\n", STRICT, "t.csv:2:1 (open_time): ", "is signed");
 }
 
@@ -272,7 +287,7 @@ Test(loader_error, iso_not_a_date)
     load_fails("date,open,high,low,close,volume\n2021-01-01T00:00:00+25:00,10,12,9,11,100\n", STRICT,
                "t.csv:2:1 (date): ", "UTC offset");
     load_fails("date,open,high,low,close,volume\n2021-01-01T00:00:00 UTC,10,12,9,11,100\n", STRICT,
-               "t.csv:2:1 (date): ", "expected a timestamp");
+               "t.csv:2:1 (date): ", "got '2021-01-01T00:00:00 UTC'");
 }
 
 Test(loader_error, mixed_timestamp_kinds)

@@ -1,0 +1,121 @@
+/* Bytes for the loader: a whole file into memory, and gzip inflated with
+ * zlib (when built with it). */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#ifdef SEBT_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
+#include "loader_io.h"
+
+sebt_status loader_read_file(const char *path, char **data, size_t *len, sebt_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sebt_fail(err, SEBT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    /* One read of the right size for a regular file; pipes grow as they go. */
+    struct stat st;
+    size_t cap = fstat(fileno(f), &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : (size_t)1 << 20;
+    size_t used = 0;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) {
+            fclose(f);
+            return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory reading %zu bytes", path, cap);
+        }
+        used += fread(buf + used, 1, cap - used, f);
+        if (used < cap)
+            break;
+        char *bigger = realloc(buf, cap * 2);
+        if (!bigger)
+            free(buf);
+        buf = bigger;
+        cap *= 2;
+    }
+    if (ferror(f)) {
+        int e = errno;
+        free(buf);
+        fclose(f);
+        return sebt_fail(err, SEBT_ERR_IO, "%s: cannot read: %s", path, strerror(e));
+    }
+    fclose(f);
+    *data = buf;
+    *len = used;
+    return SEBT_OK;
+}
+
+bool loader_is_gzip(const char *data, size_t len)
+{
+    return len >= 2 && (unsigned char)data[0] == 0x1f && (unsigned char)data[1] == 0x8b;
+}
+
+#ifdef SEBT_HAVE_ZLIB
+sebt_status loader_gunzip(const char *name, const char *in, size_t in_len, char **out, size_t *out_len,
+                          sebt_error *err)
+{
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: cannot start zlib", name);
+    size_t cap = in_len < ((size_t)1 << 40) ? in_len * 4 + 4096 : in_len, used = 0, in_left = in_len;
+    char *buf = malloc(cap);
+    sebt_status st = SEBT_OK;
+    if (!buf) {
+        st = sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory inflating", name);
+        goto done;
+    }
+    zs.next_in = (Bytef *)(uintptr_t)in;
+    for (;;) {
+        if (zs.avail_in == 0 && in_left > 0) {
+            zs.avail_in = in_left < UINT32_MAX ? (uInt)in_left : UINT32_MAX;
+            in_left -= zs.avail_in;
+        }
+        if (used == cap) {
+            char *bigger = realloc(buf, cap * 2);
+            if (!bigger) {
+                st = sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory inflating past %zu bytes", name, cap);
+                goto done;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        size_t room = cap - used < UINT32_MAX ? cap - used : UINT32_MAX;
+        zs.next_out = (Bytef *)buf + used;
+        zs.avail_out = (uInt)room;
+        int rc = inflate(&zs, Z_NO_FLUSH);
+        used += room - zs.avail_out;
+        if (rc == Z_STREAM_END) {
+            if (zs.avail_in == 0 && in_left == 0)
+                break;
+            /* gzip allows several members back to back (cat a.gz b.gz). */
+            if (inflateReset(&zs) != Z_OK) {
+                st = sebt_fail(err, SEBT_ERR_INPUT, "%s: bad gzip data after byte %lu", name, zs.total_in);
+                goto done;
+            }
+            continue;
+        }
+        if (rc != Z_OK && rc != Z_BUF_ERROR) {
+            st = sebt_fail(err, SEBT_ERR_INPUT, "%s: not valid gzip data: %s", name,
+                           zs.msg ? zs.msg : "inflate failed");
+            goto done;
+        }
+        if (zs.avail_in == 0 && in_left == 0 && zs.avail_out > 0) {
+            st = sebt_fail(err, SEBT_ERR_INPUT, "%s: the gzip data ends early (truncated file?)", name);
+            goto done;
+        }
+    }
+done:
+    inflateEnd(&zs);
+    if (st) {
+        free(buf);
+        return st;
+    }
+    *out = buf;
+    *out_len = used;
+    return SEBT_OK;
+}
+#endif
+

@@ -1,0 +1,24 @@
+/* Reading a data file's bytes (core/loader_io.c). Internal to core. */
+#ifndef SEBT_LOADER_IO_H
+#define SEBT_LOADER_IO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "sebt/sebt.h"
+
+/* The whole file, malloc'd, in *data; errors name the path. */
+sebt_status loader_read_file(const char *path, char **data, size_t *len, sebt_error *err);
+
+/* True when the bytes start with the gzip magic 1f 8b. */
+bool loader_is_gzip(const char *data, size_t len);
+
+#ifdef SEBT_HAVE_ZLIB
+/* Inflates every gzip member of in (cat a.gz b.gz is one stream) into a
+ * malloc'd buffer; a truncated or corrupt stream is an input error naming
+ * name. */
+sebt_status loader_gunzip(const char *name, const char *in, size_t in_len, char **out, size_t *out_len,
+                          sebt_error *err);
+#endif
+
+#endif
