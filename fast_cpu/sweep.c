@@ -585,11 +585,25 @@ sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const
         st = sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory for %zu bars and %zu combos", n, n_combos);
         goto done;
     }
-    fast_tr_column(s, tr);
-    fast_cloc_column(s, cloc);
-    st = fast_market_build(s, &fm, err);
-    if (st != SEBT_OK)
+    /* Three independent whole-series passes: side by side, so that the
+     * serial part of a sweep does not cap its thread scaling. */
+    sebt_error market_err = { 0 };
+    sebt_status market_st = SEBT_OK;
+    #pragma omp parallel sections num_threads(threads < 3 ? threads : 3)
+    {
+        #pragma omp section
+        fast_tr_column(s, tr);
+        #pragma omp section
+        fast_cloc_column(s, cloc);
+        #pragma omp section
+        market_st = fast_market_build(s, &fm, &market_err);
+    }
+    if (market_st != SEBT_OK) {
+        st = market_st;
+        if (err)
+            *err = market_err;
         goto done;
+    }
 
     for (size_t i = 0; i < n_combos; i++) {
         const sebt_params *p = &combos[i];
