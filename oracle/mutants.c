@@ -237,9 +237,9 @@ static sebt_status simulate(const sebt_series *s, const sebt_params *p, const se
     for (size_t t = 0; t < s->n; t++)
         if (bug == BUG_WARMUP ? present(s, t) : f->valid[t] != 0)
             v[k++] = (int64_t)t;
-    r->valid_bars = 0;
-    for (size_t t = 0; t < s->n; t++)
-        r->valid_bars += f->valid[t] != 0;
+    /* valid_bars is the number of bars the simulation walks (SPEC §5's K):
+     * a backend that keeps its warm-up rows walks, and reports, more. */
+    r->valid_bars = k;
 
     trade_list trades = { 0 };
     position open[MAX_OPEN];
