@@ -21,41 +21,6 @@ static char *trim(char *s)
     return s;
 }
 
-static sebt_status read_file(const char *path, char **text, size_t *len, sebt_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sebt_fail(err, SEBT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (n + 1 < cap)
-            break;
-        char *bigger = realloc(buf, cap * 2);
-        if (!bigger) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = bigger;
-        cap *= 2;
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf)
-        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory reading it", path);
-    if (bad) {
-        free(buf);
-        return sebt_fail(err, SEBT_ERR_IO, "%s: read error", path);
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return SEBT_OK;
-}
-
 /* Copies text into lines (NUL-terminated, '\r' dropped); *n_lines set. */
 static char **split_lines(const char *text, size_t len, char **store, size_t *n_lines)
 {
@@ -323,7 +288,7 @@ sebt_status sebt_grid_load(const char *path, sebt_params **out, size_t *n_out, s
 {
     char *text;
     size_t len;
-    sebt_status st = read_file(path, &text, &len, err);
+    sebt_status st = sebt_read_file(path, &text, &len, err);
     if (st != SEBT_OK)
         return st;
     st = sebt_grid_parse(path, text, len, out, n_out, err);
@@ -438,7 +403,7 @@ sebt_status sebt_combos_load(const char *path, sebt_params **out, size_t *n_out,
 {
     char *text;
     size_t len;
-    sebt_status st = read_file(path, &text, &len, err);
+    sebt_status st = sebt_read_file(path, &text, &len, err);
     if (st != SEBT_OK)
         return st;
     st = sebt_combos_parse(path, text, len, out, n_out, err);

@@ -653,7 +653,7 @@ sebt_status sebt_load_csv(const char *path, const sebt_load_opts *opts, sebt_ser
     memset(out, 0, sizeof *out);
     char *data = NULL;
     size_t len = 0;
-    sebt_status st = loader_read_file(path, &data, &len, err);
+    sebt_status st = sebt_read_file(path, &data, &len, err);
     if (st)
         return st;
     size_t pl = strlen(path);

@@ -11,7 +11,7 @@
 
 #include "loader_io.h"
 
-sebt_status loader_read_file(const char *path, char **data, size_t *len, sebt_error *err)
+sebt_status sebt_read_file(const char *path, char **data, size_t *len, sebt_error *err)
 {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -42,6 +42,7 @@ sebt_status loader_read_file(const char *path, char **data, size_t *len, sebt_er
         return sebt_fail(err, SEBT_ERR_IO, "%s: cannot read: %s", path, strerror(e));
     }
     fclose(f);
+    buf[used] = '\0';
     *data = buf;
     *len = used;
     return SEBT_OK;

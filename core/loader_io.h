@@ -7,9 +7,6 @@
 
 #include "sebt/sebt.h"
 
-/* The whole file, malloc'd, in *data; errors name the path. */
-sebt_status loader_read_file(const char *path, char **data, size_t *len, sebt_error *err);
-
 /* True when the bytes start with the gzip magic 1f 8b. */
 bool loader_is_gzip(const char *data, size_t len);
 

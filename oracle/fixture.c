@@ -134,45 +134,13 @@ sebt_status sebt_fixture_write(const char *dir, const char *name, const sebt_ser
 
 /* ---- reading ----------------------------------------------------------- */
 
-static char *slurp(const char *path, sebt_error *err)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        sebt_fail(err, SEBT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0)
-            break;
-        if (n + 1 == cap) {
-            char *b = realloc(buf, cap * 2);
-            if (!b) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = b;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (!buf) {
-        sebt_fail(err, SEBT_ERR_NOMEM, "out of memory reading %s", path);
-        return NULL;
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
 sebt_status sebt_params_read_file(const char *path, sebt_params *p, sebt_error *err)
 {
-    char *text = slurp(path, err);
-    if (!text)
-        return err ? err->code : SEBT_ERR_IO;
+    char *text = NULL;
+    size_t text_len = 0;
+    sebt_status read_st = sebt_read_file(path, &text, &text_len, err);
+    if (read_st != SEBT_OK)
+        return read_st;
     sebt_status st = SEBT_OK;
     size_t line = 0;
     for (char *save = NULL, *l = strtok_r(text, "\n", &save); l && st == SEBT_OK;
@@ -246,9 +214,11 @@ static bool json_reason(const char *from, const char *to, sebt_exit_reason *out)
 
 static sebt_status read_expected(const char *path, sebt_result *r, sebt_error *err)
 {
-    char *text = slurp(path, err);
-    if (!text)
-        return err ? err->code : SEBT_ERR_IO;
+    char *text = NULL;
+    size_t text_len = 0;
+    sebt_status read_st = sebt_read_file(path, &text, &text_len, err);
+    if (read_st != SEBT_OK)
+        return read_st;
     memset(r, 0, sizeof *r);
     const char *end = text + strlen(text);
     const char *trades = strstr(text, "\"trades\":");

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "oracle_internal.h"
 #include "sebt/oracle.h"
 #include "sebt/sebt.h"
 
@@ -169,25 +170,6 @@ typedef struct {
     int32_t bars;
 } position;
 
-typedef struct {
-    sebt_trade *v;
-    size_t n, cap;
-} trade_list;
-
-static bool push_trade(trade_list *l, const sebt_trade *t)
-{
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? 2 * l->cap : 16;
-        sebt_trade *v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return false;
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n++] = *t;
-    return true;
-}
-
 /* Checks position q against bar u; fills tr and returns true on an exit. */
 static bool check_exit(const sebt_series *s, const sebt_params *p, bug_kind bug, position *q,
                        int64_t u, sebt_trade *tr)
@@ -241,7 +223,7 @@ static sebt_status simulate(const sebt_series *s, const sebt_params *p, const se
      * a backend that keeps its warm-up rows walks, and reports, more. */
     r->valid_bars = k;
 
-    trade_list trades = { 0 };
+    oracle_trade_vec trades = { 0 };
     position open[MAX_OPEN];
     size_t n_open = 0;
     for (size_t i = 0; i + 1 < k; i++) {
@@ -251,7 +233,7 @@ static sebt_status simulate(const sebt_series *s, const sebt_params *p, const se
         for (size_t j = 0; j < n_open; j++) {
             sebt_trade tr;
             if (check_exit(s, p, bug, &open[j], u, &tr)) {
-                if (!push_trade(&trades, &tr)) {
+                if (!oracle_trade_push(&trades, &tr)) {
                     free(v);
                     free(trades.v);
                     return sebt_fail(err, SEBT_ERR_NOMEM, "mutant: out of memory");
@@ -275,7 +257,7 @@ static sebt_status simulate(const sebt_series *s, const sebt_params *p, const se
         if (bug == BUG_ENTRY_EXIT) {
             sebt_trade tr;
             if (check_exit(s, p, bug, &q, u, &tr)) {
-                if (!push_trade(&trades, &tr)) {
+                if (!oracle_trade_push(&trades, &tr)) {
                     free(v);
                     free(trades.v);
                     return sebt_fail(err, SEBT_ERR_NOMEM, "mutant: out of memory");

@@ -5,6 +5,15 @@
 #include "sebt/oracle.h"
 #include "sebt/sebt.h"
 
+/* A growing list of trades (the replay's and the mutants'). */
+typedef struct {
+    sebt_trade *v;
+    size_t n, cap;
+} oracle_trade_vec;
+
+/* Appends t; false when out of memory (l is left as it was). */
+bool oracle_trade_push(oracle_trade_vec *l, const sebt_trade *t);
+
 /* Fills div (combo index left to the caller). bar may be -1. */
 void oracle_diverge(sebt_divergence *div, const sebt_series *s, const sebt_params *p,
                     const char *what, int64_t bar, double ref_value, double cand_value,

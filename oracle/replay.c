@@ -114,12 +114,7 @@ static bool close_enough(double a, double b, double tol)
     return fabs(a - b) <= tol * fmax(1.0, fmax(fabs(a), fabs(b)));
 }
 
-typedef struct {
-    sebt_trade *v;
-    size_t n, cap;
-} trade_vec;
-
-static bool push(trade_vec *l, const sebt_trade *t)
+bool oracle_trade_push(oracle_trade_vec *l, const sebt_trade *t)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 16;
@@ -184,7 +179,7 @@ sebt_status oracle_replay(const sebt_series *s, const sebt_params *p, const sebt
 
     const sebt_trade *ct = cand->trades;
     size_t cn = cand->n_trades, ci = 0;
-    trade_vec list = { 0 };
+    oracle_trade_vec list = { 0 };
     bool in_pos = false;
     size_t sig = 0, ent = 0;
     double entry = 0, stop = 0, risk = 0, tp = 0;
@@ -277,7 +272,7 @@ sebt_status oracle_replay(const sebt_series *s, const sebt_params *p, const sebt
         double pnl = price - entry - fee;
         sebt_trade tr = { (int64_t)sig, (int64_t)ent, (int64_t)u, entry, price, stop, tp, risk,
                           pnl, pnl / risk, (sebt_exit_reason)cand_out, bars };
-        if (!push(&list, &tr)) {
+        if (!oracle_trade_push(&list, &tr)) {
             free(v);
             free(list.v);
             return sebt_fail(err, SEBT_ERR_NOMEM, "oracle: out of memory for trades");

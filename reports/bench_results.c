@@ -8,45 +8,6 @@
 #include "report.h"
 #include "sebt/sebt.h"
 
-sebt_status sebt_read_file(const char *path, char **text, size_t *len, sebt_error *err)
-{
-    *text = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sebt_fail(err, SEBT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (n + 1 >= cap) {
-            char *b = realloc(buf, cap * 2);
-            if (!b) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = b;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0)
-            break;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (!buf)
-        return sebt_fail(err, SEBT_ERR_NOMEM, "out of memory reading %s", path);
-    if (bad) {
-        free(buf);
-        return sebt_fail(err, SEBT_ERR_IO, "cannot read %s", path);
-    }
-    buf[n] = '\0';
-    *text = buf;
-    *len = n;
-    return SEBT_OK;
-}
-
 static double unit_seconds(const char *unit)
 {
     if (strcmp(unit, "ns") == 0)

@@ -56,9 +56,6 @@ const sebt_bench_run *sebt_bench_find(const sebt_bench_set *set, const char *gro
                                       const char *backend, long long bars, long long combos,
                                       int threads);
 
-/* Reads a whole file into a NUL-terminated buffer. */
-sebt_status sebt_read_file(const char *path, char **text, size_t *len, sebt_error *err);
-
 /* ---- the report folder (reports/report_write.c) ------------------------- */
 
 typedef struct {

@@ -91,6 +91,10 @@ sebt_status sebt_load_csv_buffer(const char *name, const char *data, size_t len,
  * as nan) that sebt_load_csv reads back bit-exact. */
 sebt_status sebt_write_csv(const sebt_series *s, FILE *f, sebt_error *err);
 
+/* Reads a whole file into a malloc'd, NUL-terminated buffer (*len excludes
+ * the NUL); errors name the path (core/loader_io.c). */
+sebt_status sebt_read_file(const char *path, char **text, size_t *len, sebt_error *err);
+
 /* ---- backends (core/registry.c) ---------------------------------------- */
 
 /* The backends built into this binary, in a stable order. The cuda backend

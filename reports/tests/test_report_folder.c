@@ -5,6 +5,7 @@
 
 #include "run_sebt.h"
 #include "report.h"
+#include "sebt/sebt.h"
 
 #define DATA SEBT_REPORT_TEST_DATA
 
