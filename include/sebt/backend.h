@@ -22,11 +22,26 @@ typedef struct {
  * most a few times per second, so a CLI can draw a progress bar. */
 typedef void (*sebt_progress_fn)(void *user, size_t done, size_t total);
 
+/* What a run_batch call did, filled by backends that take several paths
+ * (threads, batches, blocks, chunks), so the oracle can show that a fuzz
+ * campaign reached each of them. A backend with one path leaves it zeroed. */
+typedef struct {
+    int threads_used;      /* worker threads that ran combos */
+    size_t batches;        /* indicator batches (memory-budget splits) */
+    size_t chunks;         /* device chunks or other work splits */
+    size_t blocks;         /* series blocks (e.g. ATR blocks) */
+} sebt_batch_stats;
+
 typedef struct {
     int threads;           /* 0: the backend's default (OMP_NUM_THREADS or all cores) */
     bool want_trades;      /* fill sebt_result.trades, not only the metrics */
     sebt_progress_fn progress;   /* may be NULL */
     void *progress_user;
+    /* Working-memory budget in bytes; 0: the backend's default (for
+     * fast_cpu, SEBT_FAST_CPU_MEMORY_MB or its built-in budget). A tiny
+     * budget forces many batches; results never depend on it. */
+    size_t memory_budget;
+    sebt_batch_stats *stats;     /* may be NULL; filled when not */
 } sebt_batch_opts;
 
 typedef struct sebt_backend sebt_backend;
