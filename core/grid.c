@@ -21,12 +21,29 @@ static char *trim(char *s)
     return s;
 }
 
-/* Copies text into lines (NUL-terminated, '\r' dropped); *n_lines set. */
-static char **split_lines(const char *text, size_t len, char **store, size_t *n_lines)
+/* Copies text into lines (NUL-terminated, '\r' dropped); *n_lines set.
+ * A NUL byte in the text is an error naming its line and column: the lines
+ * are C strings, and a NUL would silently end one and drop the rest of the
+ * file (issue 15, defect 2). */
+static sebt_status split_lines(const char *name, const char *text, size_t len, char **store, char ***out,
+                               size_t *n_lines, sebt_error *err)
 {
+    const char *nul = memchr(text, '\0', len);
+    if (nul) {
+        size_t line = 1, col = 1;
+        for (const char *c = text; c < nul; c++) {
+            col++;
+            if (*c == '\n') {
+                line++;
+                col = 1;
+            }
+        }
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s:%zu:%zu: a NUL byte; this is a text file of parameters "
+                         "(is it binary or UTF-16?)", name, line, col);
+    }
     char *copy = malloc(len + 1);
     if (!copy)
-        return NULL;
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", name);
     memcpy(copy, text, len);
     copy[len] = '\0';
     size_t count = 1;
@@ -35,7 +52,7 @@ static char **split_lines(const char *text, size_t len, char **store, size_t *n_
     char **lines = malloc(count * sizeof *lines);
     if (!lines) {
         free(copy);
-        return NULL;
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", name);
     }
     size_t k = 0;
     char *p = copy;
@@ -52,8 +69,9 @@ static char **split_lines(const char *text, size_t len, char **store, size_t *n_
         p = nl + 1;
     }
     *store = copy;
+    *out = lines;
     *n_lines = k;
-    return lines;
+    return SEBT_OK;
 }
 
 static void set_field(sebt_params *p, int idx, double v)
@@ -149,8 +167,9 @@ static sebt_status parse_range(const char *where, int idx, char *spec, axis *ax,
     for (size_t i = 0; i < count; i++) {
         double v = start + (double)i * step;
         if (type == SEBT_PARAM_DOUBLE && dec >= 0 && dec <= 17) {
-            /* 0.1 + 2*0.1 reads back as 0.3, as the user wrote it. */
-            char buf[64];
+            /* 0.1 + 2*0.1 reads back as 0.3, as the user wrote it. %.17f of
+             * the largest double is 327 characters: the buffer holds any. */
+            char buf[400];
             snprintf(buf, sizeof buf, "%.*f", dec, v);
             v = strtod(buf, NULL);
         }
@@ -193,9 +212,10 @@ sebt_status sebt_grid_parse(const char *name, const char *text, size_t len, sebt
     *n_out = 0;
     char *store = NULL;
     size_t n_lines = 0;
-    char **lines = split_lines(text, len, &store, &n_lines);
-    if (!lines)
-        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", name);
+    char **lines = NULL;
+    sebt_status sl = split_lines(name, text, len, &store, &lines, &n_lines, err);
+    if (sl != SEBT_OK)
+        return sl;
     axis axes[SEBT_N_PARAMS];
     size_t n_axes = 0;
     sebt_status st = SEBT_OK;
@@ -324,9 +344,10 @@ sebt_status sebt_combos_parse(const char *name, const char *text, size_t len, se
     *n_out = 0;
     char *store = NULL;
     size_t n_lines = 0;
-    char **lines = split_lines(text, len, &store, &n_lines);
-    if (!lines)
-        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", name);
+    char **lines = NULL;
+    sebt_status sl = split_lines(name, text, len, &store, &lines, &n_lines, err);
+    if (sl != SEBT_OK)
+        return sl;
     sebt_params *combos = malloc((n_lines ? n_lines : 1) * sizeof *combos);
     if (!combos) {
         free(lines);

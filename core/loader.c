@@ -89,15 +89,33 @@ typedef struct {
 
 /* ---- messages ------------------------------------------------------------ */
 
+/* Appends to buf as snprintf would, but keeps *o within the buffer when
+ * the text is cut: a summed snprintf return runs past the end of a buffer
+ * it was cut to fit (issue 15, defect 1). */
+static void SEBT_PRINTF(4, 5) appendf(char *buf, size_t bufsize, size_t *o, const char *fmt, ...)
+{
+    if (*o + 1 >= bufsize)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf + *o, bufsize - *o, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        buf[*o] = '\0';
+    else
+        *o = (size_t)n < bufsize - *o ? *o + (size_t)n : bufsize - 1;
+}
+
 /* A field as the file has it, for a message: at most 40 bytes, with control
  * bytes escaped so that a binary file cannot garble the message. */
 static const char *show(char *buf, size_t bufsize, slice f)
 {
     size_t o = 0, shown = f.len < 40 ? f.len : 40;
+    buf[0] = '\0';
     for (size_t i = 0; i < shown && o + 8 < bufsize; i++) {
         unsigned char c = (unsigned char)f.s[i];
         if (c < 0x20 || c == 0x7f)
-            o += (size_t)snprintf(buf + o, bufsize - o, "\\x%02x", c);
+            appendf(buf, bufsize, &o, "\\x%02x", c);
         else
             buf[o++] = (char)c;
     }
@@ -285,18 +303,21 @@ static sebt_status read_layout(loader *L, slice first)
     size_t mo = 0, so = 0;
     for (int r = 0; r < N_COLS; r++)
         if (!found[r])
-            mo += (size_t)snprintf(missing + mo, sizeof missing - mo, "%s%s", mo ? ", " : "",
-                                   r == COL_TIME ? "time (open_time|timestamp|time|date|datetime)"
-                                                 : role_names[r]);
+            appendf(missing, sizeof missing, &mo, "%s%s", mo ? ", " : "",
+                    r == COL_TIME ? "time (open_time|timestamp|time|date|datetime)" : role_names[r]);
     if (!mo)
         return SEBT_OK;
-    for (size_t i = 0; i < n && so + 50 < sizeof seen; i++) {
-        char b[200];
-        so += (size_t)snprintf(seen + so, sizeof seen - so, "%s'%s'", i ? ", " : "",
-                               show(b, sizeof b, fields[i]));
+    /* Whole names only: one that does not fit is replaced by ", ...". */
+    size_t i = 0;
+    for (; i < n; i++) {
+        char b[200], one[220];
+        size_t len = (size_t)snprintf(one, sizeof one, "%s'%s'", i ? ", " : "", show(b, sizeof b, fields[i]));
+        if (so + len + 6 >= sizeof seen)
+            break;
+        appendf(seen, sizeof seen, &so, "%s", one);
     }
-    if (so + 50 >= sizeof seen)
-        snprintf(seen + so, sizeof seen - so, ", ...");
+    if (i < n)
+        appendf(seen, sizeof seen, &so, "%s...", i ? ", " : "");
     return sebt_fail(L->err, SEBT_ERR_INPUT,
                      "%s:%zu: the header has no column for %s; found %s (names match in any case "
                      "and order)", L->name, L->line, missing, seen);
