@@ -28,8 +28,8 @@ static sebt_status fast_features(const sebt_backend *self, const sebt_series *s,
     sebt_k_ema(s->close, (int64_t)n, p->ema_slow, out->ema_s);
     fast_tr_column(s, out->tr);
     fast_atr_range(out->tr, n, p->atr_window, 0, n, out->atr);
-    sebt_k_zscore(s->volume, (int64_t)n, p->z_window, out->vol_z);
-    sebt_k_zscore(out->atr, (int64_t)n, p->z_window, out->tr_z);
+    fast_zscore_exact(s->volume, n, p->z_window, out->vol_z);
+    fast_zscore_exact(out->atr, n, p->z_window, out->tr_z);
     fast_cloc_column(s, out->cloc);
     for (size_t t = 0; t < n; t++) {
         out->signal[t] = out->ema_f[t] < out->ema_s[t] && out->vol_z[t] > p->vol_z &&
@@ -41,8 +41,8 @@ static sebt_status fast_features(const sebt_backend *self, const sebt_series *s,
 
 const sebt_backend sebt_fast_cpu_backend = {
     .name = "fast_cpu",
-    .description = "OpenMP sweeps: shared indicator series, rolling z-scores, tree-searched exits",
-    .contract = { SEBT_CONTRACT_TOLERANT, FAST_TOLERANCE },
+    .description = "OpenMP sweeps: shared indicator series, exact z-scores, tree-searched exits",
+    .contract = { SEBT_CONTRACT_EXACT, 0.0 },
     .features = fast_features,
     .run_batch = fast_run_batch,
     .state = NULL,

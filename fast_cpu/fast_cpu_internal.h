@@ -7,9 +7,6 @@
 #include "sebt/backends.h"
 #include "sebt/sebt.h"
 
-/* The contract (SPEC §8): only Z is computed another way than the
- * reference (rolling); README.md says why 1e-9 holds. */
-#define FAST_TOLERANCE 1e-9
 
 /* Memory for one batch of indicator keys (series columns and candidate
  * lists), unless SEBT_FAST_CPU_MEMORY_MB says otherwise. */
@@ -31,6 +28,10 @@ void fast_cloc_column(const sebt_series *s, double *out);
 void fast_atr_range(const double *tr, size_t n, int32_t w, size_t from, size_t to, double *out);
 void fast_valid_from_atr(const double *atr, size_t n, uint8_t *valid, int32_t *rank, int32_t *vbar,
                          int64_t *n_valid);
+void fast_zscore_exact(const double *x, size_t n, int32_t w, double *out);
+void fast_zscore_exact_at(const double *x, int32_t w, const int32_t *bars, size_t count, double *out);
+int fast_z_refine(const double *x, size_t n, int32_t w, double *z, double pre, const double *cloc, double cmin,
+                  const double *gate, double gate_min);
 sebt_status fast_market_build(const sebt_series *s, fast_market *fm, sebt_error *err);
 void fast_market_free(fast_market *fm);
 size_t fast_memory_budget(void);

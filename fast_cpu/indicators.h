@@ -9,7 +9,13 @@
  * in exchange the stop prices are exact and a flat ATR window is flat
  * exactly when the reference's is.
  *
- * Z is the one rolling statistic: O(1) per bar (amortised), tolerant. */
+ * Z has two forms. sebt_k_zscore_at is the reference's: per bar, the window
+ * summed oldest first, then the squared deviations summed oldest first, so
+ * it gives the reference's bits (O(w) per bar; a GPU gives each bar a
+ * thread, fast_cpu computes many bars side by side). sebt_k_zscore is a
+ * rolling O(1)-per-bar approximation, within ~1e-9 of it, used by sweeps
+ * only as a pre-filter: a decision is never taken on its value unless the
+ * value is far (SEBT_K_Z_MARGIN) from the threshold. */
 #ifndef SEBT_INDICATORS_H
 #define SEBT_INDICATORS_H
 
@@ -73,6 +79,47 @@ SEBT_HD static inline double sebt_k_cloc_at(const double *high, const double *lo
     if (isnan(h) || h == l)
         return NAN;
     return (close[t] - l) / (h - l);
+}
+
+/* Z(x, w) at bar t exactly as the reference computes it (SPEC §3): NaN
+ * before the window fills, with a NaN in it, or when it is flat; then the
+ * mean and the population variance summed oldest first; NaN if the
+ * variance underflows to 0. */
+SEBT_HD static inline double sebt_k_zscore_at(const double *x, int64_t t, int32_t w)
+{
+    if (t + 1 < (int64_t)w)
+        return NAN;
+    int64_t from = t + 1 - w;
+    int flat = 1;
+    for (int64_t i = from; i <= t; i++) {
+        if (isnan(x[i]))
+            return NAN;
+        if (x[i] != x[from])
+            flat = 0;
+    }
+    if (flat)
+        return NAN;
+    double sum = 0.0;
+    for (int64_t i = from; i <= t; i++)
+        sum += x[i];
+    double m = sum / (double)w;
+    double ss = 0.0;
+    for (int64_t i = from; i <= t; i++)
+        ss += (x[i] - m) * (x[i] - m);
+    double var = ss / (double)w;
+    if (var == 0.0)
+        return NAN;
+    return (x[t] - m) / sqrt(var);
+}
+
+/* How far a rolling z (sebt_k_zscore) may be trusted from a threshold: it
+ * is within ~1e-9 (absolute, and relative to |z|) of the reference's bits
+ * (fast_cpu/README.md says why), so where it is below thr - margin the
+ * reference's is below thr too. Three orders of magnitude to spare. */
+#define SEBT_K_Z_MARGIN 0x1p-20
+SEBT_HD static inline double sebt_k_z_prefilter(double thr)
+{
+    return thr - SEBT_K_Z_MARGIN * (fabs(thr) > 1.0 ? fabs(thr) : 1.0);
 }
 
 /* sum + comp holds a running sum to about twice working precision, so a

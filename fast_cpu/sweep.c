@@ -78,6 +78,38 @@ void fast_valid_from_atr(const double *atr, size_t n, uint8_t *valid, int32_t *r
     *n_valid = k;
 }
 
+/* Replaces the rolling z (column z of x, window w) by the reference's bits
+ * at every bar where z > pre (pre is sebt_k_z_prefilter of the loosest
+ * threshold), cloc > cmin, and, when gate is given, gate > gate_min (the
+ * other z-score, already exact where it matters). Returns -1 when out of
+ * memory (z is then unchanged). */
+int fast_z_refine(const double *x, size_t n, int32_t w, double *z, double pre, const double *cloc, double cmin,
+                  const double *gate, double gate_min)
+{
+    size_t count = 0;
+    for (size_t t = 0; t < n; t++)
+        count += z[t] > pre && cloc[t] > cmin && (!gate || gate[t] > gate_min);
+    if (!count)
+        return 0;
+    int32_t *bars = malloc(count * sizeof *bars);
+    double *vals = malloc(count * sizeof *vals);
+    if (!bars || !vals) {
+        free(bars);
+        free(vals);
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t t = 0; t < n; t++)
+        if (z[t] > pre && cloc[t] > cmin && (!gate || gate[t] > gate_min))
+            bars[k++] = (int32_t)t;
+    fast_zscore_exact_at(x, w, bars, count, vals);
+    for (size_t i = 0; i < count; i++)
+        z[bars[i]] = vals[i];
+    free(bars);
+    free(vals);
+    return 0;
+}
+
 sebt_status fast_market_build(const sebt_series *s, fast_market *fm, sebt_error *err)
 {
     memset(fm, 0, sizeof *fm);
@@ -361,9 +393,45 @@ static sebt_status run_batch_groups(sweep_ctx *x, size_t g0, size_t g1, sebt_err
             sebt_k_zscore(b.atr[b.trz_keys[q][1]], (int64_t)n, b.zs[b.trz_keys[q][0]], b.trz[q]);
         }
     }
+    /* The z-scores above are rolling: a pre-filter only. Every bar where a
+     * combo of the batch could take a decision on one of them (the value
+     * within SEBT_K_Z_MARGIN of the loosest threshold or above, and cloc
+     * above the loosest cloc_min) gets the reference's bits; elsewhere the
+     * rolling value is far below every threshold, as the reference's is. */
+    double *zmin = malloc((b.n_zs + 2 * b.n_trz + b.n_zs + b.n_trz) * sizeof *zmin);
+    if (!zmin)
+        goto nomem;
+    double *zcmin = zmin + b.n_zs, *tvmin = zcmin + b.n_zs, *ttmin = tvmin + b.n_trz, *tcmin = ttmin + b.n_trz;
+    for (size_t i = 0; i < b.n_zs; i++)
+        zmin[i] = zcmin[i] = INFINITY;
+    for (size_t i = 0; i < b.n_trz; i++)
+        tvmin[i] = ttmin[i] = tcmin[i] = INFINITY;
+    for (size_t g = g0; g < g1; g++) {
+        const group *gr = &x->groups[g];
+        zmin[gr->z_slot] = fmin(zmin[gr->z_slot], gr->vmin);
+        zcmin[gr->z_slot] = fmin(zcmin[gr->z_slot], gr->cmin);
+        tvmin[gr->trz_slot] = fmin(tvmin[gr->trz_slot], gr->vmin);
+        ttmin[gr->trz_slot] = fmin(ttmin[gr->trz_slot], gr->tmin);
+        tcmin[gr->trz_slot] = fmin(tcmin[gr->trz_slot], gr->cmin);
+    }
+    int failed = 0;
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(nt) reduction(|:failed)
+    for (size_t z = 0; z < b.n_zs; z++)
+        failed |= fast_z_refine(x->s->volume, n, b.zs[z], b.volz[z], sebt_k_z_prefilter(zmin[z]), x->cloc,
+                                zcmin[z], NULL, 0.0) != 0;
+    if (!failed) {
+        #pragma omp parallel for schedule(dynamic, 1) num_threads(nt) reduction(|:failed)
+        for (size_t q = 0; q < b.n_trz; q++)
+            failed |= fast_z_refine(b.atr[b.trz_keys[q][1]], n, b.zs[b.trz_keys[q][0]], b.trz[q],
+                                    sebt_k_z_prefilter(ttmin[q]), x->cloc, tcmin[q], b.volz[b.trz_keys[q][0]],
+                                    tvmin[q]) != 0;
+    }
+    free(zmin);
+    if (failed)
+        goto nomem;
+
     /* Each key's candidate bars: every bar that could signal for one of
      * its combos, with the values the combos compare and ATR for the stop. */
-    int failed = 0;
     #pragma omp parallel for schedule(dynamic, 1) num_threads(nt) reduction(|:failed)
     for (size_t g = g0; g < g1; g++) {
         group *gr = &x->groups[g];

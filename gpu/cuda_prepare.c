@@ -212,6 +212,15 @@ sebt_status cuda_batch_build(const cuda_plan *p, const sebt_series *s, size_t g0
             fast_atr_range(p->tr, n, gr->key.atr, 0, n, atr);
             sebt_k_zscore(s->volume, (int64_t)n, gr->key.z, vz);
             sebt_k_zscore(atr, (int64_t)n, gr->key.z, tz);
+            /* Rolling z is a pre-filter: the reference's bits wherever a
+             * decision is taken on it (fast_cpu/sweep.c does the same). */
+            if (fast_z_refine(s->volume, n, gr->key.z, vz, sebt_k_z_prefilter(gr->vmin), p->cloc, gr->cmin, NULL,
+                              0.0) != 0
+                || fast_z_refine(atr, n, gr->key.z, tz, sebt_k_z_prefilter(gr->tmin), p->cloc, gr->cmin, vz,
+                                 gr->vmin) != 0) {
+                failed = 1;
+                continue;
+            }
             const double *cl = p->cloc;
             size_t count = 0;
             for (size_t t = 0; t < n; t++)
