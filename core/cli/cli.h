@@ -27,7 +27,7 @@ int cli_cmd_fuzz(int argc, char **argv);
 int cli_cmd_report(int argc, char **argv);
 int cli_cmd_check_gpu(int argc, char **argv);
 
-/* "sebt CMD: MESSAGE\nTry 'sebt CMD --help'." on stderr; returns CLI_EXIT_USAGE. */
+/* "sebt CMD: error: MESSAGE\nTry 'sebt help CMD'." on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) SEBT_PRINTF(2, 3);
 /* Prints "sebt CMD: error: MSG" and maps the status to an exit code. */
 int cli_report_error(const char *cmd, const sebt_error *err);
@@ -45,10 +45,19 @@ int cli_load_series(const char *cmd, const char *path, bool lenient, bool fill_g
 int cli_select_backend(const char *cmd, const char *flag_value, size_t bars, size_t combos,
                        const sebt_backend **out);
 
-/* Opens --output FILE (or stdout when path is NULL or "-"). */
+/* Output files are atomic (include/sebt/outfile.h): every command that
+ * writes a file goes through these three.
+ * cli_open_output opens --output FILE (or stdout when path is NULL or "-")
+ * as a temporary file beside FILE; prints and returns NULL on failure.
+ * cli_close_output publishes it (rename over FILE) or, on a write error,
+ * removes it and leaves FILE as it was; nonzero (after printing the reason)
+ * when anything written was lost. For stdout it flushes.
+ * cli_abandon_output discards a file that should not be published (the
+ * command failed after opening it). SIGINT, SIGTERM, SIGHUP and exit()
+ * remove what was never closed (core/cli/main.c). */
 FILE *cli_open_output(const char *cmd, const char *path);
-/* Closes (or flushes stdout); nonzero when anything written was lost. */
 int cli_close_output(FILE *f);
+void cli_abandon_output(FILE *f);
 
 /* A progress bar on stderr: drawn only when stderr is a terminal and the
  * work has run for more than a second; silent in pipes and CI. */

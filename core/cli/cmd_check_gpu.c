@@ -157,18 +157,17 @@ static int save_crossover(const char *cmd, const sebt_gpu_device *d, double cros
         }
         *p = '/';
     }
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "sebt %s: error: cannot write %s: %s\n", cmd, path, strerror(errno));
+    FILE *f = cli_open_output(cmd, path);
+    if (!f)
         return CLI_EXIT_USAGE;
-    }
     char date[32];
     time_t now = time(NULL);
     strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
     fprintf(f, "# written by sebt check-gpu --benchmark --save; auto picks cuda from this many bar-combos\n");
     fprintf(f, "device = %s\nthreads = %d\nbars = %zu\ndate = %s\ncrossover_bar_combos = %.6g\n", d->name,
             cli_cpu_threads(), bars, date, crossover);
-    fclose(f);
+    if (cli_close_output(f) != 0)
+        return CLI_EXIT_USAGE;
     printf("saved to %s\n", path);
     return CLI_EXIT_OK;
 }

@@ -134,11 +134,9 @@ static int write_trades(const char *cmd, const char *dir, size_t idx, const sebt
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/combo_%zu.csv", dir, idx);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "sebt %s: error: cannot write %s: %s\n", cmd, path, strerror(errno));
+    FILE *f = cli_open_output(cmd, path);
+    if (!f)
         return CLI_EXIT_USAGE;
-    }
     fputs("signal_index,entry_index,exit_index,signal_ts,entry_ts,exit_ts,entry_price,exit_price,"
           "stop,tp,risk,pnl,r,reason,bars_held\n", f);
     for (size_t k = 0; k < r->n_trades && r->trades; k++) {
@@ -153,10 +151,8 @@ static int write_trades(const char *cmd, const char *dir, size_t idx, const sebt
         }
         fprintf(f, "%s,%d\n", sebt_exit_reason_name(t->reason), (int)t->bars_held);
     }
-    if (fclose(f) != 0) {
-        fprintf(stderr, "sebt %s: error: writing %s failed\n", cmd, path);
+    if (cli_close_output(f) != 0)
         return CLI_EXIT_USAGE;
-    }
     return CLI_EXIT_OK;
 }
 

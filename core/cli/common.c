@@ -7,14 +7,15 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sebt/outfile.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "sebt %s: ", cmd);
+    fprintf(stderr, "sebt %s: error: ", cmd);
     vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'sebt %s --help'.\n", cmd);
+    fprintf(stderr, "\nTry 'sebt help %s'.\n", cmd);
     va_end(ap);
     return CLI_EXIT_USAGE;
 }
@@ -58,26 +59,73 @@ int cli_load_series(const char *cmd, const char *path, bool lenient, bool fill_g
     return CLI_EXIT_OK;
 }
 
+/* The atomic files open through cli_open_output, found again by their FILE
+ * in cli_close_output: the callers keep a plain FILE *. */
+static struct {
+    FILE *f;
+    const char *cmd;
+    sebt_outfile o;
+} outputs[16];
+
 FILE *cli_open_output(const char *cmd, const char *path)
 {
     if (!path || strcmp(path, "-") == 0)
         return stdout;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        fprintf(stderr, "sebt %s: error: cannot write %s: %s\n", cmd, path, strerror(errno));
-    return f;
+    size_t k = 0;
+    while (k < sizeof outputs / sizeof outputs[0] && outputs[k].f)
+        k++;
+    if (k == sizeof outputs / sizeof outputs[0]) {
+        fprintf(stderr, "sebt %s: error: cannot write %s: too many output files open at once\n", cmd, path);
+        return NULL;
+    }
+    sebt_error err = { 0 };
+    if (sebt_outfile_open(&outputs[k].o, path, &err) != SEBT_OK) {
+        cli_report_error(cmd, &err);
+        return NULL;
+    }
+    outputs[k].f = outputs[k].o.f;
+    outputs[k].cmd = cmd;
+    return outputs[k].f;
+}
+
+static int find_output(FILE *f)
+{
+    for (size_t k = 0; k < sizeof outputs / sizeof outputs[0]; k++)
+        if (f && outputs[k].f == f)
+            return (int)k;
+    return -1;
 }
 
 int cli_close_output(FILE *f)
 {
     if (!f)
         return 0;
-    int bad = ferror(f);
-    if (f != stdout)
-        bad |= fclose(f);
-    else
-        bad |= fflush(f);
-    return bad;
+    int k = find_output(f);
+    if (k < 0) {
+        int bad = ferror(f);
+        if (f != stdout)
+            bad |= fclose(f);
+        else
+            bad |= fflush(f);
+        return bad;
+    }
+    sebt_error err = { 0 };
+    sebt_status st = sebt_outfile_commit(&outputs[k].o, &err);
+    outputs[k].f = NULL;
+    if (st != SEBT_OK) {
+        fprintf(stderr, "sebt %s: error: %s\n", outputs[k].cmd, err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+void cli_abandon_output(FILE *f)
+{
+    int k = find_output(f);
+    if (k < 0)
+        return;
+    sebt_outfile_abort(&outputs[k].o);
+    outputs[k].f = NULL;
 }
 
 double cli_now(void)

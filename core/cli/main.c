@@ -1,7 +1,10 @@
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "sebt/outfile.h"
 
 static const struct {
     const char *name;
@@ -26,29 +29,83 @@ static void usage(FILE *f)
                "Commands:\n");
     for (size_t i = 0; i < N_COMMANDS; i++)
         fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(f, "\nRun 'sebt COMMAND --help' for a command's options.\n"
+    fprintf(f, "\nRun 'sebt help COMMAND' (or 'sebt COMMAND --help') for a command's options.\n"
                "Exit codes: 0 success, 1 a check failed, 2 bad usage or input, 3 no usable GPU.\n"
                "Environment: BACKTEST_BACKEND=cpu|gpu|auto, BACKTEST_GPU_ID, OMP_NUM_THREADS.\n");
 }
 
+/* An interrupted run leaves no temporary output file behind (the target
+ * keeps its previous contents), then dies of the same signal, so that the
+ * shell sees what happened. */
+static void on_fatal_signal(int sig)
+{
+    sebt_outfile_remove_temps();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void install_signal_handlers(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sigemptyset(&sa.sa_mask);
+    /* SIGPIPE always: a closed pipe (sebt run | head -1) ends sebt quietly
+     * the Unix way even when a parent left SIGPIPE ignored, where each
+     * write would otherwise fail with an error message. The others keep
+     * an inherited "ignore" (nohup). */
+    const int sigs[] = { SIGPIPE, SIGINT, SIGTERM, SIGHUP };
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction old;
+        if (sigs[i] != SIGPIPE && sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
+    atexit(sebt_outfile_remove_temps);
+}
+
+static int find_command(const char *name)
+{
+    for (size_t i = 0; i < N_COMMANDS; i++)
+        if (strcmp(name, commands[i].name) == 0)
+            return (int)i;
+    return -1;
+}
+
 int main(int argc, char **argv)
 {
+    install_signal_handlers();
     if (argc < 2) {
         usage(stderr);
         return CLI_EXIT_USAGE;
     }
-    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+    if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        (strcmp(argv[1], "help") == 0 && argc == 2)) {
         usage(stdout);
         return CLI_EXIT_OK;
+    }
+    if (strcmp(argv[1], "help") == 0) {
+        /* sebt help CMD is sebt CMD --help. */
+        int k = find_command(argv[2]);
+        if (k < 0 || argc > 3) {
+            if (k < 0)
+                fprintf(stderr, "sebt help: error: unknown command '%s'\n", argv[2]);
+            else
+                fprintf(stderr, "sebt help: error: expected one command, got %d words\n", argc - 2);
+            fprintf(stderr, "Try 'sebt --help' for the list of commands.\n");
+            return CLI_EXIT_USAGE;
+        }
+        char *help_argv[] = { (char *)commands[k].name, (char *)"--help", NULL };
+        return commands[k].fn(2, help_argv);
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("sebt %s\n", SEBT_VERSION);
         return CLI_EXIT_OK;
     }
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        if (strcmp(argv[1], commands[i].name) == 0)
-            return commands[i].fn(argc - 1, argv + 1);
-    fprintf(stderr, "sebt: unknown command '%s'\n\n", argv[1]);
+    int k = find_command(argv[1]);
+    if (k >= 0)
+        return commands[k].fn(argc - 1, argv + 1);
+    fprintf(stderr, "sebt: error: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return CLI_EXIT_USAGE;
 }

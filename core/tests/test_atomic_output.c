@@ -1,0 +1,312 @@
+/* Atomic output files (include/sebt/outfile.h, core/cli/common.c): a run
+ * that fails or is killed never leaves a half-written file and never
+ * destroys the previous one (issue 15, defect 4). */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sebt/outfile.h"
+#include "sebt/sebt.h"
+
+extern char **environ;
+
+static char dir[256];
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/sebt_test_atomic_XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        cr_log_warn("could not remove %s", dir);
+}
+
+TestSuite(atomic, .init = make_dir, .fini = remove_dir);
+
+static const char *in_dir(const char *name)
+{
+    static char buf[8][512];
+    static int next;
+    char *p = buf[next++ % 8];
+    snprintf(p, 512, "%s/%s", dir, name);
+    return p;
+}
+
+static void put(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The whole file, in a static buffer (files here are small). */
+static const char *get(const char *path)
+{
+    static char buf[1 << 16];
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* Files in dir other than . and .. */
+static int count_entries(void)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+Test(atomic, commit_replaces_and_abort_keeps_the_old_file)
+{
+    const char *p = in_dir("out.csv");
+    put(p, "old\n");
+    sebt_outfile o;
+    sebt_error e = { 0 };
+    cr_assert_eq(sebt_outfile_open(&o, p, &e), SEBT_OK, "%s", e.msg);
+    cr_assert(o.atomic);
+    fputs("new, half written", o.f);
+    fflush(o.f);
+    /* Until the commit, the target is the old file and the new text lies in
+     * a second file beside it. */
+    cr_assert_str_eq(get(p), "old\n");
+    cr_assert_eq(count_entries(), 2);
+    sebt_outfile_abort(&o);
+    cr_assert_str_eq(get(p), "old\n");
+    cr_assert_eq(count_entries(), 1);
+
+    cr_assert_eq(sebt_outfile_open(&o, p, &e), SEBT_OK, "%s", e.msg);
+    fputs("new\n", o.f);
+    cr_assert_eq(sebt_outfile_commit(&o, &e), SEBT_OK, "%s", e.msg);
+    cr_assert_str_eq(get(p), "new\n");
+    cr_assert_eq(count_entries(), 1);
+}
+
+Test(atomic, a_new_file_appears_only_on_commit)
+{
+    const char *p = in_dir("fresh.json");
+    sebt_outfile o;
+    sebt_error e = { 0 };
+    cr_assert_eq(sebt_outfile_open(&o, p, &e), SEBT_OK, "%s", e.msg);
+    fputs("{}\n", o.f);
+    cr_assert_null(get(p));
+    cr_assert_eq(sebt_outfile_commit(&o, &e), SEBT_OK);
+    cr_assert_str_eq(get(p), "{}\n");
+}
+
+Test(atomic, a_write_error_fails_the_commit_and_keeps_the_old_file)
+{
+    const char *p = in_dir("out.csv");
+    put(p, "old\n");
+    sebt_outfile o;
+    sebt_error e = { 0 };
+    cr_assert_eq(sebt_outfile_open(&o, p, &e), SEBT_OK);
+    fputs("new\n", o.f);
+    /* A write error on the stream (as a full disk gives). */
+    int fd = fileno(o.f);
+    close(fd);
+    cr_assert_eq(sebt_outfile_commit(&o, &e), SEBT_ERR_IO);
+    cr_assert_not_null(strstr(e.msg, "out.csv"), "%s", e.msg);
+    cr_assert_not_null(strstr(e.msg, "the previous file is unchanged"), "%s", e.msg);
+    cr_assert_str_eq(get(p), "old\n");
+    cr_assert_eq(count_entries(), 1);
+}
+
+Test(atomic, permissions_are_kept_and_a_symlink_stays_a_symlink)
+{
+    const char *p = in_dir("real.csv"), *l = in_dir("link.csv");
+    put(p, "old\n");
+    cr_assert_eq(chmod(p, 0640), 0);
+    cr_assert_eq(symlink(p, l), 0);
+    sebt_outfile o;
+    sebt_error e = { 0 };
+    cr_assert_eq(sebt_outfile_open(&o, l, &e), SEBT_OK, "%s", e.msg);
+    fputs("new\n", o.f);
+    cr_assert_eq(sebt_outfile_commit(&o, &e), SEBT_OK, "%s", e.msg);
+    struct stat st;
+    cr_assert_eq(lstat(l, &st), 0);
+    cr_assert(S_ISLNK(st.st_mode), "the link was replaced by a file");
+    cr_assert_eq(stat(p, &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0640, "mode %o", st.st_mode & 0777);
+    cr_assert_str_eq(get(p), "new\n");
+}
+
+Test(atomic, a_device_is_written_in_place)
+{
+    sebt_outfile o;
+    sebt_error e = { 0 };
+    cr_assert_eq(sebt_outfile_open(&o, "/dev/null", &e), SEBT_OK, "%s", e.msg);
+    cr_assert_not(o.atomic);
+    fputs("x\n", o.f);
+    cr_assert_eq(sebt_outfile_commit(&o, &e), SEBT_OK, "%s", e.msg);
+    struct stat st;
+    cr_assert_eq(stat("/dev/null", &st), 0);
+    cr_assert(S_ISCHR(st.st_mode));
+}
+
+Test(atomic, a_missing_folder_is_an_io_error_naming_the_path)
+{
+    sebt_outfile o;
+    sebt_error e = { 0 };
+    cr_assert_eq(sebt_outfile_open(&o, in_dir("no/such/out.csv"), &e), SEBT_ERR_IO);
+    cr_assert_not_null(strstr(e.msg, "no/such/out.csv"), "%s", e.msg);
+    cr_assert_null(o.f);
+}
+
+/* ---- the sweep killed mid-write ------------------------------------------ */
+
+/* The temporary file of target name in dir, with its size, or false. */
+static bool find_temp(const char *name, off_t *size)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, ".%s.tmp-", name);
+    bool found = false;
+    struct dirent *e;
+    while ((e = readdir(d)) && !found) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) != 0)
+            continue;
+        char p[600];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(p, &st) == 0) {
+            *size = st.st_size;
+            found = true;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+/* Starts a sweep of 50 000 combos (a 7 MB CSV) into out.csv, waits until
+ * its temporary file has data, and sends sig. Returns true when the signal
+ * killed it while it wrote (the case under test); false when the sweep
+ * ended first (a slow machine), after checking that it then wrote the whole
+ * file. */
+static bool kill_sweep_mid_write(int sig, const char *old)
+{
+    const char *grid = in_dir("grid.txt"), *out = in_dir("out.csv");
+    put(grid, "ema_fast = 1:50000:1\n");
+    put(out, old);
+    const char *argv[] = { SEBT_BINARY, "sweep", "--data", SEBT_FIXTURES_DIR "/loader/tiny.csv", "--grid", grid,
+                           "--output", out, "--threads", "1", NULL };
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    sigset_t dfl;
+    sigemptyset(&dfl);
+    sigaddset(&dfl, sig); /* not ignored, whatever the test runner inherited */
+    posix_spawnattr_setsigdefault(&at, &dfl);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
+    pid_t pid;
+    cr_assert_eq(posix_spawn(&pid, SEBT_BINARY, NULL, &at, (char *const *)argv, environ), 0);
+    posix_spawnattr_destroy(&at);
+    off_t size = 0;
+    int status = 0;
+    bool exited = false;
+    for (;;) {
+        if (find_temp("out.csv", &size) && size > 0) {
+            kill(pid, sig);
+            break;
+        }
+        if (waitpid(pid, &status, WNOHANG) == pid) {
+            exited = true;
+            break;
+        }
+        struct timespec ts = { 0, 200000 };
+        nanosleep(&ts, NULL);
+    }
+    if (!exited)
+        cr_assert_eq(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status)) {
+        cr_assert_eq(WTERMSIG(status), sig);
+        cr_assert_str_eq(get(out), old, "the previous output changed");
+        cr_assert_not(find_temp("out.csv", &size), "a temporary file was left behind");
+        return true;
+    }
+    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
+    FILE *f = fopen(out, "r");
+    cr_assert_not_null(f);
+    int lines = 0, c;
+    while ((c = fgetc(f)) != EOF)
+        lines += c == '\n';
+    fclose(f);
+    cr_assert_eq(lines, 50001, "a finished sweep wrote %d lines", lines);
+    return false;
+}
+
+static void killed_mid_write(int sig)
+{
+    int hits = 0;
+    for (int attempt = 0; attempt < 5 && hits == 0; attempt++)
+        hits += kill_sweep_mid_write(sig, "combo,previous\n0,run\n");
+    cr_assert_gt(hits, 0, "never caught the sweep while it wrote");
+}
+
+Test(atomic, sweep_killed_by_sigterm_mid_write_leaves_the_previous_output, .timeout = 120)
+{
+    killed_mid_write(SIGTERM);
+}
+
+Test(atomic, sweep_killed_by_sigint_mid_write_leaves_the_previous_output, .timeout = 120)
+{
+    killed_mid_write(SIGINT);
+}
+
+/* SIGKILL cannot be caught: the old file is still whole; a temporary file
+ * may stay beside it. */
+Test(atomic, sweep_killed_by_sigkill_mid_write_leaves_the_previous_output, .timeout = 120)
+{
+    int hits = 0;
+    for (int attempt = 0; attempt < 5 && hits == 0; attempt++) {
+        const char *grid = in_dir("grid.txt"), *out = in_dir("out.csv");
+        put(grid, "ema_fast = 1:50000:1\n");
+        put(out, "previous\n");
+        const char *argv[] = { SEBT_BINARY, "sweep", "--data", SEBT_FIXTURES_DIR "/loader/tiny.csv", "--grid",
+                               grid, "--output", out, NULL };
+        pid_t pid;
+        cr_assert_eq(posix_spawn(&pid, SEBT_BINARY, NULL, NULL, (char *const *)argv, environ), 0);
+        off_t size = 0;
+        int status = 0;
+        for (;;) {
+            if (find_temp("out.csv", &size) && size > 0) {
+                kill(pid, SIGKILL);
+                cr_assert_eq(waitpid(pid, &status, 0), pid);
+                break;
+            }
+            if (waitpid(pid, &status, WNOHANG) == pid)
+                break;
+            struct timespec ts = { 0, 200000 };
+            nanosleep(&ts, NULL);
+        }
+        if (WIFSIGNALED(status)) {
+            hits++;
+            cr_assert_str_eq(get(out), "previous\n");
+        }
+    }
+    cr_assert_gt(hits, 0, "never caught the sweep while it wrote");
+}

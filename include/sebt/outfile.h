@@ -1,0 +1,64 @@
+/* Atomic output files (core/outfile.c): what every writer of a file uses, so
+ * that an interrupted or failed run never leaves a half-written file and
+ * never destroys the previous one.
+ *
+ *     sebt_outfile o;
+ *     if (sebt_outfile_open(&o, "results.csv", &err) != SEBT_OK) ...;
+ *     fprintf(o.f, ...);                       // write through o.f
+ *     if (sebt_outfile_commit(&o, &err) != SEBT_OK) ...;   // or _abort(&o)
+ *
+ * open creates a temporary file beside the target, in the same folder (so
+ * the rename stays on one file system): DIR/.NAME.tmp-PID-N, with the
+ * target's permissions when it exists. commit flushes, fsyncs, closes and
+ * rename(2)s it over the target; only then does the target change, all at
+ * once. abort (and any failed commit) removes the temporary file; the target
+ * stays exactly as it was. A target that exists and is not a regular file
+ * (/dev/stdout, /dev/null, a FIFO) cannot be replaced: it is written in
+ * place, and o.atomic is false. A symbolic link is followed: the file it
+ * points to is replaced, the link stays.
+ *
+ * Signals: the library never installs handlers. A program that wants
+ * SIGINT/SIGTERM to leave no temporary file calls
+ * sebt_outfile_remove_temps() from its handler (it is async-signal-safe:
+ * unlink(2) only) and atexit; the `sebt` command does both (core/cli/main.c).
+ * A SIGKILL cannot be caught: the target is still intact, and a
+ * .NAME.tmp-PID-N file may be left beside it. */
+#ifndef SEBT_OUTFILE_H
+#define SEBT_OUTFILE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "sebt/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    FILE *f;        /* write here */
+    char *path;     /* the target (after following a symbolic link) */
+    char *tmp;      /* the temporary file; NULL when not atomic */
+    bool atomic;    /* false: the target is written in place (not a regular file) */
+    int slot;       /* internal: the entry sebt_outfile_remove_temps sees, or -1 */
+} sebt_outfile;
+
+/* At most this many atomic files open at once in a process. */
+#define SEBT_OUTFILE_MAX_OPEN 64
+
+sebt_status sebt_outfile_open(sebt_outfile *o, const char *path, sebt_error *err);
+/* Flushes and publishes the file; on any failure (including an earlier
+ * write error on o->f) the temporary file is removed, the target is left as
+ * it was, and the error names the path. o is released either way. */
+sebt_status sebt_outfile_commit(sebt_outfile *o, sebt_error *err);
+/* Discards what was written; the target is left as it was. */
+void sebt_outfile_abort(sebt_outfile *o);
+/* Unlinks every temporary file not yet committed or aborted. Safe in a
+ * signal handler. */
+void sebt_outfile_remove_temps(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
