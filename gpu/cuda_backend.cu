@@ -268,7 +268,7 @@ static sebt_status run_chunk(sweep *w, const cuda_batch *b, const dev_batch *db,
         || (e = pool_put(&pool, hg, n * sizeof *hg, &dg)) != cudaSuccess
         || (e = pool_put(&pool, NULL, n * sizeof *hr, &dr)) != cudaSuccess)
         goto fail;
-    cuda_combo_kernel<<<blocks, THREADS_PER_BLOCK>>>(w->dm, db->valids, db->cands, (const int32_t *)dg,
+    SEBT_LAUNCH(cuda_combo_kernel, blocks, THREADS_PER_BLOCK)(w->dm, db->valids, db->cands, (const int32_t *)dg,
                                                       db->valid_of_group, (const sebt_params *)dp, NULL, NULL,
                                                       (sebt_result *)dr, (int64_t)n);
     if ((e = cudaGetLastError()) != cudaSuccess
@@ -286,7 +286,7 @@ static sebt_status run_chunk(sweep *w, const cuda_batch *b, const dev_batch *db,
                 goto fail;
             /* The same combos again, now writing their trades: the metrics
              * come out the same bits (combo_kernel.h sums them the same way). */
-            cuda_combo_kernel<<<blocks, THREADS_PER_BLOCK>>>(w->dm, db->valids, db->cands, (const int32_t *)dg,
+            SEBT_LAUNCH(cuda_combo_kernel, blocks, THREADS_PER_BLOCK)(w->dm, db->valids, db->cands, (const int32_t *)dg,
                                                               db->valid_of_group, (const sebt_params *)dp,
                                                               (const int64_t *)doff, (sebt_trade *)dt,
                                                               (sebt_result *)dr, (int64_t)n);
@@ -502,11 +502,11 @@ static sebt_status cuda_features(const sebt_backend *self, const sebt_series *s,
     double *es = (double *)d[8], *vz = (double *)d[9], *tz = (double *)d[10];
     uint8_t *sig = (uint8_t *)d[11], *val = (uint8_t *)d[12];
     unsigned blocks = (unsigned)((n + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK);
-    cuda_bar_columns<<<blocks, THREADS_PER_BLOCK>>>(hi, lo, cl, (int64_t)n, tr, cloc);
-    cuda_atr_column<<<blocks, THREADS_PER_BLOCK>>>(tr, (int64_t)n, p->atr_window, atr);
-    cuda_recurrences<<<1, 2>>>(cl, (int64_t)n, *p, ef, es);
-    cuda_z_columns<<<blocks, THREADS_PER_BLOCK>>>(vol, atr, (int64_t)n, p->z_window, vz, tz);
-    cuda_signal_column<<<blocks, THREADS_PER_BLOCK>>>(ef, es, vz, tz, cloc, atr, (int64_t)n, *p, sig, val);
+    SEBT_LAUNCH(cuda_bar_columns, blocks, THREADS_PER_BLOCK)(hi, lo, cl, (int64_t)n, tr, cloc);
+    SEBT_LAUNCH(cuda_atr_column, blocks, THREADS_PER_BLOCK)(tr, (int64_t)n, p->atr_window, atr);
+    SEBT_LAUNCH(cuda_recurrences, 1, 2)(cl, (int64_t)n, *p, ef, es);
+    SEBT_LAUNCH(cuda_z_columns, blocks, THREADS_PER_BLOCK)(vol, atr, (int64_t)n, p->z_window, vz, tz);
+    SEBT_LAUNCH(cuda_signal_column, blocks, THREADS_PER_BLOCK)(ef, es, vz, tz, cloc, atr, (int64_t)n, *p, sig, val);
     double *host_cols[7] = { out->tr, out->cloc, out->atr, out->ema_f, out->ema_s, out->vol_z, out->tr_z };
     e = cudaGetLastError();
     for (int k = 0; k < 7 && e == cudaSuccess; k++)

@@ -88,6 +88,10 @@ SEBT_CUDA_EXPORT sebt_status sebt_cuda_devices(sebt_gpu_info *info, sebt_error *
 {
     memset(info, 0, sizeof *info);
     info->selected = -1;
+    /* Host execution lists no device: it must never pass for a GPU (auto
+     * never picks it, gpu mode refuses it); `--backend cuda` still runs it. */
+    if (CUDA_HOST_EXECUTION)
+        return cuda_fail(err, SEBT_ERR_NODEVICE, "no GPU: the cuda module is %s", CUDA_HOST_EXECUTION_NOTE);
     cudaRuntimeGetVersion(&info->runtime_version);
     cudaDriverGetVersion(&info->driver_version);
     int n = 0;
@@ -136,5 +140,7 @@ SEBT_CUDA_EXPORT const sebt_backend *sebt_cuda_open(sebt_error *err)
     if (cuda_check_kernels(err) != SEBT_OK)
         return NULL;
     cuda_backend_table.state = st;
+    if (CUDA_HOST_EXECUTION)
+        cuda_backend_table.description = "CUDA sources under " CUDA_HOST_EXECUTION_NOTE;
     return &cuda_backend_table;
 }

@@ -5,10 +5,23 @@
 
 #include <cuda_runtime.h>
 
+#include "cuda_launch.h"
+
 #include "sebt/backend.h"
 #include "sebt/gpu.h"
 
 #define SEBT_CUDA_EXPORT extern "C" __attribute__((visibility("default")))
+
+/* Whether this module is the host execution of the CUDA sources (gpu/host/),
+ * for what it says about itself only: kernel logic never asks. */
+#ifdef SEBT_CUDA_HOST_EXECUTION
+#define CUDA_HOST_EXECUTION 1
+#else
+#define CUDA_HOST_EXECUTION 0
+#endif
+#define CUDA_HOST_EXECUTION_NOTE                                                                              \
+    "host execution, no device: the CUDA sources compiled by the host compiler, run on CPU threads under a " \
+    "checking CUDA runtime stand-in (libsebt_cuda_host.so)"
 
 /* The module links no sebt library (it stays a leaf), so errors are filled
  * here, in the same form as core's sebt_fail. */

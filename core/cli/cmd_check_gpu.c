@@ -77,7 +77,11 @@ static int print_modes(const char *cmd, const sebt_gpu_info *info, size_t bars, 
            cli_cpu_threads());
     const sebt_backend *b;
     sebt_error err = { 0 };
-    if (sebt_backend_get("cuda", &b, &err) == SEBT_OK)
+    if (sebt_backend_get("cuda", &b, &err) == SEBT_OK && info->selected < 0)
+        /* The module opens but lists no device: host execution. */
+        printf("  gpu   none: exits with code %d: the cuda module lists no device (host execution); "
+               "--backend cuda runs it on CPU threads\n", CLI_EXIT_NO_DEVICE);
+    else if (b)
         printf("  gpu   cuda on device [%d]\n", info->selected);
     else
         printf("  gpu   none: exits with code %d: %s\n",

@@ -254,8 +254,24 @@ int cli_select_backend(const char *cmd, const char *flag_value, size_t bars, siz
     }
 
     sebt_error err = { 0 };
-    if (sebt_backend_get(name, out, &err) == SEBT_OK)
+    if (sebt_backend_get(name, out, &err) == SEBT_OK) {
+        if (strcmp(name, "cuda") != 0)
+            return CLI_EXIT_OK;
+        /* A cuda module that opens but lists no device is host execution
+         * (gpu/host/): run by name it says so; it is never a GPU. */
+        sebt_gpu_info info;
+        sebt_error qerr = { 0 };
+        if (sebt_gpu_query(&info, &qerr) == SEBT_OK && info.selected >= 0)
+            return CLI_EXIT_OK;
+        if (strcmp(choice, "gpu") == 0) {
+            *out = NULL;
+            fprintf(stderr, "sebt %s: error: %s%s%s: no usable GPU: %s\n", cmd, source,
+                    strcmp(source, "--backend") == 0 ? " " : "=", choice, qerr.msg);
+            return CLI_EXIT_NO_DEVICE;
+        }
+        fprintf(stderr, "sebt %s: cuda: %s\n", cmd, qerr.msg);
         return CLI_EXIT_OK;
+    }
     if (strcmp(name, "cuda") == 0) {
         /* A module that was never built means no usable GPU too: exit 3.
          * A malformed BACKTEST_GPU_ID stays a usage error: exit 2. */

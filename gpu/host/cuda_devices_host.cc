@@ -1,0 +1,3 @@
+/* Host execution of gpu/cuda_devices.cu: the very file, compiled by the host
+ * C++ compiler against gpu/host/cuda_runtime.h. */
+#include "../cuda_devices.cu"
