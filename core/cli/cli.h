@@ -22,6 +22,7 @@ int cli_cmd_run(int argc, char **argv);
 int cli_cmd_features(int argc, char **argv);
 int cli_cmd_backends(int argc, char **argv);
 int cli_cmd_sweep(int argc, char **argv);
+int cli_cmd_merge(int argc, char **argv);
 int cli_cmd_parity(int argc, char **argv);
 int cli_cmd_fuzz(int argc, char **argv);
 int cli_cmd_report(int argc, char **argv);

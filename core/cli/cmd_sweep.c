@@ -1,13 +1,21 @@
-/* `sebt sweep`: backtest a grid or a list of combos over one series. */
+/* `sebt sweep`: backtest a grid or a list of combos over one series; in
+ * shards for batch schedulers, with a checkpoint that survives a kill, and
+ * across MPI ranks. Whatever the split, the output is byte for byte the
+ * output of one process: each combo's result depends on nothing but the
+ * combo and the series, and the writer sees all of them in input order. */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "mpi.h"
 #include "sebt/grid.h"
+#include "sebt/shard.h"
+#include "sweep.h"
 
 static const char usage[] =
     "usage: sebt sweep --data FILE (--grid FILE | --combos FILE) [options]\n"
@@ -28,115 +36,34 @@ static const char usage[] =
     "                     total_pnl, max_dd (higher is better; ties keep input order)\n"
     "  --trades DIR       also write each listed combo's trades to DIR/combo_<index>.csv\n"
     "  --format csv|json  csv (default) or json\n"
-    "  --output FILE      write there instead of stdout\n"
+    "  --output FILE      write there instead of stdout (atomically: the file appears\n"
+    "                     whole when the sweep is done, never in part)\n"
     "  --lenient          turn rejected rows into missing bars (counted on stderr)\n"
     "  --fill-gaps        insert missing bars where timestamps skip\n"
+    "\n"
+    "Spanning machines:\n"
+    "  --shard I/N        run only the I-th of N deterministic shards (1 <= I <= N) and\n"
+    "                     write a shard file; `sebt merge` joins the N files into the\n"
+    "                     bytes of the whole sweep (--format and --top apply there)\n"
+    "  --checkpoint DIR   keep finished chunks in DIR (written durably); the same\n"
+    "                     command after a crash or a kill resumes where it stopped\n"
+    "  --chunk N          combos per checkpoint chunk (default: 1% of the work)\n"
+    "  Under mpirun/srun the ranks share the combos and rank 0 writes the output.\n"
     "\n"
     "Columns: combo (0-based input index), the 15 parameters, n, win_rate, avg_r,\n"
     "total_pnl, max_dd, sharpe, open_at_end (0|1), valid_bars.\n";
 
-static const char *const metric_names[] = { "n", "win_rate", "avg_r", "total_pnl", "max_dd", "sharpe" };
-#define N_METRICS 6
-
-static double metric_value(const sebt_metrics *m, int which)
-{
-    switch (which) {
-    case 0: return (double)m->n;
-    case 1: return m->win_rate;
-    case 2: return m->avg_r;
-    case 3: return m->total_pnl;
-    case 4: return m->max_dd;
-    default: return m->sharpe;
-    }
-}
-
-typedef struct {
-    const sebt_result *results;
-    int metric;
-} rank_ctx;
-
-static rank_ctx g_rank;   /* qsort has no context argument in C11 */
-
-/* Best first; NaN last; ties by input order, so the ranking is total. */
-static int rank_cmp(const void *pa, const void *pb)
-{
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    double va = metric_value(&g_rank.results[a].metrics, g_rank.metric);
-    double vb = metric_value(&g_rank.results[b].metrics, g_rank.metric);
-    int na = isnan(va), nb = isnan(vb);
-    if (na != nb)
-        return na - nb;
-    if (!na && va != vb)
-        return va > vb ? -1 : 1;
-    return a < b ? -1 : a > b;
-}
-
-static void write_csv_header(FILE *f)
-{
-    fputs("combo", f);
-    for (int i = 0; i < SEBT_N_PARAMS; i++)
-        fprintf(f, ",%s", sebt_param_table[i].name);
-    for (int i = 0; i < N_METRICS; i++)
-        fprintf(f, ",%s", metric_names[i]);
-    fputs(",open_at_end,valid_bars\n", f);
-}
-
-static void write_csv_row(FILE *f, size_t idx, const sebt_params *p, const sebt_result *r)
-{
-    char buf[64];
-    fprintf(f, "%zu", idx);
-    for (int i = 0; i < SEBT_N_PARAMS; i++) {
-        sebt_params_format(p, i, buf, sizeof buf);
-        fprintf(f, ",%s", buf);
-    }
-    fprintf(f, ",%" PRId64, r->metrics.n);
-    const double v[] = { r->metrics.win_rate, r->metrics.avg_r, r->metrics.total_pnl, r->metrics.max_dd,
-                         r->metrics.sharpe };
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-        fputc(',', f);
-        cli_print_double(f, v[i]);
-    }
-    fprintf(f, ",%d,%zu\n", r->open_at_end.open ? 1 : 0, r->valid_bars);
-}
-
-static void write_json_doc(FILE *f, const char *backend, const sebt_series *s, size_t n_combos,
-                           const size_t *rows, size_t n_rows, const sebt_params *combos,
-                           const sebt_result *results, const char *top_by)
-{
-    cli_json j;
-    cli_json_init(&j, f, 2);
-    cli_json_begin_object(&j, NULL);
-    cli_json_string(&j, "backend", backend);
-    cli_json_int(&j, "bars", (int64_t)s->n);
-    cli_json_int(&j, "combos", (int64_t)n_combos);
-    if (top_by)
-        cli_json_string(&j, "ranked_by", top_by);
-    else
-        cli_json_null(&j, "ranked_by");
-    cli_json_begin_array(&j, "results");
-    for (size_t k = 0; k < n_rows; k++) {
-        size_t i = rows[k];
-        cli_json_begin_object(&j, NULL);
-        cli_json_int(&j, "combo", (int64_t)i);
-        cli_json_params(&j, "params", &combos[i]);
-        cli_json_metrics(&j, "metrics", &results[i].metrics);
-        cli_json_bool(&j, "open_at_end", results[i].open_at_end.open);
-        cli_json_int(&j, "valid_bars", (int64_t)results[i].valid_bars);
-        cli_json_end_object(&j);
-    }
-    cli_json_end_array(&j);
-    cli_json_end_object(&j);
-    cli_json_finish(&j);
-}
-
 static int write_trades(const char *cmd, const char *dir, size_t idx, const sebt_series *s,
                         const sebt_result *r)
 {
-    char path[4096];
+    char path[4096], why[600];
     snprintf(path, sizeof path, "%s/combo_%zu.csv", dir, idx);
-    FILE *f = cli_open_output(cmd, path);
-    if (!f)
+    atomic_file af;
+    if (!atomic_open(&af, path, why, sizeof why)) {
+        fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
         return CLI_EXIT_USAGE;
+    }
+    FILE *f = af.f;
     fputs("signal_index,entry_index,exit_index,signal_ts,entry_ts,exit_ts,entry_price,exit_price,"
           "stop,tp,risk,pnl,r,reason,bars_held\n", f);
     for (size_t k = 0; k < r->n_trades && r->trades; k++) {
@@ -151,15 +78,19 @@ static int write_trades(const char *cmd, const char *dir, size_t idx, const sebt
         }
         fprintf(f, "%s,%d\n", sebt_exit_reason_name(t->reason), (int)t->bars_held);
     }
-    if (cli_close_output(f) != 0)
+    if (!atomic_commit(&af, why, sizeof why)) {
+        fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
         return CLI_EXIT_USAGE;
+    }
     return CLI_EXIT_OK;
 }
 
 typedef struct {
-    const char *data, *grid, *combos, *backend, *trades, *format, *output, *by;
+    const char *data, *grid, *combos, *backend, *trades, *format, *output, *by, *checkpoint;
     long threads;
     long top;
+    long chunk;
+    unsigned shard_i, shard_n;   /* 0/0: no --shard */
     bool have_top, lenient, fill_gaps;
 } sweep_args;
 
@@ -174,6 +105,25 @@ static bool parse_count(const char *v, long *out)
     return true;
 }
 
+static bool parse_shard(const char *v, unsigned *i, unsigned *n)
+{
+    const char *slash = strchr(v, '/');
+    if (!slash)
+        return false;
+    char a[32];
+    size_t len = (size_t)(slash - v);
+    if (len == 0 || len >= sizeof a)
+        return false;
+    memcpy(a, v, len);
+    a[len] = '\0';
+    long x, y;
+    if (!parse_count(a, &x) || !parse_count(slash + 1, &y) || y > 1000000)
+        return false;
+    *i = (unsigned)x;
+    *n = (unsigned)y;
+    return true;
+}
+
 /* Returns -1 to go on, else an exit code. */
 static int parse_args(int argc, char **argv, sweep_args *a)
 {
@@ -183,7 +133,8 @@ static int parse_args(int argc, char **argv, sweep_args *a)
         const char *v = NULL;
         bool missing = false;
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage, stdout);
+            if (cli_mpi.rank == 0)
+                fputs(usage, stdout);
             return CLI_EXIT_OK;
         } else if (strcmp(argv[i], "--lenient") == 0) {
             a->lenient = true;
@@ -205,13 +156,25 @@ static int parse_args(int argc, char **argv, sweep_args *a)
             a->output = v;
         } else if (cli_opt_value(argc, argv, &i, "--by", &v, &missing)) {
             a->by = v;
+        } else if (cli_opt_value(argc, argv, &i, "--checkpoint", &v, &missing)) {
+            a->checkpoint = v;
         } else if (cli_opt_value(argc, argv, &i, "--threads", &v, &missing)) {
             if (!missing && !parse_count(v, &a->threads))
                 return cli_usage_error(cmd, "--threads %s: expected a whole number >= 1", v);
+        } else if (cli_opt_value(argc, argv, &i, "--chunk", &v, &missing)) {
+            if (!missing && !parse_count(v, &a->chunk))
+                return cli_usage_error(cmd, "--chunk %s: expected a whole number of combos >= 1", v);
         } else if (cli_opt_value(argc, argv, &i, "--top", &v, &missing)) {
             if (!missing && !parse_count(v, &a->top))
                 return cli_usage_error(cmd, "--top %s: expected a whole number >= 1", v);
             a->have_top = true;
+        } else if (cli_opt_value(argc, argv, &i, "--shard", &v, &missing)) {
+            if (!missing && !parse_shard(v, &a->shard_i, &a->shard_n))
+                return cli_usage_error(cmd, "--shard %s: expected I/N, two whole numbers with 1 <= I <= N "
+                                       "(shards are numbered from 1)", v);
+            if (!missing && a->shard_i > a->shard_n)
+                return cli_usage_error(cmd, "--shard %s: shard %u does not exist: shards are numbered 1 to %u",
+                                       v, a->shard_i, a->shard_n);
         } else {
             return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
         }
@@ -226,127 +189,474 @@ static int parse_args(int argc, char **argv, sweep_args *a)
         return cli_usage_error(cmd, "--format %s: expected csv or json", a->format);
     if (a->by && !a->have_top)
         return cli_usage_error(cmd, "--by ranks the combos kept by --top K: give --top too");
+    if (a->chunk && !a->checkpoint)
+        return cli_usage_error(cmd, "--chunk sizes the chunks of --checkpoint DIR: give --checkpoint too");
+    if (a->shard_n && a->have_top && a->trades)
+        return cli_usage_error(cmd, "--trades with --top needs the whole sweep to know the kept combos: "
+                               "run the shards without --trades, then `sebt run` the kept ones");
     return -1;
+}
+
+/* ---- the work of this process ---------------------------------------------------- */
+
+typedef struct {
+    sweep_args a;
+    int metric;
+    sebt_params *combos;
+    size_t n_combos;
+    sebt_series s;
+    const sebt_backend *b;
+    ckpt_id ck;
+    /* The combos this process computes (global indices, increasing), and
+     * their records; have[k] once computed or found in the checkpoint. */
+    size_t *local;
+    size_t n_local;
+    sebt_sweep_record *rec;
+    bool *have;
+    size_t resumed;
+    /* The shard's combos (all of them without --shard). */
+    size_t *shard;
+    size_t n_shard;
+} sweep_run;
+
+static void free_run(sweep_run *r)
+{
+    free(r->combos);
+    sebt_series_free(&r->s);
+    free(r->local);
+    free(r->rec);
+    free(r->have);
+    free(r->shard);
+}
+
+/* Keeps the entries of idx[0..n) that the partition gives to `part`. */
+static int select_part(const char *cmd, const sebt_params *combos, size_t *idx, size_t *n, uint32_t parts,
+                       uint32_t part)
+{
+    if (parts <= 1)
+        return CLI_EXIT_OK;
+    uint32_t *owner = malloc((*n ? *n : 1) * sizeof *owner);
+    if (!owner) {
+        fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, *n);
+        return CLI_EXIT_CHECK_FAILED;
+    }
+    sebt_error err = { 0 };
+    if (sebt_partition(combos, idx, *n, parts, owner, &err) != SEBT_OK) {
+        free(owner);
+        return cli_report_error(cmd, &err);
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < *n; i++)
+        if (owner[i] == part)
+            idx[k++] = idx[i];
+    *n = k;
+    free(owner);
+    return CLI_EXIT_OK;
+}
+
+static void found_record(void *user, const sebt_sweep_record *rec)
+{
+    sweep_run *r = user;
+    size_t lo = 0, hi = r->n_local;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->local[mid] < rec->combo)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < r->n_local && r->local[lo] == rec->combo && !r->have[lo]) {
+        r->rec[lo] = *rec;
+        r->have[lo] = true;
+        r->resumed++;
+    }
+}
+
+/* Parses, loads and plans: every rank does the same, so an error is the
+ * same everywhere and is printed once (cli_mpi_quiet_end). */
+static int setup(int argc, char **argv, sweep_run *r)
+{
+    const char *cmd = argv[0];
+    int rc = parse_args(argc, argv, &r->a);
+    if (rc >= 0)
+        return rc == CLI_EXIT_OK ? -2 : rc;   /* -2: --help, done */
+    sweep_args *a = &r->a;
+    r->metric = SWEEP_N_METRICS - 1;
+    if (a->by && (r->metric = sweep_metric_index(a->by)) < 0)
+        return cli_usage_error(cmd, "--by %s: expected one of n, win_rate, avg_r, total_pnl, max_dd, sharpe",
+                               a->by);
+    sebt_error err = { 0 };
+    sebt_status st = a->grid ? sebt_grid_load(a->grid, &r->combos, &r->n_combos, &err)
+                             : sebt_combos_load(a->combos, &r->combos, &r->n_combos, &err);
+    if (st != SEBT_OK)
+        return cli_report_error(cmd, &err);
+    rc = cli_load_series(cmd, a->data, a->lenient, a->fill_gaps, &r->s);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    rc = cli_select_backend(cmd, a->backend, r->s.n, r->n_combos, &r->b);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (a->trades && mkdir(a->trades, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "sebt %s: error: cannot create --trades directory %s: %s\n", cmd, a->trades,
+                strerror(errno));
+        return CLI_EXIT_USAGE;
+    }
+
+    /* The shard's combos, then this rank's share of them. */
+    r->shard = malloc(r->n_combos * sizeof *r->shard);
+    if (!r->shard) {
+        fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r->n_combos);
+        return CLI_EXIT_CHECK_FAILED;
+    }
+    for (size_t i = 0; i < r->n_combos; i++)
+        r->shard[i] = i;
+    r->n_shard = r->n_combos;
+    if (a->shard_n) {
+        rc = select_part(cmd, r->combos, r->shard, &r->n_shard, a->shard_n, a->shard_i - 1);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+    }
+    r->n_local = r->n_shard;
+    r->local = malloc((r->n_local ? r->n_local : 1) * sizeof *r->local);
+    r->rec = calloc(r->n_local ? r->n_local : 1, sizeof *r->rec);
+    r->have = calloc(r->n_local ? r->n_local : 1, sizeof *r->have);
+    if (!r->local || !r->rec || !r->have) {
+        fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r->n_local);
+        return CLI_EXIT_CHECK_FAILED;
+    }
+    memcpy(r->local, r->shard, r->n_local * sizeof *r->local);
+    rc = select_part(cmd, r->combos, r->local, &r->n_local, (uint32_t)cli_mpi.size, (uint32_t)cli_mpi.rank);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+
+    r->ck.dir = a->checkpoint;
+    r->ck.data_fp = sebt_series_fingerprint(&r->s);
+    r->ck.grid_fp = sebt_combos_fingerprint(r->combos, r->n_combos);
+    r->ck.bars = r->s.n;
+    r->ck.n_combos = r->n_combos;
+    r->ck.backend = r->b->name;
+    if (a->checkpoint) {
+        size_t n_chunks = 0;
+        rc = ckpt_load(cmd, &r->ck, found_record, r, &n_chunks);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+    }
+    return CLI_EXIT_OK;
+}
+
+typedef struct {
+    cli_progress *bar;
+    size_t base, total;
+} chunk_progress;
+
+static void chunk_progress_update(void *user, size_t done, size_t total)
+{
+    (void)total;
+    chunk_progress *c = user;
+    cli_progress_update(c->bar, c->base + done, c->total);
+}
+
+static void fill_record(sebt_sweep_record *out, size_t combo, const sebt_result *res)
+{
+    out->combo = combo;
+    out->metrics = res->metrics;
+    out->valid_bars = res->valid_bars;
+    out->open_at_end = res->open_at_end.open ? 1 : 0;
+}
+
+/* The test suite's way to fail or kill a rank on purpose (README
+ * "Spanning machines"): SEBT_TEST_FAIL_RANK=R fails rank R with a message,
+ * SEBT_TEST_KILL_RANK=R kills it with SIGKILL after its first chunk. */
+static bool test_hook(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v && atoi(v) == cli_mpi.rank;
+}
+
+/* Runs every combo of this process not already in the checkpoint, chunk
+ * by chunk. Prints and returns an exit code. */
+static int compute(const char *cmd, sweep_run *r)
+{
+    sweep_args *a = &r->a;
+    if (test_hook("SEBT_TEST_FAIL_RANK")) {
+        fprintf(stderr, "sebt %s: error: failing on purpose (SEBT_TEST_FAIL_RANK=%d)\n", cmd, cli_mpi.rank);
+        return CLI_EXIT_CHECK_FAILED;
+    }
+    size_t *rem = malloc((r->n_local ? r->n_local : 1) * sizeof *rem);   /* positions into local */
+    size_t *gidx = malloc((r->n_local ? r->n_local : 1) * sizeof *gidx);
+    uint32_t *owner = malloc((r->n_local ? r->n_local : 1) * sizeof *owner);
+    sebt_params *cc = NULL;
+    sebt_result *cr = NULL;
+    int rc = CLI_EXIT_OK;
+    if (!rem || !gidx || !owner) {
+        rc = CLI_EXIT_CHECK_FAILED;
+        fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r->n_local);
+        goto out;
+    }
+    size_t n_rem = 0;
+    for (size_t k = 0; k < r->n_local; k++)
+        if (!r->have[k]) {
+            rem[n_rem] = k;
+            gidx[n_rem++] = r->local[k];
+        }
+    if (n_rem == 0)
+        goto out;
+    /* Chunks are balanced pieces of what is left, indicator groups kept
+     * whole; without a checkpoint the whole share is one chunk. */
+    size_t chunk = n_rem;
+    if (a->checkpoint)
+        chunk = a->chunk ? (size_t)a->chunk : (r->n_local + 99) / 100;
+    size_t n_chunks = (n_rem + chunk - 1) / chunk;
+    if (n_chunks > UINT32_MAX)
+        n_chunks = UINT32_MAX;
+    sebt_error err = { 0 };
+    if (sebt_partition(r->combos, gidx, n_rem, (uint32_t)n_chunks, owner, &err) != SEBT_OK) {
+        rc = cli_report_error(cmd, &err);
+        goto out;
+    }
+    /* Bucket the remaining combos by chunk, each bucket in input order. */
+    size_t *start = calloc(n_chunks + 1, sizeof *start);
+    size_t *order = malloc(n_rem * sizeof *order);
+    cc = malloc(n_rem * sizeof *cc);
+    cr = calloc(n_rem, sizeof *cr);
+    sebt_sweep_record *crec = malloc(n_rem * sizeof *crec);
+    if (!start || !order || !cc || !cr || !crec) {
+        free(start);
+        free(order);
+        free(crec);
+        rc = CLI_EXIT_CHECK_FAILED;
+        fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, n_rem);
+        goto out;
+    }
+    for (size_t k = 0; k < n_rem; k++)
+        start[owner[k] + 1]++;
+    for (size_t c = 0; c < n_chunks; c++)
+        start[c + 1] += start[c];
+    {
+        size_t *fill = malloc(n_chunks * sizeof *fill);
+        if (!fill) {
+            free(start);
+            free(order);
+            free(crec);
+            rc = CLI_EXIT_CHECK_FAILED;
+            fprintf(stderr, "sebt %s: error: out of memory for %zu chunks\n", cmd, n_chunks);
+            goto out;
+        }
+        memcpy(fill, start, n_chunks * sizeof *fill);
+        for (size_t k = 0; k < n_rem; k++)
+            order[fill[owner[k]]++] = k;
+        free(fill);
+    }
+
+    cli_progress prog;
+    cli_progress_init(&prog, "sweep");
+    if (cli_mpi.rank != 0)
+        prog.tty = false;    /* one bar per job: rank 0's */
+    size_t done = r->n_local - n_rem;
+    bool kill_me = test_hook("SEBT_TEST_KILL_RANK");
+    const char *kill_after = getenv("SEBT_TEST_KILL_AFTER_CHUNKS");
+    long kill_chunks = kill_after && *kill_after ? atol(kill_after) : -1;
+    bool want_trades = a->trades && !a->have_top;
+    for (size_t c = 0; c < n_chunks && rc == CLI_EXIT_OK; c++) {
+        size_t m = start[c + 1] - start[c];
+        if (m == 0)
+            continue;
+        for (size_t j = 0; j < m; j++)
+            cc[j] = r->combos[gidx[order[start[c] + j]]];
+        memset(cr, 0, m * sizeof *cr);
+        chunk_progress cp = { .bar = &prog, .base = done, .total = r->n_local };
+        sebt_batch_opts opts = { .threads = (int)a->threads, .want_trades = want_trades,
+                                 .progress = chunk_progress_update, .progress_user = &cp };
+        if (r->b->run_batch(r->b, &r->s, cc, m, &opts, cr, &err) != SEBT_OK) {
+            rc = cli_report_error(cmd, &err);
+            sebt_results_free(cr, m);
+            break;
+        }
+        for (size_t j = 0; j < m && rc == CLI_EXIT_OK; j++) {
+            size_t k = rem[order[start[c] + j]];
+            fill_record(&crec[j], r->local[k], &cr[j]);
+            if (want_trades)
+                rc = write_trades(cmd, a->trades, r->local[k], &r->s, &cr[j]);
+        }
+        sebt_results_free(cr, m);
+        if (rc == CLI_EXIT_OK && a->checkpoint)
+            rc = ckpt_write(cmd, &r->ck, crec, m, (unsigned)cli_mpi.rank);
+        if (rc != CLI_EXIT_OK)
+            break;
+        for (size_t j = 0; j < m; j++) {
+            size_t k = rem[order[start[c] + j]];
+            r->rec[k] = crec[j];
+            r->have[k] = true;
+        }
+        done += m;
+        if (kill_me || (kill_chunks >= 0 && (long)c + 1 >= kill_chunks)) {
+            fflush(NULL);
+            raise(SIGKILL);
+        }
+    }
+    cli_progress_finish(&prog);
+    free(start);
+    free(order);
+    free(crec);
+out:
+    free(rem);
+    free(gidx);
+    free(owner);
+    free(cc);
+    free(cr);
+    return rc;
+}
+
+/* Rank 0 receives every rank's records; the others send theirs. */
+static int gather(const char *cmd, sweep_run *r, sebt_result *all)
+{
+    if (!cli_mpi.active || cli_mpi.size < 2) {
+        for (size_t k = 0; k < r->n_local; k++) {
+            sebt_result *d = &all[r->local[k]];
+            d->metrics = r->rec[k].metrics;
+            d->valid_bars = (size_t)r->rec[k].valid_bars;
+            d->open_at_end.open = r->rec[k].open_at_end != 0;
+        }
+        return CLI_EXIT_OK;
+    }
+    size_t len = r->n_local * SEBT_SWEEP_RECORD_BYTES;
+    unsigned char *buf = malloc(len ? len : 1);
+    if (!buf) {
+        fprintf(stderr, "sebt %s: error: out of memory for %zu records\n", cmd, r->n_local);
+        return CLI_EXIT_CHECK_FAILED;
+    }
+    for (size_t k = 0; k < r->n_local; k++)
+        sebt_sweep_record_pack(&r->rec[k], buf + k * SEBT_SWEEP_RECORD_BYTES);
+    void *got = NULL;
+    uint64_t got_len = 0;
+    bool ok = cli_mpi_gather(buf, len, &got, &got_len);
+    free(buf);
+    if (!ok) {
+        fprintf(stderr, "sebt %s: error: gathering the results failed\n", cmd);
+        return CLI_EXIT_CHECK_FAILED;
+    }
+    if (cli_mpi.rank != 0)
+        return CLI_EXIT_OK;
+    int rc = CLI_EXIT_OK;
+    if (got_len != (uint64_t)r->n_shard * SEBT_SWEEP_RECORD_BYTES) {
+        fprintf(stderr, "sebt %s: error: the ranks sent %llu results, expected %zu\n", cmd,
+                (unsigned long long)(got_len / SEBT_SWEEP_RECORD_BYTES), r->n_shard);
+        rc = CLI_EXIT_CHECK_FAILED;
+    }
+    for (uint64_t k = 0; rc == CLI_EXIT_OK && k < got_len / SEBT_SWEEP_RECORD_BYTES; k++) {
+        sebt_sweep_record rec;
+        sebt_sweep_record_unpack((const unsigned char *)got + k * SEBT_SWEEP_RECORD_BYTES, &rec);
+        if (rec.combo >= r->n_combos) {
+            fprintf(stderr, "sebt %s: error: a rank sent a result for combo %llu of %zu\n", cmd,
+                    (unsigned long long)rec.combo, r->n_combos);
+            rc = CLI_EXIT_CHECK_FAILED;
+            break;
+        }
+        sebt_result *d = &all[rec.combo];
+        d->metrics = rec.metrics;
+        d->valid_bars = (size_t)rec.valid_bars;
+        d->open_at_end.open = rec.open_at_end != 0;
+    }
+    free(got);
+    return rc;
+}
+
+static int write_shard(const char *cmd, const sweep_run *r, const sebt_result *all)
+{
+    const sweep_args *a = &r->a;
+    atomic_file af;
+    char why[600];
+    if (!atomic_open(&af, a->output, why, sizeof why)) {
+        fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
+        return CLI_EXIT_USAGE;
+    }
+    fprintf(af.f, "# sebt-shard %d version=%s shard=%u/%u combos=%zu rows=%zu bars=%zu data=%016llx grid=%016llx "
+            "backend=%s format=%s top=%ld by=%s\n", SWEEP_SHARD_FORMAT, SEBT_VERSION, a->shard_i, a->shard_n,
+            r->n_combos, r->n_shard, r->s.n, (unsigned long long)r->ck.data_fp, (unsigned long long)r->ck.grid_fp,
+            r->b->name, a->format ? a->format : "csv", a->have_top ? a->top : 0L,
+            sweep_metric_names[r->metric]);
+    sweep_write_csv_header(af.f);
+    for (size_t k = 0; k < r->n_shard; k++)
+        sweep_write_csv_row(af.f, r->shard[k], &r->combos[r->shard[k]], &all[r->shard[k]]);
+    if (!atomic_commit(&af, why, sizeof why)) {
+        fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* Rank 0 (or the only process): trades of the kept combos, then the output. */
+static int write_results(const char *cmd, sweep_run *r, sebt_result *all)
+{
+    sweep_args *a = &r->a;
+    if (a->shard_n)
+        return write_shard(cmd, r, all);
+    if (a->trades && a->have_top) {
+        size_t *rows = malloc(r->n_combos * sizeof *rows);
+        if (!rows) {
+            fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r->n_combos);
+            return CLI_EXIT_CHECK_FAILED;
+        }
+        for (size_t i = 0; i < r->n_combos; i++)
+            rows[i] = i;
+        sweep_rank(rows, r->n_combos, all, r->metric);
+        size_t n_rows = (size_t)a->top < r->n_combos ? (size_t)a->top : r->n_combos;
+        int rc = CLI_EXIT_OK;
+        for (size_t k = 0; k < n_rows && rc == CLI_EXIT_OK; k++) {
+            size_t i = rows[k];
+            sebt_result one;
+            memset(&one, 0, sizeof one);
+            sebt_error err = { 0 };
+            sebt_batch_opts o1 = { .threads = (int)a->threads, .want_trades = true };
+            if (r->b->run_batch(r->b, &r->s, &r->combos[i], 1, &o1, &one, &err) != SEBT_OK)
+                rc = cli_report_error(cmd, &err);
+            else
+                rc = write_trades(cmd, a->trades, i, &r->s, &one);
+            sebt_result_free(&one);
+        }
+        free(rows);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+    }
+    sweep_output_spec spec = { .json = a->format && strcmp(a->format, "json") == 0, .have_top = a->have_top,
+                               .top = a->top, .metric = r->metric, .backend = r->b->name, .bars = r->s.n,
+                               .n_combos = r->n_combos };
+    return sweep_write_output(cmd, a->output, &spec, r->combos, all, NULL, NULL);
 }
 
 int cli_cmd_sweep(int argc, char **argv)
 {
-    const char *cmd = argv[0];
-    sweep_args a;
-    int rc = parse_args(argc, argv, &a);
-    if (rc >= 0)
+    sweep_run r;
+    memset(&r, 0, sizeof r);
+    cli_mpi_quiet_begin();
+    int rc = setup(argc, argv, &r);
+    bool help = rc == -2;
+    rc = cli_mpi_quiet_end(argv[0], help ? CLI_EXIT_OK : rc);
+    if (help || rc != CLI_EXIT_OK) {
+        free_run(&r);
         return rc;
-    int metric = N_METRICS - 1;
-    if (a.by) {
-        metric = -1;
-        for (int i = 0; i < N_METRICS; i++)
-            if (strcmp(a.by, metric_names[i]) == 0)
-                metric = i;
-        if (metric < 0)
-            return cli_usage_error(cmd, "--by %s: expected one of n, win_rate, avg_r, total_pnl, max_dd, sharpe",
-                                   a.by);
     }
-
-    sebt_params *combos = NULL;
-    size_t n_combos = 0;
-    sebt_error err = { 0 };
-    sebt_status st = a.grid ? sebt_grid_load(a.grid, &combos, &n_combos, &err)
-                            : sebt_combos_load(a.combos, &combos, &n_combos, &err);
-    if (st != SEBT_OK)
-        return cli_report_error(cmd, &err);
-
-    sebt_series s = { 0 };
-    sebt_result *results = NULL;
-    size_t *rows = NULL;
-    rc = cli_load_series(cmd, a.data, a.lenient, a.fill_gaps, &s);
-    if (rc != CLI_EXIT_OK)
-        goto done;
-    const sebt_backend *b = NULL;
-    rc = cli_select_backend(cmd, a.backend, s.n, n_combos, &b);
-    if (rc != CLI_EXIT_OK)
-        goto done;
-    if (a.trades && mkdir(a.trades, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "sebt %s: error: cannot create --trades directory %s: %s\n", cmd, a.trades,
-                strerror(errno));
-        rc = CLI_EXIT_USAGE;
-        goto done;
-    }
-
-    results = calloc(n_combos, sizeof *results);
-    rows = malloc(n_combos * sizeof *rows);
-    if (!results || !rows) {
-        fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, n_combos);
+    /* From here a failure is one rank's own: it says which rank it is and
+     * takes the whole job down, so no rank waits forever for it. */
+    bool ranks = cli_mpi.active && cli_mpi.size > 1;
+    const char *cmd = cli_mpi_cmd(argv[0]);
+    rc = compute(cmd, &r);
+    sebt_result *all = NULL;
+    if (rc == CLI_EXIT_OK && cli_mpi.rank == 0 && !(all = calloc(r.n_combos, sizeof *all))) {
+        fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r.n_combos);
         rc = CLI_EXIT_CHECK_FAILED;
-        goto done;
     }
-    /* With --top, trades are fetched afterwards for the kept combos only. */
-    cli_progress prog;
-    cli_progress_init(&prog, "sweep");
-    sebt_batch_opts opts = { .threads = (int)a.threads, .want_trades = a.trades && !a.have_top,
-                             .progress = cli_progress_update, .progress_user = &prog };
-    st = b->run_batch(b, &s, combos, n_combos, &opts, results, &err);
-    cli_progress_finish(&prog);
-    if (st != SEBT_OK) {
-        rc = cli_report_error(cmd, &err);
-        goto done;
-    }
-
-    for (size_t i = 0; i < n_combos; i++)
-        rows[i] = i;
-    size_t n_rows = n_combos;
-    if (a.have_top) {
-        g_rank.results = results;
-        g_rank.metric = metric;
-        qsort(rows, n_combos, sizeof *rows, rank_cmp);
-        if ((size_t)a.top < n_rows)
-            n_rows = (size_t)a.top;
-    }
-
-    if (a.trades) {
-        for (size_t k = 0; k < n_rows && rc == CLI_EXIT_OK; k++) {
-            size_t i = rows[k];
-            sebt_result one;
-            const sebt_result *r = &results[i];
-            memset(&one, 0, sizeof one);
-            if (a.have_top) {
-                sebt_batch_opts o1 = { .threads = (int)a.threads, .want_trades = true };
-                if (b->run_batch(b, &s, &combos[i], 1, &o1, &one, &err) != SEBT_OK) {
-                    rc = cli_report_error(cmd, &err);
-                    break;
-                }
-                r = &one;
-            }
-            rc = write_trades(cmd, a.trades, i, &s, r);
-            sebt_result_free(&one);
-        }
-        if (rc != CLI_EXIT_OK)
-            goto done;
-    }
-
-    FILE *f = cli_open_output(cmd, a.output);
-    if (!f) {
-        rc = CLI_EXIT_USAGE;
-        goto done;
-    }
-    if (a.format && strcmp(a.format, "json") == 0) {
-        write_json_doc(f, b->name, &s, n_combos, rows, n_rows, combos, results,
-                       a.have_top ? metric_names[metric] : NULL);
-    } else {
-        write_csv_header(f);
-        for (size_t k = 0; k < n_rows; k++)
-            write_csv_row(f, rows[k], &combos[rows[k]], &results[rows[k]]);
-    }
-    if (cli_close_output(f) != 0) {
-        fprintf(stderr, "sebt %s: error: writing %s failed\n", cmd, a.output ? a.output : "stdout");
-        rc = CLI_EXIT_USAGE;
-    }
-
-done:
-    if (results)
-        sebt_results_free(results, n_combos);
-    free(results);
-    free(rows);
-    free(combos);
-    sebt_series_free(&s);
+    if (rc != CLI_EXIT_OK && ranks)
+        cli_mpi_abort(rc);
+    if (rc == CLI_EXIT_OK)
+        rc = gather(cmd, &r, all);
+    if (rc != CLI_EXIT_OK && ranks)
+        cli_mpi_abort(rc);
+    if (rc == CLI_EXIT_OK && cli_mpi.rank == 0)
+        rc = write_results(cmd, &r, all);
+    free(all);
+    if (cli_mpi.active)
+        rc = cli_mpi_agree(rc);
+    free_run(&r);
     return rc;
 }

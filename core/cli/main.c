@@ -4,21 +4,24 @@
 #include <string.h>
 
 #include "cli.h"
+#include "mpi.h"
 #include "sebt/outfile.h"
 
 static const struct {
     const char *name;
     int (*fn)(int, char **);
     const char *summary;
+    bool mpi;     /* shares its work across the ranks of an MPI job */
 } commands[] = {
-    { "run", cli_cmd_run, "one backtest of one combo over a data file" },
-    { "features", cli_cmd_features, "the indicator columns and signal of one combo, as CSV" },
-    { "backends", cli_cmd_backends, "the backends built into this binary and their contracts" },
-    { "sweep", cli_cmd_sweep, "backtest a grid or a list of combos" },
-    { "parity", cli_cmd_parity, "check a backend against the reference on real data" },
-    { "fuzz", cli_cmd_fuzz, "differential fuzzing of a backend against the reference" },
-    { "report", cli_cmd_report, "benchmark and write a performance report" },
-    { "check-gpu", cli_cmd_check_gpu, "the GPUs this process can use and what each mode would pick" },
+    { "run", cli_cmd_run, "one backtest of one combo over a data file", false },
+    { "features", cli_cmd_features, "the indicator columns and signal of one combo, as CSV", false },
+    { "backends", cli_cmd_backends, "the backends built into this binary and their contracts", false },
+    { "sweep", cli_cmd_sweep, "backtest a grid or a list of combos", true },
+    { "merge", cli_cmd_merge, "join the shard files of `sweep --shard` into the whole sweep's output", false },
+    { "parity", cli_cmd_parity, "check a backend against the reference on real data", false },
+    { "fuzz", cli_cmd_fuzz, "differential fuzzing of a backend against the reference", false },
+    { "report", cli_cmd_report, "benchmark and write a performance report", false },
+    { "check-gpu", cli_cmd_check_gpu, "the GPUs this process can use and what each mode would pick", false },
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
@@ -103,8 +106,22 @@ int main(int argc, char **argv)
         return CLI_EXIT_OK;
     }
     int k = find_command(argv[1]);
-    if (k >= 0)
-        return commands[k].fn(argc - 1, argv + 1);
+    if (k >= 0) {
+        int launched = cli_mpi_launcher_size();
+        if (commands[k].mpi && launched != 0) {
+            int rc = cli_mpi_start(commands[k].name);
+            if (rc != CLI_EXIT_OK)
+                return rc;
+        } else if (launched > 1) {
+            fprintf(stderr, "sebt %s: error: started by an MPI launcher with %d processes, but '%s' does not "
+                    "share its work across ranks (sweep and fuzz do): run it once, without mpirun\n",
+                    commands[k].name, launched, commands[k].name);
+            return CLI_EXIT_USAGE;
+        }
+        int rc = commands[k].fn(argc - 1, argv + 1);
+        cli_mpi_finish();
+        return rc;
+    }
     fprintf(stderr, "sebt: error: unknown command '%s'\n\n", argv[1]);
     usage(stderr);
     return CLI_EXIT_USAGE;

@@ -1,0 +1,303 @@
+/* `sebt merge`: joins the shard files of `sebt sweep --shard I/N` into the
+ * output the whole sweep would have written, byte for byte. It trusts
+ * nothing: every shard must be there once, and all must come from the
+ * same data, grid, backend, options and version of sebt. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "sweep.h"
+
+static const char usage[] =
+    "usage: sebt merge [--output FILE] SHARD_FILE...\n"
+    "\n"
+    "Joins the N shard files written by `sebt sweep --shard I/N --output FILE`\n"
+    "(in any order) into the output of the whole sweep: the same bytes as the\n"
+    "sweep run in one go, with the --format, --top and --by the shards were given.\n"
+    "Refuses a missing or repeated shard, a damaged one, and shards of different\n"
+    "data, grids, backends, options or versions of sebt.\n"
+    "\n"
+    "  --output FILE      write there instead of stdout (atomically)\n"
+    "  -h, --help         this help\n";
+
+typedef struct {
+    const char *path;
+    sweep_shard_header h;
+    char *text;          /* the file, owned */
+    char *rows;          /* first data row */
+} shard_file;
+
+static bool header_value(const char *line, const char *key, char *out, size_t size)
+{
+    char pat[40];
+    snprintf(pat, sizeof pat, " %s=", key);
+    const char *at = strstr(line, pat);
+    if (!at)
+        return false;
+    at += strlen(pat);
+    size_t n = strcspn(at, " \n");
+    if (n == 0 || n >= size)
+        return false;
+    memcpy(out, at, n);
+    out[n] = '\0';
+    return true;
+}
+
+static bool header_u64(const char *line, const char *key, uint64_t *out, int base)
+{
+    char v[64], *end;
+    if (!header_value(line, key, v, sizeof v) || v[0] == '-')
+        return false;
+    errno = 0;
+    *out = strtoull(v, &end, base);
+    return !*end && !errno;
+}
+
+/* Reads the file and its header line. Prints and returns an exit code. */
+static int read_shard(const char *cmd, shard_file *sf)
+{
+    sebt_error err = { 0 };
+    size_t len;
+    if (sebt_read_file(sf->path, &sf->text, &len, &err) != SEBT_OK)
+        return cli_report_error(cmd, &err);
+    if (strlen(sf->text) != len) {
+        fprintf(stderr, "sebt %s: error: %s is not a shard file (it holds NUL bytes)\n", cmd, sf->path);
+        return CLI_EXIT_USAGE;
+    }
+    char *nl = strchr(sf->text, '\n');
+    const char *prefix = "# sebt-shard ";
+    if (strncmp(sf->text, prefix, strlen(prefix)) != 0 || !nl) {
+        fprintf(stderr, "sebt %s: error: %s is not a shard file of `sebt sweep --shard` (its first line "
+                "should start with '# sebt-shard')\n", cmd, sf->path);
+        return CLI_EXIT_USAGE;
+    }
+    *nl = '\0';
+    const char *line = sf->text;
+    sweep_shard_header *h = &sf->h;
+    uint64_t i, n, fmt;
+    char shard[64];
+    if (sscanf(line + strlen(prefix), "%llu", (unsigned long long *)&fmt) != 1 || fmt != SWEEP_SHARD_FORMAT) {
+        fprintf(stderr, "sebt %s: error: %s is a shard file of format %s; this sebt (%s) reads format %d\n", cmd,
+                sf->path, line + strlen(prefix), SEBT_VERSION, SWEEP_SHARD_FORMAT);
+        return CLI_EXIT_USAGE;
+    }
+    bool ok = header_value(line, "version", h->version, sizeof h->version) &&
+              header_value(line, "shard", shard, sizeof shard) &&
+              sscanf(shard, "%llu/%llu", (unsigned long long *)&i, (unsigned long long *)&n) == 2 &&
+              header_u64(line, "combos", &h->combos, 10) && header_u64(line, "rows", &h->rows, 10) &&
+              header_u64(line, "bars", &h->bars, 10) && header_u64(line, "data", &h->data_fp, 16) &&
+              header_u64(line, "grid", &h->grid_fp, 16) &&
+              header_value(line, "backend", h->backend, sizeof h->backend) &&
+              header_value(line, "format", h->format, sizeof h->format) &&
+              header_value(line, "by", h->by, sizeof h->by);
+    uint64_t top = 0;
+    ok = ok && header_u64(line, "top", &top, 10) && i >= 1 && i <= n && n <= 1000000;
+    if (!ok) {
+        fprintf(stderr, "sebt %s: error: %s: damaged shard header: %s\n", cmd, sf->path, line);
+        return CLI_EXIT_USAGE;
+    }
+    h->index = (unsigned)i;
+    h->count = (unsigned)n;
+    h->top = (long)top;
+    /* The CSV header must be the one this sebt writes. */
+    char *hdr = nl + 1, *nl2 = strchr(hdr, '\n');
+    char expect[1024];
+    FILE *mf = fmemopen(expect, sizeof expect, "w");
+    if (mf) {
+        sweep_write_csv_header(mf);
+        fputc('\0', mf);
+        fclose(mf);
+    }
+    if (!nl2 || strncmp(hdr, expect, (size_t)(nl2 - hdr) + 1) != 0) {
+        fprintf(stderr, "sebt %s: error: %s: the second line is not the sweep's CSV header\n", cmd, sf->path);
+        return CLI_EXIT_USAGE;
+    }
+    sf->rows = nl2 + 1;
+    return CLI_EXIT_OK;
+}
+
+/* The first field where two shards disagree, or NULL. */
+static const char *mismatch(const sweep_shard_header *a, const sweep_shard_header *b, char *what, size_t size)
+{
+    if (strcmp(a->version, b->version) != 0)
+        snprintf(what, size, "version of sebt (%s vs %s)", a->version, b->version);
+    else if (a->count != b->count)
+        snprintf(what, size, "shard count (of %u vs of %u)", a->count, b->count);
+    else if (a->bars != b->bars || a->data_fp != b->data_fp)
+        snprintf(what, size, "data (%llu bars, fingerprint %016llx vs %llu bars, %016llx)",
+                 (unsigned long long)a->bars, (unsigned long long)a->data_fp, (unsigned long long)b->bars,
+                 (unsigned long long)b->data_fp);
+    else if (a->combos != b->combos || a->grid_fp != b->grid_fp)
+        snprintf(what, size, "grid (%llu combos, fingerprint %016llx vs %llu combos, %016llx)",
+                 (unsigned long long)a->combos, (unsigned long long)a->grid_fp, (unsigned long long)b->combos,
+                 (unsigned long long)b->grid_fp);
+    else if (strcmp(a->backend, b->backend) != 0)
+        snprintf(what, size, "backend (%s vs %s)", a->backend, b->backend);
+    else if (strcmp(a->format, b->format) != 0 || a->top != b->top || strcmp(a->by, b->by) != 0)
+        snprintf(what, size, "output options (--format %s --top %ld --by %s vs --format %s --top %ld --by %s)",
+                 a->format, a->top, a->by, b->format, b->top, b->by);
+    else
+        return NULL;
+    return what;
+}
+
+int cli_cmd_merge(int argc, char **argv)
+{
+    const char *cmd = argv[0], *output = NULL;
+    shard_file *files = calloc((size_t)argc, sizeof *files);
+    if (!files)
+        return CLI_EXIT_CHECK_FAILED;
+    size_t n_files = 0;
+    int rc = CLI_EXIT_OK;
+    for (int i = 1; i < argc && rc == CLI_EXIT_OK; i++) {
+        const char *v = NULL;
+        bool missing = false;
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            free(files);
+            return CLI_EXIT_OK;
+        } else if (cli_opt_value(argc, argv, &i, "--output", &v, &missing)) {
+            if (missing)
+                rc = cli_usage_error(cmd, "--output needs a FILE");
+            output = v;
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            rc = cli_usage_error(cmd, "unknown option '%s'", argv[i]);
+        } else {
+            files[n_files++].path = argv[i];
+        }
+    }
+    if (rc == CLI_EXIT_OK && n_files == 0)
+        rc = cli_usage_error(cmd, "give the shard files to merge");
+    for (size_t k = 0; k < n_files && rc == CLI_EXIT_OK; k++)
+        rc = read_shard(cmd, &files[k]);
+
+    /* Same sweep, every shard once. */
+    shard_file **by_index = NULL;
+    if (rc == CLI_EXIT_OK) {
+        const sweep_shard_header *h0 = &files[0].h;
+        char what[400];
+        for (size_t k = 1; k < n_files && rc == CLI_EXIT_OK; k++)
+            if (mismatch(h0, &files[k].h, what, sizeof what)) {
+                fprintf(stderr, "sebt %s: error: %s and %s are shards of different sweeps: their %s differ\n",
+                        cmd, files[0].path, files[k].path, what);
+                rc = CLI_EXIT_USAGE;
+            }
+        if (rc == CLI_EXIT_OK && !(by_index = calloc(h0->count + 1, sizeof *by_index)))
+            rc = CLI_EXIT_CHECK_FAILED;
+        for (size_t k = 0; k < n_files && rc == CLI_EXIT_OK; k++) {
+            shard_file **slot = &by_index[files[k].h.index];
+            if (*slot) {
+                fprintf(stderr, "sebt %s: error: shard %u/%u is given twice: %s and %s\n", cmd, files[k].h.index,
+                        h0->count, (*slot)->path, files[k].path);
+                rc = CLI_EXIT_USAGE;
+            }
+            *slot = &files[k];
+        }
+        if (rc == CLI_EXIT_OK) {
+            char list[300] = "";
+            size_t n_missing = 0, used = 0;
+            for (unsigned i = 1; i <= h0->count; i++)
+                if (!by_index[i]) {
+                    if (n_missing < 10 && used < sizeof list)
+                        used += (size_t)snprintf(list + used, sizeof list - used, "%s%u", n_missing ? ", " : "", i);
+                    n_missing++;
+                }
+            if (n_missing) {
+                fprintf(stderr, "sebt %s: error: %zu of %u shards missing: %s%s (run `sebt sweep ... --shard I/%u` "
+                        "for each)\n", cmd, n_missing, h0->count, list, n_missing > 10 ? ", ..." : "", h0->count);
+                rc = CLI_EXIT_USAGE;
+            }
+        }
+    }
+
+    /* The rows: every combo exactly once. */
+    sebt_params *combos = NULL;
+    sebt_result *results = NULL;
+    bool *seen = NULL;
+    size_t n_combos = 0;
+    if (rc == CLI_EXIT_OK) {
+        n_combos = (size_t)files[0].h.combos;
+        uint64_t total_rows = 0;
+        for (size_t k = 0; k < n_files; k++)
+            total_rows += files[k].h.rows;
+        if (total_rows != n_combos) {
+            fprintf(stderr, "sebt %s: error: the shards hold %llu rows in all, the sweep has %zu combos\n", cmd,
+                    (unsigned long long)total_rows, n_combos);
+            rc = CLI_EXIT_USAGE;
+        } else if (!(combos = calloc(n_combos ? n_combos : 1, sizeof *combos)) ||
+                   !(results = calloc(n_combos ? n_combos : 1, sizeof *results)) ||
+                   !(seen = calloc(n_combos ? n_combos : 1, sizeof *seen))) {
+            fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, n_combos);
+            rc = CLI_EXIT_CHECK_FAILED;
+        }
+    }
+    for (size_t k = 0; k < n_files && rc == CLI_EXIT_OK; k++) {
+        shard_file *sf = &files[k];
+        uint64_t rows = 0;
+        size_t line_no = 2;
+        for (char *line = sf->rows; *line && rc == CLI_EXIT_OK;) {
+            char *nl = strchr(line, '\n');
+            line_no++;
+            if (!nl) {
+                fprintf(stderr, "sebt %s: error: %s:%zu: the last row is cut short (no end of line)\n", cmd,
+                        sf->path, line_no);
+                rc = CLI_EXIT_USAGE;
+                break;
+            }
+            *nl = '\0';
+            size_t idx;
+            sebt_params p;
+            sebt_result res;
+            char why[600];
+            if (!sweep_parse_csv_row(line, &idx, &p, &res, why, sizeof why)) {
+                fprintf(stderr, "sebt %s: error: %s:%zu: %s\n", cmd, sf->path, line_no, why);
+                rc = CLI_EXIT_USAGE;
+            } else if (idx >= n_combos) {
+                fprintf(stderr, "sebt %s: error: %s:%zu: combo %zu, but the sweep has %zu\n", cmd, sf->path,
+                        line_no, idx, n_combos);
+                rc = CLI_EXIT_USAGE;
+            } else if (seen[idx]) {
+                fprintf(stderr, "sebt %s: error: %s:%zu: combo %zu is in two shards\n", cmd, sf->path, line_no, idx);
+                rc = CLI_EXIT_USAGE;
+            } else {
+                seen[idx] = true;
+                combos[idx] = p;
+                results[idx] = res;
+                rows++;
+            }
+            line = nl + 1;
+        }
+        if (rc == CLI_EXIT_OK && rows != sf->h.rows) {
+            fprintf(stderr, "sebt %s: error: %s holds %llu rows, its header says %llu: the file is incomplete\n",
+                    cmd, sf->path, (unsigned long long)rows, (unsigned long long)sf->h.rows);
+            rc = CLI_EXIT_USAGE;
+        }
+    }
+    if (rc == CLI_EXIT_OK) {
+        /* The rows carry the parameters; the grid's fingerprint proves them. */
+        if (sebt_combos_fingerprint(combos, n_combos) != files[0].h.grid_fp) {
+            fprintf(stderr, "sebt %s: error: the rows' parameters do not match the grid the shards name "
+                    "(fingerprint %016llx): a shard was edited or damaged\n", cmd,
+                    (unsigned long long)files[0].h.grid_fp);
+            rc = CLI_EXIT_USAGE;
+        }
+    }
+    if (rc == CLI_EXIT_OK) {
+        const sweep_shard_header *h0 = &files[0].h;
+        sweep_output_spec spec = { .json = strcmp(h0->format, "json") == 0, .have_top = h0->top > 0,
+                                   .top = h0->top, .metric = sweep_metric_index(h0->by), .backend = h0->backend,
+                                   .bars = (size_t)h0->bars, .n_combos = n_combos };
+        if (spec.metric < 0)
+            spec.metric = SWEEP_N_METRICS - 1;
+        rc = sweep_write_output(cmd, output, &spec, combos, results, NULL, NULL);
+    }
+    for (size_t k = 0; k < n_files; k++)
+        free(files[k].text);
+    free(files);
+    free(by_index);
+    free(combos);
+    free(results);
+    free(seen);
+    return rc;
+}

@@ -1,0 +1,104 @@
+/* What `sebt sweep` and `sebt merge` share: the output writers, the shard
+ * file format and the atomic file writer (core/cli/sweep_output.c). */
+#ifndef SEBT_CLI_SWEEP_H
+#define SEBT_CLI_SWEEP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cli.h"
+#include "sebt/outfile.h"
+
+#define SWEEP_N_METRICS 6
+extern const char *const sweep_metric_names[SWEEP_N_METRICS];
+/* Index into sweep_metric_names, or -1. */
+int sweep_metric_index(const char *name);
+
+/* How the final output looks: what a shard file records so that `sebt
+ * merge` writes the bytes the whole sweep would have written. */
+typedef struct {
+    bool json;
+    bool have_top;
+    long top;
+    int metric;                /* index into sweep_metric_names (sharpe by default) */
+    const char *backend;
+    size_t bars;
+    size_t n_combos;
+} sweep_output_spec;
+
+/* Writes the sweep's output for all spec->n_combos combos (results[i] is
+ * combos[i]'s; only metrics, open_at_end.open and valid_bars are read)
+ * to path (NULL or "-": stdout), atomically. With --top, rows_out (may be
+ * NULL) receives the kept rows, best first, and *n_rows_out their count;
+ * free it. Prints and returns an exit code. */
+int sweep_write_output(const char *cmd, const char *path, const sweep_output_spec *spec,
+                       const sebt_params *combos, const sebt_result *results, size_t **rows_out,
+                       size_t *n_rows_out);
+
+/* The ranking --top applies: rows[0..n) sorted best first (ties: input order). */
+void sweep_rank(size_t *rows, size_t n, const sebt_result *results, int metric);
+
+/* ---- shard files ------------------------------------------------------------
+ * Line 1: "# sebt-shard 1 version=V shard=I/N combos=C rows=R bars=B
+ *          data=HEX grid=HEX backend=NAME format=csv|json top=K by=METRIC"
+ * Line 2: the sweep's CSV header; then the shard's R rows in input order. */
+#define SWEEP_SHARD_FORMAT 1
+typedef struct {
+    char version[32];
+    unsigned index, count;     /* shard I of N, 1-based */
+    uint64_t combos, rows, bars;
+    uint64_t data_fp, grid_fp;
+    char backend[64];
+    char format[8];
+    long top;                  /* 0: no --top */
+    char by[16];
+} sweep_shard_header;
+
+void sweep_write_csv_header(FILE *f);
+void sweep_write_csv_row(FILE *f, size_t idx, const sebt_params *p, const sebt_result *r);
+/* Parses one data row written by sweep_write_csv_row (line without '\n').
+ * Returns false on a malformed row, with what went wrong in why. */
+bool sweep_parse_csv_row(char *line, size_t *idx, sebt_params *p, sebt_result *r, char *why,
+                         size_t why_size);
+
+/* ---- atomic files --------------------------------------------------------------
+ * sebt_outfile (a temporary file beside PATH, fsync, rename) plus a sync
+ * of the folder: a reader, or a run after a crash, sees the old file or
+ * the whole new one, never a part. "-" or NULL is stdout (written directly). */
+typedef struct {
+    FILE *f;
+    sebt_outfile o;
+    char path[4096];
+    bool is_stdout;
+} atomic_file;
+bool atomic_open(atomic_file *a, const char *path, char *why, size_t why_size);
+/* Flushes, syncs and renames; on any failure removes the temporary file.
+ * Returns false with why set when anything was lost. */
+bool atomic_commit(atomic_file *a, char *why, size_t why_size);
+void atomic_discard(atomic_file *a);
+
+/* ---- checkpoints (core/cli/checkpoint.c) --------------------------------------
+ * A checkpoint directory holds chunk files chunk-FIRST-COUNT-TAG.sebt, each
+ * the results of a set of combos, written atomically (temporary file,
+ * fsync, rename). Every chunk names the sweep it belongs to; a directory
+ * holding chunks of another sweep is refused, never mixed. */
+#include "sebt/shard.h"
+
+typedef struct {
+    const char *dir;
+    uint64_t data_fp, grid_fp, bars, n_combos;
+    const char *backend;
+} ckpt_id;
+
+typedef void (*ckpt_found_fn)(void *user, const sebt_sweep_record *rec);
+
+/* Creates dir when missing, then reads every chunk in it and calls found
+ * for each record. Prints and returns an exit code (2 for a chunk of
+ * another sweep or a damaged one). *n_chunks receives the chunks read. */
+int ckpt_load(const char *cmd, const ckpt_id *id, ckpt_found_fn found, void *user, size_t *n_chunks);
+/* Writes one chunk durably. tag keeps names of concurrent writers apart
+ * (the MPI rank). Prints and returns an exit code. */
+int ckpt_write(const char *cmd, const ckpt_id *id, const sebt_sweep_record *recs, size_t n, unsigned tag);
+
+#endif

@@ -1,0 +1,315 @@
+/* The sweep's output (CSV/JSON, --top), shard rows, and atomic files: one
+ * writer for `sebt sweep` and `sebt merge`, so both give the same bytes. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sweep.h"
+
+const char *const sweep_metric_names[SWEEP_N_METRICS] = { "n", "win_rate", "avg_r", "total_pnl", "max_dd",
+                                                          "sharpe" };
+
+int sweep_metric_index(const char *name)
+{
+    for (int i = 0; i < SWEEP_N_METRICS; i++)
+        if (strcmp(name, sweep_metric_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+static double metric_value(const sebt_metrics *m, int which)
+{
+    switch (which) {
+    case 0: return (double)m->n;
+    case 1: return m->win_rate;
+    case 2: return m->avg_r;
+    case 3: return m->total_pnl;
+    case 4: return m->max_dd;
+    default: return m->sharpe;
+    }
+}
+
+typedef struct {
+    const sebt_result *results;
+    int metric;
+} rank_ctx;
+
+static rank_ctx g_rank;   /* qsort has no context argument in C11 */
+
+/* Best first; NaN last; ties by input order, so the ranking is total. */
+static int rank_cmp(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    double va = metric_value(&g_rank.results[a].metrics, g_rank.metric);
+    double vb = metric_value(&g_rank.results[b].metrics, g_rank.metric);
+    int na = isnan(va), nb = isnan(vb);
+    if (na != nb)
+        return na - nb;
+    if (!na && va != vb)
+        return va > vb ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+void sweep_rank(size_t *rows, size_t n, const sebt_result *results, int metric)
+{
+    g_rank.results = results;
+    g_rank.metric = metric;
+    qsort(rows, n, sizeof *rows, rank_cmp);
+}
+
+void sweep_write_csv_header(FILE *f)
+{
+    fputs("combo", f);
+    for (int i = 0; i < SEBT_N_PARAMS; i++)
+        fprintf(f, ",%s", sebt_param_table[i].name);
+    for (int i = 0; i < SWEEP_N_METRICS; i++)
+        fprintf(f, ",%s", sweep_metric_names[i]);
+    fputs(",open_at_end,valid_bars\n", f);
+}
+
+void sweep_write_csv_row(FILE *f, size_t idx, const sebt_params *p, const sebt_result *r)
+{
+    char buf[64];
+    fprintf(f, "%zu", idx);
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        sebt_params_format(p, i, buf, sizeof buf);
+        fprintf(f, ",%s", buf);
+    }
+    fprintf(f, ",%" PRId64, r->metrics.n);
+    const double v[] = { r->metrics.win_rate, r->metrics.avg_r, r->metrics.total_pnl, r->metrics.max_dd,
+                         r->metrics.sharpe };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        fputc(',', f);
+        cli_print_double(f, v[i]);
+    }
+    fprintf(f, ",%d,%zu\n", r->open_at_end.open ? 1 : 0, r->valid_bars);
+}
+
+static bool parse_u64_field(const char *s, uint64_t *out)
+{
+    if (!*s || *s == '-' || *s == '+')
+        return false;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end || errno)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool parse_double_field(const char *s, double *out)
+{
+    if (strcmp(s, "nan") == 0) {
+        *out = NAN;
+        return true;
+    }
+    char *end;
+    double v = strtod(s, &end);
+    if (end == s || *end)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool sweep_parse_csv_row(char *line, size_t *idx, sebt_params *p, sebt_result *r, char *why,
+                         size_t why_size)
+{
+    enum { N_FIELDS = 1 + SEBT_N_PARAMS + SWEEP_N_METRICS + 2 };
+    char *fields[N_FIELDS];
+    size_t nf = 0;
+    for (char *tok = line;;) {
+        char *c = strchr(tok, ',');
+        if (c)
+            *c = '\0';
+        if (nf < N_FIELDS)
+            fields[nf] = tok;
+        nf++;
+        if (!c)
+            break;
+        tok = c + 1;
+    }
+    if (nf != N_FIELDS) {
+        snprintf(why, why_size, "%zu fields, expected %d", nf, (int)N_FIELDS);
+        return false;
+    }
+    uint64_t u;
+    if (!parse_u64_field(fields[0], &u)) {
+        snprintf(why, why_size, "combo '%s' is not a whole number", fields[0]);
+        return false;
+    }
+    *idx = (size_t)u;
+    *p = sebt_params_default();
+    sebt_error e = { 0 };
+    for (int i = 0; i < SEBT_N_PARAMS; i++)
+        if (sebt_params_set(p, sebt_param_table[i].name, fields[1 + i], &e) != SEBT_OK) {
+            snprintf(why, why_size, "%s", e.msg);
+            return false;
+        }
+    memset(r, 0, sizeof *r);
+    const char *nfield = fields[1 + SEBT_N_PARAMS];
+    char *end;
+    errno = 0;
+    long long n = strtoll(nfield, &end, 10);
+    if (!*nfield || *end || errno) {
+        snprintf(why, why_size, "n '%s' is not a whole number", nfield);
+        return false;
+    }
+    r->metrics.n = (int64_t)n;
+    double *dst[] = { &r->metrics.win_rate, &r->metrics.avg_r, &r->metrics.total_pnl, &r->metrics.max_dd,
+                      &r->metrics.sharpe };
+    for (int i = 0; i < 5; i++) {
+        const char *s = fields[2 + SEBT_N_PARAMS + i];
+        if (!parse_double_field(s, dst[i])) {
+            snprintf(why, why_size, "%s '%s' is not a number", sweep_metric_names[1 + i], s);
+            return false;
+        }
+    }
+    const char *open = fields[N_FIELDS - 2];
+    if (strcmp(open, "0") != 0 && strcmp(open, "1") != 0) {
+        snprintf(why, why_size, "open_at_end '%s' is not 0 or 1", open);
+        return false;
+    }
+    r->open_at_end.open = open[0] == '1';
+    if (!parse_u64_field(fields[N_FIELDS - 1], &u)) {
+        snprintf(why, why_size, "valid_bars '%s' is not a whole number", fields[N_FIELDS - 1]);
+        return false;
+    }
+    r->valid_bars = (size_t)u;
+    return true;
+}
+
+static void write_json_doc(FILE *f, const sweep_output_spec *spec, const size_t *rows, size_t n_rows,
+                           const sebt_params *combos, const sebt_result *results)
+{
+    cli_json j;
+    cli_json_init(&j, f, 2);
+    cli_json_begin_object(&j, NULL);
+    cli_json_string(&j, "backend", spec->backend);
+    cli_json_int(&j, "bars", (int64_t)spec->bars);
+    cli_json_int(&j, "combos", (int64_t)spec->n_combos);
+    if (spec->have_top)
+        cli_json_string(&j, "ranked_by", sweep_metric_names[spec->metric]);
+    else
+        cli_json_null(&j, "ranked_by");
+    cli_json_begin_array(&j, "results");
+    for (size_t k = 0; k < n_rows; k++) {
+        size_t i = rows[k];
+        cli_json_begin_object(&j, NULL);
+        cli_json_int(&j, "combo", (int64_t)i);
+        cli_json_params(&j, "params", &combos[i]);
+        cli_json_metrics(&j, "metrics", &results[i].metrics);
+        cli_json_bool(&j, "open_at_end", results[i].open_at_end.open);
+        cli_json_int(&j, "valid_bars", (int64_t)results[i].valid_bars);
+        cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
+}
+
+int sweep_write_output(const char *cmd, const char *path, const sweep_output_spec *spec,
+                       const sebt_params *combos, const sebt_result *results, size_t **rows_out,
+                       size_t *n_rows_out)
+{
+    size_t n = spec->n_combos;
+    size_t *rows = malloc((n ? n : 1) * sizeof *rows);
+    if (!rows) {
+        fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, n);
+        return CLI_EXIT_CHECK_FAILED;
+    }
+    for (size_t i = 0; i < n; i++)
+        rows[i] = i;
+    size_t n_rows = n;
+    if (spec->have_top) {
+        sweep_rank(rows, n, results, spec->metric);
+        if ((size_t)spec->top < n_rows)
+            n_rows = (size_t)spec->top;
+    }
+    atomic_file af;
+    char why[600];
+    if (!atomic_open(&af, path, why, sizeof why)) {
+        fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
+        free(rows);
+        return CLI_EXIT_USAGE;
+    }
+    if (spec->json) {
+        write_json_doc(af.f, spec, rows, n_rows, combos, results);
+    } else {
+        sweep_write_csv_header(af.f);
+        for (size_t k = 0; k < n_rows; k++)
+            sweep_write_csv_row(af.f, rows[k], &combos[rows[k]], &results[rows[k]]);
+    }
+    if (!atomic_commit(&af, why, sizeof why)) {
+        fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
+        free(rows);
+        return CLI_EXIT_USAGE;
+    }
+    if (rows_out) {
+        *rows_out = rows;
+        *n_rows_out = n_rows;
+    } else {
+        free(rows);
+    }
+    return CLI_EXIT_OK;
+}
+
+/* ---- atomic files -----------------------------------------------------------
+ * A thin layer over sebt_outfile (core/outfile.c) that also syncs the
+ * folder after the rename, so a finished checkpoint chunk survives a power
+ * cut, not only a kill. */
+
+bool atomic_open(atomic_file *a, const char *path, char *why, size_t why_size)
+{
+    memset(a, 0, sizeof *a);
+    if (!path || strcmp(path, "-") == 0) {
+        a->f = stdout;
+        a->is_stdout = true;
+        return true;
+    }
+    snprintf(a->path, sizeof a->path, "%s", path);
+    sebt_error err = { 0 };
+    if (sebt_outfile_open(&a->o, path, &err) != SEBT_OK) {
+        snprintf(why, why_size, "%s", err.msg);
+        return false;
+    }
+    a->f = a->o.f;
+    return true;
+}
+
+void atomic_discard(atomic_file *a)
+{
+    if (a->is_stdout || !a->f)
+        return;
+    sebt_outfile_abort(&a->o);
+    a->f = NULL;
+}
+
+bool atomic_commit(atomic_file *a, char *why, size_t why_size)
+{
+    if (a->is_stdout) {
+        bool bad = ferror(stdout) || fflush(stdout) != 0;
+        if (bad)
+            snprintf(why, why_size, "writing stdout failed");
+        return !bad;
+    }
+    sebt_error err = { 0 };
+    a->f = NULL;
+    if (sebt_outfile_commit(&a->o, &err) != SEBT_OK) {
+        snprintf(why, why_size, "%s", err.msg);
+        return false;
+    }
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", a->path);
+    int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    return true;
+}

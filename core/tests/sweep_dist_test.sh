@@ -1,0 +1,184 @@
+#!/usr/bin/env bash
+# `sebt sweep` spanning processes: shards + merge, checkpoint + resume after
+# SIGKILL, and MPI ranks. Every check compares bytes with the plain
+# single-process sweep, which the Criterion suites check against the
+# reference and hand-worked values; here the point is that splitting the
+# work never changes a byte.
+#   sweep_dist_test.sh shard|checkpoint|mpi SEBT FIXTURES MPI_MODULE_BUILT
+# Exit 77 (ctest: skipped) when the MPI part cannot run here.
+set -u
+mode=$1 sebt=$2 fixtures=$3 mpi_built=${4:-OFF}
+data=$fixtures/data/BTCUSDT-1m-2019-01.csv.gz
+other_data=$fixtures/data/BTCUSDT-1m-2018-02-08.raw.csv
+work=$(mktemp -d /tmp/sebt_sweep_dist_XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+pass() { echo "ok: $*"; }
+# expect_error CODE PATTERN CMD...: CMD exits with CODE and says PATTERN on stderr.
+expect_error() {
+  local code=$1 pattern=$2; shift 2
+  "$@" >out.txt 2>err.txt
+  local rc=$?
+  if [ "$rc" -ne "$code" ]; then fail "$* exited $rc, expected $code: $(cat err.txt)"; return; fi
+  if ! grep -q -- "$pattern" err.txt; then fail "$*: stderr lacks '$pattern': $(cat err.txt)"; return; fi
+  pass "refused ($code): $(head -c 160 err.txt | head -1)"
+}
+same() { if cmp -s "$1" "$2"; then pass "$3"; else fail "$3 ($1 differs from $2)"; fi; }
+
+# 96 combos in 16 indicator groups of 6 (ema_fast x ema_slow x z_window).
+cat > grid.txt <<'G'
+ema_fast = 24:96:24
+ema_slow = 200, 400
+z_window = 96, 192
+vol_z = 1.5, 2.0
+reward_r = 1.5, 2, 3
+G
+"$sebt" sweep --data "$data" --grid grid.txt --output whole.csv || { echo "FAIL: plain sweep"; exit 1; }
+"$sebt" sweep --data "$data" --grid grid.txt --format json --top 7 --by total_pnl --output whole_top.json ||
+  { echo "FAIL: plain sweep --top"; exit 1; }
+[ "$(wc -l < whole.csv)" -eq 97 ] || fail "whole.csv has $(wc -l < whole.csv) lines, expected 97"
+
+case $mode in
+shard)
+  for i in 1 2 3 4; do "$sebt" sweep --data "$data" --grid grid.txt --shard "$i/4" --output "s$i.shard" || fail "shard $i/4"; done
+  total=0
+  for i in 1 2 3 4; do
+    rows=$(($(wc -l < "s$i.shard") - 2)); total=$((total + rows))
+    [ "$rows" -gt 0 ] || fail "shard $i/4 is empty: the partition does not spread the work"
+  done
+  [ "$total" -eq 96 ] || fail "the 4 shards hold $total rows, expected 96"
+  "$sebt" merge s3.shard s1.shard s4.shard s2.shard --output merged.csv || fail "merge"
+  same merged.csv whole.csv "merge of 4 shards (given out of order) equals the whole sweep"
+  for i in 1 2 3 4 5; do
+    "$sebt" sweep --data "$data" --grid grid.txt --format json --top 7 --by total_pnl --shard "$i/5" --output "t$i.shard" || fail "json shard $i/5"
+  done
+  "$sebt" merge t*.shard > merged_top.json || fail "merge to stdout"
+  same merged_top.json whole_top.json "merge of 5 shards with --format json --top 7 --by total_pnl equals the whole sweep"
+  # One shard of one: the whole sweep again.
+  "$sebt" sweep --data "$data" --grid grid.txt --shard 1/1 --output one.shard && "$sebt" merge one.shard --output one.csv
+  same one.csv whole.csv "shard 1/1 merged equals the whole sweep"
+
+  expect_error 2 "numbered 1 to 4" "$sebt" sweep --data "$data" --grid grid.txt --shard 5/4
+  expect_error 2 "expected I/N" "$sebt" sweep --data "$data" --grid grid.txt --shard 0/4
+  expect_error 2 "missing: 3" "$sebt" merge s1.shard s2.shard s4.shard
+  expect_error 2 "given twice" "$sebt" merge s1.shard s2.shard s2.shard s3.shard s4.shard
+  "$sebt" sweep --data "$other_data" --grid grid.txt --shard 2/4 --output other_data.shard 2>/dev/null
+  expect_error 2 "their data" "$sebt" merge s1.shard other_data.shard s3.shard s4.shard
+  sed 's/^reward_r.*/reward_r = 1.5, 2, 4/' grid.txt > grid2.txt
+  "$sebt" sweep --data "$data" --grid grid2.txt --shard 2/4 --output other_grid.shard
+  expect_error 2 "their grid" "$sebt" merge s1.shard other_grid.shard s3.shard s4.shard
+  sed '1s/version=[^ ]*/version=0.0.1/' s2.shard > old.shard
+  expect_error 2 "version of sebt" "$sebt" merge s1.shard old.shard s3.shard s4.shard
+  expect_error 2 "different sweeps" "$sebt" merge s1.shard t2.shard s3.shard s4.shard
+  head -n -1 s2.shard > cut.shard
+  expect_error 2 "incomplete" "$sebt" merge s1.shard cut.shard s3.shard s4.shard
+  sed '3s/^\([0-9]*\),24,/\1,25,/' s2.shard > edited.shard
+  expect_error 2 "edited or damaged" "$sebt" merge s1.shard edited.shard s3.shard s4.shard
+  expect_error 2 "not a shard file" "$sebt" merge whole.csv
+  ;;
+
+checkpoint)
+  # Killed by SIGKILL after its 3rd chunk (a test hook, so the kill lands
+  # mid-sweep on any machine): no output, chunks on disk; then resumed.
+  SEBT_TEST_KILL_AFTER_CHUNKS=3 "$sebt" sweep --data "$data" --grid grid.txt --checkpoint ck --chunk 10 --output ck.csv
+  rc=$?
+  [ "$rc" -eq 137 ] || fail "the hooked sweep exited $rc, expected 137 (SIGKILL)"
+  [ ! -e ck.csv ] && pass "no output file after the kill" || fail "an output file exists after the kill"
+  n=$(ls ck/chunk-*.sebt 2>/dev/null | wc -l)
+  [ "$n" -eq 3 ] && pass "3 chunks on disk after the kill" || fail "$n chunks on disk, expected 3"
+  "$sebt" sweep --data "$data" --grid grid.txt --checkpoint ck --chunk 10 --output ck.csv || fail "resume"
+  same ck.csv whole.csv "resumed sweep equals the uninterrupted one"
+  n2=$(ls ck/chunk-*.sebt | wc -l)
+  [ "$n2" -gt 3 ] && [ "$n2" -lt 12 ] && pass "resume computed only the missing chunks ($n2 in all)" ||
+    fail "$n2 chunks after the resume"
+  # A finished checkpoint answers at once, in another format too.
+  "$sebt" sweep --data "$data" --grid grid.txt --checkpoint ck --format json --top 7 --by total_pnl --output ck.json
+  same ck.json whole_top.json "a complete checkpoint rewrites the output without recomputing"
+
+  # SIGKILL from outside, while the (slow) reference backend works.
+  head -4 grid.txt > small.txt
+  "$sebt" sweep --data "$data" --grid small.txt --backend reference --threads 1 --output small_whole.csv
+  "$sebt" sweep --data "$data" --grid small.txt --backend reference --threads 1 --checkpoint ck2 --chunk 2 --output small.csv &
+  pid=$!
+  for _ in $(seq 1 600); do
+    [ "$(ls ck2/chunk-*.sebt 2>/dev/null | wc -l)" -ge 2 ] && break
+    sleep 0.02
+  done
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid"; rc=$?
+  if [ "$rc" -eq 137 ]; then
+    pass "killed from outside mid-sweep with $(ls ck2/chunk-*.sebt | wc -l) chunk(s) done"
+    [ ! -e small.csv ] || fail "output exists after the outside kill"
+  else
+    echo "note: the sweep finished (rc $rc) before the outside kill landed; resume still checked"
+  fi
+  "$sebt" sweep --data "$data" --grid small.txt --backend reference --threads 1 --checkpoint ck2 --chunk 2 --output small.csv
+  same small.csv small_whole.csv "resumed after the outside SIGKILL equals the uninterrupted sweep"
+
+  expect_error 2 "other data" "$sebt" sweep --data "$other_data" --grid grid.txt --checkpoint ck --output x.csv
+  expect_error 2 "another grid" "$sebt" sweep --data "$data" --grid small.txt --checkpoint ck --output x.csv
+  expect_error 2 "another backend" "$sebt" sweep --data "$data" --grid grid.txt --backend reference --checkpoint ck --output x.csv
+  # Another version: the version field rewritten and the checksum made right again.
+  mkdir ck3 && cp "$(ls ck/chunk-*.sebt | head -1)" ck3/chunk-0-1-0-0-0.sebt
+  python3 - ck3/chunk-0-1-0-0-0.sebt <<'PY'
+import sys
+p = sys.argv[1]
+b = bytearray(open(p, 'rb').read())
+b[16:32] = b'0.0.1'.ljust(16, b'\0')
+h = 0xcbf29ce484222325
+for x in b[:-8]:
+    h = ((h ^ x) * 0x100000001b3) & 0xFFFFFFFFFFFFFFFF
+b[-8:] = h.to_bytes(8, 'little')
+open(p, 'wb').write(b)
+PY
+  expect_error 2 "another version of sebt" "$sebt" sweep --data "$data" --grid grid.txt --checkpoint ck3 --output x.csv
+  mkdir ck4 && cp "$(ls ck/chunk-*.sebt | head -1)" ck4/chunk-0-1-0-0-0.sebt
+  printf '\x07' | dd of=ck4/chunk-0-1-0-0-0.sebt bs=1 seek=200 conv=notrunc 2>/dev/null
+  expect_error 2 "damaged" "$sebt" sweep --data "$data" --grid grid.txt --checkpoint ck4 --output x.csv
+  [ ! -e x.csv ] || fail "a refused run left an output file"
+  ;;
+
+mpi)
+  if [ "$mpi_built" != ON ] || ! command -v mpirun >/dev/null; then
+    echo "SKIP: no MPI here (module built: $mpi_built, mpirun: $(command -v mpirun || echo none))"
+    exit 77
+  fi
+  mpirun=(mpirun --oversubscribe)
+  [ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
+  run() { timeout 300 "${mpirun[@]}" "$@"; }
+  run -np 3 "$sebt" sweep --data "$data" --grid grid.txt --output mpi3.csv || fail "mpirun -np 3 sweep"
+  same mpi3.csv whole.csv "mpirun -np 3 sweep equals the single-process sweep"
+  run -np 2 "$sebt" sweep --data "$data" --grid grid.txt --format json --top 7 --by total_pnl --output mpi2.json
+  same mpi2.json whole_top.json "mpirun -np 2 --format json --top 7 equals the single-process sweep"
+  "$sebt" sweep --data "$data" --grid grid.txt --shard 2/3 --output plain.shard
+  run -np 2 "$sebt" sweep --data "$data" --grid grid.txt --shard 2/3 --output mpi.shard
+  same mpi.shard plain.shard "shard 2/3 on 2 ranks equals shard 2/3 on one process"
+
+  # A rank that fails: the job ends, names the rank, leaves no output.
+  SEBT_TEST_FAIL_RANK=1 run -np 3 -x SEBT_TEST_FAIL_RANK "$sebt" sweep --data "$data" --grid grid.txt --output fail.csv >out.txt 2>err.txt
+  rc=$?
+  [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && pass "a failing rank ends the job (exit $rc)" || fail "failing rank: exit $rc (124: hang)"
+  grep -q "rank 1 of 3.*failing on purpose" err.txt && pass "the message names the rank" || fail "no rank in: $(cat err.txt)"
+  [ ! -e fail.csv ] || fail "an output file exists after a rank failed"
+  ls .fail.csv.tmp* fail.csv.tmp* >/dev/null 2>&1 && fail "a temporary output file was left"
+  # A rank killed outright, with a checkpoint: the job ends; a rerun on
+  # another rank count resumes to the same bytes.
+  SEBT_TEST_KILL_RANK=1 run -np 2 -x SEBT_TEST_KILL_RANK "$sebt" sweep --data "$data" --grid grid.txt --checkpoint mck --chunk 12 --output mck.csv >out.txt 2>err.txt
+  rc=$?
+  [ "$rc" -ne 0 ] && [ "$rc" -ne 124 ] && pass "a killed rank ends the job (exit $rc)" || fail "killed rank: exit $rc (124: hang)"
+  [ ! -e mck.csv ] || fail "an output file exists after a rank was killed"
+  run -np 3 "$sebt" sweep --data "$data" --grid grid.txt --checkpoint mck --chunk 12 --output mck.csv || fail "resume on 3 ranks"
+  same mck.csv whole.csv "checkpoint of a killed 2-rank job resumed on 3 ranks equals the single-process sweep"
+  # An error every rank meets is printed once.
+  run -np 3 "$sebt" sweep --data missing.csv --grid grid.txt >out.txt 2>err.txt
+  rc=$?
+  [ "$rc" -eq 2 ] && pass "bad input under mpirun exits 2" || fail "bad input under mpirun: exit $rc"
+  [ "$(grep -c 'missing.csv' err.txt)" -eq 1 ] && pass "its message is printed once" ||
+    fail "message printed $(grep -c 'missing.csv' err.txt) times"
+  ;;
+*) echo "usage: $0 shard|checkpoint|mpi SEBT FIXTURES MPI_BUILT"; exit 2 ;;
+esac
+if [ "$failures" -ne 0 ]; then echo "$failures check(s) failed"; exit 1; fi
+echo "all $mode checks passed"
