@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "limits.h"
 #include "sebt/grid.h"
 #include "sebt/sebt.h"
 
@@ -100,6 +101,29 @@ static sebt_status parse_value(const char *where, int idx, const char *text, dou
     return SEBT_OK;
 }
 
+/* ---- the combos limit (issue 15, defect 5) -------------------------------- */
+
+typedef struct {
+    size_t max;
+    int set; /* from SEBT_MAX_COMBOS */
+} combo_limit;
+
+static sebt_status get_limit(combo_limit *l, sebt_error *err)
+{
+    return sebt_env_limit("SEBT_MAX_COMBOS", SEBT_GRID_MAX_COMBOS, &l->max, &l->set, err);
+}
+
+/* "more than the limit of N combos; ... set SEBT_MAX_COMBOS=N" */
+static sebt_status too_many(sebt_error *err, const combo_limit *l, const char *fmt_where, const char *what)
+{
+    if (l->set)
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: %s, more than SEBT_MAX_COMBOS=%zu", fmt_where, what, l->max);
+    return sebt_fail(err, SEBT_ERR_INPUT,
+                     "%s: %s, more than the limit of %zu combos (each costs memory and time before the "
+                     "first backtest): narrow it, split it, or set SEBT_MAX_COMBOS=N to allow N combos",
+                     fmt_where, what, l->max);
+}
+
 /* ---- grids --------------------------------------------------------------- */
 
 typedef struct {
@@ -119,7 +143,8 @@ static int decimals(const char *s)
     return dot ? (int)strlen(dot + 1) : 0;
 }
 
-static sebt_status parse_range(const char *where, int idx, char *spec, axis *ax, sebt_error *err)
+static sebt_status parse_range(const char *where, int idx, char *spec, axis *ax, const combo_limit *lim,
+                               sebt_error *err)
 {
     const char *name = sebt_param_table[idx].name;
     sebt_param_type type = sebt_param_table[idx].type;
@@ -154,9 +179,12 @@ static sebt_status parse_range(const char *where, int idx, char *spec, axis *ax,
                          name, parts[2], parts[0], parts[1]);
     /* A tiny slack so that 0.1:0.3:0.1 includes 0.3. */
     double count_d = floor((stop - start) / step + 1e-9) + 1.0;
-    if (!(count_d <= (double)SEBT_GRID_MAX_COMBOS))
-        return sebt_fail(err, SEBT_ERR_INPUT, "%s: parameter %s: the range has %.0f values, more than %zu",
-                         where, name, count_d, SEBT_GRID_MAX_COMBOS);
+    if (!(count_d <= (double)lim->max)) {
+        char what[200];
+        snprintf(what, sizeof what, "parameter %s: the range %s:%s:%s has %.0f values", name, parts[0], parts[1],
+                 parts[2], count_d);
+        return too_many(err, lim, where, what);
+    }
     size_t count = (size_t)count_d;
     ax->values = malloc(count * sizeof(double));
     if (!ax->values)
@@ -220,6 +248,9 @@ sebt_status sebt_grid_parse(const char *name, const char *text, size_t len, sebt
     size_t n_axes = 0;
     sebt_status st = SEBT_OK;
     char where[600];
+    combo_limit lim;
+    st = get_limit(&lim, err);
+    size_t total = 1;
     for (size_t l = 0; l < n_lines && st == SEBT_OK; l++) {
         char *line = lines[l];
         char *hash = strchr(line, '#');
@@ -261,22 +292,19 @@ sebt_status sebt_grid_parse(const char *name, const char *text, size_t len, sebt
         ax->idx = idx;
         ax->line = l + 1;
         if (strchr(spec, ':'))
-            st = parse_range(where, idx, spec, ax, err);
+            st = parse_range(where, idx, spec, ax, &lim, err);
         else
             st = parse_list(where, idx, spec, ax, err);
-    }
-    size_t total = 1;
-    if (st == SEBT_OK) {
-        for (size_t a = 0; a < n_axes; a++) {
-            if (total > SEBT_GRID_MAX_COMBOS / axes[a].n) {
-                st = sebt_fail(err, SEBT_ERR_INPUT,
-                               "%s: the grid has more than %zu combos (at line %zu, %s with %zu values): "
-                               "split it or narrow it", name, SEBT_GRID_MAX_COMBOS, axes[a].line,
-                               sebt_param_table[axes[a].idx].name, axes[a].n);
-                break;
-            }
-            total *= axes[a].n;
+        /* The product so far, checked line by line: a grid is refused at
+         * the line that passes the limit, before later lines are expanded. */
+        if (st == SEBT_OK && total > lim.max / ax->n) {
+            char what[200];
+            snprintf(what, sizeof what, "with the %zu values of %s the grid has %.0f combos", ax->n,
+                     sebt_param_table[idx].name, (double)total * (double)ax->n);
+            st = too_many(err, &lim, where, what);
         }
+        if (st == SEBT_OK)
+            total *= ax->n;
     }
     if (st == SEBT_OK) {
         sebt_params *combos = malloc(total * sizeof *combos);
@@ -348,7 +376,10 @@ sebt_status sebt_combos_parse(const char *name, const char *text, size_t len, se
     sebt_status sl = split_lines(name, text, len, &store, &lines, &n_lines, err);
     if (sl != SEBT_OK)
         return sl;
-    sebt_params *combos = malloc((n_lines ? n_lines : 1) * sizeof *combos);
+    /* Grown as rows come: sized by lines, a file of newlines would ask for
+     * 88 bytes a byte. */
+    size_t cap = 64;
+    sebt_params *combos = malloc(cap * sizeof *combos);
     if (!combos) {
         free(lines);
         free(store);
@@ -359,6 +390,8 @@ sebt_status sebt_combos_parse(const char *name, const char *text, size_t len, se
     size_t n_cols = 0, n = 0;
     int have_header = 0;
     char where[600];
+    combo_limit lim;
+    st = get_limit(&lim, err);
     for (size_t l = 0; l < n_lines && st == SEBT_OK; l++) {
         char *line = trim(lines[l]);
         if (!*line || *line == '#')
@@ -394,6 +427,10 @@ sebt_status sebt_combos_parse(const char *name, const char *text, size_t len, se
             st = sebt_fail(err, SEBT_ERR_INPUT, "%s: %zu fields, the header has %zu", where, nf, n_cols);
             break;
         }
+        if (n == lim.max) {
+            st = too_many(err, &lim, where, "the file has another combo");
+            break;
+        }
         sebt_params p = sebt_params_default();
         for (size_t c = 0; c < nf && st == SEBT_OK; c++) {
             double v;
@@ -402,6 +439,15 @@ sebt_status sebt_combos_parse(const char *name, const char *text, size_t len, se
             st = parse_value(w2, cols[c], fields[c], &v, err);
             if (st == SEBT_OK)
                 set_field(&p, cols[c], v);
+        }
+        if (st == SEBT_OK && n == cap) {
+            sebt_params *bigger = realloc(combos, 2 * cap * sizeof *combos);
+            if (!bigger) {
+                st = sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory for %zu combos", name, 2 * cap);
+                break;
+            }
+            combos = bigger;
+            cap *= 2;
         }
         combos[n++] = p;
     }

@@ -51,11 +51,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "limits.h"
 #include "loader_io.h"
 #include "loader_parse.h"
 #include "sebt/sebt.h"
 
 #define LOADER_MAX_BARS (UINT64_C(1) << 28)
+/* --fill-gaps inserts at most this many missing bars per row of the file,
+ * and at least LOADER_FILL_MIN whatever the file (SEBT_MAX_GAP_FILL
+ * replaces the rule). */
+#define LOADER_FILL_PER_ROW 4
+#define LOADER_FILL_MIN 1000000
+/* A gzip file may inflate to LOADER_INFLATE_RATIO times its size, and to
+ * LOADER_INFLATE_MIN_MB MiB whatever its size (SEBT_MAX_INFLATE_MB
+ * replaces the rule). Price CSV compresses 2-5 times. */
+#define LOADER_INFLATE_RATIO 20
+#define LOADER_INFLATE_MIN_MB 64
 
 enum { COL_TIME, COL_OPEN, COL_HIGH, COL_LOW, COL_CLOSE, COL_VOLUME, N_COLS };
 
@@ -433,9 +444,15 @@ static sebt_status parse_text(loader *L, const char *data, size_t len, sebt_seri
     if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0)
         pos += 3;
 
+    /* Rows are at most the lines with something on them: counting empty
+     * lines too would let a file of newlines ask for 48 bytes a byte. */
     size_t cap = 1;
-    for (const char *p = pos; (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
-        cap++;
+    for (const char *p = pos; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *e = nl ? nl : end;
+        cap += e - p > 1 || (e - p == 1 && *p != '\r');
+        p = e + 1;
+    }
 
     slice line;
     L->line = 0;
@@ -536,6 +553,32 @@ static sebt_status fill_gaps(loader *L, sebt_series *s, const size_t *lines)
     }
     if (extra == 0)
         return SEBT_OK;
+    /* A typo in one timestamp (a year off) asks for millions of bars from a
+     * file of a few: refuse before allocating anything (issue 15, defect 5).
+     * Real gaps (exchange outages, a missing month) stay far below the
+     * default. */
+    size_t limit;
+    int set;
+    uint64_t rule = (uint64_t)s->n * LOADER_FILL_PER_ROW;
+    if (rule < LOADER_FILL_MIN)
+        rule = LOADER_FILL_MIN;
+    sebt_status st = sebt_env_limit("SEBT_MAX_GAP_FILL", (size_t)rule, &limit, &set, L->err);
+    if (st)
+        return st;
+    if (extra > limit) {
+        L->line = lines[widest_at];
+        if (set)
+            return row_fail(L, L->col[COL_TIME],
+                            "filling the gaps would insert %llu missing bars, more than "
+                            "SEBT_MAX_GAP_FILL=%zu; the widest gap (%llu bars) ends here",
+                            (unsigned long long)extra, limit, (unsigned long long)widest);
+        return row_fail(L, L->col[COL_TIME],
+                        "filling the gaps would insert %llu missing bars into %zu rows, more than the "
+                        "limit of %llu (%d per row, at least %d); the widest gap (%llu bars) ends here: "
+                        "check its timestamp, or set SEBT_MAX_GAP_FILL=N to allow N missing bars",
+                        (unsigned long long)extra, s->n, (unsigned long long)rule, LOADER_FILL_PER_ROW,
+                        LOADER_FILL_MIN, (unsigned long long)widest);
+    }
     if (extra > LOADER_MAX_BARS - s->n) {
         L->line = lines[widest_at];
         return row_fail(L, L->col[COL_TIME],
@@ -545,7 +588,7 @@ static sebt_status fill_gaps(loader *L, sebt_series *s, const size_t *lines)
                         (unsigned long long)widest);
     }
     sebt_series g;
-    sebt_status st = sebt_series_alloc(&g, s->n + (size_t)extra, L->err);
+    st = sebt_series_alloc(&g, s->n + (size_t)extra, L->err);
     if (st)
         return st;
     size_t o = 0;
@@ -640,8 +683,27 @@ static sebt_status load_bytes(const char *name, const char *data, size_t len, bo
     }
 #ifdef SEBT_HAVE_ZLIB
     char *text = NULL;
-    size_t text_len = 0;
-    sebt_status st = loader_gunzip(name, data, len, &text, &text_len, err);
+    size_t text_len = 0, limit_mb;
+    int set;
+    size_t rule_mb = len / ((size_t)1 << 20) * LOADER_INFLATE_RATIO;
+    if (rule_mb < LOADER_INFLATE_MIN_MB)
+        rule_mb = LOADER_INFLATE_MIN_MB;
+    sebt_status st = sebt_env_limit("SEBT_MAX_INFLATE_MB", rule_mb, &limit_mb, &set, err);
+    if (st)
+        return st;
+    size_t limit = limit_mb > SIZE_MAX / ((size_t)1 << 20) ? SIZE_MAX : limit_mb << 20;
+    st = loader_gunzip(name, data, len, limit, &text, &text_len, err);
+    if (st == SEBT_ERR_INPUT && text_len > limit) {
+        /* The stream was cut at the limit: say which limit and how to lift it. */
+        if (set)
+            return sebt_fail(err, SEBT_ERR_INPUT, "%s: the gzip data inflates past SEBT_MAX_INFLATE_MB=%zu MiB",
+                             name, limit_mb);
+        return sebt_fail(err, SEBT_ERR_INPUT,
+                         "%s: the gzip data (%zu bytes) inflates past %zu MiB, more than the limit of "
+                         "%d times its size (at least %d MiB): a gzip bomb or not a price file? Set "
+                         "SEBT_MAX_INFLATE_MB=N to allow N MiB", name, len, limit_mb, LOADER_INFLATE_RATIO,
+                         LOADER_INFLATE_MIN_MB);
+    }
     if (st)
         return st;
     st = load_text(name, text, text_len, opts, out, err);

@@ -54,14 +54,18 @@ bool loader_is_gzip(const char *data, size_t len)
 }
 
 #ifdef SEBT_HAVE_ZLIB
-sebt_status loader_gunzip(const char *name, const char *in, size_t in_len, char **out, size_t *out_len,
-                          sebt_error *err)
+sebt_status loader_gunzip(const char *name, const char *in, size_t in_len, size_t limit, char **out,
+                          size_t *out_len, sebt_error *err)
 {
     z_stream zs;
     memset(&zs, 0, sizeof zs);
     if (inflateInit2(&zs, 16 + MAX_WBITS) != Z_OK)
         return sebt_fail(err, SEBT_ERR_NOMEM, "%s: cannot start zlib", name);
     size_t cap = in_len < ((size_t)1 << 40) ? in_len * 4 + 4096 : in_len, used = 0, in_left = in_len;
+    /* Never more than limit + 1 bytes: one past the limit proves it is passed. */
+    if (limit < SIZE_MAX && cap > limit + 1)
+        cap = limit + 1;
+    *out_len = 0;
     char *buf = malloc(cap);
     sebt_status st = SEBT_OK;
     if (!buf) {
@@ -75,13 +79,21 @@ sebt_status loader_gunzip(const char *name, const char *in, size_t in_len, char 
             in_left -= zs.avail_in;
         }
         if (used == cap) {
-            char *bigger = realloc(buf, cap * 2);
+            if (used > limit) {
+                *out_len = used;
+                st = sebt_fail(err, SEBT_ERR_INPUT, "%s: the gzip data inflates past %zu bytes", name, limit);
+                goto done;
+            }
+            size_t grown = cap * 2;
+            if (limit < SIZE_MAX && grown > limit + 1)
+                grown = limit + 1;
+            char *bigger = realloc(buf, grown);
             if (!bigger) {
                 st = sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory inflating past %zu bytes", name, cap);
                 goto done;
             }
             buf = bigger;
-            cap *= 2;
+            cap = grown;
         }
         size_t room = cap - used < UINT32_MAX ? cap - used : UINT32_MAX;
         zs.next_out = (Bytef *)buf + used;
@@ -107,6 +119,10 @@ sebt_status loader_gunzip(const char *name, const char *in, size_t in_len, char 
             st = sebt_fail(err, SEBT_ERR_INPUT, "%s: the gzip data ends early (truncated file?)", name);
             goto done;
         }
+    }
+    if (used > limit) {
+        *out_len = used;
+        st = sebt_fail(err, SEBT_ERR_INPUT, "%s: the gzip data inflates past %zu bytes", name, limit);
     }
 done:
     inflateEnd(&zs);

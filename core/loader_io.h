@@ -13,9 +13,10 @@ bool loader_is_gzip(const char *data, size_t len);
 #ifdef SEBT_HAVE_ZLIB
 /* Inflates every gzip member of in (cat a.gz b.gz is one stream) into a
  * malloc'd buffer; a truncated or corrupt stream is an input error naming
- * name. */
-sebt_status loader_gunzip(const char *name, const char *in, size_t in_len, char **out, size_t *out_len,
-                          sebt_error *err);
+ * name. Output past limit bytes is an input error with *out_len > limit
+ * (and nothing allocated past limit + 1 bytes). */
+sebt_status loader_gunzip(const char *name, const char *in, size_t in_len, size_t limit, char **out,
+                          size_t *out_len, sebt_error *err);
 #endif
 
 #endif

@@ -115,3 +115,130 @@ Test(hardening, long_fractional_range_reads_as_written)
     cr_assert_eq(c[2].cloc_min, strtod("0.32345678901234567", NULL));
     free(c);
 }
+
+/* ---- defect 5: small inputs that asked for gigabytes --------------------- */
+
+#define H "open_time,open,high,low,close,volume\n"
+
+/* Four rows, the last 300 million minutes after the third: --fill-gaps
+ * would insert 299,999,999 bars (14 GB). */
+static const char GAP_TYPO[] = H "1609459200000,1,1,1,1,1\n1609459260000,1,1,1,1,1\n1609459320000,1,1,1,1,1\n"
+                                 "19609459320000,1,1,1,1,1\n";
+
+Test(hardening, fill_gaps_refuses_a_gap_far_larger_than_the_file)
+{
+    sebt_load_opts o = { .fill_gaps = true };
+    sebt_series s;
+    sebt_error e = { 0 };
+    cr_assert_eq(sebt_load_csv_buffer("t.csv", GAP_TYPO, strlen(GAP_TYPO), &o, &s, &e), SEBT_ERR_INPUT);
+    cr_assert(strncmp(e.msg, "t.csv:5:1 (open_time): filling the gaps would insert 299999999 missing bars "
+                             "into 4 rows, more than the limit of 1000000", 110) == 0, "%s", e.msg);
+    cr_assert_not_null(strstr(e.msg, "set SEBT_MAX_GAP_FILL=N"), "%s", e.msg);
+    cr_assert_null(s.ts);
+}
+
+Test(hardening, fill_gaps_limit_is_lifted_and_tightened_by_the_environment)
+{
+    /* Three rows a minute apart, then a gap of 9 missing minutes. */
+    const char *text = H "1609459200000,1,1,1,1,1\n1609459260000,1,1,1,1,1\n1609459320000,1,1,1,1,1\n"
+                         "1609459920000,1,1,1,1,1\n";
+    sebt_load_opts o = { .fill_gaps = true };
+    sebt_series s;
+    sebt_error e = { 0 };
+    cr_assert_eq(setenv("SEBT_MAX_GAP_FILL", "8", 1), 0);
+    cr_assert_eq(sebt_load_csv_buffer("t.csv", text, strlen(text), &o, &s, &e), SEBT_ERR_INPUT);
+    cr_assert_not_null(strstr(e.msg, "would insert 9 missing bars, more than SEBT_MAX_GAP_FILL=8"), "%s", e.msg);
+    cr_assert_eq(setenv("SEBT_MAX_GAP_FILL", "9", 1), 0);
+    cr_assert_eq(sebt_load_csv_buffer("t.csv", text, strlen(text), &o, &s, &e), SEBT_OK, "%s", e.msg);
+    cr_assert_eq(s.n, 13);
+    cr_assert_eq(s.n_gap_filled, 9);
+    sebt_series_free(&s);
+    cr_assert_eq(setenv("SEBT_MAX_GAP_FILL", "lots", 1), 0);
+    cr_assert_eq(sebt_load_csv_buffer("t.csv", text, strlen(text), &o, &s, &e), SEBT_ERR_USAGE);
+    cr_assert_not_null(strstr(e.msg, "SEBT_MAX_GAP_FILL='lots': expected a whole number"), "%s", e.msg);
+}
+
+Test(hardening, gzip_bomb_is_refused_at_the_inflate_limit)
+{
+    sebt_series s;
+    sebt_error e = { 0 };
+    sebt_status st = sebt_load_csv(SEBT_FIXTURES_DIR "/loader/bomb.csv.gz", NULL, &s, &e);
+    if (st == SEBT_ERR_UNAVAILABLE)
+        cr_skip_test("built without zlib");
+    cr_assert_eq(st, SEBT_ERR_INPUT, "%s", e.msg);
+    cr_assert_not_null(strstr(e.msg, "inflates past 64 MiB, more than the limit of 20 times its size"), "%s",
+                       e.msg);
+    cr_assert_not_null(strstr(e.msg, "SEBT_MAX_INFLATE_MB=N"), "%s", e.msg);
+    /* Allowed, it inflates to 65 MiB of newlines: an empty file. */
+    cr_assert_eq(setenv("SEBT_MAX_INFLATE_MB", "65", 1), 0);
+    cr_assert_eq(sebt_load_csv(SEBT_FIXTURES_DIR "/loader/bomb.csv.gz", NULL, &s, &e), SEBT_ERR_INPUT);
+    cr_assert_not_null(strstr(e.msg, "the file is empty"), "%s", e.msg);
+    cr_assert_eq(setenv("SEBT_MAX_INFLATE_MB", "64", 1), 0);
+    cr_assert_eq(sebt_load_csv(SEBT_FIXTURES_DIR "/loader/bomb.csv.gz", NULL, &s, &e), SEBT_ERR_INPUT);
+    cr_assert_not_null(strstr(e.msg, "inflates past SEBT_MAX_INFLATE_MB=64 MiB"), "%s", e.msg);
+}
+
+Test(hardening, grid_range_past_the_combo_limit_is_refused_before_it_is_made)
+{
+    const char *text = "fee_bp=1:20000000:1\n";
+    sebt_params *c = NULL;
+    size_t n = 0;
+    sebt_error e = { 0 };
+    cr_assert_eq(sebt_grid_parse("g.txt", text, strlen(text), &c, &n, &e), SEBT_ERR_INPUT);
+    cr_assert(strncmp(e.msg, "g.txt:1: parameter fee_bp: the range 1:20000000:1 has 20000000 values, more than "
+                             "the limit of 1000000 combos", 105) == 0, "%s", e.msg);
+    cr_assert_not_null(strstr(e.msg, "set SEBT_MAX_COMBOS=N"), "%s", e.msg);
+    cr_assert_null(c);
+}
+
+Test(hardening, grid_product_past_the_limit_names_the_line)
+{
+    const char *text = "fee_bp=1:1000:1\n# x\nslippage_bp=1:1000:1\nvol_z=1,2\n";
+    sebt_params *c = NULL;
+    size_t n = 0;
+    sebt_error e = { 0 };
+    cr_assert_eq(sebt_grid_parse("g.txt", text, strlen(text), &c, &n, &e), SEBT_ERR_INPUT);
+    cr_assert(strncmp(e.msg, "g.txt:4: with the 2 values of vol_z the grid has 2000000 combos", 62) == 0, "%s",
+              e.msg);
+    cr_assert_eq(setenv("SEBT_MAX_COMBOS", "2000000", 1), 0);
+    cr_assert_eq(sebt_grid_parse("g.txt", text, strlen(text), &c, &n, &e), SEBT_OK, "%s", e.msg);
+    cr_assert_eq(n, 2000000);
+    /* The last combo: every axis at its last value. */
+    cr_assert_eq(c[n - 1].fee_bp, 1000);
+    cr_assert_eq(c[n - 1].slippage_bp, 1000);
+    cr_assert_eq(c[n - 1].vol_z, 2);
+    free(c);
+}
+
+Test(hardening, combos_file_past_the_limit_is_refused)
+{
+    const char *text = "vol_z\n1\n2\n3\n";
+    sebt_params *c = NULL;
+    size_t n = 0;
+    sebt_error e = { 0 };
+    cr_assert_eq(setenv("SEBT_MAX_COMBOS", "2", 1), 0);
+    cr_assert_eq(sebt_combos_parse("c.csv", text, strlen(text), &c, &n, &e), SEBT_ERR_INPUT);
+    cr_assert_str_eq(e.msg, "c.csv:4: the file has another combo, more than SEBT_MAX_COMBOS=2");
+    cr_assert_eq(setenv("SEBT_MAX_COMBOS", "3", 1), 0);
+    cr_assert_eq(sebt_combos_parse("c.csv", text, strlen(text), &c, &n, &e), SEBT_OK, "%s", e.msg);
+    cr_assert_eq(n, 3);
+    cr_assert_eq(c[2].vol_z, 3);
+    free(c);
+}
+
+/* A combos file of many rows grows its array as it reads (it was sized by
+ * lines): 200 rows in order. */
+Test(hardening, combos_file_of_many_rows_reads_in_order)
+{
+    char text[4096] = "max_hold\n";
+    for (int i = 1; i <= 200; i++)
+        snprintf(text + strlen(text), sizeof text - strlen(text), "%d\n\n", i);
+    sebt_params *c = NULL;
+    size_t n = 0;
+    sebt_error e = { 0 };
+    cr_assert_eq(sebt_combos_parse("c.csv", text, strlen(text), &c, &n, &e), SEBT_OK, "%s", e.msg);
+    cr_assert_eq(n, 200);
+    for (int i = 0; i < 200; i++)
+        cr_assert_eq(c[i].max_hold, i + 1);
+    free(c);
+}

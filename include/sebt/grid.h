@@ -28,9 +28,11 @@
 extern "C" {
 #endif
 
-/* More combos than this in one grid is an error (each combo costs about
- * 200 bytes of parameters and results before any backtest runs). */
-#define SEBT_GRID_MAX_COMBOS ((size_t)20000000)
+/* More combos than this in one grid or combos file is an error, refused
+ * before they are made (each combo costs about 300 bytes of parameters and
+ * results, and its backtest, before a sweep prints anything). The
+ * environment variable SEBT_MAX_COMBOS=N replaces it (README "Limits"). */
+#define SEBT_GRID_MAX_COMBOS ((size_t)1000000)
 
 /* On success *out is malloc'd (free it) and holds *n_out combos (>= 1). */
 sebt_status sebt_grid_parse(const char *name, const char *text, size_t len, sebt_params **out,

@@ -1,0 +1,25 @@
+#include <errno.h>
+#include <stdlib.h>
+
+#include "limits.h"
+#include "sebt/sebt.h"
+
+sebt_status sebt_env_limit(const char *name, size_t dflt, size_t *out, int *set, sebt_error *err)
+{
+    const char *v = getenv(name);
+    *out = dflt;
+    if (set)
+        *set = 0;
+    if (!v || !*v)
+        return SEBT_OK;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (*v == '-' || end == v || *end || errno || n < 1 || n > (unsigned long long)SIZE_MAX)
+        return sebt_fail(err, SEBT_ERR_USAGE, "environment variable %s='%s': expected a whole number >= 1", name,
+                         v);
+    *out = (size_t)n;
+    if (set)
+        *set = 1;
+    return SEBT_OK;
+}
