@@ -90,7 +90,7 @@ Test(grid, errors_name_line_and_parameter)
     expect_error("z_window = 1:10:1\n", SEBT_ERR_PARAM, (const char *[]){ "g.txt:1", "z_window", NULL });
     /* 10^4 * 10^4 = 10^8 combos: refused before anything is allocated. */
     expect_error("ema_fast = 1:10000:1\nema_slow = 1:10000:1\n", SEBT_ERR_INPUT,
-                 (const char *[]){ "g.txt", "line 2", "ema_slow", "more than", NULL });
+                 (const char *[]){ "g.txt:2:", "ema_slow", "100000000 combos", "more than", NULL });
 }
 
 Test(combos, header_subset_and_rows_in_order)

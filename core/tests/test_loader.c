@@ -497,7 +497,15 @@ Test(loader_error, fill_gaps_too_many_bars)
                  "1609459260000,10,12,9,11,100\n"
                  "1609459320000,10,12,9,11,100\n"
                  "31609459200000,10,12,9,11,100\n",
-               FILL, "t.csv:5:1 (open_time): ", "filling the gaps would make");
+               FILL, "t.csv:5:1 (open_time): ", "filling the gaps would insert 499999997 missing bars");
+    /* Past the default limit (test_hardening.c), a series still has at most
+     * 2^28 bars. */
+    cr_assert_eq(setenv("SEBT_MAX_GAP_FILL", "1000000000", 1), 0);
+    load_fails(H "1609459200000,10,12,9,11,100\n"
+                 "1609459260000,10,12,9,11,100\n"
+                 "1609459320000,10,12,9,11,100\n"
+                 "31609459200000,10,12,9,11,100\n",
+               FILL, "t.csv:5:1 (open_time): ", "more than the 268435456 bars a series may have");
 }
 
 /* ---- gzip ---------------------------------------------------------------- */
