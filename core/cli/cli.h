@@ -73,6 +73,12 @@ void cli_progress_update(void *p, size_t done, size_t total); /* a sebt_progress
 void cli_progress_finish(cli_progress *p);
 double cli_now(void);
 
+/* Valid parameters and valid prices can still overflow a double (fee_bp =
+ * 1e308 makes every fee infinite). sebt never writes such a result: this
+ * prints which combo, trade and field, and the parameters large enough to
+ * be the cause, and returns 2; else 0. combo is the index printed. */
+int cli_check_result(const char *cmd, size_t combo, const sebt_params *p, const sebt_result *r);
+
 /* Prints a double so that it reads back bit-exact (%.17g; nan, inf, -inf). */
 void cli_print_double(FILE *f, double v);
 

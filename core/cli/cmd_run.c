@@ -212,6 +212,9 @@ int cli_cmd_run(int argc, char **argv)
     rc = check_indices(b->name, &s, &result);
     if (rc != CLI_EXIT_OK)
         goto done;
+    rc = cli_check_result(cmd, 0, &a.params, &result);
+    if (rc != CLI_EXIT_OK)
+        goto done;
 
     FILE *f = cli_open_output(cmd, a.output);
     if (!f) {

@@ -474,6 +474,9 @@ static int compute(const char *cmd, sweep_run *r)
         }
         for (size_t j = 0; j < m && rc == CLI_EXIT_OK; j++) {
             size_t k = rem[order[start[c] + j]];
+            rc = cli_check_result(cmd, r->local[k], &cc[j], &cr[j]);
+            if (rc != CLI_EXIT_OK)
+                break;
             fill_record(&crec[j], r->local[k], &cr[j]);
             if (want_trades)
                 rc = write_trades(cmd, a->trades, r->local[k], &r->s, &cr[j]);

@@ -1,0 +1,212 @@
+/* The `sebt` command behaves like a Unix tool (issue 15, defects 6 and 7):
+ * one error format, `sebt help CMD`, a quiet end on a closed pipe, and no
+ * result that overflows a double is ever written. Each test spawns the
+ * built binary (SEBT_BINARY). */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static char dir[256];
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/sebt_test_conv_XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        cr_log_warn("could not remove %s", dir);
+}
+
+TestSuite(conventions, .init = make_dir, .fini = remove_dir);
+
+typedef struct {
+    int code;      /* exit status, or 128 + signal */
+    char out[1 << 16];
+    char err[1 << 14];
+} proc;
+
+static void slurp(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(buf, 1, size - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+}
+
+static proc *run(const char *arg, ...)
+{
+    static proc p;
+    const char *argv[64];
+    int n = 0;
+    argv[n++] = SEBT_BINARY;
+    va_list ap;
+    va_start(ap, arg);
+    for (const char *a = arg; a && n < 63; a = va_arg(ap, const char *))
+        argv[n++] = a;
+    va_end(ap);
+    argv[n] = NULL;
+    char o[300], e[300];
+    snprintf(o, sizeof o, "%s/out", dir);
+    snprintf(e, sizeof e, "%s/err", dir);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, o, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    cr_assert_eq(posix_spawn(&pid, SEBT_BINARY, &fa, NULL, (char *const *)argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    p.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    slurp(o, p.out, sizeof p.out);
+    slurp(e, p.err, sizeof p.err);
+    return &p;
+}
+
+#define DATA SEBT_FIXTURES_DIR "/data/BTCUSDT-1m-2019-01.csv.gz"
+
+static const char *write_file(const char *name, const char *text)
+{
+    static char path[4][300];
+    static int k;
+    char *p = path[k++ % 4];
+    snprintf(p, 300, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+    return p;
+}
+
+/* ---- errors and help ------------------------------------------------------ */
+
+Test(conventions, usage_errors_read_sebt_cmd_error_and_point_to_help)
+{
+    const char *cmds[] = { "run", "features", "sweep", "parity", "fuzz", "report", "check-gpu" };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        proc *p = run(cmds[i], "--no-such-option", NULL);
+        cr_assert_eq(p->code, 2, "sebt %s: exit %d", cmds[i], p->code);
+        char want[128];
+        snprintf(want, sizeof want, "sebt %s: error: ", cmds[i]);
+        cr_assert(strncmp(p->err, want, strlen(want)) == 0, "stderr of sebt %s:\n%s", cmds[i], p->err);
+        snprintf(want, sizeof want, "Try 'sebt help %s'.", cmds[i]);
+        cr_assert_not_null(strstr(p->err, want), "stderr of sebt %s:\n%s", cmds[i], p->err);
+    }
+    proc *p = run("frobnicate", NULL);
+    cr_assert_eq(p->code, 2);
+    cr_assert(strncmp(p->err, "sebt: error: unknown command 'frobnicate'", 41) == 0, "%s", p->err);
+}
+
+Test(conventions, help_cmd_prints_the_commands_help)
+{
+    const char *cmds[] = { "run", "features", "backends", "sweep", "parity", "fuzz", "report", "check-gpu" };
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        proc *p = run(cmds[i], "--help", NULL);
+        cr_assert_eq(p->code, 0);
+        static char direct[1 << 16];
+        strcpy(direct, p->out);
+        p = run("help", cmds[i], NULL);
+        cr_assert_eq(p->code, 0, "sebt help %s: exit %d: %s", cmds[i], p->code, p->err);
+        cr_assert_str_eq(p->out, direct, "sebt help %s differs from sebt %s --help", cmds[i], cmds[i]);
+        cr_assert_str_empty(p->err);
+    }
+    proc *p = run("help", "nope", NULL);
+    cr_assert_eq(p->code, 2);
+    cr_assert(strncmp(p->err, "sebt help: error: unknown command 'nope'", 40) == 0, "%s", p->err);
+    p = run("help", NULL);
+    cr_assert_eq(p->code, 0);
+    cr_assert_not_null(strstr(p->out, "usage: sebt COMMAND"));
+}
+
+/* ---- a closed pipe --------------------------------------------------------- */
+
+/* `sebt run --format csv ... | head -c 1`, with SIGPIPE ignored by the
+ * parent as some launchers leave it: nothing on stderr, death by SIGPIPE. */
+Test(conventions, closed_pipe_ends_quietly_even_when_sigpipe_was_ignored)
+{
+    for (int ignored = 0; ignored < 2; ignored++) {
+        int out[2], err[2];
+        cr_assert_eq(pipe(out), 0);
+        cr_assert_eq(pipe(err), 0);
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+        posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+        posix_spawn_file_actions_addclose(&fa, out[0]);
+        posix_spawn_file_actions_addclose(&fa, err[0]);
+        void (*old)(int) = signal(SIGPIPE, ignored ? SIG_IGN : SIG_DFL);
+        const char *argv[] = { SEBT_BINARY, "sweep", "--data", DATA, "--grid", NULL, NULL };
+        argv[5] = write_file("g.txt", "vol_z = 0:30:0.01\n");
+        pid_t pid;
+        cr_assert_eq(posix_spawn(&pid, SEBT_BINARY, &fa, NULL, (char *const *)argv, environ), 0);
+        signal(SIGPIPE, old);
+        posix_spawn_file_actions_destroy(&fa);
+        close(out[1]);
+        close(err[1]);
+        char c;
+        cr_assert_eq(read(out[0], &c, 1), 1);
+        close(out[0]); /* the reader goes away after one byte */
+        char buf[4096];
+        ssize_t n = read(err[0], buf, sizeof buf - 1);
+        buf[n > 0 ? n : 0] = '\0';
+        close(err[0]);
+        int st;
+        cr_assert_eq(waitpid(pid, &st, 0), pid);
+        cr_assert_str_empty(buf, "stderr (SIGPIPE %s): %s", ignored ? "ignored" : "default", buf);
+        cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGPIPE, "status %d", st);
+    }
+}
+
+/* ---- results that overflow a double (README Decisions) -------------------- */
+
+Test(conventions, run_refuses_a_result_that_overflows)
+{
+    proc *p = run("run", "--data", DATA, "--set", "fee_bp=1e308", NULL);
+    cr_assert_eq(p->code, 2, "%s", p->err);
+    cr_assert_str_empty(p->out);
+    cr_assert(strncmp(p->err, "sebt run: error: combo 0: trade 1 (signal bar ", 46) == 0, "%s", p->err);
+    cr_assert_not_null(strstr(p->err, "pnl is -inf: the result does not fit a double (from fee_bp=1e+308)"), "%s",
+                       p->err);
+    p = run("run", "--data", DATA, "--set", "atr_stop_mult=1e308", NULL);
+    cr_assert_eq(p->code, 2, "%s", p->err);
+    cr_assert_not_null(strstr(p->err, "stop is -inf: the result does not fit a double (from atr_stop_mult=1e+308)"),
+                       "%s", p->err);
+    /* Large but representable: a run, with no null in it. */
+    p = run("run", "--data", DATA, "--set", "atr_stop_mult=1e300", NULL);
+    cr_assert_eq(p->code, 0, "%s", p->err);
+    char *oae = strstr(p->out, "\"open_at_end\":null");
+    if (oae)
+        memcpy(oae, "\"open_at_end\":NULL", 18); /* the one null that is no number */
+    cr_assert_null(strstr(p->out, "null"), "a null in: %s", p->out);
+}
+
+Test(conventions, sweep_refuses_a_combo_that_overflows)
+{
+    const char *combos = write_file("c.csv", "fee_bp\n5\n1e308\n");
+    const char *out = write_file("out.csv", "previous\n");
+    proc *p = run("sweep", "--data", DATA, "--combos", combos, "--output", out, NULL);
+    cr_assert_eq(p->code, 2, "%s", p->err);
+    cr_assert(strncmp(p->err, "sebt sweep: error: combo 1: metric avg_r is -inf", 48) == 0, "%s", p->err);
+    char text[64];
+    FILE *f = fopen(out, "r");
+    cr_assert_not_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = '\0';
+    fclose(f);
+    cr_assert_str_eq(text, "previous\n");
+}
