@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "cli.h"
@@ -627,6 +628,40 @@ static int write_results(const char *cmd, sweep_run *r, sebt_result *all)
     return sweep_write_output(cmd, a->output, &spec, r->combos, all, NULL, NULL);
 }
 
+/* SEBT_SWEEP_STATS=1: one line on stderr from rank 0 with each rank's
+ * share and time and what travelled, for the scaling notes in README. */
+static double cpu_seconds(void)
+{
+    struct rusage u;
+    if (getrusage(RUSAGE_SELF, &u) != 0)
+        return 0;
+    return (double)u.ru_utime.tv_sec + (double)u.ru_stime.tv_sec +
+           ((double)u.ru_utime.tv_usec + (double)u.ru_stime.tv_usec) * 1e-6;
+}
+
+static void print_stats(const sweep_run *r, double t_compute, double cpu_compute, double t_gather)
+{
+    uint64_t mine[3] = { (uint64_t)r->n_local, (uint64_t)(t_compute * 1e6), (uint64_t)(cpu_compute * 1e6) };
+    void *all = NULL;
+    uint64_t len = 0;
+    if (!cli_mpi_gather(mine, sizeof mine, &all, &len) || cli_mpi.rank != 0) {
+        free(all);
+        return;
+    }
+    const uint64_t *v = all;
+    int n = (int)(len / sizeof mine);
+    const int w = 3;
+    uint64_t bytes = cli_mpi.size > 1 ? (uint64_t)(r->n_shard - r->n_local) * SEBT_SWEEP_RECORD_BYTES : 0;
+    fprintf(stderr, "sweep stats: %d rank(s), %zu combos, %zu resumed from the checkpoint;", n, r->n_shard,
+            r->resumed);
+    for (int k = 0; k < n; k++)
+        fprintf(stderr, " rank %d: %llu combos in %.3f s (cpu %.3f s);", k, (unsigned long long)v[w * k],
+                (double)v[w * k + 1] * 1e-6, (double)v[w * k + 2] * 1e-6);
+    fprintf(stderr, " gathered %llu bytes of results (%d per combo) in %.4f s\n", (unsigned long long)bytes,
+            SEBT_SWEEP_RECORD_BYTES, t_gather);
+    free(all);
+}
+
 int cli_cmd_sweep(int argc, char **argv)
 {
     sweep_run r;
@@ -643,7 +678,9 @@ int cli_cmd_sweep(int argc, char **argv)
      * takes the whole job down, so no rank waits forever for it. */
     bool ranks = cli_mpi.active && cli_mpi.size > 1;
     const char *cmd = cli_mpi_cmd(argv[0]);
+    double t0 = cli_now(), c0 = cpu_seconds();
     rc = compute(cmd, &r);
+    double t_compute = cli_now() - t0, cpu_compute = cpu_seconds() - c0;
     sebt_result *all = NULL;
     if (rc == CLI_EXIT_OK && cli_mpi.rank == 0 && !(all = calloc(r.n_combos, sizeof *all))) {
         fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r.n_combos);
@@ -651,10 +688,15 @@ int cli_cmd_sweep(int argc, char **argv)
     }
     if (rc != CLI_EXIT_OK && ranks)
         cli_mpi_abort(rc);
+    double t1 = cli_now();
     if (rc == CLI_EXIT_OK)
         rc = gather(cmd, &r, all);
+    double t_gather = cli_now() - t1;
     if (rc != CLI_EXIT_OK && ranks)
         cli_mpi_abort(rc);
+    const char *want_stats = getenv("SEBT_SWEEP_STATS");
+    if (rc == CLI_EXIT_OK && want_stats && strcmp(want_stats, "1") == 0)
+        print_stats(&r, t_compute, cpu_compute, t_gather);
     if (rc == CLI_EXIT_OK && cli_mpi.rank == 0)
         rc = write_results(cmd, &r, all);
     free(all);
