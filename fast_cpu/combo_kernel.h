@@ -149,125 +149,158 @@ typedef struct {
     int64_t rcap;
 } sebt_k_acc;
 
-SEBT_HD static inline void sebt_k_acc_trade(sebt_k_acc *a, const sebt_trade *tr)
+/* One closed trade's pnl and R, in the order SPEC §7 sums them; tr (may be
+ * NULL) is stored while the trade buffer has room. */
+SEBT_HD static inline void sebt_k_acc_add(sebt_k_acc *a, double pnl, double r, const sebt_trade *tr)
 {
     if (a->ss_pass) {
-        a->ss += (tr->r - a->mean_r) * (tr->r - a->mean_r);
+        a->ss += (r - a->mean_r) * (r - a->mean_r);
         return;
     }
-    if (a->n < a->cap)
+    if (tr && a->n < a->cap)
         a->trades[a->n] = *tr;
     if (a->n < a->rcap)
-        a->rbuf[a->n] = tr->r;
+        a->rbuf[a->n] = r;
     a->n++;
-    if (tr->pnl > 0)
+    if (pnl > 0)
         a->wins++;
-    a->sum_r += tr->r;
-    a->total += tr->pnl;
+    a->sum_r += r;
+    a->total += pnl;
     /* Same drawdown rule as SPEC §7: the running maximum starts at the
      * first trade's cumulative pnl, not at 0. */
-    a->cum += tr->pnl;
+    a->cum += pnl;
     if (a->n == 1 || a->cum > a->peak)
         a->peak = a->cum;
     if (a->cum - a->peak < a->max_dd)
         a->max_dd = a->cum - a->peak;
 }
 
-/* SPEC §6 for one combo, jumping from candidate to candidate. */
+SEBT_HD static inline void sebt_k_acc_trade(sebt_k_acc *a, const sebt_trade *tr)
+{
+    sebt_k_acc_add(a, tr->pnl, tr->r, tr);
+}
+
+/* Whether a caller of sebt_k_acc_add wants the whole trade. */
+SEBT_HD static inline int sebt_k_acc_wants_trade(const sebt_k_acc *a)
+{
+    return !a->ss_pass && a->n < a->cap;
+}
+
+/* The trade opened by a signal on valid bar t (SPEC §6), whose ATR is
+ * atr_t. Everything in it depends on t, the atr_window (the valid bars) and
+ * the exit parameters only, never on the signal thresholds or the other
+ * windows: that is what lets a sweep share it between combos (the memo
+ * below). Returns 1 with *tr filled when the trade closes, 0 with *open
+ * filled when it is still open after the last valid bar, -1 when t is the
+ * last valid bar (no bar to enter on: the loop of SPEC §6 ends).
+ *
+ * The exits are found with the search trees: "next bar" means the next
+ * valid bar, and for a present bar low <= open, so the first valid bar with
+ * low <= stop is the first bar where either stop rule fires; SPEC's
+ * priority (stop_gap, stop, tp, time) is then settled on the earliest bar. */
+SEBT_HD static inline int sebt_k_trade_at(const sebt_k_market *m, const sebt_k_valid *v, int64_t t, double atr_t,
+                                          const sebt_params *p, sebt_trade *tr, sebt_open_position *open)
+{
+    int64_t K = v->n_valid;
+    int64_t ru = (int64_t)v->rank[t] + 1;       /* rank of the entry bar */
+    if (ru > K - 1)
+        return -1;
+    int64_t last = v->vbar[K - 1];
+    int64_t u = v->vbar[ru];
+    double entry = m->open[u];
+    double stop = p->use_stop ? m->low[t] - p->atr_stop_mult * atr_t : 0.0;
+    double risk;
+    if (p->use_stop) {
+        double d = entry - stop;
+        risk = d > 1e-8 ? d : 1e-8;
+    } else {
+        risk = entry * 0.01;
+    }
+    double tp = p->use_tp ? entry + p->reward_r * risk : 0.0;
+
+    int64_t time_rank = ru + (int64_t)p->max_hold;
+    int has_time = p->use_time && time_rank <= K - 1;
+    int64_t limit = has_time ? v->vbar[time_rank] : last;
+    int64_t exit_bar = -1;
+    sebt_exit_reason reason = SEBT_EXIT_TIME;
+    double exit_price = 0.0;
+    if (p->use_stop) {
+        int64_t j = sebt_k_first_valid_le(&m->low_min, v->valid, u + 1, limit, stop);
+        if (j >= 0) {
+            exit_bar = j;
+            limit = j - 1;   /* a target on the same bar loses to the stop */
+            if (m->open[j] <= stop) {
+                reason = SEBT_EXIT_STOP_GAP;
+                exit_price = m->open[j];
+            } else {
+                reason = SEBT_EXIT_STOP;
+                exit_price = stop;
+            }
+        }
+    }
+    if (p->use_tp && tp > 0) {
+        int64_t j = sebt_k_first_valid_le(&m->neg_high_min, v->valid, u + 1, limit, -tp);
+        if (j >= 0) {
+            exit_bar = j;
+            reason = SEBT_EXIT_TP;
+            exit_price = tp;
+        }
+    }
+    if (exit_bar < 0 && has_time) {
+        exit_bar = v->vbar[time_rank];
+        reason = SEBT_EXIT_TIME;
+        exit_price = m->close[exit_bar];
+    }
+    if (exit_bar < 0) {
+        if (open) {
+            open->open = true;
+            open->signal_index = t;
+            open->entry_index = u;
+            open->entry_price = entry;
+            open->stop = stop;
+            open->tp = tp;
+            open->risk = risk;
+            open->bars_held = (int32_t)(K - 1 - ru);
+        }
+        return 0;
+    }
+    double fee = (entry + exit_price) * (p->fee_bp + p->slippage_bp) / 10000.0;
+    double pnl = exit_price - entry - fee;
+    tr->signal_index = t;
+    tr->entry_index = u;
+    tr->exit_index = exit_bar;
+    tr->entry_price = entry;
+    tr->exit_price = exit_price;
+    tr->stop = stop;
+    tr->tp = tp;
+    tr->risk = risk;
+    tr->pnl = pnl;
+    tr->r = pnl / risk;
+    tr->reason = reason;
+    tr->bars_held = (int32_t)((int64_t)v->rank[exit_bar] - ru);
+    return 1;
+}
+
+/* SPEC §6 for one combo over a list of candidate bars (the cuda backend's
+ * form: candidates filtered per combo), jumping from signal to signal. */
 SEBT_HD static inline void sebt_k_simulate(const sebt_k_market *m, const sebt_k_valid *v,
                                            const sebt_k_cands *c, const sebt_params *p,
                                            sebt_k_acc *acc, sebt_open_position *open_at_end)
 {
-    int64_t K = v->n_valid;
-    int64_t last = K > 0 ? v->vbar[K - 1] : -1;
-    double cost_bp = p->fee_bp + p->slippage_bp;
     sebt_open_position none = { false, 0, 0, 0.0, 0.0, 0.0, 0.0, 0 };
     *open_at_end = none;
-
     int64_t i = 0;
     while (i < c->n) {
         if (!(c->vol_z[i] > p->vol_z && c->tr_z[i] > p->tr_z && c->cloc[i] > p->cloc_min)) {
             i++;
             continue;
         }
-        int64_t t = c->bar[i];
-        int64_t ru = (int64_t)v->rank[t] + 1;       /* rank of the entry bar */
-        if (ru > K - 1)
-            break;                                   /* t is the last valid bar */
-        int64_t u = v->vbar[ru];
-        double entry = m->open[u];
-        double stop = p->use_stop ? m->low[t] - p->atr_stop_mult * c->atr[i] : 0.0;
-        double risk;
-        if (p->use_stop) {
-            double d = entry - stop;
-            risk = d > 1e-8 ? d : 1e-8;
-        } else {
-            risk = entry * 0.01;
-        }
-        double tp = p->use_tp ? entry + p->reward_r * risk : 0.0;
-
-        int64_t time_rank = ru + (int64_t)p->max_hold;
-        int has_time = p->use_time && time_rank <= K - 1;
-        int64_t limit = has_time ? v->vbar[time_rank] : last;
-        int64_t exit_bar = -1;
-        sebt_exit_reason reason = SEBT_EXIT_TIME;
-        double exit_price = 0.0;
-        if (p->use_stop) {
-            int64_t j = sebt_k_first_valid_le(&m->low_min, v->valid, u + 1, limit, stop);
-            if (j >= 0) {
-                exit_bar = j;
-                limit = j - 1;   /* a target on the same bar loses to the stop */
-                if (m->open[j] <= stop) {
-                    reason = SEBT_EXIT_STOP_GAP;
-                    exit_price = m->open[j];
-                } else {
-                    reason = SEBT_EXIT_STOP;
-                    exit_price = stop;
-                }
-            }
-        }
-        if (p->use_tp && tp > 0) {
-            int64_t j = sebt_k_first_valid_le(&m->neg_high_min, v->valid, u + 1, limit, -tp);
-            if (j >= 0) {
-                exit_bar = j;
-                reason = SEBT_EXIT_TP;
-                exit_price = tp;
-            }
-        }
-        if (exit_bar < 0 && has_time) {
-            exit_bar = v->vbar[time_rank];
-            reason = SEBT_EXIT_TIME;
-            exit_price = m->close[exit_bar];
-        }
-        if (exit_bar < 0) {
-            open_at_end->open = true;
-            open_at_end->signal_index = t;
-            open_at_end->entry_index = u;
-            open_at_end->entry_price = entry;
-            open_at_end->stop = stop;
-            open_at_end->tp = tp;
-            open_at_end->risk = risk;
-            open_at_end->bars_held = (int32_t)(K - 1 - ru);
-            break;
-        }
-
-        double fee = (entry + exit_price) * cost_bp / 10000.0;
-        double pnl = exit_price - entry - fee;
         sebt_trade tr;
-        tr.signal_index = t;
-        tr.entry_index = u;
-        tr.exit_index = exit_bar;
-        tr.entry_price = entry;
-        tr.exit_price = exit_price;
-        tr.stop = stop;
-        tr.tp = tp;
-        tr.risk = risk;
-        tr.pnl = pnl;
-        tr.r = pnl / risk;
-        tr.reason = reason;
-        tr.bars_held = (int32_t)((int64_t)v->rank[exit_bar] - ru);
+        int st = sebt_k_trade_at(m, v, c->bar[i], c->atr[i], p, &tr, open_at_end);
+        if (st <= 0)
+            break;
         sebt_k_acc_trade(acc, &tr);
-
+        int64_t exit_bar = tr.exit_index;
         /* A signal on the exit bar may open the next trade: skip to the
          * first candidate at or after it, galloping then bisecting. */
         int64_t lo = i + 1, step = 1;
@@ -292,14 +325,194 @@ SEBT_HD static inline void sebt_k_simulate(const sebt_k_market *m, const sebt_k_
     }
 }
 
-/* One combo over the prepared sweep: SPEC §6-7, every field the same bits
- * as the reference given the same indicator values. Trades go to
- * trades[0 .. cap) (NULL/0 for metrics only); out->n_trades counts all of
- * them, so a caller whose buffer was short sees it and runs again;
- * out->trades is left alone. The sharpe ratio is summed in two passes, as
- * SPEC §7 (and the reference) does: over rbuf[0 .. rcap) or the trades when
- * they fit, else by simulating the combo a second time (what a GPU thread
- * without a buffer does; the bits are the same either way). */
+/* ---- the shared-sweep form: candidate union, bitsets, exit memo ---------
+
+ * For one atr_window, a sweep gathers U: every valid bar where some combo
+ * of the batch could signal (ascending), with ATR there. A combo's signal
+ * bars are a subset of U, given as the AND of four bitsets over U's
+ * indices (ema_f < ema_s for its EMA pair; vol_z > its threshold; tr_z >
+ * its threshold; cloc > its cloc_min), each computed on the reference's
+ * bits. An exit key (atr_window and the exit parameters) shares one memo
+ * over U: for candidate j, where the trade opened there exits, its pnl and
+ * R, and `next`, the first index of U at or after the exit bar. A combo
+ * then hops from signal to memo entry to the next signal: O(1) per trade. */
+typedef struct {
+    int64_t n;
+    const int32_t *bar;        /* ascending */
+    const double *atr;         /* ATR(atr_window) at each bar of U */
+} sebt_k_union;
+
+typedef struct {
+    const uint64_t *w[4];      /* ANDed: ema pair, vol_z, tr_z, cloc */
+} sebt_k_sigbits;
+
+#define SEBT_K_MEMO_OPEN (-1)      /* still open after the last valid bar */
+#define SEBT_K_MEMO_NO_ENTRY (-2)  /* signal on the last valid bar */
+
+typedef struct {
+    int32_t exit_bar;          /* or SEBT_K_MEMO_OPEN / SEBT_K_MEMO_NO_ENTRY */
+    int32_t next;
+    double pnl, r;
+} sebt_k_memo;
+
+#ifdef __CUDA_ARCH__
+#define SEBT_K_CTZ64(x) (__ffsll((long long)(x)) - 1)
+#else
+#define SEBT_K_CTZ64(x) __builtin_ctzll(x)
+#endif
+
+/* First index >= j of U where all four bitsets are set, or u_n. */
+SEBT_HD static inline int64_t sebt_k_next_signal(const sebt_k_sigbits *s, int64_t j, int64_t u_n)
+{
+    if (j >= u_n)
+        return u_n;
+    int64_t w = j >> 6, nw = (u_n + 63) >> 6;
+    uint64_t word = s->w[0][w] & s->w[1][w] & s->w[2][w] & s->w[3][w];
+    word &= ~(uint64_t)0 << (j & 63);
+    while (!word) {
+        if (++w >= nw)
+            return u_n;
+        word = s->w[0][w] & s->w[1][w] & s->w[2][w] & s->w[3][w];
+    }
+    int64_t r = (w << 6) + SEBT_K_CTZ64(word);
+    return r < u_n ? r : u_n;
+}
+
+/* The memo entry of candidate j for exit parameters p. */
+SEBT_HD static inline void sebt_k_memo_fill(const sebt_k_market *m, const sebt_k_valid *v, const sebt_k_union *u,
+                                            const sebt_params *p, int64_t j, sebt_k_memo *out)
+{
+    sebt_trade tr;
+    int st = sebt_k_trade_at(m, v, u->bar[j], u->atr[j], p, &tr, NULL);
+    out->pnl = 0.0;
+    out->r = 0.0;
+    out->next = (int32_t)u->n;
+    if (st < 0) {
+        out->exit_bar = SEBT_K_MEMO_NO_ENTRY;
+        return;
+    }
+    if (st == 0) {
+        out->exit_bar = SEBT_K_MEMO_OPEN;
+        return;
+    }
+    out->exit_bar = (int32_t)tr.exit_index;
+    out->pnl = tr.pnl;
+    out->r = tr.r;
+    /* First candidate at or after the exit bar (a signal there may open
+     * the next trade): past j, since the exit is after the signal. */
+    int64_t a = j + 1, b = u->n;
+    while (a < b) {
+        int64_t mid = a + (b - a) / 2;
+        if (u->bar[mid] < tr.exit_index)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    out->next = (int32_t)a;
+}
+
+/* SPEC §6 for one combo by hops through the memo. stamp (may be NULL: the
+ * memo is then complete) marks the entries filled for this epoch; missing
+ * ones are filled on first use, so an exit key's combos compute each
+ * trade they share once, and no trade nobody takes. */
+SEBT_HD static inline void sebt_k_hop(const sebt_k_market *m, const sebt_k_valid *v, const sebt_k_union *u,
+                                      const sebt_k_sigbits *sb, sebt_k_memo *memo, uint32_t *stamp,
+                                      uint32_t epoch, const sebt_params *p, sebt_k_acc *acc,
+                                      sebt_open_position *open_at_end)
+{
+    if (open_at_end) {
+        sebt_open_position none = { false, 0, 0, 0.0, 0.0, 0.0, 0.0, 0 };
+        *open_at_end = none;
+    }
+    int64_t j = sebt_k_next_signal(sb, 0, u->n);
+    while (j < u->n) {
+        if (stamp && stamp[j] != epoch) {
+            sebt_k_memo_fill(m, v, u, p, j, &memo[j]);
+            stamp[j] = epoch;
+        }
+        const sebt_k_memo *e = &memo[j];
+        if (e->exit_bar == SEBT_K_MEMO_NO_ENTRY)
+            break;
+        if (e->exit_bar == SEBT_K_MEMO_OPEN) {
+            if (open_at_end) {
+                sebt_trade unused;
+                sebt_k_trade_at(m, v, u->bar[j], u->atr[j], p, &unused, open_at_end);
+            }
+            break;
+        }
+        if (sebt_k_acc_wants_trade(acc)) {
+            sebt_trade tr;
+            sebt_k_trade_at(m, v, u->bar[j], u->atr[j], p, &tr, NULL);
+            sebt_k_acc_add(acc, e->pnl, e->r, &tr);
+        } else {
+            sebt_k_acc_add(acc, e->pnl, e->r, NULL);
+        }
+        j = sebt_k_next_signal(sb, e->next, u->n);
+    }
+}
+
+/* The metrics of SPEC §7 from a first pass's accumulator; sharpe's sum of
+ * squares from rbuf or the trades when they fit, else from second_pass
+ * (what a GPU thread without a buffer does; the bits are the same). */
+#define SEBT_K_FINISH(acc_, out_, second_pass_)                                              \
+    do {                                                                                     \
+        int64_t n_ = (acc_).n;                                                               \
+        (out_)->n_trades = (size_t)n_;                                                       \
+        (out_)->metrics.n = n_;                                                              \
+        (out_)->metrics.win_rate = 0.0;                                                      \
+        (out_)->metrics.avg_r = 0.0;                                                         \
+        (out_)->metrics.total_pnl = 0.0;                                                     \
+        (out_)->metrics.max_dd = 0.0;                                                        \
+        (out_)->metrics.sharpe = 0.0;                                                        \
+        if (n_ == 0)                                                                         \
+            break;                                                                           \
+        double mean_r_ = (acc_).sum_r / (double)n_;                                          \
+        double sharpe_ = 0.0;                                                                \
+        if (n_ >= 2) {                                                                       \
+            double ss_ = 0.0;                                                                \
+            if (n_ <= (acc_).rcap) {                                                         \
+                for (int64_t k_ = 0; k_ < n_; k_++)                                          \
+                    ss_ += ((acc_).rbuf[k_] - mean_r_) * ((acc_).rbuf[k_] - mean_r_);        \
+            } else if (n_ <= (acc_).cap) {                                                   \
+                for (int64_t k_ = 0; k_ < n_; k_++)                                          \
+                    ss_ += ((acc_).trades[k_].r - mean_r_) * ((acc_).trades[k_].r - mean_r_); \
+            } else {                                                                         \
+                sebt_k_acc second = (acc_);                                                  \
+                second.ss_pass = 1;                                                          \
+                second.mean_r = mean_r_;                                                     \
+                second.ss = 0.0;                                                             \
+                second_pass_;                                                                \
+                ss_ = second.ss;                                                             \
+            }                                                                                \
+            double sd_ = sqrt(ss_ / (double)(n_ - 1));                                       \
+            if (sd_ != 0.0)                                                                  \
+                sharpe_ = mean_r_ / sd_;                                                     \
+        }                                                                                    \
+        (out_)->metrics.win_rate = (double)(acc_).wins / (double)n_;                         \
+        (out_)->metrics.avg_r = mean_r_;                                                     \
+        (out_)->metrics.total_pnl = (acc_).total;                                            \
+        (out_)->metrics.max_dd = (acc_).max_dd;                                              \
+        (out_)->metrics.sharpe = sharpe_;                                                    \
+    } while (0)
+
+/* One combo by hops (see sebt_k_hop), SPEC §6-7: trades to trades[0 .. cap)
+ * (NULL/0 for metrics only); out->n_trades counts all of them, so a caller
+ * whose buffer was short sees it and runs again; out->trades is left alone. */
+SEBT_HD static inline void sebt_k_run_combo_hop(const sebt_k_market *m, const sebt_k_valid *v,
+                                                const sebt_k_union *u, const sebt_k_sigbits *sb,
+                                                sebt_k_memo *memo, uint32_t *stamp, uint32_t epoch,
+                                                const sebt_params *p, sebt_trade *trades, int64_t cap,
+                                                double *rbuf, int64_t rcap, sebt_result *out)
+{
+    sebt_k_acc acc = { 0, 0.0, 0.0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, trades, trades ? cap : 0,
+                       rbuf, rbuf ? rcap : 0 };
+    sebt_k_hop(m, v, u, sb, memo, stamp, epoch, p, &acc, &out->open_at_end);
+    out->valid_bars = (size_t)v->n_valid;
+    SEBT_K_FINISH(acc, out, sebt_k_hop(m, v, u, sb, memo, stamp, epoch, p, &second, NULL));
+}
+
+/* One combo over a candidate list (sebt_k_simulate), SPEC §6-7: as
+ * sebt_k_run_combo_hop. */
 SEBT_HD static inline void sebt_k_run_combo(const sebt_k_market *m, const sebt_k_valid *v,
                                             const sebt_k_cands *c, const sebt_params *p,
                                             sebt_trade *trades, int64_t cap, double *rbuf,
@@ -308,46 +521,9 @@ SEBT_HD static inline void sebt_k_run_combo(const sebt_k_market *m, const sebt_k
     sebt_k_acc acc = { 0, 0.0, 0.0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, trades, trades ? cap : 0,
                        rbuf, rbuf ? rcap : 0 };
     sebt_k_simulate(m, v, c, p, &acc, &out->open_at_end);
-
-    int64_t n = acc.n;
     out->valid_bars = (size_t)v->n_valid;
-    out->n_trades = (size_t)n;
-    out->metrics.n = n;
-    out->metrics.win_rate = 0.0;
-    out->metrics.avg_r = 0.0;
-    out->metrics.total_pnl = 0.0;
-    out->metrics.max_dd = 0.0;
-    out->metrics.sharpe = 0.0;
-    if (n == 0)
-        return;
-    double mean_r = acc.sum_r / (double)n;
-    double sharpe = 0.0;
-    if (n >= 2) {
-        double ss = 0.0;
-        if (n <= acc.rcap) {
-            for (int64_t k = 0; k < n; k++)
-                ss += (rbuf[k] - mean_r) * (rbuf[k] - mean_r);
-        } else if (n <= acc.cap) {
-            for (int64_t k = 0; k < n; k++)
-                ss += (trades[k].r - mean_r) * (trades[k].r - mean_r);
-        } else {
-            sebt_k_acc second = acc;
-            sebt_open_position ignored;
-            second.ss_pass = 1;
-            second.mean_r = mean_r;
-            second.ss = 0.0;
-            sebt_k_simulate(m, v, c, p, &second, &ignored);
-            ss = second.ss;
-        }
-        double sd = sqrt(ss / (double)(n - 1));
-        if (sd != 0.0)
-            sharpe = mean_r / sd;
-    }
-    out->metrics.win_rate = (double)acc.wins / (double)n;
-    out->metrics.avg_r = mean_r;
-    out->metrics.total_pnl = acc.total;
-    out->metrics.max_dd = acc.max_dd;
-    out->metrics.sharpe = sharpe;
+    sebt_open_position ignored_;
+    SEBT_K_FINISH(acc, out, sebt_k_simulate(m, v, c, p, &second, &ignored_));
 }
 
 #endif

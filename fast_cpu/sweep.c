@@ -1,17 +1,24 @@
-/* The fast_cpu backend: a sweep of many combos over one series with OpenMP.
+/* The fast_cpu backend: a sweep of many combos over one series with OpenMP,
+ * built on what the combos share (fast_cpu/README.md has the whole plan and
+ * the memory bound).
  *
- * Plan of a sweep (fast_cpu/README.md has the memory bound):
  *   1. series-wide, once: TR, cloc, the exit-search trees over low and -high;
- *   2. combos sorted by indicator key (atr_window, z_window, ema_fast,
- *      ema_slow); keys are processed in batches that fit the memory budget;
- *   3. per batch, each distinct series once, in parallel: EMA by span, ATR
- *      and the valid bars by atr_window, vol_z by z_window, tr_z by
- *      (z_window, atr_window); then each key's candidate signal bars, and
- *      the series are freed;
- *   4. the batch's combos in parallel (dynamic schedule), each on its own
- *      through combo_kernel.h, each writing its own result slot once.
- * Nothing a combo computes depends on which thread runs it or on the batch
- * it falls in, so results do not depend on the thread count. */
+ *      per atr_window: ATR and the valid bars;
+ *   2. per batch of z windows (as many as the memory budget holds; results
+ *      never depend on it): the rolling vol_z per z window, then per
+ *      (z_window, atr_window) pair the rolling tr_z, and the bars where the
+ *      pair's loosest thresholds could hold (the rolling z only as a
+ *      pre-filter, SEBT_K_Z_MARGIN from the threshold); there the reference's
+ *      exact z-scores decide which bars are candidates;
+ *   3. per atr_window, U: the union of its pairs' candidates; bitsets over U
+ *      per EMA pair (ema_f < ema_s), per vol_z and tr_z threshold of each
+ *      pair and per cloc_min;
+ *   4. combos grouped by exit key (atr_window and exit parameters), in
+ *      parallel: each combo ANDs its four bitsets on the fly and hops from
+ *      signal to signal through the exit key's memo (combo_kernel.h), filled
+ *      lazily, once per candidate a combo of the task actually takes.
+ * Every decision is taken on the reference's bits, and nothing a combo
+ * computes depends on the thread, the task or the batch it falls in. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -160,112 +167,8 @@ void fast_market_free(fast_market *fm)
     memset(fm, 0, sizeof *fm);
 }
 
+
 /* ---- the sweep ----------------------------------------------------------- */
-
-typedef struct {
-    int32_t atr, z, fast, slow;
-} ind_key;
-
-static int key_cmp(const ind_key *a, const ind_key *b);
-
-typedef struct {
-    ind_key key;
-    double vz, tz, cm;      /* signal thresholds: combos sharing them share signals */
-    size_t index;
-} keyed_combo;
-
-static int same_signals(const keyed_combo *a, const keyed_combo *b)
-{
-    return key_cmp(&a->key, &b->key) == 0 && a->vz == b->vz && a->tz == b->tz && a->cm == b->cm;
-}
-
-static int key_cmp(const ind_key *a, const ind_key *b)
-{
-    if (a->atr != b->atr) return a->atr < b->atr ? -1 : 1;
-    if (a->z != b->z) return a->z < b->z ? -1 : 1;
-    if (a->fast != b->fast) return a->fast < b->fast ? -1 : 1;
-    if (a->slow != b->slow) return a->slow < b->slow ? -1 : 1;
-    return 0;
-}
-
-static int keyed_cmp(const void *pa, const void *pb)
-{
-    const keyed_combo *a = pa, *b = pb;
-    int c = key_cmp(&a->key, &b->key);
-    if (c)
-        return c;
-    if (a->vz != b->vz) return a->vz < b->vz ? -1 : 1;
-    if (a->tz != b->tz) return a->tz < b->tz ? -1 : 1;
-    if (a->cm != b->cm) return a->cm < b->cm ? -1 : 1;
-    return a->index < b->index ? -1 : a->index > b->index;
-}
-
-/* One indicator key: its combos are order[first .. first+count). */
-typedef struct {
-    ind_key key;
-    size_t first, count;
-    double vmin, tmin, cmin;     /* loosest thresholds among its combos */
-    int atr_slot, z_slot, trz_slot, fast_slot, slow_slot;
-    sebt_k_cands cands;
-    void *cand_mem;
-} group;
-
-/* The distinct series of one batch. */
-typedef struct {
-    int32_t *spans;  size_t n_spans;  double **ema;
-    int32_t *atrs;   size_t n_atrs;   double **atr;
-    uint8_t **valid; int32_t **rank;  int32_t **vbar;  int64_t *n_valid;
-    int32_t *zs;     size_t n_zs;     double **volz;
-    int32_t (*trz_keys)[2]; size_t n_trz; double **trz;   /* (z slot, atr slot) */
-} batch_series;
-
-static int find_or_add(int32_t *list, size_t *n, int32_t v)
-{
-    for (size_t i = 0; i < *n; i++)
-        if (list[i] == v)
-            return (int)i;
-    list[*n] = v;
-    return (int)(*n)++;
-}
-
-static int find_or_add_pair(int32_t (*list)[2], size_t *n, int32_t a, int32_t b)
-{
-    for (size_t i = 0; i < *n; i++)
-        if (list[i][0] == a && list[i][1] == b)
-            return (int)i;
-    list[*n][0] = a;
-    list[*n][1] = b;
-    return (int)(*n)++;
-}
-
-static void free_columns(double **cols, size_t n)
-{
-    for (size_t i = 0; cols && i < n; i++)
-        free(cols[i]);
-    free(cols);
-}
-
-static void batch_series_free(batch_series *b)
-{
-    free_columns(b->ema, b->n_spans);
-    free_columns(b->atr, b->n_atrs);
-    free_columns(b->volz, b->n_zs);
-    free_columns(b->trz, b->n_trz);
-    for (size_t i = 0; i < b->n_atrs; i++) {
-        if (b->valid) free(b->valid[i]);
-        if (b->rank) free(b->rank[i]);
-        if (b->vbar) free(b->vbar[i]);
-    }
-    free(b->valid);
-    free(b->rank);
-    free(b->vbar);
-    free(b->n_valid);
-    free(b->spans);
-    free(b->atrs);
-    free(b->zs);
-    free(b->trz_keys);
-    memset(b, 0, sizeof *b);
-}
 
 static double now_s(void)
 {
@@ -295,316 +198,682 @@ size_t fast_memory_budget(void)
     return (size_t)FAST_DEFAULT_BUDGET_MB << 20;
 }
 
-/* Bytes a batch of groups [g0, g1) may need at most, given its distinct
- * series counts: 8N per series column, 9N + 4K per atr window kept for
- * the combos, and 36 bytes per candidate (at most one per bar per key). */
-static size_t batch_bytes(size_t n, size_t spans, size_t atrs, size_t zs, size_t trz, size_t groups)
+/* One combo as the sweep sees it: what it is grouped and sorted by. The
+ * exit parameters a combo does not use are zeroed, so that combos differing
+ * only there share an exit key (and its memo). */
+typedef struct {
+    int32_t batch, a, z, fast, slow;
+    uint8_t use_stop, use_tp, use_time;
+    int32_t max_hold;
+    double stop_mult, reward, cost;
+    double vz, tz, cm;
+    size_t index;
+    /* Filled per batch: the combo's bitsets. */
+    int32_t pair, ema, vslot, tslot, cslot;
+} combo_ref;
+
+static int cmp_d(double a, double b) { return a < b ? -1 : a > b; }
+static int cmp_i(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
+
+static int exit_cmp(const combo_ref *a, const combo_ref *b)
 {
-    return n * (8 * (spans + atrs + zs + trz) + 13 * atrs + 36 * groups);
+    int c;
+    if ((c = cmp_i(a->batch, b->batch)) || (c = cmp_i(a->a, b->a)) || (c = cmp_i(a->use_stop, b->use_stop)) ||
+        (c = cmp_d(a->stop_mult, b->stop_mult)) || (c = cmp_i(a->use_tp, b->use_tp)) ||
+        (c = cmp_d(a->reward, b->reward)) || (c = cmp_i(a->use_time, b->use_time)) ||
+        (c = cmp_i(a->max_hold, b->max_hold)) || (c = cmp_d(a->cost, b->cost)))
+        return c;
+    return 0;
 }
+
+static int ref_cmp(const void *pa, const void *pb)
+{
+    const combo_ref *a = pa, *b = pb;
+    int c;
+    if ((c = exit_cmp(a, b)) || (c = cmp_i(a->z, b->z)) || (c = cmp_i(a->fast, b->fast)) ||
+        (c = cmp_i(a->slow, b->slow)) || (c = cmp_d(a->vz, b->vz)) || (c = cmp_d(a->tz, b->tz)) ||
+        (c = cmp_d(a->cm, b->cm)))
+        return c;
+    return cmp_i((int64_t)a->index, (int64_t)b->index);
+}
+
+static int i32_cmp(const void *a, const void *b) { return cmp_i(*(const int32_t *)a, *(const int32_t *)b); }
+static int dbl_cmp(const void *a, const void *b) { return cmp_d(*(const double *)a, *(const double *)b); }
+
+/* Sorted distinct values of v[0 .. n) in place; returns their count. */
+static size_t uniq_i32(int32_t *v, size_t n)
+{
+    qsort(v, n, sizeof *v, i32_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || v[i] != v[k - 1])
+            v[k++] = v[i];
+    return k;
+}
+
+static size_t uniq_d(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, dbl_cmp);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (k == 0 || v[i] != v[k - 1])
+            v[k++] = v[i];
+    return k;
+}
+
+static int32_t find_i32(const int32_t *v, size_t n, int32_t x)
+{
+    size_t a = 0, b = n;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (v[m] < x) a = m + 1; else b = m;
+    }
+    return (int32_t)a;
+}
+
+static int32_t find_d(const double *v, size_t n, double x)
+{
+    size_t a = 0, b = n;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (v[m] < x) a = m + 1; else b = m;
+    }
+    return (int32_t)a;
+}
+
+/* Per (z_window, atr_window) pair of a batch. */
+typedef struct {
+    int32_t z, a;                  /* slots */
+    double vmin, tmin, cmin;       /* loosest thresholds of its combos */
+    size_t n;                      /* candidates */
+    int32_t *bar, *idx;            /* bar, index in U of its atr_window */
+    double *vz, *tz;               /* exact z-scores there */
+    double *vthr, *tthr;           /* distinct thresholds, ascending */
+    size_t n_vthr, n_tthr;
+    uint64_t *vbits, *tbits;       /* [n_vthr][words], [n_tthr][words] */
+} zpair;
+
+/* Per atr_window of a batch. */
+typedef struct {
+    size_t q0, q1;                 /* its combos: refs[q0 .. q1) */
+    size_t n;                      /* |U| */
+    int32_t *bar;
+    double *atr;
+    size_t words;
+    double *cthr; size_t n_cthr; uint64_t *cbits;
+    int32_t *spans; size_t n_spans; double *ema_at;     /* [n_spans][n] */
+    int32_t *pairs; size_t n_pairs; uint64_t *ebits;    /* (fast, slow) flattened; [n_pairs][words] */
+} aset;
 
 typedef struct {
     const sebt_series *s;
-    const double *tr, *cloc;
-    const fast_market *fm;
     const sebt_params *combos;
-    const keyed_combo *order;
-    group *groups;
-    size_t n_groups;
-    const sebt_batch_opts *opts;
     sebt_result *results;
+    const sebt_batch_opts *opts;
+    size_t n;                       /* bars */
+    double *tr, *cloc;
+    fast_market fm;
+    int32_t *atrs; size_t n_atrs;
+    double **atr_col;
+    uint8_t **valid; int32_t **rank, **vbar; int64_t *n_valid;
+    int32_t *zs; size_t n_zs;
+    combo_ref *refs;
     size_t total, done;
     double last_progress;
     int threads;
-    int failed;     /* an allocation inside a parallel loop failed */
-} sweep_ctx;
+    sebt_batch_stats stats;
+} sweep;
 
-static sebt_status run_batch_groups(sweep_ctx *x, size_t g0, size_t g1, sebt_error *err)
+static void sweep_free(sweep *w)
 {
-    size_t n = x->s->n;
-    size_t ng = g1 - g0;
-    batch_series b;
-    memset(&b, 0, sizeof b);
-    sebt_status st = SEBT_OK;
-    b.spans = malloc(2 * ng * sizeof *b.spans);
-    b.atrs = malloc(ng * sizeof *b.atrs);
-    b.zs = malloc(ng * sizeof *b.zs);
-    b.trz_keys = malloc(ng * sizeof *b.trz_keys);
-    if (!b.spans || !b.atrs || !b.zs || !b.trz_keys)
-        goto nomem;
-    for (size_t g = g0; g < g1; g++) {
-        group *gr = &x->groups[g];
-        gr->fast_slot = find_or_add(b.spans, &b.n_spans, gr->key.fast);
-        gr->slow_slot = find_or_add(b.spans, &b.n_spans, gr->key.slow);
-        gr->atr_slot = find_or_add(b.atrs, &b.n_atrs, gr->key.atr);
-        gr->z_slot = find_or_add(b.zs, &b.n_zs, gr->key.z);
-        gr->trz_slot = find_or_add_pair(b.trz_keys, &b.n_trz, gr->z_slot, gr->atr_slot);
+    free(w->tr);
+    free(w->cloc);
+    fast_market_free(&w->fm);
+    for (size_t a = 0; a < w->n_atrs; a++) {
+        if (w->atr_col) free(w->atr_col[a]);
+        if (w->valid) free(w->valid[a]);
+        if (w->rank) free(w->rank[a]);
+        if (w->vbar) free(w->vbar[a]);
     }
-    size_t cols = n ? n : 1;
-    b.ema = calloc(b.n_spans, sizeof *b.ema);
-    b.atr = calloc(b.n_atrs, sizeof *b.atr);
-    b.valid = calloc(b.n_atrs, sizeof *b.valid);
-    b.rank = calloc(b.n_atrs, sizeof *b.rank);
-    b.vbar = calloc(b.n_atrs, sizeof *b.vbar);
-    b.n_valid = calloc(b.n_atrs, sizeof *b.n_valid);
-    b.volz = calloc(b.n_zs, sizeof *b.volz);
-    b.trz = calloc(b.n_trz, sizeof *b.trz);
-    if (!b.ema || !b.atr || !b.valid || !b.rank || !b.vbar || !b.n_valid || !b.volz || !b.trz)
-        goto nomem;
-    for (size_t i = 0; i < b.n_spans; i++)
-        if (!(b.ema[i] = malloc(cols * sizeof(double)))) goto nomem;
-    for (size_t i = 0; i < b.n_atrs; i++) {
-        if (!(b.atr[i] = malloc(cols * sizeof(double)))) goto nomem;
-        if (!(b.valid[i] = malloc(cols))) goto nomem;
-        if (!(b.rank[i] = malloc(cols * sizeof(int32_t)))) goto nomem;
-        if (!(b.vbar[i] = malloc(cols * sizeof(int32_t)))) goto nomem;
-    }
-    for (size_t i = 0; i < b.n_zs; i++)
-        if (!(b.volz[i] = malloc(cols * sizeof(double)))) goto nomem;
-    for (size_t i = 0; i < b.n_trz; i++)
-        if (!(b.trz[i] = malloc(cols * sizeof(double)))) goto nomem;
+    free(w->atr_col);
+    free(w->valid);
+    free(w->rank);
+    free(w->vbar);
+    free(w->n_valid);
+    free(w->atrs);
+    free(w->zs);
+    free(w->refs);
+}
 
-    int nt = x->threads;
-    /* EMAs, vol_z and ATR blocks are independent jobs. */
-    size_t atr_blocks = (n + 8191) / 8192;
-    size_t jobs1 = b.n_spans + b.n_zs + b.n_atrs * atr_blocks;
-    #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-    for (size_t j = 0; j < jobs1; j++) {
-        if (j < b.n_spans) {
-            sebt_k_ema(x->s->close, (int64_t)n, b.spans[j], b.ema[j]);
-        } else if (j < b.n_spans + b.n_zs) {
-            size_t z = j - b.n_spans;
-            sebt_k_zscore(x->s->volume, (int64_t)n, b.zs[z], b.volz[z]);
-        } else {
-            size_t q = j - b.n_spans - b.n_zs;
-            size_t a = q / atr_blocks, blk = q % atr_blocks;
-            size_t from = blk * 8192, to = from + 8192 < n ? from + 8192 : n;
-            fast_atr_range(x->tr, n, b.atrs[a], from, to, b.atr[a]);
-        }
-    }
-    /* The valid bars per ATR, then tr_z per (z, atr). */
-    size_t jobs2 = b.n_atrs + b.n_trz;
-    #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-    for (size_t j = 0; j < jobs2; j++) {
-        if (j < b.n_atrs) {
-            fast_valid_from_atr(b.atr[j], n, b.valid[j], b.rank[j], b.vbar[j], &b.n_valid[j]);
-        } else {
-            size_t q = j - b.n_atrs;
-            sebt_k_zscore(b.atr[b.trz_keys[q][1]], (int64_t)n, b.zs[b.trz_keys[q][0]], b.trz[q]);
-        }
-    }
-    /* The z-scores above are rolling: a pre-filter only. Every bar where a
-     * combo of the batch could take a decision on one of them (the value
-     * within SEBT_K_Z_MARGIN of the loosest threshold or above, and cloc
-     * above the loosest cloc_min) gets the reference's bits; elsewhere the
-     * rolling value is far below every threshold, as the reference's is. */
-    double *zmin = malloc((b.n_zs + 2 * b.n_trz + b.n_zs + b.n_trz) * sizeof *zmin);
-    if (!zmin)
-        goto nomem;
-    double *zcmin = zmin + b.n_zs, *tvmin = zcmin + b.n_zs, *ttmin = tvmin + b.n_trz, *tcmin = ttmin + b.n_trz;
-    for (size_t i = 0; i < b.n_zs; i++)
-        zmin[i] = zcmin[i] = INFINITY;
-    for (size_t i = 0; i < b.n_trz; i++)
-        tvmin[i] = ttmin[i] = tcmin[i] = INFINITY;
-    for (size_t g = g0; g < g1; g++) {
-        const group *gr = &x->groups[g];
-        zmin[gr->z_slot] = fmin(zmin[gr->z_slot], gr->vmin);
-        zcmin[gr->z_slot] = fmin(zcmin[gr->z_slot], gr->cmin);
-        tvmin[gr->trz_slot] = fmin(tvmin[gr->trz_slot], gr->vmin);
-        ttmin[gr->trz_slot] = fmin(ttmin[gr->trz_slot], gr->tmin);
-        tcmin[gr->trz_slot] = fmin(tcmin[gr->trz_slot], gr->cmin);
-    }
-    int failed = 0;
-    #pragma omp parallel for schedule(dynamic, 1) num_threads(nt) reduction(|:failed)
-    for (size_t z = 0; z < b.n_zs; z++)
-        failed |= fast_z_refine(x->s->volume, n, b.zs[z], b.volz[z], sebt_k_z_prefilter(zmin[z]), x->cloc,
-                                zcmin[z], NULL, 0.0) != 0;
-    if (!failed) {
-        #pragma omp parallel for schedule(dynamic, 1) num_threads(nt) reduction(|:failed)
-        for (size_t q = 0; q < b.n_trz; q++)
-            failed |= fast_z_refine(b.atr[b.trz_keys[q][1]], n, b.zs[b.trz_keys[q][0]], b.trz[q],
-                                    sebt_k_z_prefilter(ttmin[q]), x->cloc, tcmin[q], b.volz[b.trz_keys[q][0]],
-                                    tvmin[q]) != 0;
-    }
-    free(zmin);
-    if (failed)
-        goto nomem;
+static void zpair_free(zpair *p)
+{
+    free(p->bar);
+    free(p->idx);
+    free(p->vz);
+    free(p->tz);
+    free(p->vthr);
+    free(p->tthr);
+    free(p->vbits);
+    free(p->tbits);
+}
 
-    /* Each key's candidate bars: every bar that could signal for one of
-     * its combos, with the values the combos compare and ATR for the stop. */
-    #pragma omp parallel for schedule(dynamic, 1) num_threads(nt) reduction(|:failed)
-    for (size_t g = g0; g < g1; g++) {
-        group *gr = &x->groups[g];
-        const double *ef = b.ema[gr->fast_slot], *es = b.ema[gr->slow_slot];
-        const double *vz = b.volz[gr->z_slot], *tz = b.trz[gr->trz_slot];
-        const double *atr = b.atr[gr->atr_slot];
-        size_t count = 0;
-        for (size_t t = 0; t < n; t++)
-            count += ef[t] < es[t] && vz[t] > gr->vmin && tz[t] > gr->tmin && x->cloc[t] > gr->cmin;
-        size_t m = count ? count : 1;
-        char *mem = malloc(m * (4 * sizeof(double) + sizeof(int32_t)));
-        if (!mem) {
-            failed = 1;
+static void aset_free(aset *s)
+{
+    free(s->bar);
+    free(s->atr);
+    free(s->cthr);
+    free(s->cbits);
+    free(s->spans);
+    free(s->ema_at);
+    free(s->pairs);
+    free(s->ebits);
+}
+
+/* Candidates of one pair: the bars where its loosest thresholds hold on the
+ * reference's bits. The rolling tr_z goes to scratch (n doubles). */
+static int pair_candidates(const sweep *w, zpair *p, const double *vz_roll, double *scratch)
+{
+    size_t n = w->n;
+    int32_t zw = w->zs[p->z];
+    const double *atr = w->atr_col[p->a];
+    sebt_k_zscore(atr, (int64_t)n, zw, scratch);
+    double vpre = sebt_k_z_prefilter(p->vmin), tpre = sebt_k_z_prefilter(p->tmin);
+    size_t count = 0;
+    for (size_t t = 0; t < n; t++)
+        count += w->cloc[t] > p->cmin && vz_roll[t] > vpre && scratch[t] > tpre;
+    size_t m = count ? count : 1;
+    int32_t *bars = malloc(m * sizeof *bars);
+    double *ve = malloc(m * sizeof *ve), *te = malloc(m * sizeof *te);
+    if (!bars || !ve || !te) {
+        free(bars), free(ve), free(te);
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t t = 0; t < n; t++)
+        if (w->cloc[t] > p->cmin && vz_roll[t] > vpre && scratch[t] > tpre)
+            bars[k++] = (int32_t)t;
+    fast_zscore_exact_at(w->s->volume, zw, bars, count, ve);
+    fast_zscore_exact_at(atr, zw, bars, count, te);
+    k = 0;
+    for (size_t i = 0; i < count; i++)
+        if (ve[i] > p->vmin && te[i] > p->tmin) {
+            bars[k] = bars[i];
+            ve[k] = ve[i];
+            te[k] = te[i];
+            k++;
+        }
+    p->n = k;
+    p->bar = bars;
+    p->vz = ve;
+    p->tz = te;
+    p->idx = malloc((k ? k : 1) * sizeof *p->idx);
+    return p->idx ? 0 : -1;
+}
+
+/* Bitset rows: row r has bit j set where val[j] > thr[r] (val has n
+ * entries, positions pos[j] in U, or j itself when pos is NULL). */
+static void threshold_bits(uint64_t *bits, size_t words, const double *thr, size_t n_thr, const double *val,
+                           const int32_t *pos, size_t n)
+{
+    memset(bits, 0, n_thr * words * sizeof *bits);
+    for (size_t r = 0; r < n_thr; r++) {
+        uint64_t *row = bits + r * words;
+        for (size_t j = 0; j < n; j++)
+            if (val[j] > thr[r]) {
+                size_t b = pos ? (size_t)pos[j] : j;
+                row[b >> 6] |= (uint64_t)1 << (b & 63);
+            }
+    }
+}
+
+/* Everything of atr set s that does not need the EMAs: U, ATR at U, the
+ * pairs' positions in U and their threshold bitsets, the cloc bitsets. */
+static int aset_build(const sweep *w, aset *s, int32_t a, zpair *pairs, size_t n_pairs, uint8_t *mask)
+{
+    size_t n = w->n;
+    memset(mask, 0, n ? n : 1);
+    for (size_t i = 0; i < n_pairs; i++)
+        if (pairs[i].a == a)
+            for (size_t k = 0; k < pairs[i].n; k++)
+                mask[pairs[i].bar[k]] = 1;
+    size_t count = 0;
+    for (size_t t = 0; t < n; t++)
+        count += mask[t];
+    size_t m = count ? count : 1;
+    s->n = count;
+    s->words = (count + 63) / 64;
+    s->bar = malloc(m * sizeof *s->bar);
+    s->atr = malloc(m * sizeof *s->atr);
+    if (!s->bar || !s->atr)
+        return -1;
+    size_t k = 0;
+    for (size_t t = 0; t < n; t++)
+        if (mask[t]) {
+            s->bar[k] = (int32_t)t;
+            s->atr[k] = w->atr_col[a][t];
+            k++;
+        }
+    size_t wd = s->words ? s->words : 1;
+    for (size_t i = 0; i < n_pairs; i++) {
+        zpair *p = &pairs[i];
+        if (p->a != a)
             continue;
+        size_t j = 0;
+        for (size_t q = 0; q < p->n; q++) {
+            while (s->bar[j] < p->bar[q])
+                j++;
+            p->idx[q] = (int32_t)j;
         }
-        double *cvz = (double *)mem, *ctz = cvz + m, *ccl = ctz + m, *catr = ccl + m;
-        int32_t *cbar = (int32_t *)(catr + m);
-        size_t k = 0;
-        for (size_t t = 0; t < n; t++) {
-            if (ef[t] < es[t] && vz[t] > gr->vmin && tz[t] > gr->tmin && x->cloc[t] > gr->cmin) {
-                cbar[k] = (int32_t)t;
-                cvz[k] = vz[t];
-                ctz[k] = tz[t];
-                ccl[k] = x->cloc[t];
-                catr[k] = atr[t];
-                k++;
+        p->vbits = malloc((p->n_vthr ? p->n_vthr : 1) * wd * sizeof *p->vbits);
+        p->tbits = malloc((p->n_tthr ? p->n_tthr : 1) * wd * sizeof *p->tbits);
+        if (!p->vbits || !p->tbits)
+            return -1;
+        threshold_bits(p->vbits, s->words, p->vthr, p->n_vthr, p->vz, p->idx, p->n);
+        threshold_bits(p->tbits, s->words, p->tthr, p->n_tthr, p->tz, p->idx, p->n);
+    }
+    double *cl = malloc(m * sizeof *cl);
+    s->cbits = malloc((s->n_cthr ? s->n_cthr : 1) * wd * sizeof *s->cbits);
+    s->ema_at = malloc((s->n_spans ? s->n_spans : 1) * m * sizeof *s->ema_at);
+    s->ebits = malloc((s->n_pairs ? s->n_pairs : 1) * wd * sizeof *s->ebits);
+    if (!cl || !s->cbits || !s->ema_at || !s->ebits) {
+        free(cl);
+        return -1;
+    }
+    for (size_t j = 0; j < count; j++)
+        cl[j] = w->cloc[s->bar[j]];
+    threshold_bits(s->cbits, s->words, s->cthr, s->n_cthr, cl, NULL, count);
+    free(cl);
+    return 0;
+}
+
+/* Combos refs[q0 .. q1) of batch zb; their z slots are [z0, z1). */
+static sebt_status run_zbatch(sweep *w, size_t q0, size_t q1, size_t z0, size_t z1, sebt_error *err)
+{
+    size_t n = w->n, cols = n ? n : 1, nz = z1 - z0;
+    int nt = w->threads;
+    combo_ref *R = w->refs;
+    double **vz_roll = calloc(nz, sizeof *vz_roll);
+    zpair *pairs = NULL;
+    aset *sets = NULL;
+    size_t n_pairs = 0, n_sets = 0;
+    int32_t *pair_of = NULL, *span_list = NULL;
+    size_t *task_start = NULL;
+    int failed = 0;
+    if (!vz_roll)
+        goto nomem;
+
+    /* Atr sets (refs are sorted by atr slot within the batch) and pairs. */
+    for (size_t q = q0; q < q1; q++)
+        if (q == q0 || R[q].a != R[q - 1].a)
+            n_sets++;
+    sets = calloc(n_sets, sizeof *sets);
+    pair_of = malloc(w->n_atrs * nz * sizeof *pair_of);
+    if (!sets || !pair_of)
+        goto nomem;
+    for (size_t i = 0; i < w->n_atrs * nz; i++)
+        pair_of[i] = -1;
+    int32_t *set_atr = malloc(n_sets * sizeof *set_atr);
+    if (!set_atr)
+        goto nomem;
+    {
+        size_t si = (size_t)-1;
+        for (size_t q = q0; q < q1; q++) {
+            if (q == q0 || R[q].a != R[q - 1].a) {
+                sets[++si].q0 = q;
+                set_atr[si] = R[q].a;
+            }
+            sets[si].q1 = q + 1;
+            int32_t *slot = &pair_of[(size_t)R[q].a * nz + (size_t)(R[q].z - (int32_t)z0)];
+            if (*slot < 0)
+                *slot = (int32_t)n_pairs++;
+        }
+    }
+    pairs = calloc(n_pairs ? n_pairs : 1, sizeof *pairs);
+    if (!pairs) {
+        free(set_atr);
+        goto nomem;
+    }
+    for (size_t i = 0; i < n_pairs; i++)
+        pairs[i].vmin = pairs[i].tmin = pairs[i].cmin = INFINITY;
+    for (size_t q = q0; q < q1; q++) {
+        R[q].pair = pair_of[(size_t)R[q].a * nz + (size_t)(R[q].z - (int32_t)z0)];
+        zpair *p = &pairs[R[q].pair];
+        p->z = R[q].z;
+        p->a = R[q].a;
+        p->vmin = fmin(p->vmin, R[q].vz);
+        p->tmin = fmin(p->tmin, R[q].tz);
+        p->cmin = fmin(p->cmin, R[q].cm);
+    }
+    /* Distinct thresholds per pair, cloc_min, spans and EMA pairs per set. */
+    {
+        size_t cnt = q1 - q0;
+        double *dv = malloc((cnt ? cnt : 1) * sizeof *dv);
+        int32_t *iv = malloc(2 * (cnt ? cnt : 1) * sizeof *iv);
+        int32_t *pv = malloc(2 * (cnt ? cnt : 1) * sizeof *pv);
+        if (!dv || !iv || !pv) {
+            free(dv), free(iv), free(pv), free(set_atr);
+            goto nomem;
+        }
+        for (size_t i = 0; i < n_pairs && !failed; i++) {
+            for (int which = 0; which < 2; which++) {
+                size_t k = 0;
+                for (size_t q = q0; q < q1; q++)
+                    if (R[q].pair == (int32_t)i)
+                        dv[k++] = which ? R[q].tz : R[q].vz;
+                k = uniq_d(dv, k);
+                double *thr = malloc((k ? k : 1) * sizeof *thr);
+                if (!thr) {
+                    failed = 1;
+                    break;
+                }
+                memcpy(thr, dv, k * sizeof *thr);
+                if (which) { pairs[i].tthr = thr; pairs[i].n_tthr = k; }
+                else { pairs[i].vthr = thr; pairs[i].n_vthr = k; }
             }
         }
-        gr->cand_mem = mem;
-        gr->cands.n = (int64_t)count;
-        gr->cands.bar = cbar;
-        gr->cands.vol_z = cvz;
-        gr->cands.tr_z = ctz;
-        gr->cands.cloc = ccl;
-        gr->cands.atr = catr;
+        for (size_t si = 0; si < n_sets && !failed; si++) {
+            aset *s = &sets[si];
+            size_t k = 0;
+            for (size_t q = s->q0; q < s->q1; q++)
+                dv[k++] = R[q].cm;
+            s->n_cthr = uniq_d(dv, k);
+            s->cthr = malloc((s->n_cthr ? s->n_cthr : 1) * sizeof *s->cthr);
+            k = 0;
+            for (size_t q = s->q0; q < s->q1; q++) {
+                iv[k++] = R[q].fast;
+                iv[k++] = R[q].slow;
+            }
+            s->n_spans = uniq_i32(iv, k);
+            s->spans = malloc((s->n_spans ? s->n_spans : 1) * sizeof *s->spans);
+            /* EMA pairs as fast * 2^31 + slow, sorted. */
+            size_t np = 0;
+            for (size_t q = s->q0; q < s->q1; q++)
+                if (q == s->q0 || R[q].fast != R[q - 1].fast || R[q].slow != R[q - 1].slow ||
+                    R[q].z != R[q - 1].z || exit_cmp(&R[q], &R[q - 1])) {
+                    pv[2 * np] = R[q].fast;
+                    pv[2 * np + 1] = R[q].slow;
+                    np++;
+                }
+            s->pairs = malloc((np ? np : 1) * 2 * sizeof *s->pairs);
+            if (!s->cthr || !s->spans || !s->pairs) {
+                failed = 1;
+                break;
+            }
+            memcpy(s->cthr, dv, s->n_cthr * sizeof *dv);
+            memcpy(s->spans, iv, s->n_spans * sizeof *iv);
+            /* sort pairs and drop repeats */
+            int64_t *keys = (int64_t *)malloc((np ? np : 1) * sizeof *keys);
+            if (!keys) {
+                failed = 1;
+                break;
+            }
+            for (size_t i = 0; i < np; i++)
+                keys[i] = ((int64_t)pv[2 * i] << 31) | pv[2 * i + 1];
+            for (size_t i = 1; i < np; i++) {   /* insertion sort: few pairs, mostly sorted */
+                int64_t x = keys[i];
+                size_t j = i;
+                while (j > 0 && keys[j - 1] > x) {
+                    keys[j] = keys[j - 1];
+                    j--;
+                }
+                keys[j] = x;
+            }
+            size_t u = 0;
+            for (size_t i = 0; i < np; i++)
+                if (u == 0 || keys[i] != keys[u - 1])
+                    keys[u++] = keys[i];
+            s->n_pairs = u;
+            for (size_t i = 0; i < u; i++) {
+                s->pairs[2 * i] = (int32_t)(keys[i] >> 31);
+                s->pairs[2 * i + 1] = (int32_t)(keys[i] & 0x7fffffff);
+            }
+            free(keys);
+        }
+        free(dv);
+        free(iv);
+        free(pv);
     }
-    if (failed)
+    if (failed) {
+        free(set_atr);
         goto nomem;
-    /* The columns are no longer needed: only the valid bars are. */
-    free_columns(b.ema, b.n_spans);
-    free_columns(b.volz, b.n_zs);
-    free_columns(b.trz, b.n_trz);
-    free_columns(b.atr, b.n_atrs);
-    b.ema = b.volz = b.trz = b.atr = NULL;
+    }
 
-    /* The combos, in tasks of up to FAST_TASK_COMBOS neighbours (in key and
-     * threshold order) that share their signals: a task filters its key's
-     * candidates once by the thresholds, then runs each combo on the result. */
-    size_t first = x->groups[g0].first;
-    size_t last = x->groups[g1 - 1].first + x->groups[g1 - 1].count;
-    size_t n_tasks = 0;
-    for (size_t q = first; q < last; q++)
-        if (q == first || !same_signals(&x->order[q], &x->order[q - 1]) || (q - first) % FAST_TASK_COMBOS == 0)
-            n_tasks++;
-    size_t *task_start = malloc((n_tasks + 1) * sizeof *task_start);
-    if (!task_start)
-        goto nomem;
-    n_tasks = 0;
-    for (size_t q = first; q < last; q++)
-        if (q == first || !same_signals(&x->order[q], &x->order[q - 1]) || (q - first) % FAST_TASK_COMBOS == 0)
-            task_start[n_tasks++] = q;
-    task_start[n_tasks] = last;
-    size_t rcap = 0, ccap = 1;
-    for (size_t a = 0; a < b.n_atrs; a++)
-        if ((size_t)b.n_valid[a] > rcap)
-            rcap = (size_t)b.n_valid[a];
-    for (size_t g = g0; g < g1; g++)
-        if ((size_t)x->groups[g].cands.n > ccap)
-            ccap = (size_t)x->groups[g].cands.n;
-    bool want_trades = x->opts && x->opts->want_trades;
-    sebt_progress_fn progress = x->opts ? x->opts->progress : NULL;
-    void *puser = x->opts ? x->opts->progress_user : NULL;
-    failed = 0;
+    /* The rolling vol_z of the batch's z windows. */
+    for (size_t z = 0; z < nz; z++)
+        if (!(vz_roll[z] = malloc(cols * sizeof(double)))) {
+            free(set_atr);
+            goto nomem;
+        }
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
+    for (size_t z = 0; z < nz; z++)
+        sebt_k_zscore(w->s->volume, (int64_t)n, w->zs[z0 + z], vz_roll[z]);
+
+    /* Each pair's candidates, on the reference's bits. */
     #pragma omp parallel num_threads(nt) reduction(|:failed)
     {
-        double *rbuf = malloc((rcap ? rcap : 1) * sizeof(double));
-        char *fmem = malloc(ccap * (4 * sizeof(double) + sizeof(int32_t)));
-        sebt_trade *tbuf = NULL;
-        int64_t tcap = 0;
-        if (!rbuf || !fmem)
+        double *scratch = malloc(cols * sizeof(double));
+        if (!scratch)
             failed = 1;
-        double *fvz = (double *)fmem, *ftz = fvz + ccap, *fcl = ftz + ccap, *fatr = fcl + ccap;
-        int32_t *fbar = (int32_t *)(fatr + ccap);
+        #pragma omp for schedule(dynamic, 1)
+        for (size_t i = 0; i < n_pairs; i++)
+            if (!failed && pair_candidates(w, &pairs[i], vz_roll[(size_t)pairs[i].z - z0], scratch) != 0)
+                failed = 1;
+        free(scratch);
+    }
+    for (size_t z = 0; z < nz; z++) {
+        free(vz_roll[z]);
+        vz_roll[z] = NULL;
+    }
+    if (failed) {
+        free(set_atr);
+        goto nomem;
+    }
+
+    /* U per atr set, the threshold bitsets. */
+    #pragma omp parallel num_threads(nt) reduction(|:failed)
+    {
+        uint8_t *mask = malloc(cols);
+        if (!mask)
+            failed = 1;
+        #pragma omp for schedule(dynamic, 1)
+        for (size_t si = 0; si < n_sets; si++)
+            if (!failed && aset_build(w, &sets[si], set_atr[si], pairs, n_pairs, mask) != 0)
+                failed = 1;
+        free(mask);
+    }
+    if (failed) {
+        free(set_atr);
+        goto nomem;
+    }
+
+    /* EMA per distinct span of the batch, kept only at each set's U. */
+    size_t n_span_all = 0;
+    for (size_t si = 0; si < n_sets; si++)
+        n_span_all += sets[si].n_spans;
+    span_list = malloc((n_span_all ? n_span_all : 1) * sizeof *span_list);
+    if (!span_list) {
+        free(set_atr);
+        goto nomem;
+    }
+    n_span_all = 0;
+    for (size_t si = 0; si < n_sets; si++)
+        for (size_t k = 0; k < sets[si].n_spans; k++)
+            span_list[n_span_all++] = sets[si].spans[k];
+    n_span_all = uniq_i32(span_list, n_span_all);
+    #pragma omp parallel num_threads(nt) reduction(|:failed)
+    {
+        double *col = malloc(cols * sizeof(double));
+        if (!col)
+            failed = 1;
+        #pragma omp for schedule(dynamic, 1)
+        for (size_t k = 0; k < n_span_all; k++) {
+            if (failed)
+                continue;
+            sebt_k_ema(w->s->close, (int64_t)n, span_list[k], col);
+            for (size_t si = 0; si < n_sets; si++) {
+                aset *s = &sets[si];
+                int32_t j = find_i32(s->spans, s->n_spans, span_list[k]);
+                if ((size_t)j >= s->n_spans || s->spans[j] != span_list[k])
+                    continue;
+                double *dst = s->ema_at + (size_t)j * s->n;
+                for (size_t u = 0; u < s->n; u++)
+                    dst[u] = col[s->bar[u]];
+            }
+        }
+        free(col);
+    }
+    if (failed) {
+        free(set_atr);
+        goto nomem;
+    }
+    for (size_t si = 0; si < n_sets; si++) {
+        aset *s = &sets[si];
+        memset(s->ebits, 0, s->n_pairs * s->words * sizeof *s->ebits);
+        for (size_t pi = 0; pi < s->n_pairs; pi++) {
+            const double *ef = s->ema_at + (size_t)find_i32(s->spans, s->n_spans, s->pairs[2 * pi]) * s->n;
+            const double *es = s->ema_at + (size_t)find_i32(s->spans, s->n_spans, s->pairs[2 * pi + 1]) * s->n;
+            uint64_t *row = s->ebits + pi * s->words;
+            for (size_t u = 0; u < s->n; u++)
+                if (ef[u] < es[u])
+                    row[u >> 6] |= (uint64_t)1 << (u & 63);
+        }
+        /* Each combo's four bitsets. */
+        for (size_t q = s->q0; q < s->q1; q++) {
+            const zpair *p = &pairs[R[q].pair];
+            R[q].vslot = find_d(p->vthr, p->n_vthr, R[q].vz);
+            R[q].tslot = find_d(p->tthr, p->n_tthr, R[q].tz);
+            R[q].cslot = find_d(s->cthr, s->n_cthr, R[q].cm);
+            int64_t key = ((int64_t)R[q].fast << 31) | R[q].slow;
+            size_t lo = 0, hi = s->n_pairs;
+            while (lo < hi) {
+                size_t mid = lo + (hi - lo) / 2;
+                int64_t k2 = ((int64_t)s->pairs[2 * mid] << 31) | s->pairs[2 * mid + 1];
+                if (k2 < key) lo = mid + 1; else hi = mid;
+            }
+            R[q].ema = (int32_t)lo;
+        }
+    }
+
+    /* Tasks: runs of one exit key, split so that every thread gets work. A
+     * task's memo is its own (filled lazily), so the split changes what is
+     * computed twice, never a result. */
+    size_t cnt = q1 - q0;
+    size_t task_size = cnt / ((size_t)nt * 8);
+    if (task_size < 32)
+        task_size = 32;
+    size_t n_tasks = 0;
+    for (size_t q = q0, run = 0; q < q1; q++, run++)
+        if (q == q0 || exit_cmp(&R[q], &R[q - 1]) || run >= task_size) {
+            n_tasks++;
+            run = 0;
+        }
+    task_start = malloc((n_tasks + 1) * sizeof *task_start);
+    if (!task_start) {
+        free(set_atr);
+        goto nomem;
+    }
+    n_tasks = 0;
+    for (size_t q = q0, run = 0; q < q1; q++, run++)
+        if (q == q0 || exit_cmp(&R[q], &R[q - 1]) || run >= task_size) {
+            task_start[n_tasks++] = q;
+            run = 0;
+        }
+    task_start[n_tasks] = q1;
+    w->stats.chunks += n_tasks;
+    size_t umax = 1;
+    for (size_t si = 0; si < n_sets; si++)
+        if (sets[si].n + 1 > umax)
+            umax = sets[si].n + 1;
+    int32_t *set_of_atr = malloc(w->n_atrs * sizeof *set_of_atr);
+    if (!set_of_atr) {
+        free(set_atr);
+        goto nomem;
+    }
+    for (size_t si = 0; si < n_sets; si++)
+        set_of_atr[set_atr[si]] = (int32_t)si;
+    free(set_atr);
+
+    bool want_trades = w->opts && w->opts->want_trades;
+    sebt_progress_fn progress = w->opts ? w->opts->progress : NULL;
+    void *puser = w->opts ? w->opts->progress_user : NULL;
+    #pragma omp parallel num_threads(nt) reduction(|:failed)
+    {
+        sebt_k_memo *memo = malloc(umax * sizeof *memo);
+        uint32_t *stamp = calloc(umax, sizeof *stamp);
+        double *rbuf = malloc(umax * sizeof *rbuf);
+        if (!memo || !stamp || !rbuf)
+            failed = 1;
         #pragma omp for schedule(dynamic, 1)
         for (size_t task = 0; task < n_tasks; task++) {
             if (failed)
                 continue;
-            size_t q0 = task_start[task], q1 = task_start[task + 1];
-            /* The key of q0: keys are contiguous in order[]. */
-            size_t lo = g0, hi = g1;
-            while (hi - lo > 1) {
-                size_t mid = lo + (hi - lo) / 2;
-                if (x->groups[mid].first <= q0)
-                    lo = mid;
-                else
-                    hi = mid;
-            }
-            const group *gr = &x->groups[lo];
-            const sebt_params *p0 = &x->combos[x->order[q0].index];
-            const sebt_k_cands *c = &gr->cands;
-            int64_t k = 0;
-            for (int64_t i = 0; i < c->n; i++) {
-                if (c->vol_z[i] > p0->vol_z && c->tr_z[i] > p0->tr_z && c->cloc[i] > p0->cloc_min) {
-                    fbar[k] = c->bar[i];
-                    fvz[k] = c->vol_z[i];
-                    ftz[k] = c->tr_z[i];
-                    fcl[k] = c->cloc[i];
-                    fatr[k] = c->atr[i];
-                    k++;
-                }
-            }
-            sebt_k_cands sig = { k, fbar, fvz, ftz, fcl, fatr };
-            sebt_k_valid v = { b.valid[gr->atr_slot], b.rank[gr->atr_slot], b.vbar[gr->atr_slot],
-                               b.n_valid[gr->atr_slot] };
-            for (size_t q = q0; q < q1 && !failed; q++) {
-                size_t idx = x->order[q].index;
-                sebt_result *r = &x->results[idx];
+            size_t t0 = task_start[task], t1 = task_start[task + 1];
+            int32_t a = R[t0].a;
+            const aset *s = &sets[set_of_atr[a]];
+            sebt_k_valid v = { w->valid[a], w->rank[a], w->vbar[a], w->n_valid[a] };
+            sebt_k_union u = { (int64_t)s->n, s->bar, s->atr };
+            uint32_t epoch = (uint32_t)task + 1;
+            for (size_t q = t0; q < t1 && !failed; q++) {
+                const zpair *p = &pairs[R[q].pair];
+                sebt_k_sigbits sb = { { s->ebits + (size_t)R[q].ema * s->words,
+                                        p->vbits + (size_t)R[q].vslot * s->words,
+                                        p->tbits + (size_t)R[q].tslot * s->words,
+                                        s->cbits + (size_t)R[q].cslot * s->words } };
+                size_t idx = R[q].index;
+                const sebt_params *cp = &w->combos[idx];
+                sebt_result *r = &w->results[idx];
                 memset(r, 0, sizeof *r);
-                sebt_k_run_combo(&x->fm->m, &v, &sig, &x->combos[idx], tbuf, want_trades ? tcap : 0, rbuf,
-                                 (int64_t)rcap, r);
-                if (!want_trades || r->n_trades == 0)
-                    continue;
-                if ((int64_t)r->n_trades > tcap) {
-                    free(tbuf);
-                    tcap = (int64_t)r->n_trades * 2;
-                    tbuf = malloc((size_t)tcap * sizeof *tbuf);
-                    if (!tbuf) {
-                        tcap = 0;
+                sebt_k_run_combo_hop(&w->fm.m, &v, &u, &sb, memo, stamp, epoch, cp, NULL, 0, rbuf,
+                                     (int64_t)umax, r);
+                if (want_trades && r->n_trades) {
+                    sebt_trade *tt = malloc(r->n_trades * sizeof *tt);
+                    if (!tt) {
                         failed = 1;
                         break;
                     }
-                    sebt_k_run_combo(&x->fm->m, &v, &sig, &x->combos[idx], tbuf, tcap, rbuf, (int64_t)rcap, r);
+                    sebt_k_run_combo_hop(&w->fm.m, &v, &u, &sb, memo, stamp, epoch, cp, tt,
+                                         (int64_t)r->n_trades, rbuf, (int64_t)umax, r);
+                    r->trades = tt;
                 }
-                r->trades = malloc(r->n_trades * sizeof *r->trades);
-                if (!r->trades) {
-                    failed = 1;
-                    break;
-                }
-                memcpy(r->trades, tbuf, r->n_trades * sizeof *r->trades);
             }
             size_t d;
             #pragma omp atomic capture
-            { x->done += q1 - q0; d = x->done; }
+            { w->done += t1 - t0; d = w->done; }
             if (progress && thread_id() == 0) {
                 double t = now_s();
-                if (t - x->last_progress >= 0.25) {
-                    x->last_progress = t;
-                    progress(puser, d, x->total);
+                if (t - w->last_progress >= 0.25) {
+                    w->last_progress = t;
+                    progress(puser, d, w->total);
                 }
             }
         }
+        free(memo);
+        free(stamp);
         free(rbuf);
-        free(fmem);
-        free(tbuf);
     }
-    free(task_start);
-    for (size_t g = g0; g < g1; g++) {
-        free(x->groups[g].cand_mem);
-        x->groups[g].cand_mem = NULL;
-    }
-    batch_series_free(&b);
+    free(set_of_atr);
     if (failed)
-        return sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory while running combos");
-    return SEBT_OK;
-
+        goto nomem;
+    sebt_status st = SEBT_OK;
+    goto out;
 nomem:
-    for (size_t g = g0; g < g1; g++) {
-        free(x->groups[g].cand_mem);
-        x->groups[g].cand_mem = NULL;
-    }
-    batch_series_free(&b);
-    (void)st;
-    return sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory preparing indicator series for %zu bars", n);
+    st = sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory for a batch of %zu combos over %zu bars",
+                   q1 - q0, n);
+out:
+    if (vz_roll)
+        for (size_t z = 0; z < nz; z++)
+            free(vz_roll[z]);
+    free(vz_roll);
+    for (size_t i = 0; pairs && i < n_pairs; i++)
+        zpair_free(&pairs[i]);
+    free(pairs);
+    for (size_t i = 0; sets && i < n_sets; i++)
+        aset_free(&sets[i]);
+    free(sets);
+    free(pair_of);
+    free(span_list);
+    free(task_start);
+    return st;
 }
 
 sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
@@ -612,6 +881,8 @@ sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const
                            sebt_error *err)
 {
     (void)self;
+    if (opts && opts->stats)
+        memset(opts->stats, 0, sizeof *opts->stats);
     if (!s || (n_combos && (!combos || !results)))
         return sebt_fail(err, SEBT_ERR_USAGE, "fast_cpu run_batch: series, combos and results are required");
     for (size_t i = 0; i < n_combos; i++) {
@@ -641,121 +912,132 @@ sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const
     if ((double)s->n * (double)n_combos < 1e6)
         threads = 1;
 
-    size_t n = s->n;
-    size_t cols = n ? n : 1;
-    double *tr = malloc(cols * sizeof(double));
-    double *cloc = malloc(cols * sizeof(double));
-    keyed_combo *order = malloc(n_combos * sizeof *order);
-    group *groups = NULL;
-    fast_market fm;
-    memset(&fm, 0, sizeof fm);
-    if (!tr || !cloc || !order) {
-        st = sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory for %zu bars and %zu combos", n, n_combos);
-        goto done;
+    sweep w;
+    memset(&w, 0, sizeof w);
+    w.s = s;
+    w.combos = combos;
+    w.results = results;
+    w.opts = opts;
+    w.n = s->n;
+    w.total = n_combos;
+    w.threads = threads;
+    w.last_progress = now_s();
+    w.stats.threads_used = threads;
+    size_t n = s->n, cols = n ? n : 1;
+    w.tr = malloc(cols * sizeof(double));
+    w.cloc = malloc(cols * sizeof(double));
+    w.refs = malloc(n_combos * sizeof *w.refs);
+    w.atrs = malloc(n_combos * sizeof *w.atrs);
+    w.zs = malloc(n_combos * sizeof *w.zs);
+    if (!w.tr || !w.cloc || !w.refs || !w.atrs || !w.zs)
+        goto nomem;
+
+    /* Distinct windows. */
+    for (size_t i = 0; i < n_combos; i++) {
+        w.atrs[i] = combos[i].atr_window;
+        w.zs[i] = combos[i].z_window;
     }
-    /* Three independent whole-series passes: side by side, so that the
-     * serial part of a sweep does not cap its thread scaling. */
+    w.n_atrs = uniq_i32(w.atrs, n_combos);
+    w.n_zs = uniq_i32(w.zs, n_combos);
+
+    /* Three independent whole-series passes side by side, then ATR and the
+     * valid bars per atr_window (in blocks of bars, so one window still
+     * spreads over the threads). */
     sebt_error market_err = { 0 };
     sebt_status market_st = SEBT_OK;
     #pragma omp parallel sections num_threads(threads < 3 ? threads : 3)
     {
         #pragma omp section
-        fast_tr_column(s, tr);
+        fast_tr_column(s, w.tr);
         #pragma omp section
-        fast_cloc_column(s, cloc);
+        fast_cloc_column(s, w.cloc);
         #pragma omp section
-        market_st = fast_market_build(s, &fm, &market_err);
+        market_st = fast_market_build(s, &w.fm, &market_err);
     }
     if (market_st != SEBT_OK) {
-        st = market_st;
         if (err)
             *err = market_err;
-        goto done;
+        sweep_free(&w);
+        return market_st;
     }
+    w.atr_col = calloc(w.n_atrs, sizeof *w.atr_col);
+    w.valid = calloc(w.n_atrs, sizeof *w.valid);
+    w.rank = calloc(w.n_atrs, sizeof *w.rank);
+    w.vbar = calloc(w.n_atrs, sizeof *w.vbar);
+    w.n_valid = calloc(w.n_atrs, sizeof *w.n_valid);
+    if (!w.atr_col || !w.valid || !w.rank || !w.vbar || !w.n_valid)
+        goto nomem;
+    for (size_t a = 0; a < w.n_atrs; a++)
+        if (!(w.atr_col[a] = malloc(cols * sizeof(double))) || !(w.valid[a] = malloc(cols)) ||
+            !(w.rank[a] = malloc(cols * sizeof(int32_t))) || !(w.vbar[a] = malloc(cols * sizeof(int32_t))))
+            goto nomem;
+    size_t atr_blocks = (n + 8191) / 8192;
+    w.stats.blocks = w.n_atrs * atr_blocks;
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (size_t q = 0; q < w.n_atrs * atr_blocks; q++) {
+        size_t a = q / atr_blocks, blk = q % atr_blocks;
+        size_t from = blk * 8192, to = from + 8192 < n ? from + 8192 : n;
+        fast_atr_range(w.tr, n, w.atrs[a], from, to, w.atr_col[a]);
+    }
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+    for (size_t a = 0; a < w.n_atrs; a++)
+        fast_valid_from_atr(w.atr_col[a], n, w.valid[a], w.rank[a], w.vbar[a], &w.n_valid[a]);
 
+    /* Batches of z windows: what stays for the whole sweep is fixed (the
+     * series-wide columns and trees, 17 B a bar per atr_window, two scratch
+     * columns per thread); each z window of a batch adds one rolling vol_z
+     * column. At least one z window per batch. */
+    size_t budget = opts && opts->memory_budget ? opts->memory_budget : fast_memory_budget();
+    size_t fixed = n * (24 + 2 + 17 * w.n_atrs + 17 * (size_t)threads);
+    size_t per_z = 8 * cols;
+    size_t zper = budget > fixed ? (budget - fixed) / per_z : 1;
+    if (zper < 1)
+        zper = 1;
     for (size_t i = 0; i < n_combos; i++) {
         const sebt_params *p = &combos[i];
-        order[i].key = (ind_key){ p->atr_window, p->z_window, p->ema_fast, p->ema_slow };
-        order[i].vz = p->vol_z;
-        order[i].tz = p->tr_z;
-        order[i].cm = p->cloc_min;
-        order[i].index = i;
+        combo_ref *r = &w.refs[i];
+        memset(r, 0, sizeof *r);
+        r->a = find_i32(w.atrs, w.n_atrs, p->atr_window);
+        r->z = find_i32(w.zs, w.n_zs, p->z_window);
+        r->batch = (int32_t)((size_t)r->z / zper);
+        r->fast = p->ema_fast;
+        r->slow = p->ema_slow;
+        r->use_stop = p->use_stop;
+        r->stop_mult = p->use_stop ? p->atr_stop_mult : 0.0;
+        r->use_tp = p->use_tp;
+        r->reward = p->use_tp ? p->reward_r : 0.0;
+        r->use_time = p->use_time;
+        r->max_hold = p->use_time ? p->max_hold : 0;
+        r->cost = p->fee_bp + p->slippage_bp;
+        r->vz = p->vol_z;
+        r->tz = p->tr_z;
+        r->cm = p->cloc_min;
+        r->index = i;
     }
-    qsort(order, n_combos, sizeof *order, keyed_cmp);
-    size_t n_groups = 0;
-    for (size_t i = 0; i < n_combos; i++)
-        if (i == 0 || key_cmp(&order[i].key, &order[i - 1].key) != 0)
-            n_groups++;
-    groups = calloc(n_groups, sizeof *groups);
-    if (!groups) {
-        st = sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory for %zu indicator keys", n_groups);
-        goto done;
-    }
-    size_t g = (size_t)-1;
-    for (size_t i = 0; i < n_combos; i++) {
-        const sebt_params *p = &combos[order[i].index];
-        if (i == 0 || key_cmp(&order[i].key, &order[i - 1].key) != 0) {
-            g++;
-            groups[g].key = order[i].key;
-            groups[g].first = i;
-            groups[g].vmin = p->vol_z;
-            groups[g].tmin = p->tr_z;
-            groups[g].cmin = p->cloc_min;
-        }
-        groups[g].count++;
-        if (p->vol_z < groups[g].vmin) groups[g].vmin = p->vol_z;
-        if (p->tr_z < groups[g].tmin) groups[g].tmin = p->tr_z;
-        if (p->cloc_min < groups[g].cmin) groups[g].cmin = p->cloc_min;
-    }
-
-    /* Distinct EMA spans of the whole sweep, for the batch estimate. */
-    size_t n_spans_total = 0;
-    {
-        int32_t *seen = malloc(2 * n_groups * sizeof *seen);
-        if (!seen) {
-            st = sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory for %zu indicator keys", n_groups);
-            goto done;
-        }
-        for (size_t q = 0; q < n_groups; q++) {
-            find_or_add(seen, &n_spans_total, groups[q].key.fast);
-            find_or_add(seen, &n_spans_total, groups[q].key.slow);
-        }
-        free(seen);
-    }
-    sweep_ctx x = { s, tr, cloc, &fm, combos, order, groups, n_groups, opts, results,
-                    n_combos, 0, now_s(), threads, 0 };
-    size_t budget = fast_memory_budget();
-    size_t g0 = 0;
-    while (g0 < n_groups) {
-        /* Grow the batch while its worst case fits (always one key). The
-         * distinct counts are over-estimated: a z repeated under another
-         * atr_window is counted again. */
-        size_t g1 = g0 + 1, atrs = 1, zs = 1;
-        for (; g1 < n_groups && g1 - g0 < FAST_MAX_KEYS_PER_BATCH; g1++) {
-            size_t k = g1 + 1 - g0;
-            if (groups[g1].key.atr != groups[g1 - 1].key.atr)
-                atrs++;
-            if (groups[g1].key.z != groups[g1 - 1].key.z || groups[g1].key.atr != groups[g1 - 1].key.atr)
-                zs++;
-            size_t spans = 2 * k < n_spans_total ? 2 * k : n_spans_total;
-            if (batch_bytes(n, spans, atrs, zs, zs, k) > budget)
-                break;
-        }
-        st = run_batch_groups(&x, g0, g1, err);
+    qsort(w.refs, n_combos, sizeof *w.refs, ref_cmp);
+    for (size_t q0 = 0; q0 < n_combos;) {
+        size_t q1 = q0 + 1;
+        while (q1 < n_combos && w.refs[q1].batch == w.refs[q0].batch)
+            q1++;
+        size_t z0 = (size_t)w.refs[q0].batch * zper;
+        size_t z1 = z0 + zper < w.n_zs ? z0 + zper : w.n_zs;
+        w.stats.batches++;
+        st = run_zbatch(&w, q0, q1, z0, z1, err);
         if (st != SEBT_OK) {
             sebt_results_free(results, n_combos);
-            goto done;
+            sweep_free(&w);
+            return st;
         }
-        g0 = g1;
+        q0 = q1;
     }
     if (opts && opts->progress)
         opts->progress(opts->progress_user, n_combos, n_combos);
+    if (opts && opts->stats)
+        *opts->stats = w.stats;
+    sweep_free(&w);
+    return SEBT_OK;
 
-done:
-    free(tr);
-    free(cloc);
-    free(order);
-    free(groups);
-    fast_market_free(&fm);
-    return st;
+nomem:
+    sweep_free(&w);
+    return sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory for %zu bars and %zu combos", n, n_combos);
 }
