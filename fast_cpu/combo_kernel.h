@@ -349,10 +349,21 @@ typedef struct {
 #define SEBT_K_MEMO_OPEN (-1)      /* still open after the last valid bar */
 #define SEBT_K_MEMO_NO_ENTRY (-2)  /* signal on the last valid bar */
 
+/* The memo in two arrays: the links a hop waits on (8 bytes a candidate, so
+ * a whole U stays in a core's cache) and the values it only adds up. */
 typedef struct {
-    int32_t exit_bar;          /* or SEBT_K_MEMO_OPEN / SEBT_K_MEMO_NO_ENTRY */
-    int32_t next;
+    int32_t next;              /* first index of U at or after the exit bar,
+                                * or SEBT_K_MEMO_OPEN / SEBT_K_MEMO_NO_ENTRY */
+    uint32_t stamp;            /* the epoch it was filled in (lazy memos) */
+} sebt_k_memo_link;
+
+typedef struct {
     double pnl, r;
+} sebt_k_memo_val;
+
+typedef struct {
+    sebt_k_memo_link *link;
+    sebt_k_memo_val *val;
 } sebt_k_memo;
 
 #ifdef __CUDA_ARCH__
@@ -380,24 +391,19 @@ SEBT_HD static inline int64_t sebt_k_next_signal(const sebt_k_sigbits *s, int64_
 
 /* The memo entry of candidate j for exit parameters p. */
 SEBT_HD static inline void sebt_k_memo_fill(const sebt_k_market *m, const sebt_k_valid *v, const sebt_k_union *u,
-                                            const sebt_params *p, int64_t j, sebt_k_memo *out)
+                                            const sebt_params *p, int64_t j, sebt_k_memo_link *link,
+                                            sebt_k_memo_val *val)
 {
     sebt_trade tr;
     int st = sebt_k_trade_at(m, v, u->bar[j], u->atr[j], p, &tr, NULL);
-    out->pnl = 0.0;
-    out->r = 0.0;
-    out->next = (int32_t)u->n;
-    if (st < 0) {
-        out->exit_bar = SEBT_K_MEMO_NO_ENTRY;
+    val->pnl = 0.0;
+    val->r = 0.0;
+    if (st <= 0) {
+        link->next = st < 0 ? SEBT_K_MEMO_NO_ENTRY : SEBT_K_MEMO_OPEN;
         return;
     }
-    if (st == 0) {
-        out->exit_bar = SEBT_K_MEMO_OPEN;
-        return;
-    }
-    out->exit_bar = (int32_t)tr.exit_index;
-    out->pnl = tr.pnl;
-    out->r = tr.r;
+    val->pnl = tr.pnl;
+    val->r = tr.r;
     /* First candidate at or after the exit bar (a signal there may open
      * the next trade): past j, since the exit is after the signal. */
     int64_t a = j + 1, b = u->n;
@@ -408,47 +414,52 @@ SEBT_HD static inline void sebt_k_memo_fill(const sebt_k_market *m, const sebt_k
         else
             b = mid;
     }
-    out->next = (int32_t)a;
+    link->next = (int32_t)a;
 }
 
-/* SPEC §6 for one combo by hops through the memo. stamp (may be NULL: the
- * memo is then complete) marks the entries filled for this epoch; missing
- * ones are filled on first use, so an exit key's combos compute each
- * trade they share once, and no trade nobody takes. */
+/* SPEC §6 for one combo by hops through the memo. With epoch 0 the memo
+ * is complete; otherwise an entry whose stamp is not epoch is filled on
+ * first use, so an exit key's combos compute each trade they share once,
+ * and no trade nobody takes. */
 SEBT_HD static inline void sebt_k_hop(const sebt_k_market *m, const sebt_k_valid *v, const sebt_k_union *u,
-                                      const sebt_k_sigbits *sb, sebt_k_memo *memo, uint32_t *stamp,
-                                      uint32_t epoch, const sebt_params *p, sebt_k_acc *acc,
+                                      const sebt_k_sigbits *sb, const sebt_k_memo *memo, uint32_t epoch,
+                                      const sebt_params *p, sebt_k_acc *acc_out,
                                       sebt_open_position *open_at_end)
 {
+    /* The accumulator in a local: the compiler keeps it in registers. */
+    sebt_k_acc acc = *acc_out;
     if (open_at_end) {
         sebt_open_position none = { false, 0, 0, 0.0, 0.0, 0.0, 0.0, 0 };
         *open_at_end = none;
     }
     int64_t j = sebt_k_next_signal(sb, 0, u->n);
     while (j < u->n) {
-        if (stamp && stamp[j] != epoch) {
-            sebt_k_memo_fill(m, v, u, p, j, &memo[j]);
-            stamp[j] = epoch;
+        sebt_k_memo_link *l = &memo->link[j];
+        if (epoch && l->stamp != epoch) {
+            sebt_k_memo_fill(m, v, u, p, j, l, &memo->val[j]);
+            l->stamp = epoch;
         }
-        const sebt_k_memo *e = &memo[j];
-        if (e->exit_bar == SEBT_K_MEMO_NO_ENTRY)
+        int32_t next = l->next;
+        if (next == SEBT_K_MEMO_NO_ENTRY)
             break;
-        if (e->exit_bar == SEBT_K_MEMO_OPEN) {
+        if (next == SEBT_K_MEMO_OPEN) {
             if (open_at_end) {
                 sebt_trade unused;
                 sebt_k_trade_at(m, v, u->bar[j], u->atr[j], p, &unused, open_at_end);
             }
             break;
         }
-        if (sebt_k_acc_wants_trade(acc)) {
+        const sebt_k_memo_val *e = &memo->val[j];
+        if (sebt_k_acc_wants_trade(&acc)) {
             sebt_trade tr;
             sebt_k_trade_at(m, v, u->bar[j], u->atr[j], p, &tr, NULL);
-            sebt_k_acc_add(acc, e->pnl, e->r, &tr);
+            sebt_k_acc_add(&acc, e->pnl, e->r, &tr);
         } else {
-            sebt_k_acc_add(acc, e->pnl, e->r, NULL);
+            sebt_k_acc_add(&acc, e->pnl, e->r, NULL);
         }
-        j = sebt_k_next_signal(sb, e->next, u->n);
+        j = sebt_k_next_signal(sb, next, u->n);
     }
+    *acc_out = acc;
 }
 
 /* The metrics of SPEC §7 from a first pass's accumulator; sharpe's sum of
@@ -500,15 +511,15 @@ SEBT_HD static inline void sebt_k_hop(const sebt_k_market *m, const sebt_k_valid
  * whose buffer was short sees it and runs again; out->trades is left alone. */
 SEBT_HD static inline void sebt_k_run_combo_hop(const sebt_k_market *m, const sebt_k_valid *v,
                                                 const sebt_k_union *u, const sebt_k_sigbits *sb,
-                                                sebt_k_memo *memo, uint32_t *stamp, uint32_t epoch,
+                                                const sebt_k_memo *memo, uint32_t epoch,
                                                 const sebt_params *p, sebt_trade *trades, int64_t cap,
                                                 double *rbuf, int64_t rcap, sebt_result *out)
 {
     sebt_k_acc acc = { 0, 0.0, 0.0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, trades, trades ? cap : 0,
                        rbuf, rbuf ? rcap : 0 };
-    sebt_k_hop(m, v, u, sb, memo, stamp, epoch, p, &acc, &out->open_at_end);
+    sebt_k_hop(m, v, u, sb, memo, epoch, p, &acc, &out->open_at_end);
     out->valid_bars = (size_t)v->n_valid;
-    SEBT_K_FINISH(acc, out, sebt_k_hop(m, v, u, sb, memo, stamp, epoch, p, &second, NULL));
+    SEBT_K_FINISH(acc, out, sebt_k_hop(m, v, u, sb, memo, epoch, p, &second, NULL));
 }
 
 /* One combo over a candidate list (sebt_k_simulate), SPEC §6-7: as

@@ -193,7 +193,7 @@ SEBT_HD static inline void sebt_k_window_moments(const double *x, int64_t from, 
  * series made of them costs O(w) per bar. */
 SEBT_HD static inline void sebt_k_zscore(const double *x, int64_t n, int32_t w, double *out)
 {
-    double dw = (double)w;
+    double dw = (double)w, inv_w = 1.0 / dw;   /* a pre-filter: a product is as good as a quotient */
     int64_t nan_count = 0, run = 0, since = 0;
     int fresh = 0;                      /* the state describes x[t-w .. t-1] */
     double sum = 0.0, comp = 0.0;       /* window sum of x, compensated */
@@ -221,12 +221,12 @@ SEBT_HD static inline void sebt_k_zscore(const double *x, int64_t n, int32_t w, 
             double xo = x[t - w];
             sebt_k_neumaier_add(&sum, &comp, xt);
             sebt_k_neumaier_add(&sum, &comp, -xo);
-            mean = (sum + comp) / dw;
+            mean = (sum + comp) * inv_w;
             double yt = xt - pivot, yo = xo - pivot;
-            double my = (ysum + ycomp) / dw;
+            double my = (ysum + ycomp) * inv_w;
             sebt_k_neumaier_add(&ysum, &ycomp, yt);
             sebt_k_neumaier_add(&ysum, &ycomp, -yo);
-            double my_new = (ysum + ycomp) / dw;
+            double my_new = (ysum + ycomp) * inv_w;
             m2 += (yt - yo) * ((yt - my_new) + (yo - my));
             since++;
             if (m2 > peak)
@@ -235,7 +235,7 @@ SEBT_HD static inline void sebt_k_zscore(const double *x, int64_t n, int32_t w, 
              * the last bits of the mean, so only the reference's own sums
              * agree with it there: take them. */
             double scale = fabs(mean) * dw * SEBT_K_Z_ILL;
-            exact = !(m2 > peak * SEBT_K_Z_CANCEL) || m2 / dw < scale * scale;
+            exact = !(m2 > peak * SEBT_K_Z_CANCEL) || m2 * inv_w < scale * scale;
         }
         if (exact) {
             sebt_k_window_moments(x, t + 1 - w, w, &sum, &mean, &m2, &ysum, &ycomp);
@@ -245,7 +245,7 @@ SEBT_HD static inline void sebt_k_zscore(const double *x, int64_t n, int32_t w, 
             since = 0;
             fresh = 1;
         }
-        double var = m2 / dw;
+        double var = m2 * inv_w;
         out[t] = var == 0.0 ? NAN : (xt - mean) / sqrt(var);
     }
 }

@@ -369,34 +369,103 @@ static void aset_free(aset *s)
     free(s->ebits);
 }
 
+/* The bars of one z window where its loosest thresholds could hold, with
+ * the reference's vol_z there: the rolling vol_z (into scratch) as a
+ * pre-filter, then the exact z at the bars it lets through. */
+typedef struct {
+    double vmin, cmin;             /* loosest among the batch's pairs of this z */
+    size_t n;
+    int32_t *bar;
+    double *vz;
+} zlist;
+
+static int z_candidates(const sweep *w, int32_t zw, zlist *zl, double *scratch)
+{
+    size_t n = w->n;
+    sebt_k_zscore(w->s->volume, (int64_t)n, zw, scratch);
+    double pre = sebt_k_z_prefilter(zl->vmin);
+    size_t count = 0;
+    for (size_t t = 0; t < n; t++)
+        count += w->cloc[t] > zl->cmin && scratch[t] > pre;
+    size_t m = count ? count : 1;
+    zl->bar = malloc(m * sizeof *zl->bar);
+    zl->vz = malloc(m * sizeof *zl->vz);
+    if (!zl->bar || !zl->vz)
+        return -1;
+    size_t k = 0;
+    for (size_t t = 0; t < n; t++)
+        if (w->cloc[t] > zl->cmin && scratch[t] > pre)
+            zl->bar[k++] = (int32_t)t;
+    fast_zscore_exact_at(w->s->volume, zw, zl->bar, count, zl->vz);
+    k = 0;
+    for (size_t i = 0; i < count; i++)
+        if (zl->vz[i] > zl->vmin) {
+            zl->bar[k] = zl->bar[i];
+            zl->vz[k] = zl->vz[i];
+            k++;
+        }
+    zl->n = k;
+    return 0;
+}
+
 /* Candidates of one pair: the bars where its loosest thresholds hold on the
- * reference's bits. The rolling tr_z goes to scratch (n doubles). */
-static int pair_candidates(const sweep *w, zpair *p, const double *vz_roll, double *scratch)
+ * reference's bits. From its z window's list (vol_z exact), the bars where
+ * the pair's own vol_z and cloc thresholds hold; there tr_z is computed
+ * exactly. When they are so many that O(z_window) per bar costs more than a
+ * rolling pass, the rolling tr_z (into scratch) pre-filters them first. */
+static int pair_candidates(const sweep *w, zpair *p, const zlist *zl, double *scratch)
 {
     size_t n = w->n;
     int32_t zw = w->zs[p->z];
     const double *atr = w->atr_col[p->a];
-    sebt_k_zscore(atr, (int64_t)n, zw, scratch);
-    double vpre = sebt_k_z_prefilter(p->vmin), tpre = sebt_k_z_prefilter(p->tmin);
-    size_t count = 0;
-    for (size_t t = 0; t < n; t++)
-        count += w->cloc[t] > p->cmin && vz_roll[t] > vpre && scratch[t] > tpre;
-    size_t m = count ? count : 1;
+    size_t m = zl->n ? zl->n : 1;
     int32_t *bars = malloc(m * sizeof *bars);
     double *ve = malloc(m * sizeof *ve), *te = malloc(m * sizeof *te);
     if (!bars || !ve || !te) {
         free(bars), free(ve), free(te);
         return -1;
     }
-    size_t k = 0;
-    for (size_t t = 0; t < n; t++)
-        if (w->cloc[t] > p->cmin && vz_roll[t] > vpre && scratch[t] > tpre)
-            bars[k++] = (int32_t)t;
-    fast_zscore_exact_at(w->s->volume, zw, bars, count, ve);
+    size_t count = 0;
+    for (size_t i = 0; i < zl->n; i++)
+        if (zl->vz[i] > p->vmin && w->cloc[zl->bar[i]] > p->cmin) {
+            bars[count] = zl->bar[i];
+            ve[count] = zl->vz[i];
+            count++;
+        }
+    /* ~2 z_window flops per exact bar against ~40 per bar for a rolling pass. */
+    if ((double)count * 2.0 * (double)zw > 40.0 * (double)n) {
+        sebt_k_zscore(atr, (int64_t)n, zw, scratch);
+        double pre = sebt_k_z_prefilter(p->tmin);
+        size_t k = 0;
+        for (size_t i = 0; i < count; i++)
+            if (scratch[bars[i]] > pre) {
+                bars[k] = bars[i];
+                ve[k] = ve[i];
+                k++;
+            }
+        count = k;
+    } else {
+        /* NaN and flat windows are the reference's NaN (SPEC §3): decided
+         * by counting, in one pass (bars ascending), as sebt_k_zscore does. */
+        size_t k = 0, i = 0, ws = (size_t)zw, clean = 0, run = 0;
+        for (size_t t = 0; t < n && i < count; t++) {
+            clean = isnan(atr[t]) ? 0 : clean + 1;
+            run = t > 0 && atr[t] == atr[t - 1] ? run + 1 : 1;
+            if ((size_t)bars[i] != t)
+                continue;
+            if (clean >= ws && run < ws) {
+                bars[k] = bars[i];
+                ve[k] = ve[i];
+                k++;
+            }
+            i++;
+        }
+        count = k;
+    }
     fast_zscore_exact_at(atr, zw, bars, count, te);
-    k = 0;
+    size_t k = 0;
     for (size_t i = 0; i < count; i++)
-        if (ve[i] > p->vmin && te[i] > p->tmin) {
+        if (te[i] > p->tmin) {
             bars[k] = bars[i];
             ve[k] = ve[i];
             te[k] = te[i];
@@ -492,15 +561,17 @@ static sebt_status run_zbatch(sweep *w, size_t q0, size_t q1, size_t z0, size_t 
     size_t n = w->n, cols = n ? n : 1, nz = z1 - z0;
     int nt = w->threads;
     combo_ref *R = w->refs;
-    double **vz_roll = calloc(nz, sizeof *vz_roll);
+    zlist *zls = calloc(nz, sizeof *zls);
     zpair *pairs = NULL;
     aset *sets = NULL;
     size_t n_pairs = 0, n_sets = 0;
     int32_t *pair_of = NULL, *span_list = NULL;
     size_t *task_start = NULL;
     int failed = 0;
-    if (!vz_roll)
+    if (!zls)
         goto nomem;
+    for (size_t z = 0; z < nz; z++)
+        zls[z].vmin = zls[z].cmin = INFINITY;
 
     /* Atr sets (refs are sorted by atr slot within the batch) and pairs. */
     for (size_t q = q0; q < q1; q++)
@@ -638,31 +709,27 @@ static sebt_status run_zbatch(sweep *w, size_t q0, size_t q1, size_t z0, size_t 
         goto nomem;
     }
 
-    /* The rolling vol_z of the batch's z windows. */
-    for (size_t z = 0; z < nz; z++)
-        if (!(vz_roll[z] = malloc(cols * sizeof(double)))) {
-            free(set_atr);
-            goto nomem;
-        }
-    #pragma omp parallel for schedule(dynamic, 1) num_threads(nt)
-    for (size_t z = 0; z < nz; z++)
-        sebt_k_zscore(w->s->volume, (int64_t)n, w->zs[z0 + z], vz_roll[z]);
-
-    /* Each pair's candidates, on the reference's bits. */
+    /* Per z window of the batch, the bars its vol_z thresholds let
+     * through (exact vol_z); then each pair's candidates. */
+    for (size_t i = 0; i < n_pairs; i++) {
+        zlist *zl = &zls[(size_t)pairs[i].z - z0];
+        zl->vmin = fmin(zl->vmin, pairs[i].vmin);
+        zl->cmin = fmin(zl->cmin, pairs[i].cmin);
+    }
     #pragma omp parallel num_threads(nt) reduction(|:failed)
     {
         double *scratch = malloc(cols * sizeof(double));
         if (!scratch)
             failed = 1;
         #pragma omp for schedule(dynamic, 1)
+        for (size_t z = 0; z < nz; z++)
+            if (!failed && zls[z].vmin < INFINITY && z_candidates(w, w->zs[z0 + z], &zls[z], scratch) != 0)
+                failed = 1;
+        #pragma omp for schedule(dynamic, 1)
         for (size_t i = 0; i < n_pairs; i++)
-            if (!failed && pair_candidates(w, &pairs[i], vz_roll[(size_t)pairs[i].z - z0], scratch) != 0)
+            if (!failed && pair_candidates(w, &pairs[i], &zls[(size_t)pairs[i].z - z0], scratch) != 0)
                 failed = 1;
         free(scratch);
-    }
-    for (size_t z = 0; z < nz; z++) {
-        free(vz_roll[z]);
-        vz_roll[z] = NULL;
     }
     if (failed) {
         free(set_atr);
@@ -798,10 +865,10 @@ static sebt_status run_zbatch(sweep *w, size_t q0, size_t q1, size_t z0, size_t 
     void *puser = w->opts ? w->opts->progress_user : NULL;
     #pragma omp parallel num_threads(nt) reduction(|:failed)
     {
-        sebt_k_memo *memo = malloc(umax * sizeof *memo);
-        uint32_t *stamp = calloc(umax, sizeof *stamp);
+        sebt_k_memo memo = { calloc(umax, sizeof *memo.link),   /* stamps 0: nothing filled */
+                             malloc(umax * sizeof *memo.val) };
         double *rbuf = malloc(umax * sizeof *rbuf);
-        if (!memo || !stamp || !rbuf)
+        if (!memo.link || !memo.val || !rbuf)
             failed = 1;
         #pragma omp for schedule(dynamic, 1)
         for (size_t task = 0; task < n_tasks; task++) {
@@ -823,7 +890,7 @@ static sebt_status run_zbatch(sweep *w, size_t q0, size_t q1, size_t z0, size_t 
                 const sebt_params *cp = &w->combos[idx];
                 sebt_result *r = &w->results[idx];
                 memset(r, 0, sizeof *r);
-                sebt_k_run_combo_hop(&w->fm.m, &v, &u, &sb, memo, stamp, epoch, cp, NULL, 0, rbuf,
+                sebt_k_run_combo_hop(&w->fm.m, &v, &u, &sb, &memo, epoch, cp, NULL, 0, rbuf,
                                      (int64_t)umax, r);
                 if (want_trades && r->n_trades) {
                     sebt_trade *tt = malloc(r->n_trades * sizeof *tt);
@@ -831,7 +898,7 @@ static sebt_status run_zbatch(sweep *w, size_t q0, size_t q1, size_t z0, size_t 
                         failed = 1;
                         break;
                     }
-                    sebt_k_run_combo_hop(&w->fm.m, &v, &u, &sb, memo, stamp, epoch, cp, tt,
+                    sebt_k_run_combo_hop(&w->fm.m, &v, &u, &sb, &memo, epoch, cp, tt,
                                          (int64_t)r->n_trades, rbuf, (int64_t)umax, r);
                     r->trades = tt;
                 }
@@ -847,8 +914,8 @@ static sebt_status run_zbatch(sweep *w, size_t q0, size_t q1, size_t z0, size_t 
                 }
             }
         }
-        free(memo);
-        free(stamp);
+        free(memo.link);
+        free(memo.val);
         free(rbuf);
     }
     free(set_of_atr);
@@ -860,10 +927,11 @@ nomem:
     st = sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory for a batch of %zu combos over %zu bars",
                    q1 - q0, n);
 out:
-    if (vz_roll)
-        for (size_t z = 0; z < nz; z++)
-            free(vz_roll[z]);
-    free(vz_roll);
+    for (size_t z = 0; zls && z < nz; z++) {
+        free(zls[z].bar);
+        free(zls[z].vz);
+    }
+    free(zls);
     for (size_t i = 0; pairs && i < n_pairs; i++)
         zpair_free(&pairs[i]);
     free(pairs);
@@ -989,7 +1057,7 @@ sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const
      * column. At least one z window per batch. */
     size_t budget = opts && opts->memory_budget ? opts->memory_budget : fast_memory_budget();
     size_t fixed = n * (24 + 2 + 17 * w.n_atrs + 17 * (size_t)threads);
-    size_t per_z = 8 * cols;
+    size_t per_z = 12 * cols;   /* worst case of a z window's list: every bar */
     size_t zper = budget > fixed ? (budget - fixed) / per_z : 1;
     if (zper < 1)
         zper = 1;

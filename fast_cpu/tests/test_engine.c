@@ -179,6 +179,55 @@ Test(determinism, memory_budget_does_not_change_a_bit)
     sebt_series_free(&s);
 }
 
+/* A budget of a few bytes through the batch options: one z window per
+ * batch, many batches, 1, 2 and 3 threads, the same bits as one batch on
+ * one thread; the path statistics say what ran. */
+Test(determinism, tiny_budget_many_batches_any_threads)
+{
+    sebt_series s = random_series(6000, 12, 300.0, 1e6, 911);
+    sebt_params c[400];
+    size_t n = mixed_grid(c, 400);
+    size_t distinct_z = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k = 0;
+        while (k < i && c[k].z_window != c[i].z_window)
+            k++;
+        distinct_z += k == i;
+    }
+    sebt_result *base = calloc(n, sizeof *base);
+    sebt_batch_stats st0 = { 0 };
+    sebt_batch_opts o0 = { .threads = 1, .want_trades = true, .stats = &st0 };
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_fast_cpu_backend.run_batch(&sebt_fast_cpu_backend, &s, c, n, &o0, base, &err), SEBT_OK, "%s",
+                 err.msg);
+    cr_assert_eq(st0.batches, 1, "the default budget holds this sweep in one batch (%zu)", st0.batches);
+    cr_assert_eq(st0.threads_used, 1);
+    cr_assert_gt(st0.chunks, 0);
+    cr_assert_gt(st0.blocks, 0);
+    for (int threads = 1; threads <= 3; threads++) {
+        sebt_result *r = calloc(n, sizeof *r);
+        sebt_batch_stats st = { 0 };
+        sebt_batch_opts o = { .threads = threads, .want_trades = true, .memory_budget = 64, .stats = &st };
+        cr_assert_eq(sebt_fast_cpu_backend.run_batch(&sebt_fast_cpu_backend, &s, c, n, &o, r, &err), SEBT_OK, "%s",
+                     err.msg);
+        cr_assert_eq(st.batches, distinct_z, "%d threads: %zu batches for %zu z windows", threads, st.batches,
+                     distinct_z);
+        cr_assert_eq(st.threads_used, threads);
+        assert_identical_results(base, r, n);
+        sebt_results_free(r, n);
+        free(r);
+    }
+    size_t trades = 0;
+    for (size_t i = 0; i < n; i++)
+        trades += base[i].n_trades;
+    cr_assert_gt(trades, 1000);
+    /* And the reference agrees with all of it. */
+    check_against_reference(&s, c, 40, 2);
+    sebt_results_free(base, n);
+    free(base);
+    sebt_series_free(&s);
+}
+
 /* Without trades asked for, the metrics are the same bits (sharpe then
  * comes from the R buffer or a second pass, never from the trades). */
 Test(determinism, metrics_without_trades)
