@@ -113,6 +113,9 @@ int main(int argc, char **argv)
             if (rc != CLI_EXIT_OK)
                 return rc;
         } else if (launched > 1) {
+            const char *r = getenv("OMPI_COMM_WORLD_RANK");
+            if (r && strcmp(r, "0") != 0)
+                return CLI_EXIT_USAGE;    /* rank 0 says it, once */
             fprintf(stderr, "sebt %s: error: started by an MPI launcher with %d processes, but '%s' does not "
                     "share its work across ranks (sweep and fuzz do): run it once, without mpirun\n",
                     commands[k].name, launched, commands[k].name);

@@ -106,6 +106,15 @@ int cli_mpi_start(const char *cmd)
     }
     api = a;
     cli_mpi.active = true;
+    if (launched > 1 && cli_mpi.size != launched) {
+        /* srun without an MPI plugin: N processes that each think they
+         * are alone would each run the whole job. */
+        if (cli_mpi.rank == 0)
+            fprintf(stderr, "sebt %s: error: the launcher started %d processes but MPI sees %d; with srun, "
+                    "give --mpi=pmix (or pmi2) so the processes join one job\n", cmd, launched, cli_mpi.size);
+        cli_mpi_finish();
+        return CLI_EXIT_USAGE;
+    }
     /* One rank per GPU on a node: the local rank picks the device unless
      * the user pinned one. */
     if (!getenv("BACKTEST_GPU_ID")) {
