@@ -14,6 +14,8 @@
 #include "oracle_internal.h"
 #include "sebt/backends.h"
 
+#define ORACLE_CROSS_CHECK_BARS 20000
+
 double oracle_now(void)
 {
     struct timespec ts;
@@ -77,9 +79,14 @@ static void note_z_window(sebt_divergence *div, const double *x, size_t t, int w
              sqrt(ss / w) / fabs(m), sqrt(ss / w) < 1e-6 * fabs(m) ? ", nearly flat" : "");
 }
 
+double sebt_oracle_tie_rate(uint64_t ties, uint64_t decisions)
+{
+    return decisions ? (double)ties * 1e6 / (double)decisions : 0.0;
+}
+
 static bool compare_features(const sebt_series *s, const sebt_params *p, const sebt_features *r,
                              const sebt_features *c, double tol, uint8_t *tie_bars,
-                             sebt_divergence *div, size_t *ties)
+                             sebt_divergence *div, oracle_tally *tally)
 {
     struct { const char *name; const double *a, *b; } col[] = {
         { "ema_f", r->ema_f, c->ema_f }, { "ema_s", r->ema_s, c->ema_s }, { "tr", r->tr, c->tr },
@@ -111,20 +118,26 @@ static bool compare_features(const sebt_series *s, const sebt_params *p, const s
             return false;
         }
         bool rs = r->signal[t] != 0, cs = c->signal[t] != 0;
+        if (!isnan(r->ema_f[t]) && !isnan(r->ema_s[t]) && !isnan(r->vol_z[t]) && !isnan(r->tr_z[t]) &&
+            !isnan(r->cloc[t]))
+            tally->decisions++;
         if (rs == cs)
             continue;
         double margin = NAN;
-        if (tol > 0 && oracle_signal_tie(r, p, t, cs, tol, &margin)) {
+        if (tol > 0 && oracle_signal_tie(r, c, p, t, cs, tol, &margin)) {
             tie_bars[t] = 1;
-            (*ties)++;
+            tally->ties++;
             continue;
         }
         if (tol <= 0)
-            oracle_signal_tie(r, p, t, cs, 1.0, &margin); /* only to name the deciding margin */
+            oracle_signal_tie(r, NULL, p, t, cs, 1.0, &margin); /* only to name the deciding margin */
         oracle_diverge(div, s, p, "signal", (int64_t)t, rs, cs, margin,
                        "reference signal %d, candidate %d (ema_f %.17g, ema_s %.17g, vol_z %.17g, "
-                       "tr_z %.17g, cloc %.17g)", rs, cs, r->ema_f[t], r->ema_s[t], r->vol_z[t],
-                       r->tr_z[t], r->cloc[t]);
+                       "tr_z %.17g, cloc %.17g)%s", rs, cs, r->ema_f[t], r->ema_s[t], r->vol_z[t],
+                       r->tr_z[t], r->cloc[t],
+                       tol > 0 && fabs(margin) <= tol * fmax(1.0, fabs(margin))
+                           ? "; a near-tie, but the candidate's operands are the reference's bits: "
+                             "a logic error, not rounding" : "");
         return false;
     }
     return true;
@@ -185,11 +198,12 @@ static bool sharpe_ill_conditioned(const sebt_trade *t, size_t n)
 sebt_status sebt_oracle_compare_one(const sebt_contract *contract, const sebt_series *s,
                                     const sebt_params *p, const sebt_features *cf,
                                     const sebt_result *cr, bool *diverged, sebt_divergence *div,
-                                    size_t *ties, sebt_error *err)
+                                    sebt_oracle_tally *tally, sebt_error *err)
 {
     const sebt_backend *ref = &sebt_reference_backend;
     double tol = contract->kind == SEBT_CONTRACT_EXACT ? 0.0 : contract->tol;
     *diverged = false;
+    oracle_tally combo = { 0, 0 };
     sebt_features rf;
     sebt_result rr = { 0 }, replay = { 0 };
     uint8_t *tie_bars = calloc(s->n ? s->n : 1, 1);
@@ -199,7 +213,11 @@ sebt_status sebt_oracle_compare_one(const sebt_contract *contract, const sebt_se
         return st ? st : sebt_fail(err, SEBT_ERR_NOMEM, "oracle: out of memory");
     }
     st = ref->features(ref, s, p, &rf, err);
-    if (st == SEBT_OK) {
+    /* The reference's own simulation checks the oracle's replay (below).
+     * It costs as much as the features again, so long series, where the
+     * replay has nothing new to show, go without it. */
+    bool cross_check = s->n <= ORACLE_CROSS_CHECK_BARS;
+    if (st == SEBT_OK && cross_check) {
         sebt_batch_opts o = { .threads = 1, .want_trades = true };
         st = ref->run_batch(ref, s, p, 1, &o, &rr, err);
     }
@@ -210,12 +228,11 @@ sebt_status sebt_oracle_compare_one(const sebt_contract *contract, const sebt_se
                                             "(run it with want_trades)");
         goto out;
     }
-    size_t combo_ties = 0;
-    if (!compare_features(s, p, &rf, cf, tol, tie_bars, div, &combo_ties)) {
+    if (!compare_features(s, p, &rf, cf, tol, tie_bars, div, &combo)) {
         *diverged = true;
         goto out;
     }
-    st = oracle_replay(s, p, &rf, tol, cr, tie_bars, &replay, diverged, div, &combo_ties, err);
+    st = oracle_replay(s, p, &rf, cf, tol, cr, tie_bars, &replay, diverged, div, &combo, err);
     if (st || *diverged)
         goto out;
     if (cr->valid_bars != replay.valid_bars) {
@@ -227,7 +244,7 @@ sebt_status sebt_oracle_compare_one(const sebt_contract *contract, const sebt_se
     }
     /* Without ties the replay must be the reference's own simulation; if
      * not, the oracle (or the reference) is wrong, not the candidate. */
-    if (combo_ties == 0) {
+    if (combo.ties == 0 && cross_check) {
         bool same = replay.n_trades == rr.n_trades && replay.open_at_end.open == rr.open_at_end.open;
         for (size_t i = 0; same && i < rr.n_trades; i++)
             same = same_trade_bits(&replay.trades[i], &rr.trades[i]);
@@ -240,7 +257,10 @@ sebt_status sebt_oracle_compare_one(const sebt_contract *contract, const sebt_se
         }
     }
     if (tol <= 0) {
-        if (!compare_metrics(s, p, &rr.metrics, &cr->metrics, 0.0, false, div))
+        /* Without ties the replay is the reference's simulation (checked
+         * against it on every series up to ORACLE_CROSS_CHECK_BARS). */
+        const sebt_metrics *want = cross_check ? &rr.metrics : &replay.metrics;
+        if (!compare_metrics(s, p, want, &cr->metrics, 0.0, false, div))
             *diverged = true;
     } else {
         sebt_metrics own = sebt_oracle_metrics(cr->trades, cr->n_trades);
@@ -248,8 +268,11 @@ sebt_status sebt_oracle_compare_one(const sebt_contract *contract, const sebt_se
         if (!compare_metrics(s, p, &own, &cr->metrics, tol, skip, div))
             *diverged = true;
     }
-    *ties += combo_ties;
 out:
+    if (tally) {
+        tally->decisions += combo.decisions;
+        tally->ties += combo.ties;
+    }
     free(tie_bars);
     sebt_features_free(&rf);
     sebt_result_free(&rr);
@@ -259,10 +282,11 @@ out:
 
 /* The loop behind sebt_oracle_check and oracle_check_case. */
 static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
-                             const sebt_params *combos, size_t n, int threads, bool stop_first,
-                             sebt_progress_fn progress, void *user, sebt_oracle_report *rep,
-                             sebt_error *err)
+                             const sebt_params *combos, size_t n, const sebt_oracle_opts *opts,
+                             sebt_oracle_report *rep, sebt_error *err)
 {
+    sebt_progress_fn progress = opts->progress;
+    void *user = opts->progress_user;
     memset(rep, 0, sizeof *rep);
     sebt_status st = sebt_series_check(s, err);
     if (st)
@@ -278,7 +302,8 @@ static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
     sebt_result *cr = calloc(n ? n : 1, sizeof *cr);
     if (!cr)
         return sebt_fail(err, SEBT_ERR_NOMEM, "oracle: out of memory for %zu results", n);
-    sebt_batch_opts o = { .threads = threads, .want_trades = true };
+    sebt_batch_opts o = { .threads = opts->threads, .want_trades = true,
+                          .memory_budget = opts->memory_budget, .stats = &rep->stats };
     sebt_error cerr = { 0 };
     sebt_status cst = cand->run_batch(cand, s, combos, n, &o, cr, &cerr);
     if (cst == SEBT_ERR_NODEVICE || cst == SEBT_ERR_NOMEM || cst == SEBT_ERR_UNAVAILABLE) {
@@ -319,8 +344,11 @@ static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
             oracle_diverge(&d, s, &combos[i], "features error", -1, 0, (double)cst, NAN,
                            "the candidate's features failed (%s): %s", sebt_status_name(cst), cerr.msg);
         } else {
+            oracle_tally tally = { 0, 0 };
             st = sebt_oracle_compare_one(&cand->contract, s, &combos[i], &cf, &cr[i], &diverged, &d,
-                                         &rep->ties, err);
+                                         &tally, err);
+            rep->ties += (size_t)tally.ties;
+            rep->decisions += tally.decisions;
             if (st) {
                 char msg[SEBT_ERROR_MSG_MAX];
                 snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
@@ -337,7 +365,7 @@ static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
         }
         if (progress)
             progress(user, i + 1, n);
-        if (diverged && stop_first)
+        if (diverged && opts->stop_first)
             break;
     }
     sebt_features_free(&cf);
@@ -351,20 +379,26 @@ sebt_status sebt_oracle_check(const sebt_backend *candidate, const sebt_series *
                               const sebt_oracle_opts *opts, sebt_oracle_report *report,
                               sebt_error *err)
 {
-    return run_check(candidate, s, combos, n_combos, opts ? opts->threads : 0, false,
-                     opts ? opts->progress : NULL, opts ? opts->progress_user : NULL, report, err);
+    sebt_oracle_opts none = { 0 };
+    return run_check(candidate, s, combos, n_combos, opts ? opts : &none, report, err);
 }
 
 sebt_status oracle_check_case(const sebt_backend *candidate, const sebt_series *s,
-                              const sebt_params *p, size_t n_combos, bool *diverged,
-                              sebt_divergence *div, size_t *ties, size_t *diverged_combo,
-                              sebt_error *err)
+                              const sebt_params *p, size_t n_combos, const oracle_case_opts *co,
+                              bool *diverged, sebt_divergence *div, oracle_tally *tally,
+                              size_t *diverged_combo, sebt_error *err)
 {
     sebt_oracle_report rep;
-    sebt_status st = run_check(candidate, s, p, n_combos, 1, true, NULL, NULL, &rep, err);
+    sebt_oracle_opts o = { .threads = co && co->threads > 0 ? co->threads : 1,
+                           .memory_budget = co ? co->memory_budget : 0, .stop_first = true };
+    sebt_status st = run_check(candidate, s, p, n_combos, &o, &rep, err);
     *diverged = st == SEBT_OK && rep.combos_diverged > 0;
-    if (ties)
-        *ties += rep.ties;
+    if (co && co->stats)
+        *co->stats = rep.stats;
+    if (tally) {
+        tally->ties += rep.ties;
+        tally->decisions += rep.decisions;
+    }
     if (*diverged) {
         if (div)
             *div = rep.details[0];

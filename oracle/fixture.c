@@ -5,6 +5,7 @@
  *   expected.json        the reference's result (trades, open position, metrics)
  *   README.txt           where it came from and what diverged
  * The test suite replays every folder against every backend. */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 
 #include "oracle_internal.h"
 #include "sebt/backends.h"
+#include "sebt/grid.h"
 
 static sebt_status make_dir(const char *path, sebt_error *err)
 {
@@ -325,4 +327,89 @@ void sebt_fixture_free(sebt_fixture *f)
         return;
     sebt_series_free(&f->series);
     sebt_result_free(&f->expected);
+}
+
+/* ---- checking a backend against fixtures --------------------------------- */
+
+/* batch.txt: threads=, memory_budget= (written by sebt fuzz for batch bugs). */
+static sebt_status read_batch(const char *path, int *threads, size_t *budget, sebt_error *err)
+{
+    char *text;
+    size_t len;
+    sebt_status st = sebt_read_file(path, &text, &len, err);
+    if (st)
+        return st;
+    for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+        unsigned long long v;
+        if (sscanf(line, "threads=%llu", &v) == 1)
+            *threads = (int)v;
+        else if (sscanf(line, "memory_budget=%llu", &v) == 1)
+            *budget = (size_t)v;
+    }
+    free(text);
+    return SEBT_OK;
+}
+
+sebt_status sebt_fixture_check(const sebt_backend *cand, const char *path, bool *diverged,
+                               sebt_divergence *div, sebt_error *err)
+{
+    *diverged = false;
+    sebt_fixture f;
+    sebt_status st = sebt_fixture_read(path, &f, err);
+    if (st)
+        return st;
+    char file[1100];
+    sebt_params *combos = &f.params;
+    size_t n = 1;
+    sebt_oracle_opts o = { .threads = 1, .stop_first = true };
+    snprintf(file, sizeof file, "%s/combos.csv", path);
+    struct stat sb;
+    if (stat(file, &sb) == 0) {
+        st = sebt_combos_load(file, &combos, &n, err);
+        snprintf(file, sizeof file, "%s/batch.txt", path);
+        if (st == SEBT_OK && stat(file, &sb) == 0)
+            st = read_batch(file, &o.threads, &o.memory_budget, err);
+    }
+    sebt_oracle_report r;
+    if (st == SEBT_OK)
+        st = sebt_oracle_check(cand, &f.series, combos, n, &o, &r, err);
+    if (st == SEBT_OK && r.combos_diverged) {
+        *diverged = true;
+        if (div)
+            *div = r.details[0];
+    }
+    if (combos != &f.params)
+        free(combos);
+    sebt_fixture_free(&f);
+    return st;
+}
+
+sebt_status sebt_fixtures_check(const sebt_backend *cand, const char *dir, size_t *n_fixtures,
+                                size_t *n_diverged, char *first, size_t first_size, sebt_error *err)
+{
+    *n_fixtures = *n_diverged = 0;
+    if (first && first_size)
+        first[0] = '\0';
+    DIR *d = opendir(dir);
+    if (!d)
+        return sebt_fail(err, SEBT_ERR_IO, "cannot open %s: %s", dir, strerror(errno));
+    sebt_status st = SEBT_OK;
+    struct dirent *e;
+    while (st == SEBT_OK && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[2048], series[2100];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        snprintf(series, sizeof series, "%s/series.csv", path);
+        struct stat sb;
+        if (stat(series, &sb) != 0)
+            continue;
+        bool diverged = false;
+        st = sebt_fixture_check(cand, path, &diverged, NULL, err);
+        (*n_fixtures)++;
+        if (diverged && (*n_diverged)++ == 0 && first)
+            snprintf(first, first_size, "%s", e->d_name);
+    }
+    closedir(d);
+    return st;
 }

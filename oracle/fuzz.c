@@ -148,6 +148,20 @@ static void gen_series(sebt_rng *r, size_t n, sebt_series *s, char *shape, size_
         if (what >= 24 && what < 26)
             vol = 0.0;
         make_bar(s, t, o, h, l, c, vol, tick);
+        /* Bars that touch a stop or target exactly (atr_stop_mult 0 puts
+         * the stop on the signal bar's low; reward_r 1 puts the target at
+         * 2*entry - stop): a strict and a non-strict test part there. */
+        if (t >= 2 && what >= 26 && what < 32) {
+            double stop = s->low[t - 2], entry = s->open[t - 1];
+            if (what < 28 && stop > 0)
+                s->open[t] = stop;
+            else if (what < 30)
+                s->low[t] = stop;
+            else if (entry > stop)
+                s->high[t] = entry + 1.0 * (entry - stop);
+            s->high[t] = fmax(s->high[t], fmax(s->open[t], s->close[t]));
+            s->low[t] = fmin(s->low[t], fmin(s->open[t], s->close[t]));
+        }
         c = s->close[t];
         if (c <= 0)
             c = scale;
@@ -194,12 +208,14 @@ static int32_t gen_window(sebt_rng *r, size_t n, int32_t min)
     return (int32_t)(w < min ? min : w);
 }
 
-static double gen_threshold(sebt_rng *r, double always, double never, double lo, double hi)
+static double gen_threshold(sebt_rng *r, double always, double never, double lo, double hi,
+                            double exact)
 {
-    switch (sebt_rng_range(r, 0, 7)) {
+    switch (sebt_rng_range(r, 0, 8)) {
     case 0: case 1: case 2: return always;    /* every bar passes */
     case 3: return never;                     /* no bar passes */
     case 4: return 0.0;
+    case 5: return exact;  /* a value bars hit exactly: a z over 2 bars is +-1, cloc 0.5 on a tick */
     default: return round_sig(uniform(r, lo, hi), 3);
     }
 }
@@ -213,9 +229,9 @@ static void gen_combo(sebt_rng *r, size_t n, sebt_params *p)
         p->ema_slow = p->ema_fast + (int32_t)sebt_rng_range(r, 1, 6);
     p->z_window = gen_window(r, n, 2);
     p->atr_window = gen_window(r, n, 1);
-    p->vol_z = gen_threshold(r, -100.0, 100.0, -1.5, 2.5);
-    p->tr_z = gen_threshold(r, -100.0, 100.0, -1.5, 2.5);
-    p->cloc_min = gen_threshold(r, -1.0, 1.0, 0.0, 1.0);
+    p->vol_z = gen_threshold(r, -100.0, 100.0, -1.5, 2.5, 1.0);
+    p->tr_z = gen_threshold(r, -100.0, 100.0, -1.5, 2.5, 1.0);
+    p->cloc_min = gen_threshold(r, -1.0, 1.0, 0.0, 1.0, 0.5);
     p->use_stop = chance(r, 0.85);
     p->atr_stop_mult = chance(r, 0.2) ? 0.0 : round_sig(uniform(r, 0, 3), 2);
     p->use_tp = chance(r, 0.85);
@@ -230,6 +246,43 @@ static void gen_combo(sebt_rng *r, size_t n, sebt_params *p)
     }
     p->fee_bp = chance(r, 0.3) ? 0.0 : round_sig(uniform(r, 0, 30), 2);
     p->slippage_bp = chance(r, 0.3) ? 0.0 : round_sig(uniform(r, 0, 30), 2);
+}
+
+static sebt_status case_alloc(sebt_fuzz_case *out, size_t n, size_t n_combos, sebt_error *err)
+{
+    memset(out, 0, sizeof *out);
+    out->combos = calloc(n_combos ? n_combos : 1, sizeof *out->combos);
+    if (!out->combos)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "fuzz: out of memory for %zu combos", n_combos);
+    out->n_combos = n_combos;
+    sebt_status st = sebt_series_alloc(&out->series, n, err);
+    if (st) {
+        free(out->combos);
+        out->combos = NULL;
+    }
+    return st;
+}
+
+static sebt_status case_check(uint64_t seed, uint64_t iteration, sebt_fuzz_case *out, sebt_error *err)
+{
+    sebt_status st = sebt_series_check(&out->series, err);
+    if (st) {
+        char msg[SEBT_ERROR_MSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+        sebt_fuzz_case_free(out);
+        return sebt_fail(err, SEBT_ERR_INTERNAL, "fuzz: generated a bar that breaks SPEC §1 "
+                         "(seed %llu, case %llu): %s", (unsigned long long)seed,
+                         (unsigned long long)iteration, msg);
+    }
+    return SEBT_OK;
+}
+
+uint64_t sebt_fuzz_stream_seed(uint64_t seed, uint64_t stream)
+{
+    if (stream == 0)
+        return seed;
+    uint64_t x = stream;
+    return seed ^ splitmix64(&x);
 }
 
 sebt_status sebt_fuzz_generate(uint64_t seed, uint64_t iteration, sebt_fuzz_case *out,
@@ -249,41 +302,302 @@ sebt_status sebt_fuzz_generate(uint64_t seed, uint64_t iteration, sebt_fuzz_case
         n = (size_t)sebt_rng_range(&r, 60, 400);
     else
         n = (size_t)sebt_rng_range(&r, 400, 2500);
-    sebt_status st = sebt_series_alloc(&out->series, n, err);
+    sebt_series tmp;
+    sebt_status st = sebt_series_alloc(&tmp, n, err);
     if (st)
         return st;
-    gen_series(&r, n, &out->series, out->shape, sizeof out->shape);
-    out->n_combos = (size_t)sebt_rng_range(&r, 1, SEBT_FUZZ_MAX_COMBOS);
+    char shape[sizeof out->shape];
+    gen_series(&r, n, &tmp, shape, sizeof shape);
+    size_t n_combos = (size_t)sebt_rng_range(&r, 1, SEBT_FUZZ_MAX_COMBOS);
+    st = case_alloc(out, 0, n_combos, err);
+    if (st) {
+        sebt_series_free(&tmp);
+        return st;
+    }
+    sebt_series_free(&out->series);
+    out->series = tmp;
+    memcpy(out->shape, shape, sizeof shape);
+    out->threads = 1;
     for (size_t i = 0; i < out->n_combos; i++)
         gen_combo(&r, n, &out->combos[i]);
-    st = sebt_series_check(&out->series, err);
-    if (st) {
-        char msg[SEBT_ERROR_MSG_MAX];
-        snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
-        sebt_fuzz_case_free(out);
-        return sebt_fail(err, SEBT_ERR_INTERNAL, "fuzz: generated a bar that breaks SPEC §1 "
-                         "(seed %llu, case %llu): %s", (unsigned long long)seed,
-                         (unsigned long long)iteration, msg);
+    return case_check(seed, iteration, out, err);
+}
+
+/* ---- big cases: the paths a small case never takes ----------------------- */
+
+/* fast_cpu (and any backend like it) switches paths at these points; big
+ * cases aim at both sides of each. Bars x combos below/above 10^6 decides
+ * one thread or a team; the memory budget decides how many indicator keys
+ * share a batch (a budget of one byte forces one key per batch); ATR is
+ * summed in blocks of 512 bars, crossed by every big case. */
+#define BIG_THREAD_POINT 1e6
+#define BIG_MIN_BARS 100000
+#define BIG_MAX_BARS 130000
+
+/* A window of series s, [from, from+n), copied. */
+static void copy_bars(const sebt_series *s, size_t from, size_t n, sebt_series *out)
+{
+    memcpy(out->ts, s->ts + from, n * sizeof *out->ts);
+    memcpy(out->open, s->open + from, n * sizeof(double));
+    memcpy(out->high, s->high + from, n * sizeof(double));
+    memcpy(out->low, s->low + from, n * sizeof(double));
+    memcpy(out->close, s->close + from, n * sizeof(double));
+    memcpy(out->volume, s->volume + from, n * sizeof(double));
+}
+
+/* A combo for real prices: windows short enough that the reference checks
+ * 100k bars in a fraction of a second, thresholds where real bars sit
+ * (0.5 is a common cloc on a tick grid; z-scores over 2 bars are +-1). */
+static void gen_big_combo(sebt_rng *r, const int32_t key[4], sebt_params *p)
+{
+    *p = sebt_params_default();
+    p->ema_fast = key[0];
+    p->ema_slow = key[1];
+    p->z_window = key[2];
+    p->atr_window = key[3];
+    static const double vz[] = { -100, 0.0, 1.0, 1.5, 2.0, 2.5 };
+    static const double tz[] = { -100, 0.0, 1.0, 0.5, 1.2, 2.0 };
+    static const double cm[] = { -1, 0.0, 0.5, 0.6, 0.8, 0.25 };
+    p->vol_z = vz[sebt_rng_range(r, 0, 5)];
+    p->tr_z = tz[sebt_rng_range(r, 0, 5)];
+    p->cloc_min = cm[sebt_rng_range(r, 0, 5)];
+    p->use_stop = chance(r, 0.85);
+    static const double mult[] = { 0.0, 0.0, 0.5, 0.7, 1.0, 2.0 };
+    p->atr_stop_mult = mult[sebt_rng_range(r, 0, 5)];
+    p->use_tp = chance(r, 0.85);
+    static const double rewards[] = { 0.5, 1.0, 1.0, 2.0, 3.0 };
+    p->reward_r = rewards[sebt_rng_range(r, 0, 4)];
+    p->use_time = chance(r, 0.85);
+    p->max_hold = chance(r, 0.3) ? (int32_t)sebt_rng_range(r, 1, 3) : (int32_t)sebt_rng_range(r, 4, 200);
+    p->fee_bp = chance(r, 0.3) ? 0.0 : (double)sebt_rng_range(r, 1, 10);
+    p->slippage_bp = chance(r, 0.3) ? 0.0 : (double)sebt_rng_range(r, 1, 10);
+}
+
+sebt_status sebt_fuzz_generate_big(uint64_t seed, uint64_t index, const sebt_series *base,
+                                   sebt_fuzz_case *out, sebt_error *err)
+{
+    memset(out, 0, sizeof *out);
+    sebt_rng r;
+    sebt_rng_seed(&r, seed ^ (index * 0x9FB21C651E98DF25ull) ^ 0xB16CA5E5ull);
+    size_t n = (size_t)sebt_rng_range(&r, BIG_MIN_BARS, BIG_MAX_BARS);
+    bool real = base && base->n >= 2;
+    if (real && n > base->n)
+        n = base->n;
+    /* Both sides of the thread point: bars x combos just under or well over it. */
+    size_t under = (size_t)(BIG_THREAD_POINT / (double)n);
+    size_t n_combos = chance(&r, 0.35) ? (size_t)sebt_rng_range(&r, 2, (int64_t)(under > 2 ? under : 2))
+                                       : (size_t)sebt_rng_range(&r, (int64_t)under + 1, (int64_t)under + 16);
+    sebt_status st = case_alloc(out, n, n_combos, err);
+    if (st)
+        return st;
+    out->big = true;
+    sebt_series *s = &out->series;
+    size_t used;
+    if (real) {
+        size_t from = (size_t)sebt_rng_range(&r, 0, (int64_t)(base->n - n));
+        copy_bars(base, from, n, s);
+        used = (size_t)snprintf(out->shape, sizeof out->shape, "big: %zu real bars from bar %zu", n, from);
+    } else {
+        gen_series(&r, n, s, out->shape, sizeof out->shape);
+        used = strlen(out->shape);
+        used += (size_t)snprintf(out->shape + used, sizeof out->shape - used, " (big, synthetic)");
     }
-    return SEBT_OK;
+    /* Holes punched in: single bars, runs longer than every window, and
+     * sometimes the very first bars. */
+    size_t singles = (size_t)sebt_rng_range(&r, 0, 200), runs = (size_t)sebt_rng_range(&r, 1, 6);
+    for (size_t i = 0; i < singles; i++)
+        sebt_series_set_missing(s, (size_t)sebt_rng_range(&r, 0, (int64_t)n - 1));
+    for (size_t i = 0; i < runs; i++) {
+        size_t len = (size_t)sebt_rng_range(&r, 2, 400);
+        size_t at = (size_t)sebt_rng_range(&r, 0, (int64_t)(n > len ? n - len : 0));
+        for (size_t t = at; t < at + len && t < n; t++)
+            sebt_series_set_missing(s, t);
+    }
+    if (chance(&r, 0.2))
+        for (size_t t = 0, k = (size_t)sebt_rng_range(&r, 1, 50); t < k && t < n; t++)
+            sebt_series_set_missing(s, t);
+    sebt_series_recount(s);
+    /* Indicator keys: some combos share one (grouped), most have their own
+     * (so a small budget splits them over many batches). */
+    size_t n_keys = (size_t)sebt_rng_range(&r, 1, (int64_t)n_combos);
+    int32_t (*keys)[4] = malloc((n_keys ? n_keys : 1) * sizeof *keys);
+    if (!keys) {
+        sebt_fuzz_case_free(out);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "fuzz: out of memory");
+    }
+    for (size_t k = 0; k < n_keys; k++) {
+        keys[k][0] = (int32_t)sebt_rng_range(&r, 1, 60);
+        keys[k][1] = chance(&r, 0.15) ? keys[k][0] : (int32_t)sebt_rng_range(&r, 1, 200);
+        keys[k][2] = (int32_t)(chance(&r, 0.2) ? 2 : sebt_rng_range(&r, 2, 96));
+        keys[k][3] = (int32_t)sebt_rng_range(&r, 1, 48);
+    }
+    for (size_t i = 0; i < n_combos; i++)
+        gen_big_combo(&r, keys[i < n_keys ? i : (size_t)sebt_rng_range(&r, 0, (int64_t)n_keys - 1)],
+                      &out->combos[i]);
+    free(keys);
+    out->threads = (int)sebt_rng_range(&r, 2, 8);
+    switch (sebt_rng_range(&r, 0, 4)) {
+    case 0: case 1: out->memory_budget = 1; break;                 /* one key per batch */
+    case 2: case 3: out->memory_budget = n * 8 * (size_t)sebt_rng_range(&r, 4, 40); break;
+    default: out->memory_budget = 0; break;                        /* the backend's own */
+    }
+    if (used < sizeof out->shape)
+        snprintf(out->shape + used, sizeof out->shape - used, ", %zu combos on %zu keys, %d threads, %s",
+                 n_combos, n_keys, out->threads,
+                 out->memory_budget == 1 ? "1-byte budget" : out->memory_budget ? "small budget" : "default budget");
+    return case_check(seed, index, out, err);
 }
 
 void sebt_fuzz_case_free(sebt_fuzz_case *c)
 {
-    if (c)
+    if (c) {
         sebt_series_free(&c->series);
+        free(c->combos);
+        c->combos = NULL;
+        c->n_combos = 0;
+    }
 }
 
 /* ---- the loop ---------------------------------------------------------- */
 
-static void fixture_name(const sebt_backend *b, uint64_t seed, uint64_t it, char *buf, size_t size)
+static void fixture_name(const sebt_backend *b, uint64_t seed, uint64_t stream, bool big, uint64_t it,
+                         char *buf, size_t size)
 {
-    snprintf(buf, size, "%s-seed%llu-case%llu", b->name, (unsigned long long)seed,
-             (unsigned long long)it);
+    char st[40] = "";
+    if (stream)
+        snprintf(st, sizeof st, "-stream%llu", (unsigned long long)stream);
+    snprintf(buf, size, "%s-seed%llu%s-%s%llu", b->name, (unsigned long long)seed, st,
+             big ? "big" : "case", (unsigned long long)it);
     for (char *c = buf; *c; c++)
         if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
               *c == '-' || *c == '_'))
             *c = '-';
+}
+
+static void note_paths(sebt_fuzz_paths *pa, const sebt_fuzz_case *c, const sebt_batch_stats *st)
+{
+    pa->big_cases += c->big;
+    pa->multi_thread_cases += st->threads_used > 1;
+    pa->multi_batch_cases += st->batches > 1;
+    pa->multi_block_cases += st->blocks > 1;
+    if (st->threads_used > pa->max_threads)
+        pa->max_threads = st->threads_used;
+    if (st->batches > pa->max_batches)
+        pa->max_batches = st->batches;
+    if (st->blocks > pa->max_blocks)
+        pa->max_blocks = st->blocks;
+    if (st->chunks > pa->max_chunks)
+        pa->max_chunks = st->chunks;
+    if (c->series.n > pa->max_bars)
+        pa->max_bars = c->series.n;
+    if (c->n_combos > pa->max_combos)
+        pa->max_combos = c->n_combos;
+    pa->stats_reported = pa->stats_reported || st->threads_used || st->batches || st->blocks || st->chunks;
+}
+
+/* Writes the batch a reproducer needs besides its combo: every combo (in
+ * sebt sweep's combos format) and the run options. */
+static sebt_status write_batch_files(const char *folder, const sebt_fuzz_report *rep, sebt_error *err)
+{
+    char file[1200];
+    snprintf(file, sizeof file, "%s/combos.csv", folder);
+    FILE *f = fopen(file, "w");
+    if (!f)
+        return sebt_fail(err, SEBT_ERR_IO, "cannot write %s", file);
+    for (int j = 0; j < SEBT_N_PARAMS; j++)
+        fprintf(f, "%s%s", j ? "," : "", sebt_param_table[j].name);
+    fputc('\n', f);
+    for (size_t i = 0; i < rep->repro_n_combos; i++)
+        for (int j = 0; j < SEBT_N_PARAMS; j++) {
+            char v[64];
+            sebt_params_format(&rep->repro_combos[i], j, v, sizeof v);
+            fprintf(f, "%s%s", v, j + 1 < SEBT_N_PARAMS ? "," : "\n");
+        }
+    if (fclose(f) != 0)
+        return sebt_fail(err, SEBT_ERR_IO, "cannot write %s", file);
+    snprintf(file, sizeof file, "%s/batch.txt", folder);
+    f = fopen(file, "w");
+    if (!f)
+        return sebt_fail(err, SEBT_ERR_IO, "cannot write %s", file);
+    fprintf(f, "# The divergence needs these combos in one run_batch call with:\nthreads=%d\n"
+               "memory_budget=%zu\nfocus_combo=%zu\n", rep->repro_threads, rep->repro_memory_budget,
+            rep->repro_focus);
+    if (fclose(f) != 0)
+        return sebt_fail(err, SEBT_ERR_IO, "cannot write %s", file);
+    return SEBT_OK;
+}
+
+/* Takes the diverging case c into the report, shrunk when asked. */
+static sebt_status keep_divergence(const sebt_backend *cand, const sebt_fuzz_opts *opts,
+                                   sebt_fuzz_case *c, size_t which, const sebt_divergence *div,
+                                   sebt_fuzz_report *rep, sebt_error *err)
+{
+    rep->found = true;
+    rep->found_big = c->big;
+    snprintf(rep->shape, sizeof rep->shape, "%s", c->shape);
+    rep->original_bars = c->series.n;
+    rep->original_combos = c->n_combos;
+    rep->repro = c->series;               /* ownership moves to the report */
+    rep->repro_combos = c->combos;
+    rep->repro_n_combos = c->n_combos;
+    rep->repro_focus = which;
+    rep->repro_threads = c->threads;
+    rep->repro_memory_budget = c->memory_budget;
+    c->combos = NULL;
+    c->series = (sebt_series){ 0 };
+    rep->divergence = *div;
+    /* Alone, on one thread and the default budget, the combo may diverge
+     * too: then the batch is not part of the bug and a single combo is
+     * the reproducer. */
+    bool alone = false;
+    sebt_divergence d1;
+    sebt_error e1 = { 0 };
+    if (rep->repro_n_combos > 1 || rep->repro_threads > 1 || rep->repro_memory_budget) {
+        sebt_status st = oracle_check_case(cand, &rep->repro, &rep->repro_combos[which], 1, NULL, &alone,
+                                           &d1, NULL, NULL, &e1);
+        if (st == SEBT_OK && alone) {
+            rep->repro_combos[0] = rep->repro_combos[which];
+            rep->repro_n_combos = 1;
+            rep->repro_focus = 0;
+            rep->repro_threads = 1;
+            rep->repro_memory_budget = 0;
+            rep->divergence = d1;
+        }
+    }
+    rep->divergence.combo = rep->repro_focus;
+    if (opts->shrink) {
+        oracle_case_opts co = { rep->repro_threads, rep->repro_memory_budget, NULL };
+        sebt_status st = oracle_shrink_batch(cand, &rep->repro, rep->repro_combos, &rep->repro_n_combos,
+                                             &rep->repro_focus, &co, &rep->divergence, err);
+        if (st)
+            return st;
+        rep->repro_threads = co.threads;
+        rep->repro_memory_budget = co.memory_budget;
+    }
+    rep->repro_params = rep->repro_combos[rep->repro_focus];
+    if (opts->save_dir) {
+        char name[256], note[1600];
+        fixture_name(cand, opts->seed, opts->stream, rep->found_big, rep->found_iteration, name, sizeof name);
+        int used = snprintf(note, sizeof note,
+                            "Found by `sebt fuzz --backend %s --seed %llu%s` at %s %llu (%s), shrunk from "
+                            "%zu to %zu bars and from %zu to %zu combos.\nDivergence: %s at bar %lld: %s\n",
+                            cand->name, (unsigned long long)opts->seed, opts->stream ? " (stream)" : "",
+                            rep->found_big ? "big case" : "case", (unsigned long long)rep->found_iteration,
+                            rep->shape, rep->original_bars, rep->repro.n, rep->original_combos,
+                            rep->repro_n_combos, rep->divergence.what, (long long)rep->divergence.bar,
+                            rep->divergence.detail);
+        if (rep->repro_n_combos > 1 && used > 0 && (size_t)used < sizeof note)
+            snprintf(note + used, sizeof note - (size_t)used,
+                     "The bug needs a batch: combos.csv and batch.txt hold the combos and run options "
+                     "(params.txt is the combo that diverges).\n");
+        sebt_status st = sebt_fixture_write(opts->save_dir, name, &rep->repro, &rep->repro_params, note,
+                                            rep->saved_path, sizeof rep->saved_path, err);
+        if (st == SEBT_OK && rep->repro_n_combos > 1)
+            st = write_batch_files(rep->saved_path, rep, err);
+        if (st)
+            return st;
+    }
+    return SEBT_OK;
 }
 
 sebt_status sebt_fuzz_run(const sebt_backend *cand, const sebt_fuzz_opts *opts,
@@ -292,69 +606,78 @@ sebt_status sebt_fuzz_run(const sebt_backend *cand, const sebt_fuzz_opts *opts,
     memset(rep, 0, sizeof *rep);
     if (opts->iterations == 0 && !(opts->time_s > 0))
         return sebt_fail(err, SEBT_ERR_USAGE, "fuzz: give a number of cases or a time limit");
-    double start = oracle_now();
-    for (uint64_t it = 0;; it++) {
+    double share = opts->big_share == 0 ? SEBT_FUZZ_DEFAULT_BIG_SHARE : opts->big_share;
+    if (share < 0)
+        share = 0;
+    if (share > 1)
+        share = 1;
+    uint64_t seed = sebt_fuzz_stream_seed(opts->seed, opts->stream);
+    /* big_est: what the next big case will cost, at first a guess; small
+     * cases get the first seconds, where most bugs show. */
+    double start = oracle_now(), big_time = 0, big_est = 1.0;
+    uint64_t small_i = 0, big_i = 0;
+    for (;;) {
         double el = oracle_now() - start;
-        if (opts->iterations && it >= opts->iterations)
+        uint64_t done = small_i + big_i;
+        if (opts->iterations && done >= opts->iterations)
             break;
         if (opts->time_s > 0 && el >= opts->time_s)
             break;
         if (opts->progress) {
             if (opts->iterations)
-                opts->progress(opts->progress_user, (size_t)it, (size_t)opts->iterations);
+                opts->progress(opts->progress_user, (size_t)done, (size_t)opts->iterations);
             else
                 opts->progress(opts->progress_user, (size_t)(el * 10), (size_t)(opts->time_s * 10));
         }
+        /* Big cases take about `share` of the time: one runs whenever the
+         * time spent on them falls behind. The order of small and big
+         * cases depends on speed; each case is a pure function of (seed,
+         * stream, kind, number). */
+        bool big = share > 0 && small_i > 0 && big_time + big_est <= share * (el + big_est);
         sebt_fuzz_case c;
-        sebt_status st = sebt_fuzz_generate(opts->seed, it, &c, err);
+        uint64_t it = big ? big_i : small_i;
+        double t0 = oracle_now();
+        sebt_status st = big ? sebt_fuzz_generate_big(seed, it, opts->base, &c, err)
+                             : sebt_fuzz_generate(seed, it, &c, err);
         if (st)
             return st;
         bool diverged = false;
         size_t which = 0;
         sebt_divergence div;
-        st = oracle_check_case(cand, &c.series, c.combos, c.n_combos, &diverged, &div, &rep->ties,
+        sebt_batch_stats bs = { 0 };
+        oracle_case_opts co = { c.threads, c.memory_budget, &bs };
+        oracle_tally tally = { 0, 0 };
+        st = oracle_check_case(cand, &c.series, c.combos, c.n_combos, &co, &diverged, &div, &tally,
                                &which, err);
+        if (big) {
+            big_i++;
+            big_est = oracle_now() - t0;
+            big_time += big_est;
+        } else {
+            small_i++;
+        }
         rep->cases_run++;
+        rep->ties += (size_t)tally.ties;
+        rep->decisions += tally.decisions;
         rep->combos_checked += diverged ? which + 1 : c.n_combos;
+        note_paths(&rep->paths, &c, &bs);
         if (st) {
             char msg[SEBT_ERROR_MSG_MAX];
             snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
             sebt_fuzz_case_free(&c);
-            return sebt_fail(err, st, "fuzz case %llu of seed %llu: %s", (unsigned long long)it,
-                             (unsigned long long)opts->seed, msg);
+            return sebt_fail(err, st, "fuzz %s %llu of seed %llu: %s", big ? "big case" : "case",
+                             (unsigned long long)it, (unsigned long long)opts->seed, msg);
         }
         if (!diverged) {
             sebt_fuzz_case_free(&c);
             continue;
         }
-        rep->found = true;
         rep->found_iteration = it;
         rep->seconds_to_find = oracle_now() - start;
-        snprintf(rep->shape, sizeof rep->shape, "%s", c.shape);
-        rep->original_bars = c.series.n;
-        rep->repro = c.series;               /* ownership moves to the report */
-        rep->repro_params = c.combos[which];
-        div.combo = 0;
-        rep->divergence = div;
-        if (opts->shrink) {
-            st = sebt_oracle_shrink(cand, &rep->repro, &rep->repro_params, &rep->divergence, err);
-            if (st)
-                return st;
-        }
-        if (opts->save_dir) {
-            char name[256], note[1200];
-            fixture_name(cand, opts->seed, it, name, sizeof name);
-            snprintf(note, sizeof note,
-                     "Found by `sebt fuzz --backend %s --seed %llu` at case %llu (%s), shrunk from "
-                     "%zu to %zu bars.\nDivergence: %s at bar %lld: %s\n", cand->name,
-                     (unsigned long long)opts->seed, (unsigned long long)it, rep->shape,
-                     rep->original_bars, rep->repro.n, rep->divergence.what,
-                     (long long)rep->divergence.bar, rep->divergence.detail);
-            st = sebt_fixture_write(opts->save_dir, name, &rep->repro, &rep->repro_params, note,
-                                    rep->saved_path, sizeof rep->saved_path, err);
-            if (st)
-                return st;
-        }
+        st = keep_divergence(cand, opts, &c, which, &div, rep, err);
+        sebt_fuzz_case_free(&c);
+        if (st)
+            return st;
         break;
     }
     rep->seconds = oracle_now() - start;
@@ -363,6 +686,9 @@ sebt_status sebt_fuzz_run(const sebt_backend *cand, const sebt_fuzz_opts *opts,
 
 void sebt_fuzz_report_free(sebt_fuzz_report *r)
 {
-    if (r)
+    if (r) {
         sebt_series_free(&r->repro);
+        free(r->repro_combos);
+        r->repro_combos = NULL;
+    }
 }

@@ -21,27 +21,48 @@ void oracle_diverge(sebt_divergence *div, const sebt_series *s, const sebt_param
 
 /* The oracle's replay of SPEC §6 over the reference's features, following
  * the candidate (cand, with trades) at near-tie decisions. On return
- * *diverged tells whether a difference beyond a tie was found (div filled),
- * *ties how many decisions were adjudicated. replay receives the replayed
+ * *diverged tells whether a difference beyond a tie was found (div filled);
+ * tally gains the exit decisions judged and the ties adjudicated. cand_f
+ * (the candidate's features; may be NULL) says whether its signal operands
+ * moved; its trades' stop and tp say whether its exit operands did. replay receives the replayed
  * trades (malloc'd) and open position. tie_bars marks signal bars already
  * adjudicated by the feature comparison (not counted twice); may be NULL. */
+typedef sebt_oracle_tally oracle_tally;
+
 sebt_status oracle_replay(const sebt_series *s, const sebt_params *p, const sebt_features *ref,
-                          double tol, const sebt_result *cand, const uint8_t *tie_bars,
-                          sebt_result *replay, bool *diverged, sebt_divergence *div,
-                          size_t *ties, sebt_error *err);
+                          const sebt_features *cand_f, double tol, const sebt_result *cand,
+                          const uint8_t *tie_bars, sebt_result *replay, bool *diverged,
+                          sebt_divergence *div, oracle_tally *tally, sebt_error *err);
 
 /* Whether the candidate's signal at t (cand_sig) can differ from the
- * reference's only through near-ties. *margin gets the deciding margin. */
-bool oracle_signal_tie(const sebt_features *ref, const sebt_params *p, size_t t, bool cand_sig,
-                       double tol, double *margin);
+ * reference's only through rounding: near-ties (within tol) whose operands
+ * in cand (the candidate's features) are not the reference's bits. tol 0
+ * never adjudicates. *margin gets the deciding margin. */
+bool oracle_signal_tie(const sebt_features *ref, const sebt_features *cand, const sebt_params *p,
+                       size_t t, bool cand_sig, double tol, double *margin);
+
+/* How a case's batch runs on the candidate: the paths it takes. */
+typedef struct {
+    int threads;             /* 0: 1 */
+    size_t memory_budget;    /* 0: the backend's default */
+    sebt_batch_stats *stats; /* may be NULL */
+} oracle_case_opts;
 
 /* Whether candidate diverges from the reference on (s, p): runs both and
  * compares. A candidate error counts as a divergence. Used by the fuzzer
  * and the shrinker. */
 sebt_status oracle_check_case(const sebt_backend *candidate, const sebt_series *s,
-                              const sebt_params *p, size_t n_combos, bool *diverged,
-                              sebt_divergence *div, size_t *ties, size_t *diverged_combo,
-                              sebt_error *err);
+                              const sebt_params *p, size_t n_combos, const oracle_case_opts *o,
+                              bool *diverged, sebt_divergence *div, oracle_tally *tally,
+                              size_t *diverged_combo, sebt_error *err);
+
+/* sebt_oracle_shrink over a batch: combos[*focus] diverges when the n
+ * combos run together with co's options. Drops the other combos it can,
+ * then shrinks bars, the focus combo's parameters and values; co->threads
+ * drops to 1 when the divergence does not need the threads. */
+sebt_status oracle_shrink_batch(const sebt_backend *cand, sebt_series *s, sebt_params *combos,
+                                size_t *n, size_t *focus, oracle_case_opts *co,
+                                sebt_divergence *div, sebt_error *err);
 
 double oracle_now(void);
 

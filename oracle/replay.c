@@ -66,8 +66,31 @@ static void signal_terms(const sebt_features *f, const sebt_params *p, size_t t,
     lhs[3] = f->cloc[t];  rhs[3] = p->cloc_min;
 }
 
-bool oracle_signal_tie(const sebt_features *ref, const sebt_params *p, size_t t, bool cand_sig,
-                       double tol, double *margin)
+static bool bits_equal(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* Whether the candidate's operands of signal comparison i at t are the
+ * reference's bits. Rounding can only move a decision whose operands
+ * moved; without the candidate's features nothing is known, so they count
+ * as the same. */
+static bool same_operands(const sebt_features *ref, const sebt_features *cand, int i, size_t t)
+{
+    if (!cand)
+        return true;
+    switch (i) {
+    case 0: return bits_equal(ref->ema_s[t], cand->ema_s[t]) && bits_equal(ref->ema_f[t], cand->ema_f[t]);
+    case 1: return bits_equal(ref->vol_z[t], cand->vol_z[t]);
+    case 2: return bits_equal(ref->tr_z[t], cand->tr_z[t]);
+    default: return bits_equal(ref->cloc[t], cand->cloc[t]);
+    }
+}
+
+bool oracle_signal_tie(const sebt_features *ref, const sebt_features *cand, const sebt_params *p,
+                       size_t t, bool cand_sig, double tol, double *margin)
 {
     double lhs[4], rhs[4];
     signal_terms(ref, p, t, lhs, rhs);
@@ -76,10 +99,11 @@ bool oracle_signal_tie(const sebt_features *ref, const sebt_params *p, size_t t,
     if (ref_sig == cand_sig)
         return true;
     if (ref_sig) {
-        /* The candidate said no: one near-tie comparison is enough to explain it. */
+        /* The candidate said no: one comparison that rounding could have
+         * flipped (a near-tie whose operands moved) is enough to explain it. */
         double best = INFINITY;
         for (int i = 0; i < 4; i++) {
-            if (sebt_oracle_near_tie(lhs[i], rhs[i], tol)) {
+            if (tol > 0 && sebt_oracle_near_tie(lhs[i], rhs[i], tol) && !same_operands(ref, cand, i, t)) {
                 *margin = lhs[i] - rhs[i];
                 return true;
             }
@@ -91,15 +115,19 @@ bool oracle_signal_tie(const sebt_features *ref, const sebt_params *p, size_t t,
         return false;
     }
     /* The candidate said yes: every comparison the reference found false
-     * must be a near-tie. */
+     * must be a near-tie over operands that moved. */
+    bool ok = true;
     for (int i = 0; i < 4; i++) {
         if (lhs[i] > rhs[i])
             continue;
-        *margin = lhs[i] - rhs[i];
-        if (!sebt_oracle_near_tie(lhs[i], rhs[i], tol))
-            return false;
+        if (ok)
+            *margin = lhs[i] - rhs[i];
+        if (!(tol > 0 && sebt_oracle_near_tie(lhs[i], rhs[i], tol) && !same_operands(ref, cand, i, t))) {
+            *margin = lhs[i] - rhs[i];
+            ok = false;
+        }
     }
-    return true;
+    return ok;
 }
 
 /* Exact contracts (tol 0) compare bits; NaN only agrees with NaN. */
@@ -163,9 +191,9 @@ static bool same_trade(const sebt_series *s, const sebt_params *p, const sebt_tr
 }
 
 sebt_status oracle_replay(const sebt_series *s, const sebt_params *p, const sebt_features *ref,
-                          double tol, const sebt_result *cand, const uint8_t *tie_bars,
-                          sebt_result *out, bool *diverged, sebt_divergence *div,
-                          size_t *ties, sebt_error *err)
+                          const sebt_features *cand_f, double tol, const sebt_result *cand,
+                          const uint8_t *tie_bars, sebt_result *out, bool *diverged,
+                          sebt_divergence *div, oracle_tally *tally, sebt_error *err)
 {
     memset(out, 0, sizeof *out);
     *diverged = false;
@@ -200,14 +228,14 @@ sebt_status oracle_replay(const sebt_series *s, const sebt_params *p, const sebt
             bool take = ref->signal[t] != 0;
             if (cand_sig != take) {
                 double margin;
-                if (!oracle_signal_tie(ref, p, t, cand_sig, tol, &margin) || tol <= 0)
+                if (tol <= 0 || !oracle_signal_tie(ref, cand_f, p, t, cand_sig, tol, &margin))
                     DIVERGE("signal", (int64_t)t, take, cand_sig, margin,
                             "reference %s a trade at signal bar %zu, candidate %s (its next trade "
                             "has signal bar %lld)", take ? "opens" : "opens no", t,
                             cand_sig ? "does" : "does not",
                             ci < cn ? (long long)ct[ci].signal_index : -1LL);
                 if (!tie_bars || !tie_bars[t])
-                    (*ties)++;
+                    tally->ties++;
                 take = cand_sig;
             }
             if (!take)
@@ -228,6 +256,7 @@ sebt_status oracle_replay(const sebt_series *s, const sebt_params *p, const sebt
             continue;
         }
         bars += 1;
+        tally->decisions++;
         /* The decision chain of SPEC §6 in order; outcome = first true. */
         bool d[4] = {
             p->use_stop && s->open[u] <= stop,
@@ -255,15 +284,26 @@ sebt_status oracle_replay(const sebt_series *s, const sebt_params *p, const sebt
             /* Both chains agree up to the first decision where they differ:
              * that one decision must be a near-tie. */
             int j = cand_out < ref_out ? cand_out : ref_out;
-            double lhs = NAN, rhs = NAN;
-            if (j == 0 && p->use_stop) { lhs = s->open[u]; rhs = stop; }
-            if (j == 1 && p->use_stop) { lhs = s->low[u]; rhs = stop; }
-            if (j == 2 && p->use_tp && tp > 0) { lhs = s->high[u]; rhs = tp; }
-            if (tol <= 0 || !sebt_oracle_near_tie(lhs, rhs, tol))
+            double lhs = NAN, rhs = NAN, cand_rhs = NAN;
+            /* The candidate's own stop and target, from its trade (or its
+             * open position): the operands it compared with. */
+            const sebt_trade *cur = ci < cn ? &ct[ci] : NULL;
+            double cstop = cur ? cur->stop : cand->open_at_end.open ? cand->open_at_end.stop : NAN;
+            double ctp = cur ? cur->tp : cand->open_at_end.open ? cand->open_at_end.tp : NAN;
+            if (j == 0 && p->use_stop) { lhs = s->open[u]; rhs = stop; cand_rhs = cstop; }
+            if (j == 1 && p->use_stop) { lhs = s->low[u]; rhs = stop; cand_rhs = cstop; }
+            if (j == 2 && p->use_tp && tp > 0) { lhs = s->high[u]; rhs = tp; cand_rhs = ctp; }
+            bool near = tol > 0 && sebt_oracle_near_tie(lhs, rhs, tol);
+            /* open, low and high are the series' own bits on both sides:
+             * only a stop or target that moved can make rounding the cause. */
+            bool moved = !isnan(cand_rhs) && !bits_equal(rhs, cand_rhs);
+            if (!near || !moved)
                 DIVERGE("exit", (int64_t)u, (double)ref_out, (double)cand_out, lhs - rhs,
-                        "position from signal bar %zu, bar %zu (held %d): reference %s, candidate %s",
-                        sig, u, (int)bars, outcome_name(ref_out), outcome_name(cand_out));
-            (*ties)++;
+                        "position from signal bar %zu, bar %zu (held %d): reference %s, candidate %s%s",
+                        sig, u, (int)bars, outcome_name(ref_out), outcome_name(cand_out),
+                        near && !moved ? " (a near-tie, but the candidate's operands are the "
+                                         "reference's bits: a logic error, not rounding)" : "");
+            tally->ties++;
         }
         if (cand_out == 4)
             continue;

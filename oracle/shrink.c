@@ -20,6 +20,12 @@ typedef struct {
     size_t checks;
     double deadline;
     sebt_divergence div;
+    /* The batch: n combos run together with co's options; combos[focus]
+     * is the one being simplified (the others only when a bug needs them). */
+    sebt_params *combos;
+    size_t n, focus;
+    oracle_case_opts co;
+    sebt_params *scratch;
 } shrinker;
 
 static bool out_of_budget(const shrinker *k)
@@ -27,23 +33,78 @@ static bool out_of_budget(const shrinker *k)
     return k->checks >= SHRINK_MAX_CHECKS || oracle_now() > k->deadline;
 }
 
-/* Whether the candidate still diverges on (s, p). Errors count as "no":
- * a change that makes the case invalid is simply not taken. */
-static bool still(shrinker *k, const sebt_series *s, const sebt_params *p)
+/* Whether the candidate still diverges on s with the batch's combos, the
+ * focus combo replaced by p. Errors count as "no": a change that makes the
+ * case invalid is simply not taken. */
+static bool still_batch(shrinker *k, const sebt_series *s, const sebt_params *combos, size_t n)
 {
     if (out_of_budget(k))
         return false;
     k->checks++;
-    if (sebt_params_validate(p, NULL) != SEBT_OK || sebt_series_check(s, NULL) != SEBT_OK)
+    if (sebt_series_check(s, NULL) != SEBT_OK)
         return false;
+    for (size_t i = 0; i < n; i++)
+        if (sebt_params_validate(&combos[i], NULL) != SEBT_OK)
+            return false;
     bool diverged = false;
     sebt_divergence d;
     sebt_error err = { 0 };
-    if (oracle_check_case(k->cand, s, p, 1, &diverged, &d, NULL, NULL, &err) != SEBT_OK)
+    size_t which = 0;
+    if (oracle_check_case(k->cand, s, combos, n, &k->co, &diverged, &d, NULL, &which, &err) != SEBT_OK)
         return false;
-    if (diverged)
+    if (diverged) {
         k->div = d;
+        k->div.combo = which;
+    }
     return diverged;
+}
+
+static bool still(shrinker *k, const sebt_series *s, const sebt_params *p)
+{
+    memcpy(k->scratch, k->combos, k->n * sizeof *k->scratch);
+    k->scratch[k->focus] = *p;
+    return still_batch(k, s, k->scratch, k->n);
+}
+
+/* Drops every combo but the focus that the divergence does not need:
+ * halves of the others first, then one at a time. */
+static void shrink_combos(shrinker *k, const sebt_series *s, bool *changed)
+{
+    /* Most batch bugs need two combos: the focus and one before it. */
+    if (k->n > 2 && k->focus > 0) {
+        size_t others[2] = { 0, k->focus - 1 };
+        for (size_t i = 0; i < 2 && k->n > 2; i++) {
+            sebt_params pair[2] = { k->combos[others[i]], k->combos[k->focus] };
+            if (still_batch(k, s, pair, 2)) {
+                k->combos[0] = pair[0];
+                k->combos[1] = pair[1];
+                k->n = 2;
+                k->focus = 1;
+                *changed = true;
+            }
+        }
+    }
+    for (size_t chunk = k->n / 2; chunk >= 1 && k->n > 1 && !out_of_budget(k); chunk /= 2) {
+        for (size_t from = 0; from < k->n && k->n > 1 && !out_of_budget(k);) {
+            /* Candidate batch: without [from, from+chunk), the focus kept. */
+            size_t m = 0, focus = 0;
+            for (size_t i = 0; i < k->n; i++) {
+                if (i >= from && i < from + chunk && i != k->focus)
+                    continue;
+                if (i == k->focus)
+                    focus = m;
+                k->scratch[m++] = k->combos[i];
+            }
+            if (m < k->n && still_batch(k, s, k->scratch, m)) {
+                memcpy(k->combos, k->scratch, m * sizeof *k->combos);
+                k->n = m;
+                k->focus = focus;
+                *changed = true;
+            } else {
+                from += chunk;
+            }
+        }
+    }
 }
 
 /* s without bars [from, from+len). */
@@ -71,6 +132,23 @@ static sebt_status without(const sebt_series *s, size_t from, size_t len, sebt_s
 static sebt_status shrink_bars(shrinker *k, sebt_series *s, const sebt_params *p, bool *changed,
                                sebt_error *err)
 {
+    /* A long case first tries its first few bars: most bugs show early,
+     * and each check on 10^5 bars costs as much as thousands on 50. */
+    static const size_t heads[] = { 50, 200, 1000, 5000, 20000 };
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0] && heads[i] * 2 <= s->n && !out_of_budget(k); i++) {
+        sebt_series head;
+        sebt_status st = sebt_series_slice(s, 0, heads[i], &head, err);
+        if (st)
+            return st;
+        sebt_series_recount(&head);
+        if (still(k, &head, p)) {
+            sebt_series_free(s);
+            *s = head;
+            *changed = true;
+            break;
+        }
+        sebt_series_free(&head);
+    }
     for (size_t chunk = s->n / 2; chunk >= 1 && !out_of_budget(k); chunk /= 2) {
         for (size_t from = 0; from < s->n && !out_of_budget(k);) {
             size_t len = from + chunk <= s->n ? chunk : s->n - from;
@@ -197,29 +275,75 @@ static sebt_status shrink_values(shrinker *k, sebt_series *s, const sebt_params 
     return SEBT_OK;
 }
 
-sebt_status sebt_oracle_shrink(const sebt_backend *cand, sebt_series *s, sebt_params *p,
-                               sebt_divergence *div, sebt_error *err)
+sebt_status oracle_shrink_batch(const sebt_backend *cand, sebt_series *s, sebt_params *combos,
+                                size_t *n, size_t *focus, oracle_case_opts *co,
+                                sebt_divergence *div, sebt_error *err)
 {
-    shrinker k = { .cand = cand, .deadline = oracle_now() + SHRINK_MAX_SECONDS };
-    if (!still(&k, s, p))
+    oracle_case_opts *co_out = co;
+    shrinker k = { .cand = cand, .deadline = oracle_now() + SHRINK_MAX_SECONDS, .combos = combos,
+                   .n = *n, .focus = *focus };
+    if (co) {
+        k.co = *co;
+        k.co.stats = NULL;
+    }
+    k.scratch = malloc((*n ? *n : 1) * sizeof *k.scratch);
+    if (!k.scratch)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "shrink: out of memory");
+    sebt_status st = SEBT_OK;
+    sebt_params *p = &k.combos[k.focus];
+    if (!still(&k, s, p)) {
+        free(k.scratch);
         return sebt_fail(err, SEBT_ERR_USAGE, "shrink: the case does not diverge to begin with");
+    }
+    /* A budget in bytes splits fewer bars into fewer batches: the smallest
+     * budget keeps the batches whatever the bars, so shrinking can go on. */
+    if (k.co.memory_budget > 1) {
+        size_t budget = k.co.memory_budget;
+        k.co.memory_budget = 1;
+        if (!still(&k, s, p))
+            k.co.memory_budget = budget;
+    }
+    if (k.co.threads > 1) {
+        int threads = k.co.threads;
+        k.co.threads = 1;
+        if (!still(&k, s, p))
+            k.co.threads = threads;
+    }
     for (int round = 0; round < 8 && !out_of_budget(&k); round++) {
         bool changed = false;
-        sebt_status st = shrink_bars(&k, s, p, &changed, err);
+        shrink_combos(&k, s, &changed);
+        p = &k.combos[k.focus];
+        st = shrink_bars(&k, s, p, &changed, err);
         if (st == SEBT_OK) {
             shrink_params(&k, s, p, &changed);
             st = shrink_values(&k, s, p, &changed, err);
         }
-        if (st)
-            return st;
-        if (!changed)
+        if (st || !changed)
             break;
     }
-    /* The divergence as it reads on the final case. */
-    k.deadline = oracle_now() + 10;
-    k.checks = 0;
-    still(&k, s, p);
-    *div = k.div;
-    div->combo = 0;
-    return SEBT_OK;
+    if (st == SEBT_OK) {
+        /* The divergence as it reads on the final case. */
+        k.deadline = oracle_now() + 10;
+        k.checks = 0;
+        still(&k, s, &k.combos[k.focus]);
+        *div = k.div;
+    }
+    *n = k.n;
+    *focus = k.focus;
+    if (co_out) {
+        co_out->threads = k.co.threads;
+        co_out->memory_budget = k.co.memory_budget;
+    }
+    free(k.scratch);
+    return st;
+}
+
+sebt_status sebt_oracle_shrink(const sebt_backend *cand, sebt_series *s, sebt_params *p,
+                               sebt_divergence *div, sebt_error *err)
+{
+    size_t n = 1, focus = 0;
+    sebt_status st = oracle_shrink_batch(cand, s, p, &n, &focus, NULL, div, err);
+    if (st == SEBT_OK)
+        div->combo = 0;
+    return st;
 }

@@ -6,51 +6,75 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sebt/grid.h"
 
 static void usage(FILE *f)
 {
-    fputs("usage: sebt fuzz --backend NAME [--seed S] [--iterations N | --time SECONDS]\n"
+    fputs("usage: sebt fuzz --backend NAME [--seed S] [--stream K] [--iterations N | --time SECONDS]\n"
+          "                 [--big-share F] [--base FILE] [--max-tie-rate R]\n"
           "                 [--format text|json] [--save DIR | --no-save] [--no-shrink]\n"
-          "       sebt fuzz --self-test [--seed S] [--time SECONDS] [--format text|json]\n"
+          "       sebt fuzz --self-test [--seed S] [--time SECONDS] [--no-parity] [--no-suite]\n"
+          "                 [--format text|json]\n"
           "\n"
-          "Generates series and combos meant to break backends (random walks at prices from\n"
-          "1e-6 to 1e6, volumes to 1e12, holes everywhere, flat and high == low bars, gaps\n"
-          "through the stop, windows of 1, 2 and longer than the series, 0-2 bar series...)\n"
-          "and checks the backend against the reference on each. The same seed gives the\n"
-          "same cases on every machine. The first divergence is shrunk to a small case,\n"
-          "written as a regression fixture, and printed.\n"
+          "Generates series and combos meant to break backends and checks the backend against\n"
+          "the reference on each. Small cases: random walks at prices from 1e-6 to 1e6, volumes\n"
+          "to 1e12, holes everywhere, flat and high == low bars, gaps through the stop, bars\n"
+          "that touch a stop or target exactly, windows of 1, 2 and longer than the series,\n"
+          "0-2 bar series, one thread. Big cases (a share of the time): 100,000+ real bars\n"
+          "with holes punched in, many combos on either side of the 10^6 bars x combos point,\n"
+          "2-8 threads and memory budgets down to 1 byte, so the backend runs on several\n"
+          "threads, in several batches and blocks. The same seed gives the same cases on\n"
+          "every machine. The first divergence is shrunk to a small case (keeping the batch\n"
+          "when the bug needs one), written as a regression fixture, and printed.\n"
           "\n"
           "  --backend NAME     reference, fast_cpu, cuda, cpu|gpu|auto, or mutant:BUG\n"
           "  --seed S           the case sequence (default 1)\n"
+          "  --stream K         one of several disjoint case sequences of the seed (default 0;\n"
+          "                     shards or MPI ranks take one each)\n"
           "  --iterations N     run N cases (default 1000 when --time is not given)\n"
           "  --time SECONDS     run cases for this long (with --self-test: per mutant, default 30)\n"
-          "  --save DIR         where to write the reproducer (default: the source tree's\n"
-          "                     fixtures/regressions; mutants are not saved unless --save is given)\n"
+          "  --big-share F      share of the time spent on big cases, 0 to 1 (default 0.3)\n"
+          "  --base FILE        real bars big cases are cut from (default: the bundled\n"
+          "                     fixtures/data/BTCUSDT-15m-2017-2021.csv.gz)\n"
+          "  --max-tie-rate R   fail when more than R decisions per 10^6 are adjudicated ties\n"
+          "                     (default 100; exact backends never tie)\n"
+          "  --save DIR         where to write the reproducer (default: ./sebt-fuzz-repro in\n"
+          "                     the current folder; mutants are not saved unless --save is given)\n"
           "  --no-save          do not write the reproducer\n"
           "  --no-shrink        report the case as generated\n"
-          "  --self-test        fuzz every mutant below; each must be caught within the time\n"
-          "                     with a shrunk reproducer of at most 50 bars\n"
+          "  --self-test        the mutation score: every mutant below must be caught by the\n"
+          "                     fuzzer within the time, with a shrunk reproducer of at most 50\n"
+          "                     bars unless its bug needs more; parity on the bundled data and\n"
+          "                     the regression fixtures are scored too\n"
+          "  --no-parity        self-test: skip the parity score\n"
+          "  --no-suite         self-test: skip the regression-fixture score\n"
           "  --format FMT       text (default) or json\n"
           "  -h, --help         this help\n"
           "\n"
           "Mutants (planted bugs, for --self-test and --backend mutant:BUG):\n", f);
     for (size_t i = 0; i < sebt_mutant_count(); i++)
-        fprintf(f, "  %-20s %s\n", sebt_mutant_at(i)->name, sebt_mutant_bug(i));
-    fputs("\nExit codes: 0 nothing found (self-test: every mutant caught), 1 a divergence\n"
-          "(self-test: a mutant missed), 2 bad usage, 3 no usable GPU.\n", f);
+        fprintf(f, "  %-22s %s\n", sebt_mutant_at(i)->name, sebt_mutant_bug(i));
+    fputs("\nExit codes: 0 nothing found (self-test: every mutant caught), 1 a divergence or too\n"
+          "many ties (self-test: a mutant missed), 2 bad usage, 3 no usable GPU.\n", f);
 }
 
 typedef struct {
     const char *backend;
-    uint64_t seed;
+    uint64_t seed, stream;
     uint64_t iterations;
     double time_s;
+    double big_share;        /* < 0: none */
+    const char *base;
+    double max_tie_rate;
     bool json;
-    bool self_test;
+    bool self_test, no_parity, no_suite;
     bool shrink;
     bool no_save;
     const char *save_dir;
 } fuzz_args;
+
+#define DEFAULT_SAVE_DIR "sebt-fuzz-repro"
+#define DEFAULT_BASE SEBT_FIXTURES_DIR "/data/BTCUSDT-15m-2017-2021.csv.gz"
 
 static int parse_u64(const char *cmd, const char *flag, const char *v, uint64_t *out)
 {
@@ -70,6 +94,8 @@ static int parse_args(int argc, char **argv, fuzz_args *a)
     memset(a, 0, sizeof *a);
     a->seed = 1;
     a->shrink = true;
+    a->big_share = SEBT_FUZZ_DEFAULT_BIG_SHARE;
+    a->max_tie_rate = SEBT_DEFAULT_MAX_TIE_RATE;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             usage(stdout);
@@ -86,6 +112,29 @@ static int parse_args(int argc, char **argv, fuzz_args *a)
             a->shrink = false;
         } else if (strcmp(arg, "--no-save") == 0) {
             a->no_save = true;
+        } else if (strcmp(arg, "--no-parity") == 0) {
+            a->no_parity = true;
+        } else if (strcmp(arg, "--no-suite") == 0) {
+            a->no_suite = true;
+        } else if (cli_opt_value(argc, argv, &i, "--stream", &v, &missing)) {
+            rc = parse_u64(cmd, "--stream", v, &a->stream);
+        } else if (cli_opt_value(argc, argv, &i, "--big-share", &v, &missing)) {
+            char *end = NULL;
+            double f = v ? strtod(v, &end) : -1;
+            if (!v || end == v || *end || !(f >= 0 && f <= 1))
+                return cli_usage_error(cmd, "--big-share expects a share from 0 to 1, got '%s'", v ? v : "");
+            a->big_share = f;
+        } else if (cli_opt_value(argc, argv, &i, "--base", &v, &missing)) {
+            if (missing)
+                return cli_usage_error(cmd, "--base needs a FILE");
+            a->base = v;
+        } else if (cli_opt_value(argc, argv, &i, "--max-tie-rate", &v, &missing)) {
+            char *end = NULL;
+            double r = v ? strtod(v, &end) : -1;
+            if (!v || end == v || *end || !(r >= 0) || r > 1e6)
+                return cli_usage_error(cmd, "--max-tie-rate expects ties per 10^6 decisions, 0 to 1000000, "
+                                       "got '%s'", v ? v : "");
+            a->max_tie_rate = r;
         } else if (cli_opt_value(argc, argv, &i, "--backend", &v, &missing)) {
             if (missing)
                 return cli_usage_error(cmd, "--backend needs a NAME");
@@ -123,6 +172,8 @@ static int parse_args(int argc, char **argv, fuzz_args *a)
         return cli_usage_error(cmd, "give --iterations or --time, not both");
     if (a->save_dir && a->no_save)
         return cli_usage_error(cmd, "--save and --no-save contradict each other");
+    if (!a->self_test && (a->no_parity || a->no_suite))
+        return cli_usage_error(cmd, "--no-parity and --no-suite go with --self-test");
     if (a->self_test && a->backend)
         return cli_usage_error(cmd, "--self-test fuzzes the built-in mutants; it takes no --backend");
     if (!a->self_test && !a->backend)
@@ -173,6 +224,63 @@ static void print_params(FILE *f, const sebt_params *p)
     }
 }
 
+/* The real bars big cases are cut from: --base, else the bundled 15m file.
+ * Without it big cases are synthetic (said in the summary). */
+static int load_base(const char *cmd, const fuzz_args *a, sebt_series *base, bool *have)
+{
+    *have = false;
+    if (!(a->big_share > 0))
+        return CLI_EXIT_OK;
+    const char *path = a->base ? a->base : DEFAULT_BASE;
+    FILE *probe = a->base ? NULL : fopen(path, "rb");
+    if (!a->base && !probe)
+        return CLI_EXIT_OK;
+    if (probe)
+        fclose(probe);
+    sebt_load_opts lo = { 0 };
+    sebt_error err = { 0 };
+    if (sebt_load_csv(path, &lo, base, &err) != SEBT_OK)
+        return cli_report_error(cmd, &err);
+    *have = true;
+    return CLI_EXIT_OK;
+}
+
+static void print_paths(const sebt_fuzz_report *r, bool real_base)
+{
+    const sebt_fuzz_paths *p = &r->paths;
+    printf("big cases %llu of %llu (%s bars), largest %zu bars x %zu combos\n",
+           (unsigned long long)p->big_cases, (unsigned long long)r->cases_run,
+           real_base ? "real" : "synthetic", p->max_bars, p->max_combos);
+    if (!p->stats_reported) {
+        printf("paths: the backend reports no path statistics (sebt_batch_stats), so the threads,\n"
+               "       batches and blocks it took are unknown\n");
+        return;
+    }
+    printf("paths: %llu cases on several threads (up to %d), %llu in several batches (up to %zu),\n"
+           "       %llu in several blocks (up to %zu)\n",
+           (unsigned long long)p->multi_thread_cases, p->max_threads,
+           (unsigned long long)p->multi_batch_cases, p->max_batches,
+           (unsigned long long)p->multi_block_cases, p->max_blocks);
+}
+
+static void json_paths(cli_json *j, const sebt_fuzz_report *r, bool real_base)
+{
+    const sebt_fuzz_paths *p = &r->paths;
+    cli_json_begin_object(j, "paths");
+    cli_json_bool(j, "stats_reported", p->stats_reported);
+    cli_json_int(j, "big_cases", (int64_t)p->big_cases);
+    cli_json_bool(j, "big_cases_real_bars", real_base);
+    cli_json_int(j, "multi_thread_cases", (int64_t)p->multi_thread_cases);
+    cli_json_int(j, "multi_batch_cases", (int64_t)p->multi_batch_cases);
+    cli_json_int(j, "multi_block_cases", (int64_t)p->multi_block_cases);
+    cli_json_int(j, "max_threads", p->max_threads);
+    cli_json_int(j, "max_batches", (int64_t)p->max_batches);
+    cli_json_int(j, "max_blocks", (int64_t)p->max_blocks);
+    cli_json_int(j, "max_bars", (int64_t)p->max_bars);
+    cli_json_int(j, "max_combos", (int64_t)p->max_combos);
+    cli_json_end_object(j);
+}
+
 static int fuzz_one(const fuzz_args *a)
 {
     const char *cmd = "fuzz";
@@ -183,55 +291,86 @@ static int fuzz_one(const fuzz_args *a)
     bool mutant = strncmp(b->name, "mutant:", 7) == 0;
     const char *save = a->no_save ? NULL : a->save_dir;
     if (!save && !a->no_save && !mutant)
-        save = SEBT_FIXTURES_DIR "/regressions";
+        save = DEFAULT_SAVE_DIR;
+    sebt_series base;
+    bool have_base;
+    rc = load_base(cmd, a, &base, &have_base);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     cli_progress prog;
     cli_progress_init(&prog, "fuzz");
-    sebt_fuzz_opts o = { .seed = a->seed, .iterations = a->iterations, .time_s = a->time_s,
-                         .shrink = a->shrink, .save_dir = save, .progress = cli_progress_update,
-                         .progress_user = &prog };
+    sebt_fuzz_opts o = { .seed = a->seed, .stream = a->stream, .iterations = a->iterations,
+                         .time_s = a->time_s, .big_share = a->big_share > 0 ? a->big_share : -1,
+                         .base = have_base ? &base : NULL, .shrink = a->shrink, .save_dir = save,
+                         .progress = cli_progress_update, .progress_user = &prog };
     sebt_fuzz_report r;
     sebt_error err = { 0 };
     sebt_status st = sebt_fuzz_run(b, &o, &r, &err);
     cli_progress_finish(&prog);
+    if (have_base)
+        sebt_series_free(&base);
     if (st)
         return cli_report_error(cmd, &err);
+    double rate = sebt_oracle_tie_rate(r.ties, r.decisions);
+    bool tie_ok = rate <= a->max_tie_rate;
     if (a->json) {
         cli_json j;
         cli_json_init(&j, stdout, 1);
         cli_json_begin_object(&j, NULL);
         cli_json_string(&j, "backend", b->name);
+        cli_json_string(&j, "contract", b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
         cli_json_int(&j, "seed", (int64_t)a->seed);
+        cli_json_int(&j, "stream", (int64_t)a->stream);
         cli_json_int(&j, "cases", (int64_t)r.cases_run);
         cli_json_int(&j, "combos_checked", (int64_t)r.combos_checked);
+        cli_json_int(&j, "decisions", (int64_t)r.decisions);
         cli_json_int(&j, "ties_adjudicated", (int64_t)r.ties);
+        cli_json_double(&j, "ties_per_million", rate);
+        cli_json_double(&j, "max_tie_rate", a->max_tie_rate);
+        cli_json_bool(&j, "tie_rate_ok", tie_ok);
+        json_paths(&j, &r, have_base);
         cli_json_double(&j, "seconds", r.seconds);
         cli_json_bool(&j, "found", r.found);
         if (r.found) {
+            cli_json_string(&j, "case_kind", r.found_big ? "big" : "small");
             cli_json_int(&j, "case", (int64_t)r.found_iteration);
             cli_json_double(&j, "seconds_to_find", r.seconds_to_find);
             cli_json_int(&j, "original_bars", (int64_t)r.original_bars);
             cli_json_int(&j, "reproducer_bars", (int64_t)r.repro.n);
+            cli_json_int(&j, "reproducer_combos", (int64_t)r.repro_n_combos);
+            cli_json_int(&j, "reproducer_threads", r.repro_threads);
+            cli_json_int(&j, "reproducer_memory_budget", (int64_t)r.repro_memory_budget);
             cli_json_divergence(&j, "divergence", &r.divergence);
             if (r.saved_path[0])
                 cli_json_string(&j, "fixture", r.saved_path);
             else
                 cli_json_null(&j, "fixture");
         }
+        cli_json_bool(&j, "pass", !r.found && tie_ok);
         cli_json_end_object(&j);
         cli_json_finish(&j);
     } else {
         printf("fuzz %s (%s", b->name, b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
         if (b->contract.kind == SEBT_CONTRACT_TOLERANT)
             printf(", tol %g", b->contract.tol);
-        printf("), seed %" PRIu64 "\n", a->seed);
-        printf("cases %" PRIu64 ", combos checked %zu, ties adjudicated %zu, %.1f s\n", r.cases_run,
-               r.combos_checked, r.ties, r.seconds);
+        printf("), seed %" PRIu64, a->seed);
+        if (a->stream)
+            printf(", stream %" PRIu64, a->stream);
+        printf("\ncases %" PRIu64 ", combos checked %zu, %.1f s\n", r.cases_run, r.combos_checked, r.seconds);
+        printf("ties adjudicated %zu of %" PRIu64 " decisions (%.3g per 10^6; limit %g)\n", r.ties,
+               r.decisions, rate, a->max_tie_rate);
+        print_paths(&r, have_base);
         if (!r.found) {
-            printf("result: no divergence\n");
+            printf("result: %s\n", tie_ok ? "no divergence" : "FAIL: too many ties (--max-tie-rate)");
         } else {
             char text[2048];
-            printf("result: DIVERGENCE in case %" PRIu64 " (%s) after %.2f s; shrunk from %zu to %zu bars\n",
-                   r.found_iteration, r.shape, r.seconds_to_find, r.original_bars, r.repro.n);
+            printf("result: DIVERGENCE in %s %" PRIu64 " (%s) after %.2f s; shrunk from %zu to %zu bars",
+                   r.found_big ? "big case" : "case", r.found_iteration, r.shape, r.seconds_to_find,
+                   r.original_bars, r.repro.n);
+            if (r.repro_n_combos > 1)
+                printf(", %zu combos in one batch (%d threads, memory budget %zu bytes): the bug needs "
+                       "the batch", r.repro_n_combos, r.repro_threads, r.repro_memory_budget);
+            printf("\n");
             sebt_divergence_text(&r.divergence, text, sizeof text);
             fputs(text, stdout);
             printf("reproducer (%zu bars):\n", r.repro.n);
@@ -245,16 +384,65 @@ static int fuzz_one(const fuzz_args *a)
             }
         }
     }
-    int code = r.found ? CLI_EXIT_CHECK_FAILED : CLI_EXIT_OK;
+    int code = r.found || !tie_ok ? CLI_EXIT_CHECK_FAILED : CLI_EXIT_OK;
     sebt_fuzz_report_free(&r);
     return code;
 }
 
 #define SELF_TEST_MAX_BARS 50
+#define REGRESSIONS_DIR SEBT_FIXTURES_DIR "/regressions"
+#define PARITY_COMBOS SEBT_FIXTURES_DIR "/../oracle/parity-combos.csv"
+#define BUNDLED_DATA SEBT_FIXTURES_DIR "/data"
+
+typedef struct {
+    bool fuzz_ok, parity, suite;
+    double parity_s;
+    char parity_where[200];
+    char suite_first[200];
+} mutant_score;
+
+/* Parity on the bundled data, stopping at the first diverging combo. */
+static sebt_status score_parity(const sebt_backend *b, const sebt_params *combos, size_t n,
+                                mutant_score *m, sebt_error *err)
+{
+    sebt_parity_input inputs[16];
+    static char paths[8][SEBT_PARITY_PATH_MAX];
+    size_t ni = sebt_parity_default_inputs(BUNDLED_DATA, inputs, 16, paths, 8);
+    sebt_parity_result res[16];
+    sebt_parity_opts o = { .threads = 1, .stop_first = true };
+    double t0 = cli_now();
+    sebt_status st = sebt_parity_run(b, inputs, ni, combos, n, &o, res, err);
+    m->parity_s = cli_now() - t0;
+    if (st)
+        return st;
+    for (size_t i = 0; i < ni; i++)
+        if (res[i].ran && res[i].report.combos_diverged) {
+            m->parity = true;
+            const sebt_divergence *d = &res[i].report.details[0];
+            snprintf(m->parity_where, sizeof m->parity_where, "%s, combo %zu: %s", res[i].input.label,
+                     d->combo, d->what);
+            break;
+        }
+    return SEBT_OK;
+}
 
 static int self_test(const fuzz_args *a)
 {
+    const char *cmd = "fuzz";
     size_t n = sebt_mutant_count();
+    sebt_params *pcombos = NULL;
+    size_t n_pcombos = 0;
+    sebt_error err = { 0 };
+    if (!a->no_parity && sebt_combos_load(PARITY_COMBOS, &pcombos, &n_pcombos, &err) != SEBT_OK)
+        return cli_report_error(cmd, &err);
+    sebt_series base;
+    bool have_base;
+    int rc = load_base(cmd, a, &base, &have_base);
+    if (rc != CLI_EXIT_OK) {
+        free(pcombos);
+        return rc;
+    }
+    size_t by_fuzz = 0, by_parity = 0, by_suite = 0, by_any = 0;
     bool all = true;
     cli_json j;
     if (a->json) {
@@ -263,25 +451,47 @@ static int self_test(const fuzz_args *a)
         cli_json_int(&j, "seed", (int64_t)a->seed);
         cli_json_begin_array(&j, "mutants");
     } else {
-        printf("self-test: fuzzing %zu mutants, seed %" PRIu64 ", %s %g each\n\n", n, a->seed,
-               a->iterations ? "cases" : "seconds", a->iterations ? (double)a->iterations : a->time_s);
-        printf("%-20s %-7s %9s %6s %6s  %s\n", "mutant", "caught", "seconds", "case", "bars", "first divergence");
+        printf("self-test: %zu mutants, seed %" PRIu64 ", fuzz %s %g each%s%s\n\n", n, a->seed,
+               a->iterations ? "cases" : "seconds", a->iterations ? (double)a->iterations : a->time_s,
+               a->no_parity ? "" : ", parity on the bundled data", a->no_suite ? "" : ", regression fixtures");
+        printf("%-22s %-7s %8s %9s %6s  %-24s %-6s %-5s\n", "mutant", "fuzz", "seconds", "case", "bars",
+               "first divergence", "parity", "suite");
     }
     for (size_t i = 0; i < n; i++) {
         const sebt_backend *b = sebt_mutant_at(i);
+        const char *needs = sebt_mutant_needs(i);
         cli_progress prog;
         cli_progress_init(&prog, b->name);
-        sebt_fuzz_opts o = { .seed = a->seed, .iterations = a->iterations, .time_s = a->time_s,
-                             .shrink = a->shrink, .save_dir = a->no_save ? NULL : a->save_dir,
+        sebt_fuzz_opts o = { .seed = a->seed, .stream = a->stream, .iterations = a->iterations,
+                             .time_s = a->time_s, .big_share = a->big_share > 0 ? a->big_share : -1,
+                             .base = have_base ? &base : NULL, .shrink = a->shrink,
+                             .save_dir = a->no_save ? NULL : a->save_dir,
                              .progress = cli_progress_update, .progress_user = &prog };
         sebt_fuzz_report r;
-        sebt_error err = { 0 };
+        mutant_score m = { 0 };
         sebt_status st = sebt_fuzz_run(b, &o, &r, &err);
         cli_progress_finish(&prog);
-        if (st)
-            return cli_report_error("fuzz", &err);
-        bool ok = r.found && r.repro.n <= SELF_TEST_MAX_BARS;
+        if (st == SEBT_OK && !a->no_parity)
+            st = score_parity(b, pcombos, n_pcombos, &m, &err);
+        size_t nf = 0, nd = 0;
+        if (st == SEBT_OK && !a->no_suite) {
+            st = sebt_fixtures_check(b, REGRESSIONS_DIR, &nf, &nd, m.suite_first, sizeof m.suite_first, &err);
+            m.suite = nd > 0;
+        }
+        if (st) {
+            free(pcombos);
+            if (have_base)
+                sebt_series_free(&base);
+            return cli_report_error(cmd, &err);
+        }
+        bool small = r.found && (r.repro.n <= SELF_TEST_MAX_BARS || needs != NULL);
+        m.fuzz_ok = r.found && small;
+        bool ok = m.fuzz_ok && (a->no_parity || m.parity);
         all = all && ok;
+        by_fuzz += r.found;
+        by_parity += m.parity;
+        by_suite += m.suite;
+        by_any += r.found || m.parity || m.suite;
         if (a->json) {
             cli_json_begin_object(&j, NULL);
             cli_json_string(&j, "mutant", b->name);
@@ -289,34 +499,82 @@ static int self_test(const fuzz_args *a)
             cli_json_bool(&j, "caught", r.found);
             if (r.found) {
                 cli_json_double(&j, "seconds_to_catch", r.seconds_to_find);
+                cli_json_string(&j, "case_kind", r.found_big ? "big" : "small");
                 cli_json_int(&j, "case", (int64_t)r.found_iteration);
                 cli_json_int(&j, "reproducer_bars", (int64_t)r.repro.n);
+                cli_json_int(&j, "reproducer_combos", (int64_t)r.repro_n_combos);
                 cli_json_divergence(&j, "divergence", &r.divergence);
+            }
+            if (needs)
+                cli_json_string(&j, "reproducer_needs", needs);
+            else
+                cli_json_null(&j, "reproducer_needs");
+            if (!a->no_parity) {
+                cli_json_bool(&j, "caught_by_parity", m.parity);
+                cli_json_string(&j, "parity_divergence", m.parity_where);
+                cli_json_double(&j, "parity_seconds", m.parity_s);
+            }
+            if (!a->no_suite) {
+                cli_json_bool(&j, "caught_by_suite", m.suite);
+                cli_json_string(&j, "suite_fixture", m.suite_first);
             }
             cli_json_bool(&j, "ok", ok);
             cli_json_end_object(&j);
-        } else if (r.found) {
-            char where[64] = "";
-            if (r.divergence.bar >= 0)
-                snprintf(where, sizeof where, " at bar %" PRId64, r.divergence.bar);
-            printf("%-20s %-7s %9.2f %6" PRIu64 " %6zu  %s%s%s\n", b->name, ok ? "yes" : "TOO BIG",
-                   r.seconds_to_find, r.found_iteration, r.repro.n, r.divergence.what, where,
-                   r.saved_path[0] ? "" : "");
         } else {
-            printf("%-20s %-7s %9s %6s %6s  not caught in %" PRIu64 " cases\n", b->name, "NO", "-", "-",
-                   "-", r.cases_run);
+            char what[64] = "-", when[16] = "-", where[32] = "-", bars[16] = "-";
+            if (r.found) {
+                if (r.divergence.bar >= 0)
+                    snprintf(what, sizeof what, "%.14s at bar %" PRId64, r.divergence.what, r.divergence.bar);
+                else
+                    snprintf(what, sizeof what, "%.24s", r.divergence.what);
+                snprintf(when, sizeof when, "%.2f", r.seconds_to_find);
+                snprintf(where, sizeof where, "%s%" PRIu64, r.found_big ? "big " : "", r.found_iteration);
+                snprintf(bars, sizeof bars, "%zu%s", r.repro.n, r.repro_n_combos > 1 ? "*" : "");
+            }
+            printf("%-22s %-7s %8s %9s %6s  %-24s %-6s %-5s\n", b->name,
+                   !r.found ? "MISSED" : small ? "caught" : "TOO BIG", when, where, bars, what,
+                   a->no_parity ? "" : m.parity ? "caught" : "MISSED",
+                   a->no_suite ? "" : m.suite ? "yes" : "no");
+            if (needs && r.found && r.repro.n > SELF_TEST_MAX_BARS)
+                printf("%-22s   (its reproducer needs %s)\n", "", needs);
+            if (r.found && r.repro_n_combos > 1)
+                printf("%-22s   (* %zu combos in one batch: the bug needs many combos, not many bars)\n",
+                       "", r.repro_n_combos);
         }
         fflush(stdout);
         sebt_fuzz_report_free(&r);
     }
+    free(pcombos);
+    if (have_base)
+        sebt_series_free(&base);
     if (a->json) {
         cli_json_end_array(&j);
+        cli_json_begin_object(&j, "mutation_score");
+        cli_json_int(&j, "total", (int64_t)n);
+        cli_json_int(&j, "fuzz", (int64_t)by_fuzz);
+        if (!a->no_parity)
+            cli_json_int(&j, "parity", (int64_t)by_parity);
+        else
+            cli_json_null(&j, "parity");
+        if (!a->no_suite)
+            cli_json_int(&j, "suite", (int64_t)by_suite);
+        else
+            cli_json_null(&j, "suite");
+        cli_json_int(&j, "any", (int64_t)by_any);
+        cli_json_end_object(&j);
         cli_json_bool(&j, "all_caught", all);
         cli_json_end_object(&j);
         cli_json_finish(&j);
     } else {
-        printf("\n%s\n", all ? "every mutant caught, each with a reproducer of at most 50 bars"
-                             : "FAILED: a mutant was missed or its reproducer is over 50 bars");
+        printf("\nmutation score: fuzz %zu/%zu", by_fuzz, n);
+        if (!a->no_parity)
+            printf(", parity %zu/%zu", by_parity, n);
+        if (!a->no_suite)
+            printf(", suite (regression fixtures) %zu/%zu", by_suite, n);
+        printf(", any %zu/%zu\n", by_any, n);
+        printf("%s\n", all ? "every mutant caught by fuzz (reproducers of at most 50 bars where the bug "
+                             "allows) and by parity"
+                           : "FAILED: a mutant was missed, or its reproducer is over 50 bars");
     }
     return all ? CLI_EXIT_OK : CLI_EXIT_CHECK_FAILED;
 }

@@ -45,52 +45,96 @@ void cli_json_divergence(cli_json *j, const char *key, const sebt_divergence *d)
 }
 
 static const char usage[] =
-    "usage: sebt parity --data FILE (--grid FILE | --combos FILE) --backend NAME\n"
-    "                   [--format text|json] [--lenient] [--fill-gaps] [--threads N]\n"
+    "usage: sebt parity --backend NAME [--data FILE]... [--grid FILE | --combos FILE]\n"
+    "                   [--gaps both|plain|filled] [--fill-gaps] [--lenient] [--threads N]\n"
+    "                   [--memory-budget BYTES] [--max-tie-rate R] [--format text|json]\n"
     "\n"
     "Runs every combo on the backend and checks it against the reference (SPEC §8):\n"
-    "exact backends bit for bit; tolerant ones within their tolerance, with near-tie\n"
-    "decisions adjudicated (the oracle follows the backend and counts the tie).\n"
+    "exact backends bit for bit; tolerant ones within their tolerance, a differing\n"
+    "decision adjudicated only where the reference margin is a near-tie and the\n"
+    "backend's own operands are not the reference's bits (rounding can explain it).\n"
     "\n"
-    "  --data FILE        CSV with a header, or a Binance kline file; .gz is read as gzip\n"
-    "  --grid FILE        a parameter grid (as for sebt sweep)\n"
-    "  --combos FILE      a CSV of combos, one per row (as for sebt sweep)\n"
-    "  --backend NAME     reference, fast_cpu, cuda, cpu|gpu|auto, or mutant:BUG (see\n"
-    "                     sebt fuzz --help for the mutants)\n"
-    "  --format FMT       text (default) or json\n"
-    "  --lenient          keep a bad row as a missing bar instead of failing\n"
-    "  --fill-gaps        insert missing bars where timestamps skip\n"
-    "  --threads N        threads for the backend (default: OMP_NUM_THREADS or all cores)\n"
-    "  -h, --help         this help\n"
+    "With no --data it checks the bundled data set (fixtures/data): each file as\n"
+    "loaded and gap-filled, smallest first, then the one-minute files joined into one\n"
+    "569,276-bar series run with a 1-byte memory budget (as many batches as the\n"
+    "backend makes). With no --grid or --combos it uses oracle/parity-combos.csv,\n"
+    "whose combos make every planted bug of sebt fuzz --self-test fail.\n"
     "\n"
-    "Exit codes: 0 every combo agrees, 1 a divergence, 2 bad usage or input, 3 no usable GPU.\n";
+    "  --backend NAME       reference, fast_cpu, cuda, cpu|gpu|auto, or mutant:BUG (see\n"
+    "                       sebt fuzz --help for the mutants)\n"
+    "  --data FILE          a data file (repeatable); CSV with a header or a Binance kline\n"
+    "                       file, .gz read as gzip\n"
+    "  --grid FILE          a parameter grid (as for sebt sweep)\n"
+    "  --combos FILE        a CSV of combos, one per row (as for sebt sweep)\n"
+    "  --gaps MODE          each --data file: both (default: as loaded, then gap-filled),\n"
+    "                       plain (as loaded) or filled (gap-filled)\n"
+    "  --fill-gaps          the same as --gaps filled\n"
+    "  --lenient            keep a bad row as a missing bar instead of failing\n"
+    "  --threads N          threads for the backend (default: OMP_NUM_THREADS or all cores)\n"
+    "  --memory-budget B    the backend's working-memory budget in bytes (default: its own)\n"
+    "  --max-tie-rate R     fail when more than R decisions per 10^6 are adjudicated ties\n"
+    "                       (default 100; exact backends never tie)\n"
+    "  --format FMT         text (default) or json\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "Exit codes: 0 every combo agrees, 1 a divergence or too many ties, 2 bad usage or\n"
+    "input, 3 no usable GPU.\n";
+
+#define MAX_DATA 8
+#define MAX_INPUTS 16
 
 typedef struct {
-    const char *data, *grid, *combos, *backend;
-    bool json, lenient, fill_gaps;
+    const char *data[MAX_DATA];
+    size_t n_data;
+    const char *grid, *combos, *backend;
+    bool json, lenient;
+    sebt_parity_gaps gaps;
     int threads;
+    size_t memory_budget;
+    double max_tie_rate;
 } parity_args;
 
 static int parse_args(int argc, char **argv, parity_args *a)
 {
     const char *cmd = argv[0];
     memset(a, 0, sizeof *a);
+    a->max_tie_rate = SEBT_DEFAULT_MAX_TIE_RATE;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(usage, stdout);
             return CLI_EXIT_OK;
         }
+    bool have_gaps = false;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i], *v = NULL;
         bool missing = false;
         if (strcmp(arg, "--lenient") == 0) {
             a->lenient = true;
         } else if (strcmp(arg, "--fill-gaps") == 0) {
-            a->fill_gaps = true;
+            if (have_gaps && a->gaps != SEBT_PARITY_FILLED)
+                return cli_usage_error(cmd, "--fill-gaps contradicts the --gaps given");
+            a->gaps = SEBT_PARITY_FILLED;
+            have_gaps = true;
+        } else if (cli_opt_value(argc, argv, &i, "--gaps", &v, &missing)) {
+            sebt_parity_gaps g;
+            if (!missing && strcmp(v, "both") == 0)
+                g = SEBT_PARITY_BOTH;
+            else if (!missing && strcmp(v, "plain") == 0)
+                g = SEBT_PARITY_PLAIN;
+            else if (!missing && strcmp(v, "filled") == 0)
+                g = SEBT_PARITY_FILLED;
+            else
+                return cli_usage_error(cmd, "--gaps expects both, plain or filled");
+            if (have_gaps && a->gaps != g)
+                return cli_usage_error(cmd, "--gaps given twice (or with --fill-gaps) with different modes");
+            a->gaps = g;
+            have_gaps = true;
         } else if (cli_opt_value(argc, argv, &i, "--data", &v, &missing)) {
             if (missing)
                 return cli_usage_error(cmd, "--data needs a FILE");
-            a->data = v;
+            if (a->n_data == MAX_DATA)
+                return cli_usage_error(cmd, "at most %d --data files", MAX_DATA);
+            a->data[a->n_data++] = v;
         } else if (cli_opt_value(argc, argv, &i, "--grid", &v, &missing)) {
             if (missing)
                 return cli_usage_error(cmd, "--grid needs a FILE");
@@ -114,73 +158,204 @@ static int parse_args(int argc, char **argv, parity_args *a)
                 return cli_usage_error(cmd, "--threads expects a whole number from 1 to 4096, got '%s'",
                                        v ? v : "");
             a->threads = (int)n;
+        } else if (cli_opt_value(argc, argv, &i, "--memory-budget", &v, &missing)) {
+            char *end = NULL;
+            unsigned long long n = v && *v != '-' ? strtoull(v, &end, 10) : 0;
+            if (!v || end == v || *end || n < 1)
+                return cli_usage_error(cmd, "--memory-budget expects a number of bytes >= 1, got '%s'",
+                                       v ? v : "");
+            a->memory_budget = (size_t)n;
+        } else if (cli_opt_value(argc, argv, &i, "--max-tie-rate", &v, &missing)) {
+            char *end = NULL;
+            double r = v ? strtod(v, &end) : -1;
+            if (!v || end == v || *end || !(r >= 0) || r > 1e6)
+                return cli_usage_error(cmd, "--max-tie-rate expects ties per 10^6 decisions, 0 to 1000000, "
+                                       "got '%s'", v ? v : "");
+            a->max_tie_rate = r;
         } else if (arg[0] == '-') {
             return cli_usage_error(cmd, "unknown option '%s'", arg);
         } else {
             return cli_usage_error(cmd, "unexpected argument '%s'", arg);
         }
     }
-    if (!a->data)
-        return cli_usage_error(cmd, "--data FILE is required");
-    if (!a->grid == !a->combos)
-        return cli_usage_error(cmd, "give exactly one of --grid FILE or --combos FILE");
+    if (a->grid && a->combos)
+        return cli_usage_error(cmd, "give one of --grid FILE or --combos FILE, not both");
     if (!a->backend)
         return cli_usage_error(cmd, "--backend NAME is required");
+    if (have_gaps && a->n_data == 0)
+        return cli_usage_error(cmd, "--gaps and --fill-gaps apply to --data files; the bundled data "
+                                    "set always runs each file both ways");
     return -1;
 }
 
-/* The combos of --grid or --combos. */
+#define DEFAULT_COMBOS SEBT_FIXTURES_DIR "/../oracle/parity-combos.csv"
+#define BUNDLED_DATA SEBT_FIXTURES_DIR "/data"
+
+/* The combos of --grid or --combos, else the default file. */
 static int load_combos(const char *cmd, const parity_args *a, sebt_params **out, size_t *n)
 {
     sebt_error err = { 0 };
     sebt_status st = a->grid ? sebt_grid_load(a->grid, out, n, &err)
-                             : sebt_combos_load(a->combos, out, n, &err);
+                             : sebt_combos_load(a->combos ? a->combos : DEFAULT_COMBOS, out, n, &err);
     if (st)
         return cli_report_error(cmd, &err);
     return CLI_EXIT_OK;
 }
 
-static void write_text(const sebt_backend *b, const parity_args *a, const sebt_series *s,
-                       const sebt_oracle_report *r, double seconds)
+typedef struct {
+    size_t combos_checked, diverged, ties;
+    uint64_t decisions;
+    int max_threads;
+    size_t max_batches, max_blocks;
+    double seconds;
+} totals;
+
+static totals sum_up(const sebt_parity_result *r, size_t n)
 {
-    printf("parity %s (%s", b->name, b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
-    if (b->contract.kind == SEBT_CONTRACT_TOLERANT)
-        printf(", tol %g", b->contract.tol);
-    printf(") against reference on %s (%zu bars)\n", a->data, s->n);
-    printf("combos checked %zu, ties adjudicated %zu, divergences %zu, %.1f s\n", r->combos_checked,
-           r->ties, r->combos_diverged, seconds);
-    for (size_t i = 0; i < r->n_details; i++) {
-        char text[2048];
-        sebt_divergence_text(&r->details[i], text, sizeof text);
-        printf("\n%s", text);
+    totals t = { 0 };
+    for (size_t i = 0; i < n; i++) {
+        if (!r[i].ran)
+            continue;
+        const sebt_oracle_report *p = &r[i].report;
+        t.combos_checked += p->combos_checked;
+        t.diverged += p->combos_diverged;
+        t.ties += p->ties;
+        t.decisions += p->decisions;
+        if (p->stats.threads_used > t.max_threads)
+            t.max_threads = p->stats.threads_used;
+        if (p->stats.batches > t.max_batches)
+            t.max_batches = p->stats.batches;
+        if (p->stats.blocks > t.max_blocks)
+            t.max_blocks = p->stats.blocks;
+        t.seconds += r[i].seconds;
     }
-    if (r->combos_diverged > r->n_details)
-        printf("\n... and %zu more diverging combos\n", r->combos_diverged - r->n_details);
-    printf("\nresult: %s\n", r->combos_diverged ? "FAIL" : "pass");
+    return t;
 }
 
-static void write_json(const sebt_backend *b, const parity_args *a, const sebt_series *s,
-                       const sebt_oracle_report *r, double seconds)
+static void contract_text(const sebt_backend *b, char *buf, size_t size)
+{
+    if (b->contract.kind == SEBT_CONTRACT_EXACT)
+        snprintf(buf, size, "exact");
+    else
+        snprintf(buf, size, "tolerant, tol %g", b->contract.tol);
+}
+
+static void write_text(const sebt_backend *b, const char *combos_from, size_t n_combos,
+                       const sebt_parity_result *r, size_t n, const totals *t, const parity_args *a,
+                       bool tie_ok)
+{
+    char contract[64];
+    contract_text(b, contract, sizeof contract);
+    printf("parity %s (%s) against reference: %zu combos from %s\n", b->name, contract, n_combos,
+           combos_from);
+    printf("  %-72s %8s %7s %9s %5s %11s %7s  %s\n", "series", "bars", "missing", "diverged", "ties",
+           "decisions", "seconds", "threads/batches");
+    for (size_t i = 0; i < n; i++) {
+        if (!r[i].ran)
+            continue;
+        const sebt_oracle_report *p = &r[i].report;
+        char paths[32] = "-";
+        if (p->stats.threads_used || p->stats.batches)
+            snprintf(paths, sizeof paths, "%d/%zu", p->stats.threads_used, p->stats.batches);
+        printf("  %-72s %8zu %7zu %4zu/%-4zu %5zu %11llu %7.1f  %s\n", r[i].input.label, r[i].bars,
+               r[i].missing, p->combos_diverged, p->combos_checked, p->ties,
+               (unsigned long long)p->decisions, r[i].seconds, paths);
+    }
+    printf("combos checked %zu, divergences %zu, ties adjudicated %zu (%.3g per 10^6 decisions of "
+           "%llu; limit %g), %.1f s\n", t->combos_checked, t->diverged, t->ties,
+           sebt_oracle_tie_rate(t->ties, t->decisions), (unsigned long long)t->decisions,
+           a->max_tie_rate, t->seconds);
+    size_t shown = 0;
+    for (size_t i = 0; i < n && shown < 8; i++)
+        for (size_t k = 0; r[i].ran && k < r[i].report.n_details && shown < 8; k++, shown++) {
+            char text[2048];
+            sebt_divergence_text(&r[i].report.details[k], text, sizeof text);
+            printf("\n%s:\n%s", r[i].input.label, text);
+        }
+    if (t->diverged > shown)
+        printf("\n... and %zu more diverging combos\n", t->diverged - shown);
+    if (!tie_ok)
+        printf("\ntoo many ties: %.3g adjudicated per 10^6 decisions, the limit is %g (--max-tie-rate):\n"
+               "the backend decides near thresholds in a way of its own\n",
+               sebt_oracle_tie_rate(t->ties, t->decisions), a->max_tie_rate);
+    printf("\nresult: %s\n", t->diverged == 0 && tie_ok ? "pass" : "FAIL");
+}
+
+static void json_stats(cli_json *j, const char *key, const sebt_batch_stats *s)
+{
+    cli_json_begin_object(j, key);
+    cli_json_int(j, "threads_used", s->threads_used);
+    cli_json_int(j, "batches", (int64_t)s->batches);
+    cli_json_int(j, "chunks", (int64_t)s->chunks);
+    cli_json_int(j, "blocks", (int64_t)s->blocks);
+    cli_json_end_object(j);
+}
+
+static void write_json(const sebt_backend *b, const char *combos_from, const sebt_parity_result *r,
+                       size_t n, const totals *t, const parity_args *a, bool tie_ok)
 {
     cli_json j;
-    cli_json_init(&j, stdout, 2);
+    cli_json_init(&j, stdout, 3);
     cli_json_begin_object(&j, NULL);
     cli_json_string(&j, "backend", b->name);
     cli_json_string(&j, "contract", b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
     cli_json_double(&j, "tol", b->contract.tol);
-    cli_json_string(&j, "data", a->data);
-    cli_json_int(&j, "bars", (int64_t)s->n);
-    cli_json_int(&j, "combos_checked", (int64_t)r->combos_checked);
-    cli_json_int(&j, "ties_adjudicated", (int64_t)r->ties);
-    cli_json_int(&j, "divergences", (int64_t)r->combos_diverged);
-    cli_json_double(&j, "seconds", seconds);
-    cli_json_bool(&j, "pass", r->combos_diverged == 0);
-    cli_json_begin_array(&j, "details");
-    for (size_t i = 0; i < r->n_details; i++)
-        cli_json_divergence(&j, NULL, &r->details[i]);
+    cli_json_string(&j, "combos_from", combos_from);
+    cli_json_begin_array(&j, "inputs");
+    for (size_t i = 0; i < n; i++) {
+        if (!r[i].ran)
+            continue;
+        const sebt_oracle_report *p = &r[i].report;
+        cli_json_begin_object(&j, NULL);
+        cli_json_string(&j, "label", r[i].input.label);
+        cli_json_begin_array(&j, "files");
+        for (size_t k = 0; k < r[i].input.n_paths; k++)
+            cli_json_string(&j, NULL, r[i].input.paths[k]);
+        cli_json_end_array(&j);
+        cli_json_bool(&j, "gap_filled", r[i].input.fill_gaps);
+        cli_json_int(&j, "memory_budget", (int64_t)(r[i].input.memory_budget ? r[i].input.memory_budget
+                                                                               : a->memory_budget));
+        cli_json_int(&j, "bars", (int64_t)r[i].bars);
+        cli_json_int(&j, "missing", (int64_t)r[i].missing);
+        cli_json_int(&j, "combos_checked", (int64_t)p->combos_checked);
+        cli_json_int(&j, "divergences", (int64_t)p->combos_diverged);
+        cli_json_int(&j, "ties_adjudicated", (int64_t)p->ties);
+        cli_json_int(&j, "decisions", (int64_t)p->decisions);
+        cli_json_double(&j, "seconds", r[i].seconds);
+        json_stats(&j, "paths", &p->stats);
+        cli_json_begin_array(&j, "details");
+        for (size_t k = 0; k < p->n_details; k++)
+            cli_json_divergence(&j, NULL, &p->details[k]);
+        cli_json_end_array(&j);
+        cli_json_end_object(&j);
+    }
     cli_json_end_array(&j);
+    cli_json_int(&j, "combos_checked", (int64_t)t->combos_checked);
+    cli_json_int(&j, "divergences", (int64_t)t->diverged);
+    cli_json_int(&j, "ties_adjudicated", (int64_t)t->ties);
+    cli_json_int(&j, "decisions", (int64_t)t->decisions);
+    cli_json_double(&j, "ties_per_million", sebt_oracle_tie_rate(t->ties, t->decisions));
+    cli_json_double(&j, "max_tie_rate", a->max_tie_rate);
+    cli_json_bool(&j, "tie_rate_ok", tie_ok);
+    cli_json_double(&j, "seconds", t->seconds);
+    cli_json_bool(&j, "pass", t->diverged == 0 && tie_ok);
     cli_json_end_object(&j);
     cli_json_finish(&j);
+}
+
+typedef struct {
+    cli_progress prog;
+    bool json;
+} parity_ui;
+
+static void on_input(void *user, size_t i, size_t n, const sebt_parity_input *in)
+{
+    parity_ui *ui = user;
+    cli_progress_finish(&ui->prog);
+    char label[200];
+    snprintf(label, sizeof label, "parity %zu/%zu", i + 1, n);
+    (void)in;
+    cli_progress_init(&ui->prog, label);
 }
 
 int cli_cmd_parity(int argc, char **argv)
@@ -199,31 +374,43 @@ int cli_cmd_parity(int argc, char **argv)
     rc = load_combos(cmd, &a, &combos, &n);
     if (rc != CLI_EXIT_OK)
         return rc;
-    sebt_series s;
-    rc = cli_load_series(cmd, a.data, a.lenient, a.fill_gaps, &s);
-    if (rc != CLI_EXIT_OK) {
+    const char *combos_from = a.grid ? a.grid : a.combos ? a.combos : "oracle/parity-combos.csv";
+    sebt_parity_input inputs[MAX_INPUTS];
+    static char paths[8][SEBT_PARITY_PATH_MAX];
+    size_t n_inputs = a.n_data
+                          ? sebt_parity_inputs_for_files(a.data, a.n_data, a.gaps, inputs, MAX_INPUTS)
+                          : sebt_parity_default_inputs(BUNDLED_DATA, inputs, MAX_INPUTS, paths, 8);
+    if (n_inputs == 0) {
         free(combos);
-        return rc;
+        return cli_usage_error(cmd, "no data: the bundled files under %s are missing; give --data FILE",
+                               BUNDLED_DATA);
     }
-    cli_progress prog;
-    cli_progress_init(&prog, "parity");
-    sebt_oracle_opts o = { .threads = a.threads, .progress = cli_progress_update, .progress_user = &prog };
-    sebt_oracle_report r;
-    sebt_error err = { 0 };
-    double t0 = cli_now();
-    sebt_status st = sebt_oracle_check(b, &s, combos, n, &o, &r, &err);
-    double seconds = cli_now() - t0;
-    cli_progress_finish(&prog);
-    if (st) {
+    for (size_t i = 0; i < n_inputs; i++)
+        inputs[i].lenient = a.lenient;
+    parity_ui ui = { .json = a.json };
+    cli_progress_init(&ui.prog, "parity");
+    sebt_parity_opts o = { .threads = a.threads, .memory_budget = a.memory_budget, .on_input = on_input,
+                           .progress = cli_progress_update, .user = &ui };
+    sebt_parity_result *res = calloc(n_inputs, sizeof *res);
+    if (!res) {
         free(combos);
-        sebt_series_free(&s);
+        sebt_error e = { SEBT_ERR_NOMEM, "out of memory" };
+        return cli_report_error(cmd, &e);
+    }
+    sebt_error err = { 0 };
+    sebt_status st = sebt_parity_run(b, inputs, n_inputs, combos, n, &o, res, &err);
+    cli_progress_finish(&ui.prog);
+    free(combos);
+    if (st) {
+        free(res);
         return cli_report_error(cmd, &err);
     }
+    totals t = sum_up(res, n_inputs);
+    bool tie_ok = sebt_oracle_tie_rate(t.ties, t.decisions) <= a.max_tie_rate;
     if (a.json)
-        write_json(b, &a, &s, &r, seconds);
+        write_json(b, combos_from, res, n_inputs, &t, &a, tie_ok);
     else
-        write_text(b, &a, &s, &r, seconds);
-    free(combos);
-    sebt_series_free(&s);
-    return r.combos_diverged ? CLI_EXIT_CHECK_FAILED : CLI_EXIT_OK;
+        write_text(b, combos_from, n, res, n_inputs, &t, &a, tie_ok);
+    free(res);
+    return t.diverged || !tie_ok ? CLI_EXIT_CHECK_FAILED : CLI_EXIT_OK;
 }

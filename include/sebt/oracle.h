@@ -33,16 +33,42 @@ typedef struct {
     char detail[320];      /* one sentence: what each side did */
 } sebt_divergence;
 
+/* Decisions judged and near-ties adjudicated (SPEC §8). A decision is one
+ * bar's signal whose four reference operands are all defined, or one bar's
+ * exit check while a position is open. A tie is adjudicated only for a
+ * tolerant contract, only where the reference margin is within tol AND
+ * the candidate's own operands differ from the reference's bits (its
+ * features for the signal; its trade's stop or tp for an exit): equal
+ * operands and another decision is a logic error, reported as a
+ * divergence. An exact contract never has ties. */
+typedef struct {
+    uint64_t decisions;
+    uint64_t ties;
+} sebt_oracle_tally;
+
+/* Ties per 10^6 decisions (0 when no decision was judged). */
+double sebt_oracle_tie_rate(uint64_t ties, uint64_t decisions);
+
+/* The default limit on the tie rate, per 10^6 decisions, for `sebt parity`,
+ * `sebt fuzz` and `sebt validate`: rounding alone ties far more rarely
+ * (fast_cpu and the cuda module are exact: 0), so a rate above it means
+ * the candidate decides near thresholds in a way of its own. */
+#define SEBT_DEFAULT_MAX_TIE_RATE 100.0
+
 typedef struct {
     size_t combos_checked;
     size_t combos_diverged;
     size_t ties;                 /* near-tie decisions where the candidate was followed */
+    uint64_t decisions;          /* decisions judged (see sebt_oracle_tally) */
+    sebt_batch_stats stats;      /* what the candidate's run_batch said of its paths */
     size_t n_details;            /* divergences kept in details (first few) */
     sebt_divergence details[8];
 } sebt_oracle_report;
 
 typedef struct {
     int threads;                 /* passed to the candidate's run_batch */
+    size_t memory_budget;        /* passed to run_batch: bytes, 0 = the backend's default */
+    bool stop_first;             /* stop at the first diverging combo */
     sebt_progress_fn progress;   /* called per combo compared; may be NULL */
     void *progress_user;
 } sebt_oracle_opts;
@@ -59,18 +85,80 @@ sebt_status sebt_oracle_check(const sebt_backend *candidate, const sebt_series *
 
 /* One combo, with the candidate's features and result already computed
  * (cand_result must hold trades). Sets *diverged and fills div when the
- * candidate diverges; adds adjudicated ties to *ties. Exposed so tests can
- * hand the oracle a doctored candidate output. */
+ * candidate diverges; adds the decisions judged and the ties adjudicated
+ * to *tally (may be NULL). Exposed so tests (and plugin validation) can
+ * hand the oracle a candidate's output computed elsewhere. */
 sebt_status sebt_oracle_compare_one(const sebt_contract *contract, const sebt_series *s,
                                     const sebt_params *p, const sebt_features *cand_features,
                                     const sebt_result *cand_result, bool *diverged,
-                                    sebt_divergence *div, size_t *ties, sebt_error *err);
+                                    sebt_divergence *div, sebt_oracle_tally *tally,
+                                    sebt_error *err);
 
 /* Formats a divergence for people (a few lines). */
 void sebt_divergence_text(const sebt_divergence *d, char *buf, size_t size);
 
-/* SPEC §8's near-tie test: |margin| <= tol*max(1,|lhs|,|rhs|). */
+/* SPEC §8's near-tie test on the margin alone: |margin| <= tol*max(1,|lhs|,|rhs|).
+ * (Adjudication also asks that the candidate's operands moved.) */
 bool sebt_oracle_near_tie(double lhs, double rhs, double tol);
+
+/* ---- parity over data files (oracle/parity.c) ------------------------- */
+
+#define SEBT_PARITY_MAX_JOIN 4
+#define SEBT_PARITY_PATH_MAX 1024
+
+typedef enum { SEBT_PARITY_BOTH = 0, SEBT_PARITY_PLAIN, SEBT_PARITY_FILLED } sebt_parity_gaps;
+
+/* One series a parity run checks: a file as loaded or gap-filled, or
+ * several files joined in time order (then loaded as they are). */
+typedef struct {
+    char label[160];             /* for people: "BTCUSDT-1m-2019-01.csv.gz, gap-filled" */
+    const char *paths[SEBT_PARITY_MAX_JOIN];  /* not owned */
+    size_t n_paths;
+    bool fill_gaps, lenient;
+    size_t memory_budget;        /* run_batch's budget on this input; 0: the run's */
+} sebt_parity_input;
+
+/* Each of paths as loaded and/or gap-filled (gaps), in order. Returns how
+ * many inputs it wrote (at most max). */
+size_t sebt_parity_inputs_for_files(const char *const *paths, size_t n_paths, sebt_parity_gaps gaps,
+                                    sebt_parity_input *out, size_t max);
+
+/* The bundled data set under data_dir (fixtures/data): each file as loaded
+ * and gap-filled, smallest first, then the one-minute files joined into a
+ * 569,276-bar series run with a 1-byte memory budget (as many batches as
+ * the backend can make). Files that are not there are left out. paths is
+ * storage for the inputs' paths (n_paths_buf entries; 8 is enough). */
+size_t sebt_parity_default_inputs(const char *data_dir, sebt_parity_input *out, size_t max,
+                                  char paths[][SEBT_PARITY_PATH_MAX], size_t n_paths_buf);
+
+/* Loads one input (joining its files). */
+sebt_status sebt_parity_load(const sebt_parity_input *in, sebt_series *out, sebt_error *err);
+
+typedef struct {
+    int threads;                 /* run_batch's threads; 0: the backend's default */
+    size_t memory_budget;        /* run_batch's budget; 0: the backend's default */
+    bool stop_first;             /* stop at the first diverging combo (mutation testing) */
+    /* Called before each input is loaded, and per combo compared; may be NULL. */
+    void (*on_input)(void *user, size_t i, size_t n, const sebt_parity_input *in);
+    sebt_progress_fn progress;
+    void *user;
+} sebt_parity_opts;
+
+typedef struct {
+    sebt_parity_input input;
+    bool ran;                    /* false: not reached (stop_first stopped before it) */
+    size_t bars, missing, gap_filled;
+    sebt_oracle_report report;
+    double seconds;              /* load and check */
+} sebt_parity_result;
+
+/* Checks candidate on every combo over every input (results: n_inputs
+ * entries). SEBT_OK when it ran, whatever it found; an error when an input
+ * could not be loaded or a check could not run. */
+sebt_status sebt_parity_run(const sebt_backend *candidate, const sebt_parity_input *inputs,
+                            size_t n_inputs, const sebt_params *combos, size_t n_combos,
+                            const sebt_parity_opts *opts, sebt_parity_result *results,
+                            sebt_error *err);
 
 /* ---- the oracle's own replay of SPEC §6-7 (oracle/replay.c) ------------- */
 
@@ -92,46 +180,100 @@ int64_t sebt_rng_range(sebt_rng *r, int64_t lo, int64_t hi); /* [lo, hi] */
 
 #define SEBT_FUZZ_MAX_COMBOS 6
 
-/* One generated case: a series and a few combos run as one batch. */
+/* One generated case: a series and combos run as one batch, with the run
+ * options the batch gets (the paths it makes a backend take). */
 typedef struct {
     sebt_series series;
     size_t n_combos;
-    sebt_params combos[SEBT_FUZZ_MAX_COMBOS];
-    char shape[96];          /* what the generator aimed at, for the report */
+    sebt_params *combos;     /* n_combos, owned (sebt_fuzz_case_free) */
+    int threads;             /* run_batch's threads: 1 in small cases, 2-8 in big ones */
+    size_t memory_budget;    /* run_batch's memory budget in bytes; 0: the backend's default */
+    bool big;
+    char shape[160];         /* what the generator aimed at, for the report */
 } sebt_fuzz_case;
 
-/* Case number `iteration` of `seed`: a pure function of both. Early
- * iterations are biased toward small series and windows. */
+/* The seed of stream k of a campaign: stream 0 is the seed itself; other
+ * streams give disjoint case sequences (one per MPI rank or shard). */
+uint64_t sebt_fuzz_stream_seed(uint64_t seed, uint64_t stream);
+
+/* Small case number `iteration` of `seed` (<= SEBT_FUZZ_MAX_COMBOS combos,
+ * <= 2,500 bars, one thread): a pure function of both. Early iterations are
+ * biased toward small series and windows. */
 sebt_status sebt_fuzz_generate(uint64_t seed, uint64_t iteration, sebt_fuzz_case *out,
                                sebt_error *err);
+
+/* Big case number `index` of `seed`: 100,000-130,000 bars cut from base (real
+ * data; NULL or tiny: a synthetic series) with holes punched in (single
+ * bars, runs of up to 400, sometimes the first bars), 2 to ~26 combos over
+ * shared and distinct indicator keys with bars x combos on either side of
+ * 10^6, 2-8 threads, and a memory budget of 1 byte, a few columns or the
+ * default, so a backend runs on several threads, in several batches and
+ * several ATR blocks. A pure function of (seed, index, base). */
+sebt_status sebt_fuzz_generate_big(uint64_t seed, uint64_t index, const sebt_series *base,
+                                   sebt_fuzz_case *out, sebt_error *err);
 void sebt_fuzz_case_free(sebt_fuzz_case *c);
+
+/* The share of a campaign's time spent on big cases unless told. */
+#define SEBT_FUZZ_DEFAULT_BIG_SHARE 0.3
 
 typedef struct {
     uint64_t seed;
+    uint64_t stream;         /* 0 for a single process; rank r of an MPI run uses r (see
+                              * sebt_fuzz_stream_seed). Nothing else is shared between
+                              * calls: sebt_fuzz_run is reentrant. */
     uint64_t iterations;     /* 0: no limit on cases (then time_s must be > 0) */
     double time_s;           /* 0: no time limit */
+    double big_share;        /* share of the time on big cases: 0 = the default, < 0 = none */
+    const sebt_series *base; /* real bars big cases are cut from; NULL: synthetic */
     bool shrink;             /* shrink a divergence before reporting it */
     const char *save_dir;    /* write the reproducer under this folder; NULL: don't */
     sebt_progress_fn progress;   /* (done, total) in cases or in tenths of a second */
     void *progress_user;
 } sebt_fuzz_opts;
 
+/* The paths a campaign made the backend take, from its sebt_batch_stats. */
+typedef struct {
+    bool stats_reported;          /* the backend filled sebt_batch_stats at least once */
+    uint64_t big_cases;
+    uint64_t multi_thread_cases;  /* cases whose run_batch used more than one thread */
+    uint64_t multi_batch_cases;   /* ... more than one batch */
+    uint64_t multi_block_cases;   /* ... more than one series block */
+    int max_threads;
+    size_t max_batches, max_blocks, max_chunks;
+    size_t max_bars, max_combos;
+} sebt_fuzz_paths;
+
 typedef struct {
     uint64_t cases_run;
     size_t combos_checked;
     size_t ties;
+    uint64_t decisions;          /* see sebt_oracle_tally; ties per 10^6: sebt_oracle_tie_rate */
+    sebt_fuzz_paths paths;
     double seconds;
     bool found;
+    bool found_big;              /* found in big case found_iteration, not small case */
     uint64_t found_iteration;
     double seconds_to_find;
-    char shape[96];
+    char shape[160];
     sebt_divergence divergence;  /* as found, on the shrunk case when shrinking */
-    sebt_series repro;           /* the (shrunk) reproducer; owned, free with sebt_fuzz_report_free */
-    sebt_params repro_params;
-    size_t original_bars;
+    /* The (shrunk) reproducer, owned (sebt_fuzz_report_free): the series and
+     * the batch it needs. Most bugs need one combo (repro_n_combos 1, one
+     * thread, default budget); a batch bug keeps several combos and the
+     * run options that split them. */
+    sebt_series repro;
+    sebt_params *repro_combos;
+    size_t repro_n_combos;
+    size_t repro_focus;          /* the combo that diverges, in repro_combos */
+    int repro_threads;
+    size_t repro_memory_budget;
+    sebt_params repro_params;    /* = repro_combos[repro_focus] */
+    size_t original_bars, original_combos;
     char saved_path[1024];       /* where the reproducer was written, "" if not */
 } sebt_fuzz_report;
 
+/* Runs cases until a divergence, the case count or the time limit. Returns
+ * SEBT_OK whatever it found (see report); an error only when it could not
+ * run (no device, out of memory, a fixture not written). */
 sebt_status sebt_fuzz_run(const sebt_backend *candidate, const sebt_fuzz_opts *opts,
                           sebt_fuzz_report *report, sebt_error *err);
 void sebt_fuzz_report_free(sebt_fuzz_report *r);
@@ -160,6 +302,15 @@ typedef struct {
 } sebt_fixture;
 
 sebt_status sebt_fixture_read(const char *path, sebt_fixture *out, sebt_error *err);
+/* Runs candidate on the fixture folder at path the way it was found (with
+ * its batch: combos.csv and batch.txt, when sebt fuzz wrote them) and judges
+ * it against the reference; *diverged and div (may be NULL) say what. */
+sebt_status sebt_fixture_check(const sebt_backend *candidate, const char *path, bool *diverged,
+                               sebt_divergence *div, sebt_error *err);
+/* sebt_fixture_check on every fixture folder under dir: how many there are,
+ * how many diverge, and the first diverging folder's name. */
+sebt_status sebt_fixtures_check(const sebt_backend *candidate, const char *dir, size_t *n_fixtures,
+                                size_t *n_diverged, char *first, size_t first_size, sebt_error *err);
 void sebt_fixture_free(sebt_fixture *f);
 /* Reads params.txt (name=value lines; # comments) over the defaults. */
 sebt_status sebt_params_read_file(const char *path, sebt_params *p, sebt_error *err);
@@ -172,6 +323,9 @@ sebt_status sebt_params_read_file(const char *path, sebt_params *p, sebt_error *
 size_t sebt_mutant_count(void);
 const sebt_backend *sebt_mutant_at(size_t i);
 const char *sebt_mutant_bug(size_t i);    /* one line: what is planted */
+/* What a reproducer of mutant i needs beyond 50 bars ("more than 512
+ * bars: a block boundary"), or NULL when 50 bars or fewer can show it. */
+const char *sebt_mutant_needs(size_t i);
 sebt_status sebt_mutant_get(const char *name, const sebt_backend **out, sebt_error *err);
 /* The mutants' correct base (no bug), used to test the oracle itself. */
 extern const sebt_backend sebt_mutant_base_backend;

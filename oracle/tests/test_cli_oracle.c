@@ -20,11 +20,16 @@ static int run(const char *args, char *out, size_t size)
 
 static char out[1 << 16];
 
-Test(cli_oracle, self_test_catches_every_mutant, .timeout = 300)
+/* The mutation self-test as CI runs it: every mutant caught by the fuzzer
+ * and by parity on the bundled data, the score in the JSON. */
+Test(cli_oracle, self_test_catches_every_mutant, .timeout = 900)
 {
-    cr_expect_eq(run("fuzz --self-test --time 30 --no-save", out, sizeof out), 0, "%s", out);
-    cr_expect(strstr(out, "mutant:overlap") != NULL, "%s", out);
-    cr_expect(strstr(out, "every mutant caught") != NULL, "%s", out);
+    static char big[1 << 18];
+    cr_expect_eq(run("fuzz --self-test --time 30 --no-save --format json", big, sizeof big), 0, "%s", big);
+    cr_expect(strstr(big, "\"mutant\":\"mutant:overlap\"") != NULL, "%s", big);
+    cr_expect(strstr(big, "\"mutant\":\"mutant:batch_restart\"") != NULL, "%s", big);
+    cr_expect(strstr(big, "\"all_caught\":true") != NULL, "%s", big);
+    cr_expect(strstr(big, "\"mutation_score\":{\"total\":21,\"fuzz\":21,\"parity\":21,") != NULL, "%s", big);
 }
 
 Test(cli_oracle, a_mutant_fails_fuzz_with_a_readable_reproducer)
@@ -68,12 +73,15 @@ Test(cli_oracle, fuzz_help_lists_the_mutants)
 #define DATA SEBT_FIXTURES_DIR "/data/BTCUSDT-1m-2019-01.csv.gz"
 /* ctest runs from oracle/tests; the path goes through the source tree. */
 #define COMBOS SEBT_FIXTURES_DIR "/../oracle/tests/parity-small.csv"
+#define COMBOS_SLIPS SEBT_FIXTURES_DIR "/../oracle/parity-combos.csv"
 
 Test(cli_oracle, parity_passes_for_the_reference_and_fails_readably_for_a_mutant, .timeout = 120)
 {
     cr_expect_eq(run("parity --data " DATA " --combos " COMBOS " --backend reference", out, sizeof out), 0,
                  "%s", out);
-    cr_expect(strstr(out, "combos checked 3") != NULL, "%s", out);
+    cr_expect(strstr(out, "combos checked 6") != NULL, "each file as loaded and gap-filled: %s", out);
+    cr_expect(strstr(out, "as loaded") != NULL && strstr(out, "gap-filled") != NULL, "%s", out);
+    cr_expect(strstr(out, "per 10^6 decisions") != NULL, "%s", out);
     cr_expect(strstr(out, "result: pass") != NULL, "%s", out);
     cr_expect_eq(run("parity --data " DATA " --combos " COMBOS " --backend mutant:entry_exit", out, sizeof out),
                  1, "%s", out);
@@ -83,10 +91,34 @@ Test(cli_oracle, parity_passes_for_the_reference_and_fails_readably_for_a_mutant
                      sizeof out), 1, "%s", out);
     cr_expect(strstr(out, "\"pass\":false") != NULL, "%s", out);
     cr_expect(strstr(out, "\"what\":\"exit\"") != NULL, "%s", out);
+    cr_expect(strstr(out, "\"ties_per_million\":") != NULL, "%s", out);
+}
+
+/* A strict/non-strict slip fails parity although the mutants declare a
+ * tolerant contract: equal operands are never a tie. */
+Test(cli_oracle, a_comparison_slip_fails_parity_despite_a_tolerant_contract, .timeout = 300)
+{
+    cr_expect_eq(run("parity --data " DATA " --combos " COMBOS_SLIPS " --backend mutant:stop_lt --gaps plain",
+                     out, sizeof out), 1, "%s", out);
+    cr_expect(strstr(out, "logic error") != NULL, "%s", out);
+    cr_expect(strstr(out, "ties adjudicated 0") != NULL, "%s", out);
+    cr_expect(strstr(out, "result: FAIL") != NULL, "%s", out);
+}
+
+Test(cli_oracle, parity_usage_errors_exit_2)
+{
+    cr_expect_eq(run("parity --backend reference --gaps sometimes", out, sizeof out), 2, "%s", out);
+    cr_expect_eq(run("parity --backend reference --gaps plain", out, sizeof out), 2, "%s", out);
+    cr_expect_eq(run("parity --backend reference --max-tie-rate -1", out, sizeof out), 2, "%s", out);
+    cr_expect_eq(run("parity --backend reference --data x --grid a --combos b", out, sizeof out), 2, "%s", out);
+    cr_expect_eq(run("fuzz --backend reference --big-share 2", out, sizeof out), 2, "%s", out);
+    cr_expect_eq(run("fuzz --backend reference --no-parity", out, sizeof out), 2, "%s", out);
 }
 
 Test(cli_oracle, parity_passes_for_fast_cpu, .timeout = 120)
 {
     cr_expect_eq(run("parity --data " DATA " --combos " COMBOS " --backend fast_cpu --threads 2", out, sizeof out),
                  0, "%s", out);
+    cr_expect_eq(run("parity --data " DATA " --combos " COMBOS " --backend fast_cpu --threads 2 --memory-budget 1",
+                     out, sizeof out), 0, "%s", out);
 }

@@ -106,13 +106,13 @@ Test(compare, identical_outputs_agree_exactly_with_no_ties)
     sebt_params p = params();
     output o = run_reference(&s, &p);
     bool diverged = true;
-    size_t ties = 0;
+    sebt_oracle_tally ties = { 0, 0 };
     sebt_divergence d;
     sebt_error err = { 0 };
     cr_assert_eq(sebt_oracle_compare_one(&exact, &s, &p, &o.f, &o.r, &diverged, &d, &ties, &err), SEBT_OK,
                  "%s", err.msg);
     cr_expect_not(diverged, "%s: %s", d.what, d.detail);
-    cr_expect_eq(ties, 0);
+    cr_expect_eq(ties.ties, 0);
     output_free(&o);
     sebt_series_free(&s);
 }
@@ -132,43 +132,74 @@ Test(compare, reference_against_itself_on_a_batch)
     sebt_series_free(&s);
 }
 
-/* The candidate saw bar 3's low a hair above the stop (1e-10 away, far
- * inside tol 1e-9), so it stayed in and left on time at bar 5. The oracle
- * must follow it and count one tie, not report a divergence. */
+/* The candidate's stop came out a hair below the reference's 95 (1e-10
+ * away, far inside tol 1e-9: its ATR rounded differently), so bar 3's low
+ * of 95 did not reach it and it left on time at bar 5. Its operand moved,
+ * so rounding explains it: the oracle follows it and counts one tie. */
 Test(compare, a_near_tie_exit_is_adjudicated_and_counted)
 {
     sebt_series s = series_with_low3(95);
-    sebt_series s2 = series_with_low3(95 + 1e-10);
     sebt_params p = params();
-    output cand = run_reference(&s2, &p);
+    sebt_params p2 = p;
+    p2.atr_stop_mult = 2e-11;     /* atr[1] = 5: stop 95 - 1e-10 */
+    output cand = run_reference(&s, &p2);
     cr_assert_eq(cand.r.trades[0].exit_index, 5, "the candidate leaves on time");
     cr_assert_eq(cand.r.trades[0].reason, SEBT_EXIT_TIME);
+    cr_assert_neq(cand.r.trades[0].stop, 95.0);
     bool diverged = true;
-    size_t ties = 0;
+    sebt_oracle_tally ties = { 0, 0 };
     sebt_divergence d;
     sebt_error err = { 0 };
     cr_assert_eq(sebt_oracle_compare_one(&tolerant, &s, &p, &cand.f, &cand.r, &diverged, &d, &ties, &err),
                  SEBT_OK, "%s", err.msg);
     cr_expect_not(diverged, "%s at bar %lld: %s", d.what, (long long)d.bar, d.detail);
-    cr_expect_eq(ties, 1);
+    cr_expect_eq(ties.ties, 1);
+    cr_expect_gt(ties.decisions, 3, "the signal bars and the exit checks are decisions");
 
     /* The same difference under an exact contract is a divergence at bar 3. */
-    ties = 0;
+    ties = (sebt_oracle_tally){ 0, 0 };
     cr_assert_eq(sebt_oracle_compare_one(&exact, &s, &p, &cand.f, &cand.r, &diverged, &d, &ties, &err),
                  SEBT_OK, "%s", err.msg);
     cr_expect(diverged);
     cr_expect_eq(d.bar, 3, "first differing bar: %lld (%s)", (long long)d.bar, d.what);
+    cr_expect_eq(ties.ties, 0, "an exact backend is never adjudicated");
+    output_free(&cand);
+    sebt_series_free(&s);
+}
+
+/* A stop-gap or stop test written `<`: the candidate's stop is the
+ * reference's very bits and bar 3's low equals it, yet it did not stop.
+ * No rounding can explain that: a divergence, tolerant contract or not. */
+Test(compare, a_different_exit_over_the_same_operands_is_a_divergence)
+{
+    sebt_series s = series_with_low3(95);
+    sebt_series s2 = series_with_low3(95 + 1e-10);
+    sebt_params p = params();
+    output cand = run_reference(&s2, &p);
+    cr_assert_eq(cand.r.trades[0].exit_index, 5);
+    cr_assert_eq(cand.r.trades[0].stop, 95.0, "same stop bits as the reference");
+    bool diverged = false;
+    sebt_oracle_tally ties = { 0, 0 };
+    sebt_divergence d;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_oracle_compare_one(&tolerant, &s, &p, &cand.f, &cand.r, &diverged, &d, &ties, &err),
+                 SEBT_OK, "%s", err.msg);
+    cr_expect(diverged);
+    cr_expect_str_eq(d.what, "exit");
+    cr_expect_eq(d.bar, 3);
+    cr_expect(strstr(d.detail, "logic error") != NULL, "%s", d.detail);
+    cr_expect_eq(ties.ties, 0);
     output_free(&cand);
     sebt_series_free(&s);
     sebt_series_free(&s2);
 }
 
-/* A signal that differs where cloc sits exactly on cloc_min is a tie. */
-Test(compare, a_near_tie_signal_is_adjudicated)
+/* A signal that differs where cloc sits exactly on cloc_min is a tie only
+ * when the candidate's cloc is not the reference's bits. */
+Test(compare, a_near_tie_signal_is_adjudicated_only_when_its_operand_moved)
 {
     sebt_series s = series_with_low3(95);
     sebt_params p = params();
-    output o = run_reference(&s, &p);
     /* Bar 4: cloc = (97-96)/(98-96) = 0.5; with cloc_min 0.5 the reference
      * says no (0.5 > 0.5 is false) and the candidate says yes. */
     p.cloc_min = 0.5;
@@ -176,26 +207,48 @@ Test(compare, a_near_tie_signal_is_adjudicated)
     cr_assert_eq(r.f.cloc[4], 0.5);
     cr_assert_not(r.f.signal[4]);
     r.f.signal[4] = 1;
-    bool diverged = true;
-    size_t ties = 0;
+    bool diverged = false;
+    sebt_oracle_tally ties = { 0, 0 };
     sebt_divergence d;
     sebt_error err = { 0 };
+    /* Same cloc bits, other decision: a `>=` written for `>`. */
+    cr_assert_eq(sebt_oracle_compare_one(&tolerant, &s, &p, &r.f, &r.r, &diverged, &d, &ties, &err),
+                 SEBT_OK, "%s", err.msg);
+    cr_expect(diverged);
+    cr_expect_str_eq(d.what, "signal");
+    cr_expect_eq(d.bar, 4);
+    cr_expect_eq(ties.ties, 0);
+    /* Its cloc rounded a hair above 0.5: rounding explains it, a tie. */
+    r.f.cloc[4] = nextafter(0.5, 1.0);
+    ties = (sebt_oracle_tally){ 0, 0 };
     cr_assert_eq(sebt_oracle_compare_one(&tolerant, &s, &p, &r.f, &r.r, &diverged, &d, &ties, &err),
                  SEBT_OK, "%s", err.msg);
     cr_expect_not(diverged, "%s at bar %lld: %s", d.what, (long long)d.bar, d.detail);
-    cr_expect_eq(ties, 1);
+    cr_expect_eq(ties.ties, 1);
+    /* Exact contracts are never adjudicated. */
+    ties = (sebt_oracle_tally){ 0, 0 };
+    cr_assert_eq(sebt_oracle_compare_one(&exact, &s, &p, &r.f, &r.r, &diverged, &d, &ties, &err),
+                 SEBT_OK, "%s", err.msg);
+    cr_expect(diverged);
     /* A signal flipped where no comparison is close is a divergence. */
     r.f.signal[4] = 0;
+    r.f.cloc[4] = 0.5;
     r.f.signal[2] = !r.f.signal[2];
-    ties = 0;
+    ties = (sebt_oracle_tally){ 0, 0 };
     cr_assert_eq(sebt_oracle_compare_one(&tolerant, &s, &p, &r.f, &r.r, &diverged, &d, &ties, &err),
                  SEBT_OK, "%s", err.msg);
     cr_expect(diverged);
     cr_expect_str_eq(d.what, "signal");
     cr_expect_eq(d.bar, 2);
-    output_free(&o);
     output_free(&r);
     sebt_series_free(&s);
+}
+
+Test(compare, the_tie_rate_is_per_million_decisions)
+{
+    cr_expect_eq(sebt_oracle_tie_rate(0, 0), 0.0);
+    cr_expect_eq(sebt_oracle_tie_rate(3, 1000000), 3.0);
+    cr_expect_eq(sebt_oracle_tie_rate(1, 4), 250000.0);
 }
 
 /* Bar 3's low is 1 below the stop in the reference; a candidate that did
@@ -210,7 +263,7 @@ Test(compare, a_difference_beyond_a_tie_is_a_divergence_naming_the_bar)
     cr_assert_eq(ref.r.trades[0].exit_index, 3);
     cr_assert_neq(other.r.trades[0].exit_index, 3);
     bool diverged = false;
-    size_t ties = 0;
+    sebt_oracle_tally ties = { 0, 0 };
     sebt_divergence d;
     sebt_error err = { 0 };
     /* Honest features, the other series' trades. */

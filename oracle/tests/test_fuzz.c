@@ -127,42 +127,98 @@ Test(fuzz, generated_bars_obey_spec_1_and_cover_the_edge_shapes)
 }
 
 /* The self-test of `sebt fuzz --self-test`, bounded: every mutant caught
- * within 30 s (in practice well under a second) with <= 50 bars. */
-Test(fuzz, every_mutant_is_caught_with_a_small_reproducer, .timeout = 240)
+ * within 30 s (in practice a few seconds) with <= 50 bars, or with what its
+ * bug needs (a block boundary: 513 bars). The batch bug is caught only by
+ * big cases (synthetic here: no base series), with a batch of combos. */
+Test(fuzz, every_mutant_is_caught_with_a_small_reproducer, .timeout = 300)
 {
-    cr_assert_geq(sebt_mutant_count(), 7);
+    cr_assert_geq(sebt_mutant_count(), 21);
     for (size_t i = 0; i < sebt_mutant_count(); i++) {
         const sebt_backend *b = sebt_mutant_at(i);
-        sebt_fuzz_opts o = { .seed = 1, .iterations = 3000, .time_s = 30, .shrink = true };
+        sebt_fuzz_opts o = { .seed = 1, .iterations = 100000, .time_s = 30, .shrink = true };
         sebt_fuzz_report r;
         sebt_error err = { 0 };
         cr_assert_eq(sebt_fuzz_run(b, &o, &r, &err), SEBT_OK, "%s: %s", b->name, err.msg);
         cr_expect(r.found, "%s was not caught in %llu cases", b->name, (unsigned long long)r.cases_run);
-        cr_expect_leq(r.repro.n, 50, "%s: reproducer of %zu bars", b->name, r.repro.n);
+        if (sebt_mutant_needs(i))
+            cr_expect_leq(r.repro.n, 600, "%s: reproducer of %zu bars", b->name, r.repro.n);
+        else
+            cr_expect_leq(r.repro.n, 50, "%s: reproducer of %zu bars", b->name, r.repro.n);
         cr_expect_lt(r.seconds_to_find, 30.0, "%s", b->name);
+        if (strcmp(b->name, "mutant:batch_restart") == 0) {
+            cr_expect(r.found_big, "only a big case has batches");
+            cr_expect_geq(r.repro_n_combos, 2, "a batch bug keeps its batch");
+            cr_expect_eq(r.repro_memory_budget, 1, "the smallest budget keeps the batches");
+        } else {
+            cr_expect_eq(r.repro_n_combos, 1, "%s: one combo shows it", b->name);
+        }
         sebt_fuzz_report_free(&r);
     }
 }
 
+/* Small cases alone (no big ones) catch every mutant but the batch bug. */
 Test(fuzz, another_seed_catches_them_too, .timeout = 240)
 {
     for (size_t i = 0; i < sebt_mutant_count(); i++) {
         const sebt_backend *b = sebt_mutant_at(i);
-        sebt_fuzz_opts o = { .seed = 20240611, .iterations = 3000, .time_s = 30, .shrink = true };
+        if (strcmp(b->name, "mutant:batch_restart") == 0)
+            continue;
+        sebt_fuzz_opts o = { .seed = 20240611, .iterations = 100000, .time_s = 30, .big_share = -1,
+                             .shrink = true };
         sebt_fuzz_report r;
         sebt_error err = { 0 };
         cr_assert_eq(sebt_fuzz_run(b, &o, &r, &err), SEBT_OK, "%s: %s", b->name, err.msg);
         cr_expect(r.found, "%s was not caught", b->name);
-        cr_expect_leq(r.repro.n, 50, "%s: reproducer of %zu bars", b->name, r.repro.n);
+        cr_expect_not(r.found_big);
+        cr_expect_leq(r.repro.n, sebt_mutant_needs(i) ? 600 : 50, "%s: reproducer of %zu bars", b->name,
+                      r.repro.n);
         sebt_fuzz_report_free(&r);
     }
+}
+
+/* Big cases: long, holed, many combos on both sides of 10^6 bars x combos,
+ * several threads, budgets down to 1 byte; a pure function of the seed. */
+Test(fuzz, big_cases_reach_the_long_paths)
+{
+    size_t under = 0, over = 0, tiny_budget = 0, holes = 0;
+    for (uint64_t it = 0; it < 12; it++) {
+        sebt_fuzz_case c, d;
+        sebt_error err = { 0 };
+        cr_assert_eq(sebt_fuzz_generate_big(9, it, NULL, &c, &err), SEBT_OK, "%s", err.msg);
+        cr_assert_eq(sebt_fuzz_generate_big(9, it, NULL, &d, &err), SEBT_OK, "%s", err.msg);
+        cr_expect(c.big);
+        cr_expect(same_series(&c.series, &d.series));
+        cr_expect_geq(c.series.n, 100000);
+        cr_expect_geq(c.threads, 2);
+        double work = (double)c.series.n * (double)c.n_combos;
+        under += work < 1e6;
+        over += work >= 1e6;
+        tiny_budget += c.memory_budget == 1;
+        holes += c.series.n_missing > 0;
+        for (size_t i = 0; i < c.n_combos; i++)
+            cr_assert_eq(sebt_params_validate(&c.combos[i], &err), SEBT_OK, "%s", err.msg);
+        sebt_fuzz_case_free(&c);
+        sebt_fuzz_case_free(&d);
+    }
+    cr_expect_gt(under, 0);
+    cr_expect_gt(over, 0);
+    cr_expect_gt(tiny_budget, 0);
+    cr_expect_eq(holes, 12);
+}
+
+/* Streams of one seed are disjoint case sequences (MPI ranks, shards). */
+Test(fuzz, streams_give_other_cases)
+{
+    cr_expect_eq(sebt_fuzz_stream_seed(7, 0), 7);
+    cr_expect_neq(sebt_fuzz_stream_seed(7, 1), sebt_fuzz_stream_seed(7, 2));
+    cr_expect_neq(sebt_fuzz_stream_seed(7, 1), 7);
 }
 
 Test(fuzz, the_reference_and_the_correct_base_stay_clean, .timeout = 240)
 {
     const sebt_backend *subjects[] = { &sebt_reference_backend, &sebt_mutant_base_backend };
     for (size_t i = 0; i < 2; i++) {
-        sebt_fuzz_opts o = { .seed = 5, .iterations = 400, .shrink = false };
+        sebt_fuzz_opts o = { .seed = 5, .iterations = 400, .big_share = -1, .shrink = false };
         sebt_fuzz_report r;
         sebt_error err = { 0 };
         cr_assert_eq(sebt_fuzz_run(subjects[i], &o, &r, &err), SEBT_OK, "%s", err.msg);
