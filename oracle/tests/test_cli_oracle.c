@@ -29,7 +29,10 @@ Test(cli_oracle, self_test_catches_every_mutant, .timeout = 900)
     cr_expect(strstr(big, "\"mutant\":\"mutant:overlap\"") != NULL, "%s", big);
     cr_expect(strstr(big, "\"mutant\":\"mutant:batch_restart\"") != NULL, "%s", big);
     cr_expect(strstr(big, "\"all_caught\":true") != NULL, "%s", big);
-    cr_expect(strstr(big, "\"mutation_score\":{\"total\":21,\"fuzz\":21,\"parity\":21,") != NULL, "%s", big);
+    cr_expect(strstr(big, "\"mutation_score\":{") != NULL, "%s", big);
+    cr_expect(strstr(big, "\"total\":21") != NULL, "%s", big);
+    cr_expect(strstr(big, "\"fuzz\":21") != NULL, "%s", big);
+    cr_expect(strstr(big, "\"parity\":21") != NULL, "%s", big);
 }
 
 Test(cli_oracle, a_mutant_fails_fuzz_with_a_readable_reproducer)
