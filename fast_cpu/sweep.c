@@ -550,7 +550,12 @@ static int aset_build(const sweep *w, aset *s, int32_t a, zpair *pairs, size_t n
     }
     for (size_t j = 0; j < count; j++)
         cl[j] = w->cloc[s->bar[j]];
-    threshold_bits(s->cbits, s->words, s->cthr, s->n_cthr, cl, NULL, count);
+    /* SPEC §4's cloc > cloc_min, per distinct cloc_min of the set. */
+    memset(s->cbits, 0, s->n_cthr * s->words * sizeof *s->cbits);
+    for (size_t r = 0; r < s->n_cthr; r++)
+        for (size_t j = 0; j < count; j++)
+            if (cl[j] > s->cthr[r])
+                s->cbits[r * s->words + (j >> 6)] |= (uint64_t)1 << (j & 63);
     free(cl);
     return 0;
 }

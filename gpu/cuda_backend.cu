@@ -522,9 +522,11 @@ static sebt_status cuda_features(const sebt_backend *self, const sebt_series *s,
 sebt_backend cuda_backend_table = {
     "cuda",
     "CUDA sweeps on one GPU: fast_cpu's per-combo code, one device thread per combo",
-    /* fast_cpu's code and inputs; declared exact once its host execution
-     * is checked against the reference (until then, tolerant). */
-    { SEBT_CONTRACT_TOLERANT, 1e-9 },
+    /* Exact (SPEC §8): its candidates are decided on the reference's z bits
+     * (cuda_prepare.c, as fast_cpu) and every trade comes from the shared
+     * sebt_k_trade_at; checked by host execution against the reference
+     * (gpu_test_host_exact, sebt parity with libsebt_cuda_host.so). */
+    { SEBT_CONTRACT_EXACT, 0.0 },
     cuda_features,
     cuda_run_batch,
     NULL,

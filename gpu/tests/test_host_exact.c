@@ -1,0 +1,76 @@
+/* The cuda backend is exact (SPEC §8): its real sources, run by host
+ * execution (libsebt_cuda_host.so, gpu/host), give the reference's bits on
+ * every trade, metric and feature column. The reference shares no code with
+ * it. Skipped (ctest says so) when the host-execution module is not built. */
+#include <criterion/criterion.h>
+#include <dlfcn.h>
+
+#include "../../fast_cpu/tests/parity_util.h"
+#include "sweep_fixture.h"
+
+static const sebt_backend *open_host_cuda(void)
+{
+#ifndef SEBT_CUDA_HOST_MODULE
+    cr_skip_test("libsebt_cuda_host.so is not built here (no C++ compiler)");
+    return NULL;
+#else
+    void *h = dlopen(SEBT_CUDA_HOST_MODULE, RTLD_NOW | RTLD_LOCAL);
+    cr_assert_not_null(h, "dlopen %s: %s", SEBT_CUDA_HOST_MODULE, dlerror());
+    sebt_cuda_open_fn open = (sebt_cuda_open_fn)(uintptr_t)dlsym(h, SEBT_CUDA_OPEN_SYMBOL);
+    cr_assert_not_null(open);
+    sebt_error err = { 0 };
+    const sebt_backend *b = open(&err);
+    cr_assert_not_null(b, "%s", err.msg);
+    return b;
+#endif
+}
+
+Test(host_exact, sweep_and_features_are_the_references_bits, .timeout = 240)
+{
+    const sebt_backend *cuda = open_host_cuda();
+    cr_assert_eq(cuda->contract.kind, SEBT_CONTRACT_EXACT, "cuda declares itself exact");
+    sebt_series s;
+    fixture_series(&s);
+    sebt_params c[FIXTURE_COMBOS];
+    fixture_combos(c);
+    /* Thresholds that real prices hit exactly (cloc 1/2) and EMAs equal
+     * (span 1 on both sides) for some combos: the single-line bugs of
+     * issue 10 show there. */
+    c[0].ema_fast = c[0].ema_slow = 1;
+    c[1].cloc_min = 0.0;
+    c[2].vol_z = -1.0;
+    c[2].tr_z = -1.0;
+    size_t n = FIXTURE_COMBOS;
+    sebt_result *want = calloc(n, sizeof *want), *got = calloc(n, sizeof *got);
+    sebt_batch_opts opts = { .threads = 2, .want_trades = true };
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_reference_backend.run_batch(&sebt_reference_backend, &s, c, n, &opts, want, &err), SEBT_OK,
+                 "%s", err.msg);
+    cr_assert_eq(cuda->run_batch(cuda, &s, c, n, &opts, got, &err), SEBT_OK, "%s", err.msg);
+    size_t trades = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_same_result(&want[i], &got[i], 0.0, i);
+        trades += want[i].n_trades;
+    }
+    cr_assert_gt(trades, 500, "only %zu trades", trades);
+    for (size_t i = 0; i < 4; i++) {
+        sebt_features a, b;
+        cr_assert_eq(sebt_features_alloc(&a, s.n, &err), SEBT_OK);
+        cr_assert_eq(sebt_features_alloc(&b, s.n, &err), SEBT_OK);
+        cr_assert_eq(sebt_reference_backend.features(&sebt_reference_backend, &s, &c[i * 9], &a, &err), SEBT_OK);
+        cr_assert_eq(cuda->features(cuda, &s, &c[i * 9], &b, &err), SEBT_OK, "%s", err.msg);
+        double *ca[] = { a.ema_f, a.ema_s, a.tr, a.atr, a.vol_z, a.tr_z, a.cloc };
+        double *cb[] = { b.ema_f, b.ema_s, b.tr, b.atr, b.vol_z, b.tr_z, b.cloc };
+        for (int k = 0; k < 7; k++)
+            cr_assert_eq(memcmp(ca[k], cb[k], s.n * sizeof(double)), 0, "combo %zu column %d", i * 9, k);
+        cr_assert_eq(memcmp(a.signal, b.signal, s.n), 0);
+        cr_assert_eq(memcmp(a.valid, b.valid, s.n), 0);
+        sebt_features_free(&a);
+        sebt_features_free(&b);
+    }
+    sebt_results_free(want, n);
+    sebt_results_free(got, n);
+    free(want);
+    free(got);
+    sebt_series_free(&s);
+}
