@@ -410,15 +410,42 @@ sebt_status oracle_check_case(const sebt_backend *candidate, const sebt_series *
 
 /* ---- reports ----------------------------------------------------------- */
 
+/* The ISO form `sebt run` writes (2021-01-01T00:30:00Z, with .mmm only
+ * when the time has milliseconds), so a time can be searched for as is. */
 static void format_ts(int64_t ms, char *buf, size_t size)
 {
-    time_t secs = (time_t)(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
+    int64_t rem = ms % 1000;
+    time_t secs = (time_t)(ms / 1000 - (rem < 0));
+    if (rem < 0)
+        rem += 1000;
     struct tm tm;
     if (!gmtime_r(&secs, &tm)) {
         snprintf(buf, size, "?");
         return;
     }
-    strftime(buf, size, "%Y-%m-%d %H:%M:%S UTC", &tm);
+    char date[40];
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (rem)
+        snprintf(buf, size, "%s.%03dZ", date, (int)rem);
+    else
+        snprintf(buf, size, "%sZ", date);
+}
+
+/* An exit divergence carries SPEC §6 outcomes (0-3, 4 = no exit) as its
+ * values: a person reads them by name. */
+static bool is_exit_divergence(const sebt_divergence *d)
+{
+    return strcmp(d->what, "exit") == 0 || strcmp(d->what, "exit reason") == 0;
+}
+
+static void fmt_outcome(double v, char *buf, size_t size)
+{
+    if (v >= 0 && v <= 3 && v == (int)v)
+        snprintf(buf, size, "%s", sebt_exit_reason_name((sebt_exit_reason)(int)v));
+    else if (v == 4)
+        snprintf(buf, size, "no exit");
+    else
+        snprintf(buf, size, "%g (no exit reason)", v);
 }
 
 static size_t params_line(const sebt_params *p, char *buf, size_t size)
@@ -459,8 +486,13 @@ void sebt_divergence_text(const sebt_divergence *d, char *buf, size_t size)
     params_line(&d->params, params, sizeof params);
     if (d->bar >= 0)
         format_ts(d->ts, when, sizeof when);
-    fmt_num(d->ref_value, a, sizeof a);
-    fmt_num(d->cand_value, b, sizeof b);
+    if (is_exit_divergence(d)) {
+        fmt_outcome(d->ref_value, a, sizeof a);
+        fmt_outcome(d->cand_value, b, sizeof b);
+    } else {
+        fmt_num(d->ref_value, a, sizeof a);
+        fmt_num(d->cand_value, b, sizeof b);
+    }
     fmt_num(d->margin, m, sizeof m);
     int used;
     if (d->bar >= 0)

@@ -61,14 +61,22 @@ int cli_close_output(FILE *f);
 void cli_abandon_output(FILE *f);
 
 /* A progress bar on stderr: drawn only when stderr is a terminal and the
- * work has run for more than a second; silent in pipes and CI. */
+ * work has run for more than a second; silent in pipes and CI. It redraws
+ * at most 10 times a second, and shows done/total in a named unit
+ * ("1200/5000 combos"; "12.3/30.0 s" for a unit with scale 0.1, as the
+ * fuzzer counts tenths of a second). */
 typedef struct {
     const char *label;
+    const char *unit;   /* "combos", "cases", "s"...; "" until set */
+    double scale;       /* shown = done * scale */
     double start;
+    double last_draw;
     bool tty;
     bool drawn;
 } cli_progress;
 void cli_progress_init(cli_progress *p, const char *label);
+/* Names the unit of done/total; scale 1 for counts. */
+void cli_progress_units(cli_progress *p, const char *unit, double scale);
 void cli_progress_update(void *p, size_t done, size_t total); /* a sebt_progress_fn */
 void cli_progress_finish(cli_progress *p);
 double cli_now(void);
@@ -108,6 +116,12 @@ void cli_json_int(cli_json *j, const char *key, int64_t v);
 void cli_json_double(cli_json *j, const char *key, double v);
 void cli_json_bool(cli_json *j, const char *key, bool v);
 void cli_json_null(cli_json *j, const char *key);
+/* The first field of every JSON document sebt writes:
+ * "schema":"sebt-NAME/N". N (CLI_JSON_SCHEMA_VERSION) grows when a field
+ * changes meaning or goes away; new fields may appear without a bump
+ * (README "Machine formats"). */
+#define CLI_JSON_SCHEMA_VERSION 1
+void cli_json_schema(cli_json *j, const char *name);
 /* Ends the document with a newline. */
 void cli_json_finish(cli_json *j);
 /* All 15 parameters in SPEC §2 order, ints as numbers, booleans as true|false. */
@@ -132,6 +146,12 @@ int cli_validate_params(const char *cmd, const sebt_params *p);
  * when the value is absent (caller reports usage error). */
 bool cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value,
                    bool *missing);
+
+/* --threads N, the one rule of every command that takes it: a whole number
+ * from 1 to CLI_MAX_THREADS; absent, the backend uses OMP_NUM_THREADS,
+ * else every core. Prints and returns 2 when malformed (v NULL: missing). */
+#define CLI_MAX_THREADS 4096
+int cli_parse_threads(const char *cmd, const char *v, int *out);
 
 /* ---- options of the one-combo commands, run and features (cli/combo_args.c) */
 typedef struct {

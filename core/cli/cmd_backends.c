@@ -54,6 +54,7 @@ int cli_cmd_backends(int argc, char **argv)
     if (json) {
         cli_json_init(&j, stdout, 2);
         cli_json_begin_object(&j, NULL);
+        cli_json_schema(&j, "backends");
         cli_json_begin_array(&j, "backends");
     } else {
         printf("%-10s  %-16s  %s\n", "name", "contract", "description");

@@ -299,6 +299,7 @@ static int fuzz_one(const fuzz_args *a)
         return rc;
     cli_progress prog;
     cli_progress_init(&prog, "fuzz");
+    cli_progress_units(&prog, a->iterations ? "cases" : "s", a->iterations ? 1.0 : 0.1);
     sebt_fuzz_opts o = { .seed = a->seed, .stream = a->stream, .iterations = a->iterations,
                          .time_s = a->time_s, .big_share = a->big_share > 0 ? a->big_share : -1,
                          .base = have_base ? &base : NULL, .shrink = a->shrink, .save_dir = save,
@@ -317,6 +318,7 @@ static int fuzz_one(const fuzz_args *a)
         cli_json j;
         cli_json_init(&j, stdout, 1);
         cli_json_begin_object(&j, NULL);
+        cli_json_schema(&j, "fuzz");
         cli_json_string(&j, "backend", b->name);
         cli_json_string(&j, "contract", b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
         cli_json_int(&j, "seed", (int64_t)a->seed);
@@ -448,6 +450,7 @@ static int self_test(const fuzz_args *a)
     if (a->json) {
         cli_json_init(&j, stdout, 2);
         cli_json_begin_object(&j, NULL);
+        cli_json_schema(&j, "fuzz-self-test");
         cli_json_int(&j, "seed", (int64_t)a->seed);
         cli_json_begin_array(&j, "mutants");
     } else {
@@ -462,6 +465,7 @@ static int self_test(const fuzz_args *a)
         const char *needs = sebt_mutant_needs(i);
         cli_progress prog;
         cli_progress_init(&prog, b->name);
+        cli_progress_units(&prog, a->iterations ? "cases" : "s", a->iterations ? 1.0 : 0.1);
         sebt_fuzz_opts o = { .seed = a->seed, .stream = a->stream, .iterations = a->iterations,
                              .time_s = a->time_s, .big_share = a->big_share > 0 ? a->big_share : -1,
                              .base = have_base ? &base : NULL, .shrink = a->shrink,

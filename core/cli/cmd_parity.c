@@ -20,6 +20,13 @@ int cli_select_oracle_backend(const char *cmd, const char *name, const sebt_back
     return cli_select_backend(cmd, name, 0, 0, out);
 }
 
+static const char *exit_outcome_name(double v)
+{
+    if (v >= 0 && v <= 3 && v == (int)v)
+        return sebt_exit_reason_name((sebt_exit_reason)(int)v);
+    return v == 4 ? "no exit" : "unknown";
+}
+
 void cli_json_divergence(cli_json *j, const char *key, const sebt_divergence *d)
 {
     cli_json_begin_object(j, key);
@@ -37,8 +44,15 @@ void cli_json_divergence(cli_json *j, const char *key, const sebt_divergence *d)
         cli_json_null(j, "ts");
         cli_json_null(j, "time");
     }
-    cli_json_double(j, "reference", d->ref_value);
-    cli_json_double(j, "candidate", d->cand_value);
+    if (strcmp(d->what, "exit") == 0 || strcmp(d->what, "exit reason") == 0) {
+        /* SPEC §6 outcomes by name (stop_gap, stop, tp, time, "no exit"), as
+         * trades write their reason. */
+        cli_json_string(j, "reference", exit_outcome_name(d->ref_value));
+        cli_json_string(j, "candidate", exit_outcome_name(d->cand_value));
+    } else {
+        cli_json_double(j, "reference", d->ref_value);
+        cli_json_double(j, "candidate", d->cand_value);
+    }
     cli_json_double(j, "margin", d->margin);
     cli_json_string(j, "detail", d->detail);
     cli_json_end_object(j);
@@ -70,7 +84,7 @@ static const char usage[] =
     "                       plain (as loaded) or filled (gap-filled)\n"
     "  --fill-gaps          the same as --gaps filled\n"
     "  --lenient            keep a bad row as a missing bar instead of failing\n"
-    "  --threads N          threads for the backend (default: OMP_NUM_THREADS or all cores)\n"
+    "  --threads N          CPU threads, 1 to 4096 (default: OMP_NUM_THREADS, else every core)\n"
     "  --memory-budget B    the backend's working-memory budget in bytes (default: its own)\n"
     "  --max-tie-rate R     fail when more than R decisions per 10^6 are adjudicated ties\n"
     "                       (default 100; exact backends never tie)\n"
@@ -152,12 +166,8 @@ static int parse_args(int argc, char **argv, parity_args *a)
                 return cli_usage_error(cmd, "--format expects text or json");
             a->json = strcmp(v, "json") == 0;
         } else if (cli_opt_value(argc, argv, &i, "--threads", &v, &missing)) {
-            char *end = NULL;
-            long n = v ? strtol(v, &end, 10) : 0;
-            if (!v || end == v || *end || n < 1 || n > 4096)
-                return cli_usage_error(cmd, "--threads expects a whole number from 1 to 4096, got '%s'",
-                                       v ? v : "");
-            a->threads = (int)n;
+            if (cli_parse_threads(cmd, v, &a->threads) != CLI_EXIT_OK)
+                return CLI_EXIT_USAGE;
         } else if (cli_opt_value(argc, argv, &i, "--memory-budget", &v, &missing)) {
             char *end = NULL;
             unsigned long long n = v && *v != '-' ? strtoull(v, &end, 10) : 0;
@@ -297,6 +307,7 @@ static void write_json(const sebt_backend *b, const char *combos_from, const seb
     cli_json j;
     cli_json_init(&j, stdout, 3);
     cli_json_begin_object(&j, NULL);
+    cli_json_schema(&j, "parity");
     cli_json_string(&j, "backend", b->name);
     cli_json_string(&j, "contract", b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
     cli_json_double(&j, "tol", b->contract.tol);
@@ -389,6 +400,7 @@ int cli_cmd_parity(int argc, char **argv)
         inputs[i].lenient = a.lenient;
     parity_ui ui = { .json = a.json };
     cli_progress_init(&ui.prog, "parity");
+    cli_progress_units(&ui.prog, "combos", 1.0);
     sebt_parity_opts o = { .threads = a.threads, .memory_budget = a.memory_budget, .on_input = on_input,
                            .progress = cli_progress_update, .user = &ui };
     sebt_parity_result *res = calloc(n_inputs, sizeof *res);

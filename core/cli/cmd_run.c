@@ -64,6 +64,7 @@ static void write_json(FILE *f, const char *backend, const sebt_params *p, const
     cli_json j;
     cli_json_init(&j, f, 2);
     cli_json_begin_object(&j, NULL);
+    cli_json_schema(&j, "run");
     cli_json_string(&j, "backend", backend);
     cli_json_params(&j, "params", p);
     cli_json_int(&j, "bars", (int64_t)s->n);

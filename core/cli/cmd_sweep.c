@@ -31,7 +31,7 @@ static const char usage[] =
     "                     combos are the product, the file's first parameter slowest\n"
     "  --combos FILE      CSV: a header of parameter names, then one combo per row\n"
     "  --backend NAME     fast_cpu (default), reference, cuda, or cpu|gpu|auto\n"
-    "  --threads N        CPU threads (default: OMP_NUM_THREADS or every core)\n"
+    "  --threads N        CPU threads, 1 to 4096 (default: OMP_NUM_THREADS, else every core)\n"
     "  --top K            keep the K best combos, best first\n"
     "  --by METRIC        what --top ranks by: sharpe (default), n, win_rate, avg_r,\n"
     "                     total_pnl, max_dd (higher is better; ties keep input order)\n"
@@ -160,8 +160,10 @@ static int parse_args(int argc, char **argv, sweep_args *a)
         } else if (cli_opt_value(argc, argv, &i, "--checkpoint", &v, &missing)) {
             a->checkpoint = v;
         } else if (cli_opt_value(argc, argv, &i, "--threads", &v, &missing)) {
-            if (!missing && !parse_count(v, &a->threads))
-                return cli_usage_error(cmd, "--threads %s: expected a whole number >= 1", v);
+            int t = 0;
+            if (!missing && cli_parse_threads(cmd, v, &t) != CLI_EXIT_OK)
+                return CLI_EXIT_USAGE;
+            a->threads = t;
         } else if (cli_opt_value(argc, argv, &i, "--chunk", &v, &missing)) {
             if (!missing && !parse_count(v, &a->chunk))
                 return cli_usage_error(cmd, "--chunk %s: expected a whole number of combos >= 1", v);
@@ -451,6 +453,7 @@ static int compute(const char *cmd, sweep_run *r)
 
     cli_progress prog;
     cli_progress_init(&prog, "sweep");
+    cli_progress_units(&prog, "combos", 1.0);
     if (cli_mpi.rank != 0)
         prog.tty = false;    /* one bar per job: rank 0's */
     size_t done = r->n_local - n_rem;

@@ -138,26 +138,49 @@ double cli_now(void)
 void cli_progress_init(cli_progress *p, const char *label)
 {
     p->label = label;
+    p->unit = "";
+    p->scale = 1.0;
     p->start = cli_now();
+    p->last_draw = 0.0;
     p->tty = isatty(STDERR_FILENO) && !getenv("CI");
     p->drawn = false;
 }
+
+void cli_progress_units(cli_progress *p, const char *unit, double scale)
+{
+    p->unit = unit ? unit : "";
+    p->scale = scale > 0 ? scale : 1.0;
+}
+
+/* At most this many redraws a second: a terminal is not a log. */
+#define PROGRESS_HZ 10.0
 
 void cli_progress_update(void *user, size_t done, size_t total)
 {
     cli_progress *p = user;
     if (!p->tty || total == 0)
         return;
-    double el = cli_now() - p->start;
+    double now = cli_now(), el = now - p->start;
     if (el < 1.0 && !p->drawn)
         return;
+    if (p->drawn && now - p->last_draw < 1.0 / PROGRESS_HZ && done < total)
+        return;
+    p->last_draw = now;
+    if (done > total)
+        done = total;
     int width = 30, filled = (int)((double)width * (double)done / (double)total);
     char bar[32];
     for (int i = 0; i < width; i++)
         bar[i] = i < filled ? '#' : '.';
     bar[width] = '\0';
+    char count[80];
+    if (p->scale == 1.0)
+        snprintf(count, sizeof count, "%zu/%zu%s%s", done, total, *p->unit ? " " : "", p->unit);
+    else
+        snprintf(count, sizeof count, "%.1f/%.1f%s%s", (double)done * p->scale, (double)total * p->scale,
+                 *p->unit ? " " : "", p->unit);
     double eta = done ? el * (double)(total - done) / (double)done : 0.0;
-    fprintf(stderr, "\r%s [%s] %zu/%zu  %.0fs elapsed, ~%.0fs left ", p->label, bar, done, total, el, eta);
+    fprintf(stderr, "\r%s [%s] %s  %.0fs elapsed, ~%.0fs left\033[K", p->label, bar, count, el, eta);
     p->drawn = true;
 }
 
@@ -305,4 +328,16 @@ int cli_check_result(const char *cmd, size_t combo, const sebt_params *p, const 
             cmd, combo, where, name, isnan(val) ? "nan" : val > 0 ? "inf" : "-inf",
             so ? "from " : "the prices are too large for this arithmetic", suspects);
     return CLI_EXIT_USAGE;
+}
+
+int cli_parse_threads(const char *cmd, const char *v, int *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long n = v ? strtol(v, &end, 10) : 0;
+    if (!v || end == v || *end || errno || n < 1 || n > CLI_MAX_THREADS)
+        return cli_usage_error(cmd, "--threads expects a whole number from 1 to %d (default: OMP_NUM_THREADS, "
+                               "else every core), got '%s'", CLI_MAX_THREADS, v ? v : "");
+    *out = (int)n;
+    return CLI_EXIT_OK;
 }

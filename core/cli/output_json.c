@@ -148,3 +148,10 @@ void cli_json_metrics(cli_json *j, const char *key, const sebt_metrics *m)
     cli_json_double(j, "sharpe", m->sharpe);
     cli_json_end_object(j);
 }
+
+void cli_json_schema(cli_json *j, const char *name)
+{
+    char v[64];
+    snprintf(v, sizeof v, "sebt-%s/%d", name, CLI_JSON_SCHEMA_VERSION);
+    cli_json_string(j, "schema", v);
+}

@@ -190,6 +190,7 @@ static void write_json_doc(FILE *f, const sweep_output_spec *spec, const size_t 
     cli_json j;
     cli_json_init(&j, f, 2);
     cli_json_begin_object(&j, NULL);
+    cli_json_schema(&j, "sweep");
     cli_json_string(&j, "backend", spec->backend);
     cli_json_int(&j, "bars", (int64_t)spec->bars);
     cli_json_int(&j, "combos", (int64_t)spec->n_combos);

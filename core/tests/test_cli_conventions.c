@@ -2,6 +2,7 @@
  * one error format, `sebt help CMD`, a quiet end on a closed pipe, and no
  * result that overflows a double is ever written. Each test spawns the
  * built binary (SEBT_BINARY). */
+#define _XOPEN_SOURCE 700 /* posix_openpt */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -209,4 +210,90 @@ Test(conventions, sweep_refuses_a_combo_that_overflows)
     text[n] = '\0';
     fclose(f);
     cr_assert_str_eq(text, "previous\n");
+}
+
+/* ---- progress bars ---------------------------------------------------------- */
+
+/* sebt fuzz --time 3 on a terminal (a pseudo-terminal as stderr, CI unset):
+ * at most ~10 redraws a second, each with its unit (seconds, not the
+ * tenths the fuzzer counts in). */
+Test(conventions, progress_bar_redraws_at_most_ten_times_a_second_with_units, .timeout = 60)
+{
+    int m = posix_openpt(O_RDWR | O_NOCTTY);
+    cr_assert_geq(m, 0);
+    cr_assert_eq(grantpt(m), 0);
+    cr_assert_eq(unlockpt(m), 0);
+    const char *slave = ptsname(m);
+    cr_assert_not_null(slave);
+    char *envp[64];
+    int ne = 0;
+    for (char **e = environ; *e && ne < 62; e++)
+        if (strncmp(*e, "CI=", 3) != 0)
+            envp[ne++] = *e;
+    envp[ne] = NULL;
+    char out[300];
+    snprintf(out, sizeof out, "%s/out", dir);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, slave, O_WRONLY, 0);
+    posix_spawn_file_actions_addclose(&fa, m);
+    const char *argv[] = { SEBT_BINARY, "fuzz", "--backend", "reference", "--time", "3", "--no-save", NULL };
+    pid_t pid;
+    cr_assert_eq(posix_spawn(&pid, SEBT_BINARY, &fa, NULL, (char *const *)argv, envp), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    static char buf[1 << 20];
+    size_t len = 0;
+    for (;;) {
+        ssize_t n = read(m, buf + len, sizeof buf - 1 - len);
+        if (n <= 0)
+            break; /* EIO once the child has closed the terminal */
+        len += (size_t)n;
+    }
+    buf[len] = '\0';
+    int st;
+    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    close(m);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d: %s", st, buf);
+    int draws = 0;
+    for (const char *p = buf; (p = strstr(p, "\rfuzz [")); p++)
+        draws++;
+    /* Drawn from the first second on: about 20 redraws in the 2 seconds left. */
+    cr_assert_gt(draws, 0, "no progress bar on a terminal: %s", buf);
+    cr_assert_leq(draws, 25, "%d redraws in 3 s", draws);
+    cr_assert_not_null(strstr(buf, "/3.0 s "), "no unit in: %s", buf);
+}
+
+/* ---- one --threads rule; a schema in every JSON document -------------------- */
+
+Test(conventions, threads_has_one_rule_in_every_command)
+{
+    const char *bad[] = { "0", "4097", "x", "-1", "2.5" };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char sweep_err[512];
+        proc *p = run("sweep", "--data", DATA, "--grid", "g.txt", "--threads", bad[i], NULL);
+        cr_assert_eq(p->code, 2);
+        /* The message after "sebt CMD:", up to the end of its line. */
+        snprintf(sweep_err, sizeof sweep_err, "%.*s", (int)strcspn(strchr(p->err, ':'), "\n"),
+                 strchr(p->err, ':'));
+        p = run("parity", "--data", DATA, "--grid", "g.txt", "--threads", bad[i], NULL);
+        cr_assert_eq(p->code, 2);
+        cr_assert_not_null(strstr(p->err, "--threads expects a whole number from 1 to 4096"), "%s", p->err);
+        cr_assert(strncmp(strchr(p->err, ':'), sweep_err, strlen(sweep_err)) == 0,
+                  "sweep and parity differ on --threads %s: %s", bad[i], p->err);
+    }
+}
+
+Test(conventions, json_documents_start_with_their_schema)
+{
+    proc *p = run("run", "--data", DATA, NULL);
+    cr_assert_eq(p->code, 0, "%s", p->err);
+    cr_assert(strncmp(p->out, "{\n  \"schema\":\"sebt-run/1\",\n", 27) == 0, "%.80s", p->out);
+    p = run("backends", "--format", "json", NULL);
+    cr_assert_eq(p->code, 0, "%s", p->err);
+    cr_assert(strncmp(p->out, "{\n  \"schema\":\"sebt-backends/1\",\n", 32) == 0, "%.80s", p->out);
+    const char *grid = write_file("g.txt", "vol_z = 1, 2\n");
+    p = run("sweep", "--data", DATA, "--grid", grid, "--format", "json", NULL);
+    cr_assert_eq(p->code, 0, "%s", p->err);
+    cr_assert(strncmp(p->out, "{\n  \"schema\":\"sebt-sweep/1\",\n", 29) == 0, "%.80s", p->out);
 }
