@@ -49,6 +49,13 @@ shard)
     [ "$rows" -gt 0 ] || fail "shard $i/4 is empty: the partition does not spread the work"
   done
   [ "$total" -eq 96 ] || fail "the 4 shards hold $total rows, expected 96"
+  # One indicator group larger than a shard's share is cut across shards.
+  printf 'vol_z = 1.0, 1.5, 2.0\ntr_z = 0.5, 1.0, 1.5\nreward_r = 1, 2, 3, 4\n' > onegroup.txt
+  "$sebt" sweep --data "$data" --grid onegroup.txt --output onegroup.csv
+  for i in 1 2 3; do "$sebt" sweep --data "$data" --grid onegroup.txt --shard "$i/3" --output "g$i.shard"; done
+  for i in 1 2 3; do [ "$(($(wc -l < "g$i.shard") - 2))" -eq 12 ] || fail "one-group shard $i/3 holds $(($(wc -l < "g$i.shard") - 2)) rows, expected 12"; done
+  "$sebt" merge g2.shard g3.shard g1.shard --output g.csv
+  same g.csv onegroup.csv "a single 36-combo group cut in 3 shards merges to the whole sweep"
   "$sebt" merge s3.shard s1.shard s4.shard s2.shard --output merged.csv || fail "merge"
   same merged.csv whole.csv "merge of 4 shards (given out of order) equals the whole sweep"
   for i in 1 2 3 4 5; do
@@ -150,6 +157,10 @@ mpi)
   run() { timeout 300 "${mpirun[@]}" "$@"; }
   run -np 3 "$sebt" sweep --data "$data" --grid grid.txt --output mpi3.csv || fail "mpirun -np 3 sweep"
   same mpi3.csv whole.csv "mpirun -np 3 sweep equals the single-process sweep"
+  printf 'vol_z = 1.0, 1.5, 2.0\ntr_z = 0.5, 1.0, 1.5\nreward_r = 1, 2, 3, 4\n' > onegroup.txt
+  "$sebt" sweep --data "$data" --grid onegroup.txt --output onegroup.csv
+  run -np 3 "$sebt" sweep --data "$data" --grid onegroup.txt --output mpi_onegroup.csv
+  same mpi_onegroup.csv onegroup.csv "one indicator group cut across 3 ranks equals the single-process sweep"
   run -np 2 "$sebt" sweep --data "$data" --grid grid.txt --format json --top 7 --by total_pnl --output mpi2.json
   same mpi2.json whole_top.json "mpirun -np 2 --format json --top 7 equals the single-process sweep"
   "$sebt" sweep --data "$data" --grid grid.txt --shard 2/3 --output plain.shard
