@@ -546,6 +546,13 @@ static sebt_status keep_divergence(const sebt_backend *cand, const sebt_fuzz_opt
     c->combos = NULL;
     c->series = (sebt_series){ 0 };
     rep->divergence = *div;
+    return sebt_fuzz_finish(cand, opts, rep, err);
+}
+
+sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opts, sebt_fuzz_report *rep,
+                             sebt_error *err)
+{
+    size_t which = rep->repro_focus;
     /* Alone, on one thread and the default budget, the combo may diverge
      * too: then the batch is not part of the bug and a single combo is
      * the reproducer. */
@@ -622,6 +629,8 @@ sebt_status sebt_fuzz_run(const sebt_backend *cand, const sebt_fuzz_opts *opts,
         if (opts->iterations && done >= opts->iterations)
             break;
         if (opts->time_s > 0 && el >= opts->time_s)
+            break;
+        if (opts->should_stop && opts->should_stop(opts->stop_user))
             break;
         if (opts->progress) {
             if (opts->iterations)

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "fuzz_mpi.h"
+#include "mpi.h"
 #include "sebt/grid.h"
 
 static void usage(FILE *f)
@@ -98,7 +100,8 @@ static int parse_args(int argc, char **argv, fuzz_args *a)
     a->max_tie_rate = SEBT_DEFAULT_MAX_TIE_RATE;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            usage(stdout);
+            if (cli_mpi.rank == 0)
+                usage(stdout);
             return CLI_EXIT_OK;
         }
     bool have_iter = false, have_time = false;
@@ -284,34 +287,72 @@ static void json_paths(cli_json *j, const sebt_fuzz_report *r, bool real_base)
 static int fuzz_one(const fuzz_args *a)
 {
     const char *cmd = "fuzz";
-    const sebt_backend *b;
+    const sebt_backend *b = NULL;
+    /* Under MPI every rank sets up alike: an error is printed once. */
+    cli_mpi_quiet_begin();
     int rc = cli_select_oracle_backend(cmd, a->backend, &b);
-    if (rc != CLI_EXIT_OK)
+    sebt_series base;
+    bool have_base = false;
+    if (rc == CLI_EXIT_OK)
+        rc = load_base(cmd, a, &base, &have_base);
+    rc = cli_mpi_quiet_end(cmd, rc);
+    if (rc != CLI_EXIT_OK) {
+        if (have_base)
+            sebt_series_free(&base);
         return rc;
+    }
     bool mutant = strncmp(b->name, "mutant:", 7) == 0;
     const char *save = a->no_save ? NULL : a->save_dir;
     if (!save && !a->no_save && !mutant)
         save = DEFAULT_SAVE_DIR;
-    sebt_series base;
-    bool have_base;
-    rc = load_base(cmd, a, &base, &have_base);
-    if (rc != CLI_EXIT_OK)
-        return rc;
+    /* Ranks: rank r fuzzes stream --stream + r (a reproducer replays it on
+     * one process with that --stream), --iterations is shared out, and the
+     * first divergence stops every rank. */
+    bool ranks = cli_mpi.active && cli_mpi.size > 1;
+    uint64_t iterations = a->iterations;
+    if (ranks)
+        cli_fuzz_rank_share(a->iterations, &iterations);
     cli_progress prog;
     cli_progress_init(&prog, "fuzz");
-    cli_progress_units(&prog, a->iterations ? "cases" : "s", a->iterations ? 1.0 : 0.1);
-    sebt_fuzz_opts o = { .seed = a->seed, .stream = a->stream, .iterations = a->iterations,
+    cli_progress_units(&prog, iterations ? "cases" : "s", iterations ? 1.0 : 0.1);
+    if (cli_mpi.rank != 0)
+        prog.tty = false;
+    sebt_fuzz_opts o = { .seed = a->seed, .stream = a->stream + (uint64_t)cli_mpi.rank, .iterations = iterations,
                          .time_s = a->time_s, .big_share = a->big_share > 0 ? a->big_share : -1,
                          .base = have_base ? &base : NULL, .shrink = a->shrink, .save_dir = save,
-                         .progress = cli_progress_update, .progress_user = &prog };
+                         .progress = cli_progress_update, .progress_user = &prog,
+                         .should_stop = ranks ? cli_fuzz_should_stop : NULL };
+    sebt_fuzz_opts finish = o;
+    if (ranks) {
+        o.shrink = false;        /* only the winning rank shrinks and saves */
+        o.save_dir = NULL;
+    }
     sebt_fuzz_report r;
     sebt_error err = { 0 };
-    sebt_status st = sebt_fuzz_run(b, &o, &r, &err);
+    sebt_status st = SEBT_OK;
+    if (a->iterations && iterations == 0)
+        memset(&r, 0, sizeof r);     /* more ranks than cases: nothing for this one */
+    else
+        st = sebt_fuzz_run(b, &o, &r, &err);
     cli_progress_finish(&prog);
     if (have_base)
         sebt_series_free(&base);
-    if (st)
-        return cli_report_error(cmd, &err);
+    if (st) {
+        rc = cli_report_error(cli_mpi_cmd(cmd), &err);
+        if (ranks)
+            cli_mpi_abort(rc);
+        return rc;
+    }
+    cli_fuzz_ranks rk = { .size = 1, .winner = r.found ? 0 : -1, .cases = NULL };
+    if (ranks) {
+        rc = cli_fuzz_combine(cmd, b, &finish, &r, &rk);
+        if (rc != CLI_EXIT_OK)
+            cli_mpi_abort(rc);
+        if (cli_mpi.rank != 0) {
+            sebt_fuzz_report_free(&r);
+            return cli_mpi_agree(CLI_EXIT_OK);
+        }
+    }
     double rate = sebt_oracle_tie_rate(r.ties, r.decisions);
     bool tie_ok = rate <= a->max_tie_rate;
     if (a->json) {
@@ -323,6 +364,13 @@ static int fuzz_one(const fuzz_args *a)
         cli_json_string(&j, "contract", b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
         cli_json_int(&j, "seed", (int64_t)a->seed);
         cli_json_int(&j, "stream", (int64_t)a->stream);
+        cli_json_int(&j, "ranks", rk.size);
+        if (rk.cases) {
+            cli_json_begin_array(&j, "cases_per_rank");
+            for (int k = 0; k < rk.size; k++)
+                cli_json_int(&j, NULL, (int64_t)rk.cases[k]);
+            cli_json_end_array(&j);
+        }
         cli_json_int(&j, "cases", (int64_t)r.cases_run);
         cli_json_int(&j, "combos_checked", (int64_t)r.combos_checked);
         cli_json_int(&j, "decisions", (int64_t)r.decisions);
@@ -334,6 +382,8 @@ static int fuzz_one(const fuzz_args *a)
         cli_json_double(&j, "seconds", r.seconds);
         cli_json_bool(&j, "found", r.found);
         if (r.found) {
+            cli_json_int(&j, "found_by_rank", rk.winner);
+            cli_json_int(&j, "found_in_stream", (int64_t)(a->stream + (uint64_t)rk.winner));
             cli_json_string(&j, "case_kind", r.found_big ? "big" : "small");
             cli_json_int(&j, "case", (int64_t)r.found_iteration);
             cli_json_double(&j, "seconds_to_find", r.seconds_to_find);
@@ -359,6 +409,13 @@ static int fuzz_one(const fuzz_args *a)
         if (a->stream)
             printf(", stream %" PRIu64, a->stream);
         printf("\ncases %" PRIu64 ", combos checked %zu, %.1f s\n", r.cases_run, r.combos_checked, r.seconds);
+        if (rk.cases) {
+            printf("ranks %d:", rk.size);
+            for (int k = 0; k < rk.size; k++)
+                printf("%s rank %d %" PRIu64 " cases (stream %" PRIu64 ")", k ? "," : "", k, rk.cases[k],
+                       a->stream + (uint64_t)k);
+            printf("\n");
+        }
         printf("ties adjudicated %zu of %" PRIu64 " decisions (%.3g per 10^6; limit %g)\n", r.ties,
                r.decisions, rate, a->max_tie_rate);
         print_paths(&r, have_base);
@@ -369,6 +426,10 @@ static int fuzz_one(const fuzz_args *a)
             printf("result: DIVERGENCE in %s %" PRIu64 " (%s) after %.2f s; shrunk from %zu to %zu bars",
                    r.found_big ? "big case" : "case", r.found_iteration, r.shape, r.seconds_to_find,
                    r.original_bars, r.repro.n);
+            if (rk.cases)
+                printf(" (rank %d, stream %" PRIu64 ": `sebt fuzz --seed %" PRIu64 " --stream %" PRIu64
+                       "` replays its cases on one process)", rk.winner, a->stream + (uint64_t)rk.winner,
+                       a->seed, a->stream + (uint64_t)rk.winner);
             if (r.repro_n_combos > 1)
                 printf(", %zu combos in one batch (%d threads, memory budget %zu bytes): the bug needs "
                        "the batch", r.repro_n_combos, r.repro_threads, r.repro_memory_budget);
@@ -388,7 +449,8 @@ static int fuzz_one(const fuzz_args *a)
     }
     int code = r.found || !tie_ok ? CLI_EXIT_CHECK_FAILED : CLI_EXIT_OK;
     sebt_fuzz_report_free(&r);
-    return code;
+    free(rk.cases);
+    return ranks ? cli_mpi_agree(code) : code;
 }
 
 #define SELF_TEST_MAX_BARS 50
@@ -586,8 +648,12 @@ static int self_test(const fuzz_args *a)
 int cli_cmd_fuzz(int argc, char **argv)
 {
     fuzz_args a;
+    cli_mpi_quiet_begin();
     int rc = parse_args(argc, argv, &a);
-    if (rc >= 0)
-        return rc;
+    if (rc < 0 && a.self_test && cli_mpi.size > 1)
+        rc = cli_usage_error(argv[0], "--self-test runs on one process: start it without mpirun");
+    int agreed = cli_mpi_quiet_end(argv[0], rc < 0 ? CLI_EXIT_OK : rc);
+    if (rc >= 0 || agreed != CLI_EXIT_OK)
+        return rc >= 0 ? rc : agreed;
     return a.self_test ? self_test(&a) : fuzz_one(&a);
 }

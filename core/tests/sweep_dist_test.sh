@@ -182,6 +182,35 @@ mpi)
   [ ! -e mck.csv ] || fail "an output file exists after a rank was killed"
   run -np 3 "$sebt" sweep --data "$data" --grid grid.txt --checkpoint mck --chunk 12 --output mck.csv || fail "resume on 3 ranks"
   same mck.csv whole.csv "checkpoint of a killed 2-rank job resumed on 3 ranks equals the single-process sweep"
+  # Fuzzing on ranks: each rank its own stream, the summary counts all.
+  jnum() { sed -n "s/^ *\"$1\":\([0-9]*\),*$/\1/p" "$2" | head -1; }
+  run -np 2 "$sebt" fuzz --backend fast_cpu --time 3 --no-save --format json > fz.json 2>err.txt
+  rc=$?
+  [ "$rc" -eq 0 ] || fail "mpirun -np 2 fuzz fast_cpu: exit $rc: $(cat err.txt)"
+  per=$(sed -n 's/^ *"cases_per_rank":\[\([0-9]*\),\([0-9]*\)\],*$/\1 \2/p' fz.json)
+  set -- $per
+  if [ $# -eq 2 ] && [ "$1" -gt 0 ] && [ "$2" -gt 0 ] && [ "$(jnum cases fz.json)" -eq $(($1 + $2)) ]; then
+    pass "fuzz on 2 ranks: rank 0 ran $1 cases, rank 1 ran $2, the summary counts $(jnum cases fz.json)"
+  else
+    fail "fuzz on 2 ranks: cases per rank '$per', total $(jnum cases fz.json)"
+  fi
+  run -np 2 "$sebt" fuzz --backend fast_cpu --iterations 101 --big-share 0 --no-save --format json > fzi.json 2>/dev/null
+  grep -q '"cases_per_rank":\[51,50\]' fzi.json && [ "$(jnum cases fzi.json)" -eq 101 ] &&
+    pass "--iterations 101 on 2 ranks: 51 + 50 cases" || fail "--iterations 101 on 2 ranks: $(grep cases fzi.json)"
+  # A planted bug: found, shrunk and saved once, reported once; its stream
+  # replays on one process to the same case.
+  run -np 3 "$sebt" fuzz --backend mutant:max_hold --time 60 --big-share 0 --save fzsave --format json > fzm.json 2>/dev/null
+  rc=$?
+  [ "$rc" -eq 1 ] || fail "fuzz of a mutant on 3 ranks: exit $rc, expected 1"
+  grep -q '"found":true' fzm.json || fail "fuzz of a mutant on 3 ranks found nothing"
+  [ "$(ls fzsave | wc -l)" -eq 1 ] && pass "one reproducer saved ($(ls fzsave))" || fail "$(ls fzsave | wc -l) reproducers saved"
+  [ "$(grep -c '"found_by_rank"' fzm.json)" -eq 1 ] || fail "the divergence is not reported exactly once"
+  stream=$(jnum found_in_stream fzm.json); case_no=$(jnum case fzm.json)
+  "$sebt" fuzz --backend mutant:max_hold --stream "$stream" --iterations $((case_no + 1)) --big-share 0 --no-save \
+    --format json > fz1.json
+  [ "$(jnum case fz1.json)" = "$case_no" ] && grep -q '"found":true' fz1.json &&
+    pass "stream $stream replays on one process to case $case_no" ||
+    fail "one process on stream $stream did not find case $case_no: $(grep -E 'found|case' fz1.json)"
   # An error every rank meets is printed once.
   run -np 3 "$sebt" sweep --data missing.csv --grid grid.txt >out.txt 2>err.txt
   rc=$?

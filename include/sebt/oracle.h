@@ -229,6 +229,10 @@ typedef struct {
     const char *save_dir;    /* write the reproducer under this folder; NULL: don't */
     sebt_progress_fn progress;   /* (done, total) in cases or in tenths of a second */
     void *progress_user;
+    /* Asked before each case; true ends the campaign there (another MPI
+     * rank found a divergence). May be NULL. */
+    bool (*should_stop)(void *user);
+    void *stop_user;
 } sebt_fuzz_opts;
 
 /* The paths a campaign made the backend take, from its sebt_batch_stats. */
@@ -276,6 +280,13 @@ typedef struct {
  * run (no device, out of memory, a fixture not written). */
 sebt_status sebt_fuzz_run(const sebt_backend *candidate, const sebt_fuzz_opts *opts,
                           sebt_fuzz_report *report, sebt_error *err);
+/* What sebt_fuzz_run does with the divergence it found, for a report that
+ * was found with shrink off and no save_dir: reduces the batch when the
+ * combo diverges alone, shrinks (opts->shrink) and saves (opts->save_dir).
+ * An MPI campaign runs its ranks without it and calls it once, on the rank
+ * whose divergence it reports. */
+sebt_status sebt_fuzz_finish(const sebt_backend *candidate, const sebt_fuzz_opts *opts,
+                             sebt_fuzz_report *report, sebt_error *err);
 void sebt_fuzz_report_free(sebt_fuzz_report *r);
 
 /* ---- shrinking (oracle/shrink.c) --------------------------------------- */
