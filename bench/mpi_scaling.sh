@@ -18,8 +18,10 @@ ema_fast = 24, 48, 72, 96
 ema_slow = 400, 672
 z_window = 336, 672
 atr_window = 48, 96, 192
-vol_z = 1.5, 2.0
-reward_r = 1.5, 2, 3
+vol_z = 1.0, 1.5, 2.0, 2.5
+tr_z = 0.8, 1.2, 1.6
+reward_r = 1, 1.5, 2, 3
+max_hold = 48, 96
 G
 echo "ema_fast = 24" > "$work/one.txt"
 mpirun=(mpirun --oversubscribe --bind-to none)
