@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench_cases.h"
@@ -36,7 +39,8 @@ static bool quick_mode;
 
 /* Sizes per mode. The reference is SPEC written literally (window sums
  * recomputed at every bar), so its sweeps stop early: what it costs past
- * that is linear and adds nothing but minutes. */
+ * that is linear and adds nothing but minutes. Every case is repeated
+ * (bench_default_repetitions), so a size here costs that many times. */
 typedef struct {
     size_t bars[8];            /* 0-terminated */
     size_t bars_sweep_combos;
@@ -46,32 +50,49 @@ typedef struct {
     size_t fast_cpu_max_combos;
     size_t cuda_max_combos;
     size_t thread_combos;
+    size_t peer_combos[4];     /* 0-terminated: numba peer sweeps over the 15m series */
+    size_t pair_bars, pair_combos; /* the gated sweep, 1 thread each */
     double min_time;
+    int repetitions;
 } bench_sizes;
 
 static const bench_sizes quick_sizes = {
     .bars = { 1000, 10000, 100000, 1000000, 0 },
-    .bars_sweep_combos = 8,
-    .combos = { 1, 10, 100, 1000, 10000, 100000, 1000000, 0 },
-    .reference_max_bars = 10000,
-    .reference_max_combos = 10,
-    .fast_cpu_max_combos = 10000,
+    .bars_sweep_combos = 4,
+    .combos = { 1, 10, 100, 1000, 10000, 100000, 0 },
+    .reference_max_bars = 100000,
+    .reference_max_combos = 1,
+    .fast_cpu_max_combos = 100000,
     .cuda_max_combos = 100000,
     .thread_combos = 1000,
+    .peer_combos = { 100, 0 },
+    .pair_bars = 10000,
+    .pair_combos = 8,
     .min_time = 0.05,
+    .repetitions = 5,
 };
 
 static const bench_sizes full_sizes = {
     .bars = { 1000, 10000, 100000, 1000000, 0 },
-    .bars_sweep_combos = 16,
+    .bars_sweep_combos = 4,
     .combos = { 1, 10, 100, 1000, 10000, 100000, 1000000, 0 },
     .reference_max_bars = 1000000,
-    .reference_max_combos = 100,
+    .reference_max_combos = 10,
     .fast_cpu_max_combos = 1000000,
     .cuda_max_combos = 1000000,
     .thread_combos = 10000,
+    .peer_combos = { 100, 1000, 10000, 0 },
+    .pair_bars = 10000,
+    .pair_combos = 8,
     .min_time = 0.5,
+    .repetitions = 7,
 };
+
+int bench_default_repetitions(bool quick) { return (quick ? &quick_sizes : &full_sizes)->repetitions; }
+double bench_min_time(bool quick) { return (quick ? &quick_sizes : &full_sizes)->min_time; }
+
+static int run_repetitions = 1;
+void bench_set_repetitions(int repetitions) { run_repetitions = repetitions > 0 ? repetitions : 1; }
 
 static size_t max_combos_for(const bench_sizes *z, const char *backend)
 {
@@ -124,6 +145,9 @@ size_t bench_plan(bool quick, int n_cpus, bench_case *cases, size_t max)
         if (strcmp(name, "cuda") != 0) {
             add_case(cases, max, &n, BENCH_FEATURES, "micro_features", name, BARS_15M, 1, 1, z->min_time);
             add_case(cases, max, &n, BENCH_BACKTEST, "micro_backtest", name, BARS_15M, 1, 1, z->min_time);
+            /* The gated ratio: one thread each, so that a core taken by
+             * another process slows both sides alike. */
+            add_case(cases, max, &n, BENCH_PAIR, "pair", name, z->pair_bars, z->pair_combos, 1, z->min_time);
         }
         for (const size_t *bars = z->bars; *bars; bars++) {
             if (is_ref && *bars > z->reference_max_bars)
@@ -138,6 +162,11 @@ size_t bench_plan(bool quick, int n_cpus, bench_case *cases, size_t max)
                      z->min_time);
         }
     }
+
+    /* The numba peer on the work of fast_cpu's combo sweeps (same series,
+     * same combos, every core). */
+    for (const size_t *combos = z->peer_combos; *combos; combos++)
+        add_case(cases, max, &n, BENCH_PEER, "peer", "numba", BARS_15M, *combos, 0, z->min_time);
 
     /* Thread scaling of fast_cpu: 1, 2, 4, ... and every core. */
     for (int t = 1;; t *= 2) {
@@ -328,6 +357,9 @@ struct bench_prepared {
     char path[4096];       /* the loader's file */
     char *csv;             /* the loader's text in memory */
     size_t csv_len;
+    double *peer_times;    /* BENCH_PEER: the seconds of each timed run */
+    size_t n_peer_times;
+    double peer_others_busy, peer_load_avg; /* the machine while the peer ran */
     bench_prepared *next;
 };
 
@@ -429,6 +461,266 @@ static sebt_status check_parity(bench_prepared *p, sebt_error *err)
     return SEBT_OK;
 }
 
+/* ---- the numba peer ------------------------------------------------------ */
+
+#ifndef SEBT_NUMBA_PYTHON
+#define SEBT_NUMBA_PYTHON "/usr/bin/python3"
+#endif
+
+static const char *numba_python(void)
+{
+    const char *v = getenv("SEBT_NUMBA_PYTHON");
+    return v && *v ? v : SEBT_NUMBA_PYTHON;
+}
+
+/* The sebt beside this program (the peer is checked against its reference). */
+static void sebt_beside(char *out, size_t size)
+{
+    const char *env = getenv("SEBT_BINARY");
+    if (env && *env) {
+        snprintf(out, size, "%s", env);
+        return;
+    }
+    char self[4096];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        snprintf(out, size, "sebt");
+        return;
+    }
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (slash)
+        *slash = '\0';
+    if ((size_t)snprintf(out, size, "%.4000s/sebt", self) >= size)
+        snprintf(out, size, "sebt");
+}
+
+static bool shell_safe(const char *s)
+{
+    return strchr(s, '\'') == NULL;
+}
+
+/* Numbers of a JSON array "key": [a, b, ...] in the peer's own output. */
+static size_t json_numbers(const char *text, const char *key, double *out, size_t max)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *at = strstr(text, pat);
+    if (!at)
+        return 0;
+    at = strchr(at, '[');
+    if (!at)
+        return 0;
+    size_t n = 0;
+    at++;
+    while (n < max) {
+        char *end;
+        double v = strtod(at, &end);
+        if (end == at)
+            break;
+        out[n++] = v;
+        at = end;
+        while (*at == ' ' || *at == '\n' || *at == ',')
+            at++;
+    }
+    return n;
+}
+
+/* Runs the peer once on this case's series and combos: it checks a sample
+ * against the reference, then times as many whole sweeps as this run has
+ * repetitions. JIT compilation is done and reported apart by the peer. */
+static sebt_status prepare_peer(bench_prepared *p, sebt_error *err)
+{
+    const bench_case *c = &p->c;
+    char cmd[32768], data[4096], script[4096], sebt[4096];
+    snprintf(script, sizeof script, "%s/bench/peers/numba_peer.py", SEBT_SOURCE_DIR);
+    data_path(segment_files[0], data, sizeof data);
+    sebt_beside(sebt, sizeof sebt);
+    const char *py = numba_python();
+    if (!shell_safe(py) || !shell_safe(script) || !shell_safe(data) || !shell_safe(sebt))
+        return sebt_fail(err, SEBT_ERR_UNAVAILABLE, "a path holds a quote; the peer is not run");
+    snprintf(cmd, sizeof cmd, "'%s' -c 'import numba' >/dev/null 2>&1", py);
+    if (system(cmd) != 0)
+        return sebt_fail(err, SEBT_ERR_UNAVAILABLE,
+                         "numba is not importable by %s (apt-get install python3-numba, or set "
+                         "SEBT_NUMBA_PYTHON): the numba peer is skipped", py);
+    if (c->bars != BARS_15M)
+        return sebt_fail(err, SEBT_ERR_INTERNAL, "bench: the peer runs on the 15m file only");
+
+    char dir[] = "/tmp/sebt-bench-peer-XXXXXX";
+    if (!mkdtemp(dir))
+        return sebt_fail(err, SEBT_ERR_IO, "bench: cannot create a temporary folder: %s", strerror(errno));
+    char combos_path[4096], err_path[4096];
+    snprintf(combos_path, sizeof combos_path, "%s/combos.csv", dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr.txt", dir);
+    FILE *f = fopen(combos_path, "w");
+    sebt_status st = SEBT_OK;
+    if (!f) {
+        st = sebt_fail(err, SEBT_ERR_IO, "bench: cannot write %s", combos_path);
+        goto out;
+    }
+    fputs("ema_fast,ema_slow,z_window,atr_window,vol_z,tr_z,cloc_min,use_stop,atr_stop_mult,use_tp,"
+          "reward_r,use_time,max_hold,fee_bp,slippage_bp\n", f);
+    for (size_t i = 0; i < c->combos; i++) {
+        sebt_params q = bench_combo(i);
+        fprintf(f, "%d,%d,%d,%d,%.17g,%.17g,%.17g,%s,%.17g,%s,%.17g,%s,%d,%.17g,%.17g\n", (int)q.ema_fast,
+                (int)q.ema_slow, (int)q.z_window, (int)q.atr_window, q.vol_z, q.tr_z, q.cloc_min,
+                q.use_stop ? "true" : "false", q.atr_stop_mult, q.use_tp ? "true" : "false", q.reward_r,
+                q.use_time ? "true" : "false", (int)q.max_hold, q.fee_bp, q.slippage_bp);
+    }
+    if (fclose(f) != 0) {
+        st = sebt_fail(err, SEBT_ERR_IO, "bench: cannot write %s", combos_path);
+        goto out;
+    }
+    char threads[32] = "";
+    if (c->threads > 0)
+        snprintf(threads, sizeof threads, " --threads %d", c->threads);
+    if ((size_t)snprintf(cmd, sizeof cmd,
+                         "'%.4000s' '%.4000s' --data '%.4000s' --combos '%.4000s'%s --repetitions %d "
+                         "--check-sample 3 --sebt '%.4000s' 2>'%.4000s'",
+                         py, script, data, combos_path, threads, run_repetitions, sebt, err_path) >= sizeof cmd) {
+        st = sebt_fail(err, SEBT_ERR_INTERNAL, "bench: the peer's command line is too long");
+        goto out;
+    }
+    FILE *pp = popen(cmd, "r");
+    if (!pp) {
+        st = sebt_fail(err, SEBT_ERR_IO, "bench: cannot start the peer: %s", strerror(errno));
+        goto out;
+    }
+    char *text = NULL;
+    size_t len = 0, cap = 0;
+    char buf[4096];
+    size_t got;
+    while ((got = fread(buf, 1, sizeof buf, pp)) > 0) {
+        if (len + got + 1 > cap) {
+            cap = (len + got + 1) * 2;
+            char *t = realloc(text, cap);
+            if (!t)
+                break;
+            text = t;
+        }
+        memcpy(text + len, buf, got);
+        len += got;
+    }
+    int rc = pclose(pp);
+    if (text)
+        text[len] = '\0';
+    int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128;
+    char why[512] = "";
+    FILE *ef = fopen(err_path, "r");
+    if (ef) {
+        size_t k = fread(why, 1, sizeof why - 1, ef);
+        why[k] = '\0';
+        for (char *q = why; *q; q++)
+            if (*q == '\n')
+                *q = ' ';
+        fclose(ef);
+    }
+    if (code == 1) {
+        p->parity.status = BENCH_PARITY_FAILED;
+        snprintf(p->parity.msg, sizeof p->parity.msg, "the numba peer's trade counts differ from the "
+                 "reference's: %.300s", why);
+    } else if (code != 0 || !text) {
+        st = sebt_fail(err, SEBT_ERR_UNAVAILABLE, "the numba peer exited with %d: %.400s", code, why);
+    } else {
+        double times[256];
+        size_t n = json_numbers(text, "seconds_all", times, 256);
+        double checked[16];
+        size_t n_checked = json_numbers(text, "trades_reference", checked, 16);
+        if (n == 0 || !strstr(text, "\"ok\": true")) {
+            st = sebt_fail(err, SEBT_ERR_INTERNAL, "the numba peer printed no timed, checked run");
+        } else {
+            p->peer_times = malloc(n * sizeof *p->peer_times);
+            if (!p->peer_times) {
+                st = sebt_fail(err, SEBT_ERR_NOMEM, "bench: out of memory");
+            } else {
+                memcpy(p->peer_times, times, n * sizeof *times);
+                p->n_peer_times = n;
+                p->parity.status = BENCH_PARITY_OK;
+                p->parity.checked = n_checked;
+                snprintf(p->parity.msg, sizeof p->parity.msg,
+                         "%zu sampled combos have the reference's trade counts", n_checked);
+            }
+        }
+    }
+    free(text);
+out:
+    remove(combos_path);
+    remove(err_path);
+    rmdir(dir);
+    return st;
+}
+
+void bench_peer_machine(const bench_prepared *p, double *others_busy, double *load_avg)
+{
+    *others_busy = p->peer_others_busy;
+    *load_avg = p->peer_load_avg;
+}
+
+double bench_peer_seconds(const bench_prepared *p, size_t i)
+{
+    return p->n_peer_times ? p->peer_times[i % p->n_peer_times] : NAN;
+}
+
+/* ---- machine noise -------------------------------------------------------- */
+
+static double now_seconds(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* All CPUs' busy and total ticks (/proc/stat), and this process's own
+ * (with waited-for children: the peer). Zeros where unreadable. */
+static void read_ticks(unsigned long long *busy, unsigned long long *total, unsigned long long *self)
+{
+    *busy = *total = *self = 0;
+    FILE *f = fopen("/proc/stat", "r");
+    if (f) {
+        unsigned long long v[10] = { 0 };
+        if (fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3],
+                   &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) >= 8) {
+            for (int k = 0; k < 8; k++)
+                *total += v[k];
+            *busy = *total - v[3] - v[4]; /* idle and iowait */
+        }
+        fclose(f);
+    }
+    f = fopen("/proc/self/stat", "r");
+    if (f) {
+        char line[2048];
+        if (fgets(line, sizeof line, f)) {
+            char *q = strrchr(line, ')'); /* the name may hold spaces */
+            unsigned long long ut = 0, stt = 0, cut = 0, cst = 0;
+            if (q && sscanf(q + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %llu %llu", &ut, &stt,
+                            &cut, &cst) == 4)
+                *self = ut + stt + cut + cst;
+        }
+        fclose(f);
+    }
+}
+
+void bench_machine_begin(bench_machine_mark *m)
+{
+    read_ticks(&m->busy, &m->total, &m->self);
+    m->wall = now_seconds();
+}
+
+void bench_machine_end(const bench_machine_mark *m, double *others_busy, double *load_avg)
+{
+    bench_machine_mark e;
+    bench_machine_begin(&e);
+    double load[1];
+    *load_avg = getloadavg(load, 1) == 1 ? load[0] : NAN;
+    *others_busy = NAN;
+    if (e.total > m->total) {
+        double others = (double)(e.busy - m->busy) - (double)(e.self - m->self);
+        double v = others / (double)(e.total - m->total);
+        *others_busy = v < 0 ? 0 : v > 1 ? 1 : v;
+    }
+}
+
 static sebt_status prepare_new(const bench_case *c, bench_prepared *p, sebt_error *err)
 {
     sebt_status st;
@@ -454,6 +746,17 @@ static sebt_status prepare_new(const bench_case *c, bench_prepared *p, sebt_erro
         }
         sebt_series_free(&s);
         p->parity.status = BENCH_PARITY_NONE;
+        return st;
+    }
+
+    if (c->kind == BENCH_PEER) {
+        p->work.bars = (double)c->bars;
+        p->work.combos = (double)c->combos;
+        p->work.bar_combos = p->work.bars * p->work.combos;
+        bench_machine_mark mark;
+        bench_machine_begin(&mark);
+        st = prepare_peer(p, err);
+        bench_machine_end(&mark, &p->peer_others_busy, &p->peer_load_avg);
         return st;
     }
 
@@ -552,7 +855,10 @@ sebt_status bench_run(bench_prepared *p, sebt_error *err)
     case BENCH_SWEEP_BARS:
     case BENCH_SWEEP_COMBOS:
     case BENCH_THREADS:
+    case BENCH_PAIR:
         return run_sweep(p, false, err);
+    case BENCH_PEER:
+        return SEBT_OK; /* timed by the peer itself: see bench_peer_seconds */
     case BENCH_BACKTEST:
         return run_sweep(p, true, err);
     case BENCH_FEATURES: {
@@ -591,6 +897,7 @@ void bench_release_all(void)
         free(p->combos);
         sebt_features_free(&p->features);
         free(p->csv);
+        free(p->peer_times);
         free(p);
     }
     for (size_t i = 0; i < n_series_cached; i++)
@@ -641,6 +948,53 @@ static void command_line(const char *cmd, char *buf, size_t size)
     pclose(f);
 }
 
+/* The cuda backend's parity by host execution (gpu/README.md): the real
+ * .cu sources built by the host compiler against a checking CUDA runtime
+ * stand-in, run by `sebt parity` on the bundled 1m data. Not a GPU, and
+ * never timed here. */
+static void cuda_host_parity(char *buf, size_t size)
+{
+    char dir[4096], lib[4096 + 32], sebt[4096];
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+    if (n <= 0) {
+        snprintf(buf, size, "not checked: cannot find this program's folder");
+        return;
+    }
+    dir[n] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    snprintf(lib, sizeof lib, "%s/libsebt_cuda_host.so", dir);
+    sebt_beside(sebt, sizeof sebt);
+    if (access(lib, R_OK) != 0) {
+        snprintf(buf, size, "not checked: %.900s is not built", lib);
+        return;
+    }
+    char cmd[16384], data[4096], combos[4096], line[1024] = "", last[1024] = "";
+    data_path("BTCUSDT-1m-2019-01.csv.gz", data, sizeof data);
+    snprintf(combos, sizeof combos, "%s/oracle/parity-combos.csv", SEBT_SOURCE_DIR);
+    if (!shell_safe(lib) || !shell_safe(sebt) || !shell_safe(data) || !shell_safe(combos)) {
+        snprintf(buf, size, "not checked: a path holds a quote");
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "SEBT_CUDA_LIBRARY='%.4000s' '%.4000s' parity --backend cuda --data '%.4000s' "
+             "--combos '%.4000s' 2>&1", lib, sebt, data, combos);
+    FILE *f = popen(cmd, "r");
+    if (!f) {
+        snprintf(buf, size, "not checked: cannot run sebt parity");
+        return;
+    }
+    while (fgets(line, sizeof line, f))
+        if (line[0] != '\n')
+            snprintf(last, sizeof last, "%s", line);
+    int rc = pclose(f);
+    last[strcspn(last, "\n")] = '\0';
+    int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+    snprintf(buf, size, "%s (host execution of the .cu sources, no device; sebt parity exit %d on "
+             "BTCUSDT-1m-2019-01, oracle/parity-combos.csv): %.600s",
+             code == 0 ? "ok" : "FAILED", code, last);
+}
+
 void bench_context(bool quick, bench_context_fn emit, void *user)
 {
     char buf[1024];
@@ -654,11 +1008,32 @@ void bench_context(bool quick, bench_context_fn emit, void *user)
     emit("sebt_version", SEBT_VERSION, user);
     emit("sebt_quick", quick ? "true" : "false", user);
     emit("sebt_planted_slowdown", bench_planted_slowdown() ? "true" : "false", user);
-    double load[1];
-    if (getloadavg(load, 1) == 1) {
+    double load[3];
+    if (getloadavg(load, 3) == 3) {
         snprintf(buf, sizeof buf, "%.2f", load[0]);
         emit("sebt_load_avg", buf, user);
+        snprintf(buf, sizeof buf, "%.2f %.2f %.2f", load[0], load[1], load[2]);
+        emit("sebt_load_avg_1_5_15", buf, user);
     }
+    /* The frequency policy moves timings by tens of percent; a VM often
+     * hides it, and the report says so rather than guessing. */
+    buf[0] = '\0';
+    FILE *gov = fopen("/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", "r");
+    if (gov) {
+        if (!fgets(buf, sizeof buf, gov))
+            buf[0] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        fclose(gov);
+    }
+    emit("sebt_cpu_governor", buf[0] ? buf : "not readable (no cpufreq here, as in most VMs)", user);
+    snprintf(buf, sizeof buf, "'%s' -c 'import numba; print(numba.__version__)' 2>/dev/null", numba_python());
+    char ver[128];
+    command_line(buf, ver, sizeof ver);
+    if (ver[0])
+        snprintf(buf, sizeof buf, "numba %s (%s)", ver, numba_python());
+    else
+        snprintf(buf, sizeof buf, "missing: numba is not importable by %s", numba_python());
+    emit("sebt_numba", buf, user);
     const char *omp = getenv("OMP_NUM_THREADS");
     emit("sebt_omp_num_threads", omp && *omp ? omp : "unset", user);
     /* Spinning OpenMP workers on a machine shared with other jobs can cost
@@ -682,6 +1057,26 @@ void bench_context(bool quick, bench_context_fn emit, void *user)
         snprintf(buf, sizeof buf, "unknown (not a git checkout)");
     }
     emit("sebt_git_commit", buf, user);
+
+    /* Each backend's contract (SPEC §8), for the report's per-backend table. */
+    static const char *const names[] = { "reference", "fast_cpu", "cuda" };
+    for (size_t k = 0; k < 3; k++) {
+        const sebt_backend *be = NULL;
+        sebt_error e = { 0 };
+        char key[64];
+        snprintf(key, sizeof key, "sebt_contract_%s", names[k]);
+        if (sebt_backend_get(names[k], &be, &e) == SEBT_OK && be) {
+            if (be->contract.kind == SEBT_CONTRACT_EXACT)
+                snprintf(buf, sizeof buf, "exact");
+            else
+                snprintf(buf, sizeof buf, "tolerant(%g)", be->contract.tol);
+        } else {
+            snprintf(buf, sizeof buf, "unavailable: %.900s", e.msg);
+        }
+        emit(key, buf, user);
+    }
+    cuda_host_parity(buf, sizeof buf);
+    emit("sebt_cuda_host_parity", buf, user);
 
     sebt_gpu_info info;
     sebt_error err = { 0 };

@@ -18,10 +18,14 @@
 extern "C" {
 #endif
 
+typedef struct bench_prepared bench_prepared;
+
 typedef enum {
     BENCH_SWEEP_BARS,      /* fixed combos, growing bars */
     BENCH_SWEEP_COMBOS,    /* fixed bars, growing combos */
     BENCH_THREADS,         /* fixed sweep, growing thread count */
+    BENCH_PAIR,            /* the gated ratios: the same sweep on 1 thread per backend */
+    BENCH_PEER,            /* the numba peer (bench/peers/numba_peer.py) on a sweep's work */
     BENCH_FEATURES,        /* micro: every indicator and the signal of one combo */
     BENCH_BACKTEST,        /* micro: one backtest with its trades */
     BENCH_LOAD_GZ,         /* micro: the loader on a .csv.gz file */
@@ -35,8 +39,10 @@ typedef struct {
     size_t bars;
     size_t combos;
     int threads;           /* 0: the backend's default */
-    double min_time;       /* seconds Google Benchmark keeps repeating it */
-    char name[160];        /* "group/backend/bars:N/combos:C/threads:T" */
+    double min_time;       /* seconds Google Benchmark keeps repeating it (a flag,
+                            * so that it stays out of the name) */
+    char name[160];        /* "group/backend/bars:N/combos:C/threads:T": the same
+                            * in --quick and full runs */
     char note[SEBT_ERROR_MSG_MAX]; /* why a BENCH_UNAVAILABLE case cannot run */
 } bench_case;
 
@@ -65,10 +71,31 @@ typedef struct {
 } bench_parity;
 
 /* Fills at most max cases; returns how many there are (may exceed max).
- * quick keeps the whole run under a minute or so on two cores. */
+ * quick keeps the whole run under two minutes on two cores. */
 size_t bench_plan(bool quick, int n_cpus, bench_case *cases, size_t max);
 
-typedef struct bench_prepared bench_prepared;
+/* Repetitions of every case (Google Benchmark's --benchmark_repetitions):
+ * quick 5, full 7. The rank test of the baseline gate needs 5 a side to
+ * ever reach p < 0.05. */
+int bench_default_repetitions(bool quick);
+double bench_min_time(bool quick);
+/* How many repetitions this run makes (the peer times as many runs). */
+void bench_set_repetitions(int repetitions);
+
+/* A peer case reports the times its own program measured: the i-th
+ * repetition's seconds (cycling when asked for more). */
+double bench_peer_seconds(const bench_prepared *p, size_t i);
+/* The machine while the peer measured (its repetitions take no time here). */
+void bench_peer_machine(const bench_prepared *p, double *others_busy, double *load_avg);
+
+/* What the machine did around one repetition: the 1-minute load average
+ * and the share of all CPUs that other processes used meanwhile (0..1). */
+typedef struct {
+    unsigned long long busy, total, self;
+    double wall;
+} bench_machine_mark;
+void bench_machine_begin(bench_machine_mark *m);
+void bench_machine_end(const bench_machine_mark *m, double *others_busy, double *load_avg);
 
 /* Loads the data, builds the combos and checks parity, once per case (the
  * result is cached: Google Benchmark calls a case several times). A

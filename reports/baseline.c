@@ -1,3 +1,5 @@
+/* The baseline gate: the within-run ratios of two runs, compared over their
+ * repetitions with a rank test and a minimum effect size. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -6,35 +8,181 @@
 #include "report.h"
 #include "sebt/sebt.h"
 
-/* The gated pairs: each backend against the one it must beat. */
+/* The gated pairs: each backend against the one it must beat, on work both
+ * ran the same way. fast_cpu and the reference are compared on one thread
+ * each, in CPU time: on a shared machine another process taking a core
+ * stretches wall time and starves a multi-threaded sweep, but leaves the
+ * CPU time of one thread nearly alone. Multi-threaded sweeps and the peer
+ * are shown in the report, not gated. cuda runs on a device: wall time. */
 static const struct {
     const char *fast;
     const char *slow;
+    bool cpu_time;
 } pairs[] = {
-    { "fast_cpu", "reference" },
-    { "cuda", "fast_cpu" },
+    { "fast_cpu", "reference", true },
+    { "cuda", "fast_cpu", false },
 };
 #define N_PAIRS (sizeof pairs / sizeof pairs[0])
 
-/* Groups where both backends run the same work; thread scaling is one
- * backend against itself and is shown in the report instead. */
-static bool gated_group(const char *group)
+static bool gated_group(size_t pair, const char *group)
 {
-    return strcmp(group, "sweep_bars") == 0 || strcmp(group, "sweep_combos") == 0 ||
-           strcmp(group, "micro_features") == 0 || strcmp(group, "micro_backtest") == 0;
+    if (pairs[pair].cpu_time)
+        return strcmp(group, "pair") == 0 || strcmp(group, "micro_features") == 0 ||
+               strcmp(group, "micro_backtest") == 0;
+    return strcmp(group, "sweep_bars") == 0 || strcmp(group, "sweep_combos") == 0;
 }
+
+/* ---- Mann-Whitney U ------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The number of arrangements of m x's and n y's with U = u, for every u,
+ * by the recursion f(m,n,u) = f(m-1,n,u-n) + f(m,n-1,u). */
+static double *u_counts(size_t m, size_t n)
+{
+    size_t umax = m * n;
+    double *prev = calloc((n + 1) * (umax + 1), sizeof *prev);
+    double *cur = calloc((n + 1) * (umax + 1), sizeof *cur);
+    if (!prev || !cur) {
+        free(prev);
+        free(cur);
+        return NULL;
+    }
+#define AT(a, j, u) (a)[(j) * (umax + 1) + (u)]
+    for (size_t j = 0; j <= n; j++) /* m = 0: U = 0 in one way */
+        AT(prev, j, 0) = 1;
+    for (size_t i = 1; i <= m; i++) {
+        memset(cur, 0, (n + 1) * (umax + 1) * sizeof *cur);
+        AT(cur, 0, 0) = 1;
+        for (size_t j = 1; j <= n; j++)
+            for (size_t u = 0; u <= i * j; u++)
+                AT(cur, j, u) = (u >= j ? AT(prev, j, u - j) : 0) + AT(cur, j - 1, u);
+        double *t = prev;
+        prev = cur;
+        cur = t;
+    }
+    double *out = malloc((umax + 1) * sizeof *out);
+    if (out)
+        for (size_t u = 0; u <= umax; u++)
+            out[u] = AT(prev, n, u);
+#undef AT
+    free(prev);
+    free(cur);
+    return out;
+}
+
+double sebt_mann_whitney_p(const double *x, size_t nx, const double *y, size_t ny)
+{
+    if (nx == 0 || ny == 0)
+        return NAN;
+    size_t n = nx + ny;
+    double *all = malloc(n * sizeof *all);
+    double *rank = malloc(n * sizeof *rank);
+    if (!all || !rank) {
+        free(all);
+        free(rank);
+        return NAN;
+    }
+    memcpy(all, x, nx * sizeof *x);
+    memcpy(all + nx, y, ny * sizeof *y);
+    qsort(all, n, sizeof *all, cmp_double);
+    /* Average ranks; the tie term for the variance. */
+    double tie_term = 0;
+    bool ties = false;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j + 1 < n && all[j + 1] == all[i])
+            j++;
+        double t = (double)(j - i + 1);
+        if (t > 1) {
+            ties = true;
+            tie_term += t * t * t - t;
+        }
+        for (size_t k = i; k <= j; k++)
+            rank[k] = 0.5 * (double)(i + j) + 1;
+        i = j + 1;
+    }
+    double r1 = 0;
+    for (size_t i = 0; i < nx; i++) {
+        /* the rank of x[i]: where it sits among the sorted values */
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (all[mid] < x[i])
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        r1 += rank[lo];
+    }
+    free(all);
+    free(rank);
+    double u1 = r1 - (double)nx * (double)(nx + 1) / 2;
+    double mu = (double)nx * (double)ny / 2;
+    double p;
+    if (!ties && nx <= 30 && ny <= 30) {
+        double *c = u_counts(nx, ny);
+        if (!c)
+            return NAN;
+        size_t umax = nx * ny;
+        double total = 0, tail = 0;
+        double u_lo = u1 < (double)umax - u1 ? u1 : (double)umax - u1;
+        for (size_t u = 0; u <= umax; u++) {
+            total += c[u];
+            if ((double)u <= u_lo + 1e-9)
+                tail += c[u];
+        }
+        free(c);
+        p = 2 * tail / total;
+    } else {
+        double var = (double)nx * (double)ny / 12 * ((double)(n + 1) - tie_term / ((double)n * (double)(n - 1)));
+        if (!(var > 0))
+            return 1.0;
+        double z = (fabs(u1 - mu) - 0.5) / sqrt(var);
+        p = z <= 0 ? 1.0 : erfc(z / sqrt(2.0));
+    }
+    return p > 1 ? 1 : p;
+}
+
+/* The smallest two-sided p the exact test can give with m and n samples:
+ * both sides wholly apart. */
+static double best_p(size_t m, size_t n)
+{
+    double comb = 1; /* C(m+n, m) */
+    for (size_t k = 1; k <= m; k++)
+        comb = comb * (double)(n + k) / (double)k;
+    return 2 / comb;
+}
+
+/* ---- ratios within one run -------------------------------------------------- */
 
 typedef struct {
     bool present;      /* both backends ran this work in the run */
     bool ok;           /* both were timed */
     bool fast_parity_failed;
-    double ratio;      /* slow seconds / fast seconds */
+    size_t n;          /* repetitions paired */
+    double ratio[SEBT_BENCH_MAX_REPS];
+    double med, lo, hi;
 } pair_ratio;
 
-static pair_ratio ratio_in(const sebt_bench_set *set, const sebt_bench_run *like, const char *fast,
-                           const char *slow)
+static double median_of(const double *v, size_t n)
 {
-    pair_ratio pr = { false, false, false, NAN };
+    double tmp[SEBT_BENCH_MAX_REPS];
+    memcpy(tmp, v, n * sizeof *v);
+    qsort(tmp, n, sizeof *tmp, cmp_double);
+    return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+}
+
+static pair_ratio ratio_in(const sebt_bench_set *set, const sebt_bench_run *like, size_t pair)
+{
+    pair_ratio pr;
+    memset(&pr, 0, sizeof pr);
+    pr.med = pr.lo = pr.hi = NAN;
+    const char *fast = pairs[pair].fast, *slow = pairs[pair].slow;
     const sebt_bench_run *f = sebt_bench_find(set, like->group, fast, like->bars, like->combos, like->threads);
     const sebt_bench_run *s = sebt_bench_find(set, like->group, slow, like->bars, like->combos, like->threads);
     /* A parity failure counts even where the slower backend did not run
@@ -47,17 +195,35 @@ static pair_ratio ratio_in(const sebt_bench_set *set, const sebt_bench_run *like
     if (!f || !s)
         return pr;
     pr.present = true;
-    if (f->status == SEBT_RUN_OK && s->status == SEBT_RUN_OK && f->seconds > 0) {
-        pr.ok = true;
-        pr.ratio = s->seconds / f->seconds;
+    if (f->status != SEBT_RUN_OK || s->status != SEBT_RUN_OK)
+        return pr;
+    /* The i-th repetition of each side makes the i-th ratio. Repetitions
+     * are interleaved at random through the run, so a burst of load lands
+     * on either side alike. */
+    size_t n = f->n_reps < s->n_reps ? f->n_reps : s->n_reps;
+    bool cpu = pairs[pair].cpu_time;
+    for (size_t i = 0; i < n; i++) {
+        double a = cpu ? s->rep_cpu_seconds[i] : s->rep_seconds[i];
+        double b = cpu ? f->rep_cpu_seconds[i] : f->rep_seconds[i];
+        if (isfinite(a) && isfinite(b) && a > 0 && b > 0)
+            pr.ratio[pr.n++] = a / b;
+    }
+    if (pr.n == 0)
+        return pr;
+    pr.ok = true;
+    pr.med = median_of(pr.ratio, pr.n);
+    pr.lo = pr.hi = pr.ratio[0];
+    for (size_t i = 1; i < pr.n; i++) {
+        pr.lo = pr.ratio[i] < pr.lo ? pr.ratio[i] : pr.lo;
+        pr.hi = pr.ratio[i] > pr.hi ? pr.ratio[i] : pr.hi;
     }
     return pr;
 }
 
-static void describe(const sebt_bench_run *r, const char *fast, const char *slow, char *buf, size_t size)
+static void describe(const sebt_bench_run *r, size_t pair, char *buf, size_t size)
 {
     snprintf(buf, size, "%s bars:%lld combos:%lld threads:%d: %s/%s", r->group, r->bars, r->combos,
-             r->threads, fast, slow);
+             r->threads, pairs[pair].fast, pairs[pair].slow);
 }
 
 static bool already(const sebt_baseline *b, const char *what)
@@ -68,41 +234,83 @@ static bool already(const sebt_baseline *b, const char *what)
     return false;
 }
 
+static void judge(sebt_ratio_row *row, const pair_ratio *o, const pair_ratio *n, const char *fast,
+                  double threshold_pct, double alpha)
+{
+    row->change_pct = 100.0 * (n->med / o->med - 1.0);
+    row->p_value = sebt_mann_whitney_p(o->ratio, o->n, n->ratio, n->n);
+    bool drop = row->change_pct < -threshold_pct;
+    bool gain = row->change_pct > threshold_pct;
+    bool significant = row->p_value < alpha;
+    if (!drop && !gain) {
+        row->verdict = SEBT_VERDICT_OK;
+        snprintf(row->note, sizeof row->note, "within %g%%", threshold_pct);
+    } else if (significant) {
+        row->verdict = drop ? SEBT_VERDICT_REGRESSION : SEBT_VERDICT_IMPROVED;
+        if (drop)
+            snprintf(row->note, sizeof row->note, "REGRESSION: %s lost %.0f%% of its lead (p = %.3g)", fast,
+                     -row->change_pct, row->p_value);
+        else
+            snprintf(row->note, sizeof row->note, "faster: %s gained %.0f%% (p = %.3g)", fast,
+                     row->change_pct, row->p_value);
+    } else if (drop) {
+        row->verdict = SEBT_VERDICT_INCONCLUSIVE;
+        if (best_p(o->n, n->n) >= alpha)
+            snprintf(row->note, sizeof row->note,
+                     "INCONCLUSIVE: %zu and %zu repetitions cannot reach p < %g (5 a side can)", o->n,
+                     n->n, alpha);
+        else
+            snprintf(row->note, sizeof row->note,
+                     "INCONCLUSIVE: a drop of %.0f%% the repetitions do not confirm (p = %.3g): too noisy",
+                     -row->change_pct, row->p_value);
+    } else {
+        row->verdict = SEBT_VERDICT_OK;
+        snprintf(row->note, sizeof row->note, "a gain the repetitions do not confirm (p = %.3g)", row->p_value);
+    }
+}
+
 static void add_pair_rows(const sebt_bench_set *old_set, const sebt_bench_set *new_set,
                           const sebt_bench_set *walk, double threshold_pct, sebt_baseline *b)
 {
     for (size_t p = 0; p < N_PAIRS; p++) {
         for (size_t i = 0; i < walk->n_runs; i++) {
             const sebt_bench_run *r = &walk->runs[i];
-            if (strcmp(r->backend, pairs[p].fast) != 0 || !gated_group(r->group))
+            if (strcmp(r->backend, pairs[p].fast) != 0 || !gated_group(p, r->group))
                 continue;
             sebt_ratio_row row;
             memset(&row, 0, sizeof row);
-            describe(r, pairs[p].fast, pairs[p].slow, row.what, sizeof row.what);
+            describe(r, p, row.what, sizeof row.what);
             if (already(b, row.what))
                 continue;
-            pair_ratio o = ratio_in(old_set, r, pairs[p].fast, pairs[p].slow);
-            pair_ratio n = ratio_in(new_set, r, pairs[p].fast, pairs[p].slow);
+            pair_ratio o = ratio_in(old_set, r, p);
+            pair_ratio n = ratio_in(new_set, r, p);
             if (!o.present && !n.present)
                 continue;
-            row.old_ratio = o.ratio;
-            row.new_ratio = n.ratio;
+            row.measure = pairs[p].cpu_time ? "cpu" : "real";
+            row.old_ratio = o.med;
+            row.old_min = o.lo;
+            row.old_max = o.hi;
+            row.new_ratio = n.med;
+            row.new_min = n.lo;
+            row.new_max = n.hi;
+            row.old_n = o.n;
+            row.new_n = n.n;
             row.change_pct = NAN;
+            row.p_value = NAN;
+            row.verdict = SEBT_VERDICT_NOT_COMPARED;
             if (n.fast_parity_failed && !o.fast_parity_failed) {
                 row.flagged = true;
+                row.verdict = SEBT_VERDICT_REGRESSION;
                 snprintf(row.note, sizeof row.note, "%s fails parity in the new run", pairs[p].fast);
             } else if (!n.present) {
                 snprintf(row.note, sizeof row.note, "not in the new run");
             } else if (!o.present) {
                 snprintf(row.note, sizeof row.note, "not in the old run");
             } else if (o.ok && n.ok) {
-                row.change_pct = 100.0 * (n.ratio / o.ratio - 1.0);
                 b->n_compared++;
-                if (row.change_pct < -threshold_pct) {
-                    row.flagged = true;
-                    snprintf(row.note, sizeof row.note, "REGRESSION: %s lost %.0f%% of its lead",
-                             pairs[p].fast, -row.change_pct);
-                }
+                judge(&row, &o, &n, pairs[p].fast, threshold_pct, b->alpha);
+                row.flagged = row.verdict == SEBT_VERDICT_REGRESSION;
+                b->n_inconclusive += row.verdict == SEBT_VERDICT_INCONCLUSIVE;
             } else {
                 snprintf(row.note, sizeof row.note, "not timed in %s run",
                          !o.ok && !n.ok ? "either" : !o.ok ? "the old" : "the new");
@@ -121,6 +329,7 @@ sebt_status sebt_baseline_compare(const sebt_bench_set *old_set, const sebt_benc
     if (!(threshold_pct >= 0) || !isfinite(threshold_pct))
         return sebt_fail(err, SEBT_ERR_USAGE, "threshold must be a percentage >= 0, got %g", threshold_pct);
     out->threshold_pct = threshold_pct;
+    out->alpha = SEBT_BASELINE_ALPHA;
     size_t cap = N_PAIRS * (old_set->n_runs + new_set->n_runs) + 1;
     out->ratios = calloc(cap, sizeof *out->ratios);
     out->times = calloc(new_set->n_runs + 1, sizeof *out->times);

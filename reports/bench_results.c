@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <stddef.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,28 +23,36 @@ static double unit_seconds(const char *unit)
 }
 
 /* "group/backend/bars:N/combos:C/threads:T", then whatever Google Benchmark
- * appends ("/min_time:0.050", "/real_time"), which is ignored. */
+ * appends ("/min_time:0.050", "/repeats:5", "/real_time", "/manual_time"),
+ * which is dropped from the name: those depend on how a run was made, not
+ * on the work it measured. */
 static void parse_name(sebt_bench_run *r)
 {
     r->bars = -1;
     r->combos = -1;
     r->threads = 0;
-    char buf[sizeof r->name];
+    char buf[sizeof r->name], canon[sizeof r->name];
     snprintf(buf, sizeof buf, "%s", r->name);
+    size_t used = 0;
+    canon[0] = '\0';
     char *save = NULL;
     int part = 0;
     for (char *tok = strtok_r(buf, "/", &save); tok; tok = strtok_r(NULL, "/", &save), part++) {
+        bool keep = part < 2;
         if (part == 0)
             snprintf(r->group, sizeof r->group, "%s", tok);
         else if (part == 1)
             snprintf(r->backend, sizeof r->backend, "%s", tok);
         else if (strncmp(tok, "bars:", 5) == 0)
-            r->bars = strtoll(tok + 5, NULL, 10);
+            r->bars = strtoll(tok + 5, NULL, 10), keep = true;
         else if (strncmp(tok, "combos:", 7) == 0)
-            r->combos = strtoll(tok + 7, NULL, 10);
+            r->combos = strtoll(tok + 7, NULL, 10), keep = true;
         else if (strncmp(tok, "threads:", 8) == 0)
-            r->threads = (int)strtol(tok + 8, NULL, 10);
+            r->threads = (int)strtol(tok + 8, NULL, 10), keep = true;
+        if (keep && used < sizeof canon)
+            used += (size_t)snprintf(canon + used, sizeof canon - used, "%s%s", used ? "/" : "", tok);
     }
+    snprintf(r->name, sizeof r->name, "%s", canon);
 }
 
 static bool starts_with(const char *s, const char *prefix)
@@ -69,6 +78,10 @@ static sebt_status read_run(const char *src, size_t index, const sebt_json *b, s
     r->parity_checked = sebt_json_get_number(b, "parity_checked", 0);
     r->parity_ties = sebt_json_get_number(b, "parity_ties", 0);
     r->iterations = (long long)sebt_json_get_number(b, "iterations", 0);
+    r->others_busy = sebt_json_get_number(b, "machine_others_busy", NAN);
+    r->load_avg = sebt_json_get_number(b, "machine_load_avg", NAN);
+    r->cpu_seconds = NAN;
+    r->seconds_min = r->seconds_max = r->cv = NAN;
 
     const sebt_json *errored = sebt_json_get(b, "error_occurred");
     if (errored && errored->type == SEBT_JSON_BOOL && errored->boolean) {
@@ -96,6 +109,8 @@ static sebt_status read_run(const char *src, size_t index, const sebt_json *b, s
     if (!isfinite(t) || t < 0)
         return sebt_fail(err, SEBT_ERR_INPUT, "%s: benchmark '%s' has no usable \"real_time\"", src, name);
     r->seconds = t * scale;
+    double cpu = sebt_json_get_number(b, "cpu_time", NAN);
+    r->cpu_seconds = isfinite(cpu) && cpu >= 0 ? cpu * scale : NAN;
     return SEBT_OK;
 }
 
@@ -111,11 +126,13 @@ static double median(double *v, size_t n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/* Repetitions of one benchmark become one run: each measure its median. */
+/* Repetitions of one benchmark become one run: each measure its median,
+ * the time's range and coefficient of variation, and every repetition's
+ * times (for the rank test of the baseline gate). */
 static void merge_repetitions(sebt_bench_set *set)
 {
     size_t out = 0;
-    double *tmp = malloc(set->n_runs * sizeof *tmp);
+    double *tmp = malloc((set->n_runs + 1) * sizeof *tmp);
     for (size_t i = 0; i < set->n_runs; i++) {
         bool seen = false;
         for (size_t j = 0; j < out && !seen; j++)
@@ -123,20 +140,56 @@ static void merge_repetitions(sebt_bench_set *set)
         if (seen)
             continue;
         sebt_bench_run r = set->runs[i];
+        /* A repetition that failed fails the point: a speed from the others
+         * would hide it. */
+        for (size_t j = i; j < set->n_runs; j++)
+            if (strcmp(set->runs[j].name, r.name) == 0 && set->runs[j].status != SEBT_RUN_OK &&
+                r.status == SEBT_RUN_OK) {
+                sebt_bench_run bad = set->runs[j];
+                r = bad;
+            }
         if (tmp && r.status == SEBT_RUN_OK) {
-            double *fields[] = { &r.seconds, &r.bars_per_s, &r.combos_per_s, &r.bar_combos_per_s,
-                                 &r.trades_per_s, &r.rows_per_s };
-            size_t offsets[] = { offsetof(sebt_bench_run, seconds), offsetof(sebt_bench_run, bars_per_s),
-                                 offsetof(sebt_bench_run, combos_per_s),
+            size_t offsets[] = { offsetof(sebt_bench_run, seconds), offsetof(sebt_bench_run, cpu_seconds),
+                                 offsetof(sebt_bench_run, bars_per_s), offsetof(sebt_bench_run, combos_per_s),
                                  offsetof(sebt_bench_run, bar_combos_per_s),
-                                 offsetof(sebt_bench_run, trades_per_s), offsetof(sebt_bench_run, rows_per_s) };
+                                 offsetof(sebt_bench_run, trades_per_s), offsetof(sebt_bench_run, rows_per_s),
+                                 offsetof(sebt_bench_run, others_busy) };
+            r.n_reps = 0;
+            r.load_avg = NAN;
+            for (size_t j = i; j < set->n_runs; j++) {
+                const sebt_bench_run *q = &set->runs[j];
+                if (strcmp(q->name, r.name) != 0)
+                    continue;
+                if (r.n_reps < SEBT_BENCH_MAX_REPS) {
+                    r.rep_seconds[r.n_reps] = q->seconds;
+                    r.rep_cpu_seconds[r.n_reps] = q->cpu_seconds;
+                    r.n_reps++;
+                }
+                if (isfinite(q->load_avg) && !(q->load_avg <= r.load_avg))
+                    r.load_avg = q->load_avg;
+            }
             for (size_t f = 0; f < sizeof offsets / sizeof offsets[0]; f++) {
                 size_t k = 0;
-                for (size_t j = i; j < set->n_runs; j++)
-                    if (strcmp(set->runs[j].name, r.name) == 0 && set->runs[j].status == SEBT_RUN_OK)
-                        tmp[k++] = *(const double *)((const char *)&set->runs[j] + offsets[f]);
-                *fields[f] = median(tmp, k);
+                for (size_t j = i; j < set->n_runs; j++) {
+                    double v = *(const double *)((const char *)&set->runs[j] + offsets[f]);
+                    if (strcmp(set->runs[j].name, r.name) == 0 && !isnan(v))
+                        tmp[k++] = v;
+                }
+                *(double *)((char *)&r + offsets[f]) = k ? median(tmp, k) : NAN;
             }
+            double lo = INFINITY, hi = -INFINITY, sum = 0, sq = 0;
+            for (size_t k = 0; k < r.n_reps; k++) {
+                double v = r.rep_seconds[k];
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+                sum += v;
+            }
+            double mean = sum / (double)r.n_reps;
+            for (size_t k = 0; k < r.n_reps; k++)
+                sq += (r.rep_seconds[k] - mean) * (r.rep_seconds[k] - mean);
+            r.seconds_min = lo;
+            r.seconds_max = hi;
+            r.cv = r.n_reps >= 2 && mean > 0 ? sqrt(sq / (double)(r.n_reps - 1)) / mean : NAN;
         }
         set->runs[out++] = r;
     }

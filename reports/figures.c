@@ -15,15 +15,24 @@
 #include "sebt/sebt.h"
 
 const char *const sebt_report_figures[SEBT_REPORT_N_FIGURES] = {
-    "throughput_vs_bars",
     "throughput_vs_combos",
-    "speedup_over_reference",
+    "throughput_vs_bars",
+    "ratios_within_run",
     "thread_scaling",
+    "history",
 };
 
+/* A point: the median and the range over repetitions. */
 typedef struct {
-    double x, y;
+    double x, y, lo, hi;
+    char tic[32];          /* history: the commit under the point */
 } point;
+
+typedef struct {
+    char title[160];
+    point *pts;
+    size_t n;
+} line;
 
 static int cmp_point(const void *a, const void *b)
 {
@@ -31,46 +40,273 @@ static int cmp_point(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Points of one line of one figure, for one backend. */
-static size_t collect(const sebt_bench_set *set, int figure, const char *backend, point *pts)
+static bool ok(const sebt_bench_run *r) { return r && r->status == SEBT_RUN_OK && r->seconds > 0; }
+
+static void add(line *l, double x, double y, double lo, double hi)
 {
-    size_t n = 0;
-    for (size_t i = 0; i < set->n_runs; i++) {
-        const sebt_bench_run *r = &set->runs[i];
-        if (r->status != SEBT_RUN_OK || strcmp(r->backend, backend) != 0)
-            continue;
-        double x = NAN, y = NAN;
-        if (figure == 0 && strcmp(r->group, "sweep_bars") == 0) {
-            x = (double)r->bars;
-            y = r->bar_combos_per_s;
-        } else if (figure == 1 && strcmp(r->group, "sweep_combos") == 0) {
-            x = (double)r->combos;
-            y = r->combos_per_s;
-        } else if (figure == 2 && (strcmp(r->group, "sweep_bars") == 0 || strcmp(r->group, "sweep_combos") == 0) &&
-                   strcmp(backend, "reference") != 0) {
-            const sebt_bench_run *ref = sebt_bench_find(set, r->group, "reference", r->bars, r->combos, r->threads);
-            if (ref && ref->status == SEBT_RUN_OK && r->seconds > 0) {
-                x = (double)r->bars * (double)r->combos;
-                y = ref->seconds / r->seconds;
+    if (!(isfinite(x) && isfinite(y) && x > 0 && y > 0))
+        return;
+    for (size_t k = 0; k < l->n; k++)
+        if (l->pts[k].x == x)
+            return;
+    if (!(lo > 0) || !isfinite(lo))
+        lo = y;
+    if (!(hi > 0) || !isfinite(hi))
+        hi = y;
+    l->pts[l->n++] = (point){ x, y, lo, hi, "" };
+}
+
+/* A rate's range follows its time: rate = work / time. */
+static void add_rate(line *l, const sebt_bench_run *r, double x, double rate)
+{
+    add(l, x, rate, rate * r->seconds / r->seconds_max, rate * r->seconds / r->seconds_min);
+}
+
+/* slow/fast on the same work, with the range of the two ranges. */
+static void add_ratio(line *l, double x, const sebt_bench_run *slow, const sebt_bench_run *fast)
+{
+    if (!ok(slow) || !ok(fast))
+        return;
+    add(l, x, slow->seconds / fast->seconds, slow->seconds_min / fast->seconds_max,
+        slow->seconds_max / fast->seconds_min);
+}
+
+static const char *const backend_order[] = { "reference", "fast_cpu", "cuda" };
+
+static void fmt_count(long long v, char *buf, size_t size)
+{
+    if (v >= 1000000 && v % 1000000 == 0)
+        snprintf(buf, size, "%lldM", v / 1000000);
+    else if (v >= 1000 && v % 1000 == 0)
+        snprintf(buf, size, "%lldk", v / 1000);
+    else
+        snprintf(buf, size, "%lld", v);
+}
+
+/* The lines of one figure. Each line is one family of runs (one group and
+ * backend, or one pair of them), sorted by x: points of different families
+ * are never joined. */
+static size_t collect(const sebt_bench_set *set, int fig, line *lines, size_t max, point *pool)
+{
+    size_t nl = 0, used = 0;
+#define NEW_LINE(...) (nl < max ? (lines[nl].pts = pool + used, lines[nl].n = 0, \
+                       snprintf(lines[nl].title, sizeof lines[nl].title, __VA_ARGS__), &lines[nl]) : NULL)
+#define DONE(l) do { if ((l) && (l)->n) { used += (l)->n; nl++; } } while (0)
+    char a[32], b[32];
+    if (fig == 0 || fig == 1) {
+        const char *group = fig == 0 ? "sweep_combos" : "sweep_bars";
+        for (size_t k = 0; k < 4; k++) {
+            const char *be = k < 3 ? backend_order[k] : "numba";
+            const char *grp = k < 3 ? group : "peer";
+            if (k == 3 && fig == 1)
+                break;
+            line *l = NULL;
+            for (size_t i = 0; i < set->n_runs; i++) {
+                const sebt_bench_run *r = &set->runs[i];
+                if (!ok(r) || strcmp(r->group, grp) != 0 || strcmp(r->backend, be) != 0)
+                    continue;
+                if (!l) {
+                    fmt_count(fig == 0 ? r->bars : r->combos, a, sizeof a);
+                    if (k == 3)
+                        l = NEW_LINE("numba peer (%s bars, %s threads)", a, r->threads ? "1" : "all");
+                    else if (fig == 0)
+                        l = NEW_LINE("%s (%s bars)", be, a);
+                    else
+                        l = NEW_LINE("%s (%s combos per sweep)", be, a);
+                    if (!l)
+                        break;
+                }
+                if (fig == 0)
+                    add_rate(l, r, (double)r->combos, r->combos_per_s);
+                else
+                    add_rate(l, r, (double)r->bars, r->bar_combos_per_s);
             }
-        } else if (figure == 3 && strcmp(r->group, "threads") == 0) {
-            const sebt_bench_run *one = sebt_bench_find(set, "threads", backend, r->bars, r->combos, 1);
-            if (one && one->status == SEBT_RUN_OK && r->seconds > 0) {
-                x = r->threads;
-                y = one->seconds / r->seconds;
-            }
+            DONE(l);
         }
-        if (isfinite(x) && isfinite(y) && x > 0 && y > 0) {
-            /* The same x from both sweeps (figure 2): keep the first. */
-            bool dup = false;
-            for (size_t k = 0; k < n; k++)
-                dup |= pts[k].x == x;
-            if (!dup)
-                pts[n++] = (point){ x, y };
+    } else if (fig == 2) {
+        static const struct {
+            const char *group, *fast, *slow, *slow_group;
+        } fam[] = {
+            { "sweep_combos", "fast_cpu", "reference", "sweep_combos" },
+            { "sweep_bars", "fast_cpu", "reference", "sweep_bars" },
+            { "sweep_combos", "fast_cpu", "numba", "peer" },
+            { "sweep_combos", "cuda", "fast_cpu", "sweep_combos" },
+            { "sweep_bars", "cuda", "fast_cpu", "sweep_bars" },
+        };
+        for (size_t k = 0; k < sizeof fam / sizeof fam[0]; k++) {
+            line *l = NULL;
+            for (size_t i = 0; i < set->n_runs; i++) {
+                const sebt_bench_run *f = &set->runs[i];
+                if (!ok(f) || strcmp(f->group, fam[k].group) != 0 || strcmp(f->backend, fam[k].fast) != 0)
+                    continue;
+                const sebt_bench_run *s = sebt_bench_find(set, fam[k].slow_group, fam[k].slow, f->bars,
+                                                          f->combos, f->threads);
+                if (!ok(s))
+                    continue;
+                if (!l) {
+                    fmt_count(f->bars, a, sizeof a);
+                    fmt_count(f->combos, b, sizeof b);
+                    if (strcmp(fam[k].group, "sweep_combos") == 0)
+                        l = NEW_LINE("%s / %s, more combos (%s bars)", fam[k].fast, fam[k].slow, a);
+                    else
+                        l = NEW_LINE("%s / %s, more bars (%s combos)", fam[k].fast, fam[k].slow, b);
+                    if (!l)
+                        break;
+                }
+                add_ratio(l, (double)f->bars * (double)f->combos, s, f);
+            }
+            DONE(l);
+        }
+        /* The gated pair: one thread each, CPU time. */
+        line *l = NULL;
+        for (size_t i = 0; i < set->n_runs; i++) {
+            const sebt_bench_run *f = &set->runs[i];
+            if (!ok(f) || strcmp(f->group, "pair") != 0 || strcmp(f->backend, "fast_cpu") != 0)
+                continue;
+            const sebt_bench_run *s = sebt_bench_find(set, "pair", "reference", f->bars, f->combos, f->threads);
+            if (!ok(s) || !(f->cpu_seconds > 0) || !(s->cpu_seconds > 0))
+                continue;
+            if (!l && !(l = NEW_LINE("fast_cpu / reference, 1 thread each, CPU time (the gated pair)")))
+                break;
+            double lo = INFINITY, hi = 0;
+            size_t m = f->n_reps < s->n_reps ? f->n_reps : s->n_reps;
+            for (size_t q = 0; q < m; q++) {
+                double v = s->rep_cpu_seconds[q] / f->rep_cpu_seconds[q];
+                if (isfinite(v)) {
+                    lo = fmin(lo, v);
+                    hi = fmax(hi, v);
+                }
+            }
+            add(l, (double)f->bars * (double)f->combos, s->cpu_seconds / f->cpu_seconds, lo, hi);
+        }
+        DONE(l);
+    } else if (fig == 3) {
+        line *l = NULL;
+        for (size_t i = 0; i < set->n_runs; i++) {
+            const sebt_bench_run *r = &set->runs[i];
+            if (!ok(r) || strcmp(r->group, "threads") != 0)
+                continue;
+            const sebt_bench_run *one = sebt_bench_find(set, "threads", r->backend, r->bars, r->combos, 1);
+            if (!ok(one))
+                continue;
+            if (!l) {
+                fmt_count(r->combos, b, sizeof b);
+                if (!(l = NEW_LINE("%s (%s combos)", r->backend, b)))
+                    break;
+            }
+            add_ratio(l, (double)r->threads, one, r);
+        }
+        DONE(l);
+    }
+#undef NEW_LINE
+#undef DONE
+    for (size_t k = 0; k < nl; k++)
+        qsort(lines[k].pts, lines[k].n, sizeof *lines[k].pts, cmp_point);
+    return nl;
+}
+
+/* ---- the history file ------------------------------------------------------ */
+
+/* Column index of name in a CSV header line, or -1. */
+static int column(const char *header, const char *name)
+{
+    int k = 0;
+    size_t len = strlen(name);
+    for (const char *p = header; *p; k++) {
+        size_t w = strcspn(p, ",\n\r");
+        if (w == len && strncmp(p, name, len) == 0)
+            return k;
+        p += w;
+        if (*p != ',')
+            break;
+        p++;
+    }
+    return -1;
+}
+
+static const char *nth_field(const char *line, int n, size_t *len)
+{
+    for (int k = 0; k < n; k++) {
+        line += strcspn(line, ",\n\r");
+        if (*line != ',')
+            return NULL;
+        line++;
+    }
+    *len = strcspn(line, ",\n\r");
+    return line;
+}
+
+static double num_field(const char *line, int n)
+{
+    size_t len;
+    const char *f = n >= 0 ? nth_field(line, n, &len) : NULL;
+    if (!f || len == 0)
+        return NAN;
+    char buf[64];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < 63 ? len : 63), f);
+    char *end;
+    double v = strtod(buf, &end);
+    return end == buf ? NAN : v;
+}
+
+/* Two lines from the history: fast_cpu over the reference and over numba,
+ * one point per report in file order. A missing or unreadable file is an
+ * empty history, not an error: the figure says so. */
+static size_t collect_history(const char *path, line *lines, point *pool, size_t pool_max)
+{
+    if (!path)
+        return 0;
+    char *text;
+    size_t len;
+    sebt_error err = { 0 };
+    if (sebt_read_file(path, &text, &len, &err) != SEBT_OK)
+        return 0;
+    int c_ref = column(text, "fast_cpu_x_reference"), c_lo = column(text, "fast_cpu_x_reference_min"),
+        c_hi = column(text, "fast_cpu_x_reference_max"), c_numba = column(text, "fast_cpu_x_numba"),
+        c_commit = column(text, "commit"), c_mode = column(text, "mode");
+    size_t half = pool_max / 2;
+    lines[0].pts = pool;
+    lines[1].pts = pool + half;
+    lines[0].n = lines[1].n = 0;
+    snprintf(lines[0].title, sizeof lines[0].title, "fast_cpu / reference (the gated pair, CPU time)");
+    snprintf(lines[1].title, sizeof lines[1].title, "fast_cpu / numba (largest common sweep)");
+    size_t row = 0;
+    const char *p = strchr(text, '\n');
+    while (p && p[1] && row < half) {
+        const char *ln = p + 1;
+        p = strchr(ln, '\n');
+        if (*ln == '\n' || *ln == '\r')
+            continue;
+        row++;
+        char tic[32] = "?";
+        size_t fl;
+        const char *cm = c_commit >= 0 ? nth_field(ln, c_commit, &fl) : NULL;
+        const char *md = c_mode >= 0 ? nth_field(ln, c_mode, &fl) : NULL;
+        if (cm)
+            snprintf(tic, sizeof tic, "%.7s%s", cm, md && strncmp(md, "full", 4) == 0 ? " full" : "");
+        double v = num_field(ln, c_ref);
+        if (isfinite(v) && v > 0) {
+            point *q = &lines[0].pts[lines[0].n++];
+            *q = (point){ (double)row, v, num_field(ln, c_lo), num_field(ln, c_hi), "" };
+            snprintf(q->tic, sizeof q->tic, "%s", tic);
+            if (!(q->lo > 0))
+                q->lo = v;
+            if (!(q->hi > 0))
+                q->hi = v;
+        }
+        v = num_field(ln, c_numba);
+        if (isfinite(v) && v > 0) {
+            point *q = &lines[1].pts[lines[1].n++];
+            *q = (point){ (double)row, v, v, v, "" };
+            snprintf(q->tic, sizeof q->tic, "%s", tic);
         }
     }
-    qsort(pts, n, sizeof *pts, cmp_point);
-    return n;
+    free(text);
+    size_t nl = 0;
+    for (size_t k = 0; k < 2; k++)
+        if (lines[k].n)
+            lines[nl++] = lines[k];
+    return nl;
 }
 
 typedef struct {
@@ -82,14 +318,16 @@ typedef struct {
 } figure_style;
 
 static const figure_style styles[SEBT_REPORT_N_FIGURES] = {
-    { "Throughput vs series length (one sweep of a fixed combo count per backend)",
-      "bars in the series (log scale)", "bar-combos per second (log scale)", true, true, false },
-    { "Throughput vs sweep size (the bundled 15m series)",
+    { "Backtests per second vs combos in one sweep (median; bars: min-max of the repetitions)",
       "combos in the sweep (log scale)", "backtests (combos) per second (log scale)", true, true, false },
-    { "Speed-up over the reference on the same sweep",
-      "work per sweep, bars x combos (log scale)", "speed-up over reference (x, log scale)", true, true, false },
-    { "Thread scaling of one sweep",
+    { "Bar-combos per second vs bars in the series (median; bars: min-max)",
+      "bars in the series (log scale)", "bar-combos per second (log scale)", true, true, false },
+    { "How many times faster, measured side by side in this run (one line per family)",
+      "work per sweep, bars x combos (log scale)", "times faster (x, log scale)", true, true, false },
+    { "Thread scaling of one sweep (median; bars: min-max)",
       "threads", "speed-up over 1 thread (x)", false, false, true },
+    { "History: within-run ratios, one point per report (bench/results/history.csv)",
+      "report (oldest first; commit)", "times faster (x, log scale)", false, true, false },
 };
 
 static sebt_status io_fail(sebt_error *err, const char *what, const char *path)
@@ -100,12 +338,11 @@ static sebt_status io_fail(sebt_error *err, const char *what, const char *path)
 /* The backends that appear in the runs, reference first. */
 size_t sebt_report_backends(const sebt_bench_set *set, const char **names, size_t max)
 {
-    static const char *const order[] = { "reference", "fast_cpu", "cuda" };
     size_t n = 0;
     for (size_t k = 0; k < 3 && n < max; k++)
         for (size_t i = 0; i < set->n_runs; i++)
-            if (strcmp(set->runs[i].backend, order[k]) == 0) {
-                names[n++] = order[k];
+            if (strcmp(set->runs[i].backend, backend_order[k]) == 0) {
+                names[n++] = backend_order[k];
                 break;
             }
     for (size_t i = 0; i < set->n_runs && n < max; i++) {
@@ -121,97 +358,112 @@ size_t sebt_report_backends(const sebt_bench_set *set, const char **names, size_
     return n;
 }
 
-/* Backend names reach the script inside single quotes: keep them tame. */
-static bool tame(const char *s)
-{
-    for (; *s; s++)
-        if (!(( *s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '_' || *s == '-' || *s == ':'))
-            return false;
-    return true;
-}
-
-static void file_safe(const char *s, char *out, size_t size)
+/* Text reaches the script inside single quotes: keep it tame. */
+static void gp_quote(const char *s, char *out, size_t size)
 {
     size_t k = 0;
     for (; *s && k + 1 < size; s++)
-        out[k++] = (*s == ':' ) ? '-' : *s;
+        out[k++] = *s == '\'' ? '"' : *s;
     out[k] = '\0';
 }
 
+static const char *const colors[] = { "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b" };
+
 static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, const char *dir,
-                                sebt_error *err)
+                                const char *history, sebt_error *err)
 {
     const figure_style *st = &styles[fig];
-    const char *backends[16];
-    size_t nb = sebt_report_backends(set, backends, 16);
-    point *pts = malloc((set->n_runs + 1) * sizeof *pts);
-    if (!pts)
+    size_t pool_max = 2 * set->n_runs + 4096;
+    point *pool = malloc(pool_max * sizeof *pool);
+    line lines[16];
+    if (!pool)
         return sebt_fail(err, SEBT_ERR_NOMEM, "report: out of memory");
+    size_t nl = fig == 4 ? collect_history(history, lines, pool, pool_max) : collect(set, fig, lines, 16, pool);
 
+    char title[512];
+    snprintf(title, sizeof title, "%s", st->title);
+    char why[256] = "";
+    bool loaded = fig == 3 && sebt_run_loaded(set, why, sizeof why);
     fprintf(gp, "\n# ---- %s\nreset\n", sebt_report_figures[fig]);
-    fprintf(gp, "set title '%s'\nset xlabel '%s'\nset ylabel '%s'\n", st->title, st->xlabel, st->ylabel);
-    fprintf(gp, "set grid\nset key top left box opaque\nset border 3\nset tics nomirror\n");
+    fprintf(gp, "set title '%s'\nset xlabel '%s'\nset ylabel '%s'\n", title, st->xlabel, st->ylabel);
+    /* The key goes under the plot: inside, it hides points. */
+    fprintf(gp, "set grid\nset key below left Left reverse box\nset border 3\nset tics nomirror\n");
+    if (loaded) {
+        char q[300];
+        gp_quote(why, q, sizeof q);
+        char *rest = strstr(q, ", load");
+        if (rest)
+            *rest = '\0';
+        fprintf(gp, "set label 2 'MACHINE LOADED: %s' at graph 0.02,0.95 left textcolor rgb '#c00000'\n", q);
+        fprintf(gp, "set label 3 '%s: thread scaling measured this way says little' at graph 0.02,0.89 left "
+                    "textcolor rgb '#c00000'\n", rest ? rest + 2 : "");
+    }
     if (st->logx)
         fprintf(gp, "set logscale x\nset format x '%%.0s%%c'\n");
     if (st->logy)
         fprintf(gp, "set logscale y\nset format y '%%.0s%%c'\n");
-    if (fig == 2)
+    if (fig == 2 || fig == 4)
         fprintf(gp, "set format y '%%g'\n");
+    if (fig == 3)
+        fprintf(gp, "set xtics 1\n");
 
-    char plot[8192];
+    char plot[16384];
     size_t used = (size_t)snprintf(plot, sizeof plot, "plot ");
-    size_t lines = 0;
     double max_x = 1;
-    for (size_t b = 0; b < nb; b++) {
-        if (!tame(backends[b]))
-            continue;
-        size_t n = collect(set, fig, backends[b], pts);
-        if (n == 0)
-            continue;
-        char safe[64], rel[256], path[4096];
-        file_safe(backends[b], safe, sizeof safe);
-        snprintf(rel, sizeof rel, "gnuplot/%s.%s.dat", sebt_report_figures[fig], safe);
+    sebt_status rc = SEBT_OK;
+    for (size_t k = 0; k < nl; k++) {
+        char rel[256], path[4096], t[200];
+        snprintf(rel, sizeof rel, "gnuplot/%s.%zu.dat", sebt_report_figures[fig], k);
         snprintf(path, sizeof path, "%s/%s", dir, rel);
         FILE *f = fopen(path, "w");
         if (!f) {
-            free(pts);
-            return io_fail(err, "write", path);
+            rc = io_fail(err, "write", path);
+            break;
         }
-        fprintf(f, "# %s: %s\n# x: %s\n# y: %s\n", sebt_report_figures[fig], backends[b], st->xlabel, st->ylabel);
-        for (size_t k = 0; k < n; k++) {
-            fprintf(f, "%.17g %.17g\n", pts[k].x, pts[k].y);
-            if (pts[k].x > max_x)
-                max_x = pts[k].x;
+        fprintf(f, "# %s: %s\n# x: %s\n# y (median), low, high: %s\n", sebt_report_figures[fig], lines[k].title,
+                st->xlabel, st->ylabel);
+        for (size_t i = 0; i < lines[k].n; i++) {
+            const point *q = &lines[k].pts[i];
+            fprintf(f, "%.17g %.17g %.17g %.17g \"%s\"\n", q->x, q->y, q->lo, q->hi, q->tic[0] ? q->tic : "-");
+            if (q->x > max_x)
+                max_x = q->x;
         }
         if (fclose(f) != 0) {
-            free(pts);
-            return io_fail(err, "write", path);
+            rc = io_fail(err, "write", path);
+            break;
         }
+        gp_quote(lines[k].title, t, sizeof t);
+        const char *color = colors[k % (sizeof colors / sizeof colors[0])];
+        const char *xtic = fig == 4 && k == 0 ? ":xtic(5)" : "";
         if (used < sizeof plot)
             used += (size_t)snprintf(plot + used, sizeof plot - used,
-                                     "%s'%s' using 1:2 with linespoints lw 2 pt %zu ps 1.2 title '%s'",
-                                     lines ? ", \\\n     " : "", rel, 5 + 2 * (b % 4), backends[b]);
-        lines++;
+                                     "%s'%s' using 1:2:3:4%s with yerrorlines lw 2 pt %zu ps 1.2 lc rgb '%s' title '%s'",
+                                     k ? ", \\\n     " : "", rel, xtic, 5 + 2 * (k % 4), color, t);
     }
-    free(pts);
-    if (lines > 0 && st->ideal_line && used < sizeof plot) {
+    free(pool);
+    if (rc != SEBT_OK)
+        return rc;
+    if (nl > 0 && st->ideal_line && used < sizeof plot) {
         fprintf(gp, "set xrange [0.8:%g]\nset yrange [0:*]\n", max_x * 1.1);
         used += (size_t)snprintf(plot + used, sizeof plot - used,
                                  ", \\\n     x with lines dt 2 lc rgb 'gray40' title 'ideal (linear)'");
     }
+    if (nl > 0 && fig == 4)
+        fprintf(gp, "set xrange [0.5:%g]\nset xtics rotate by -30 font ',10'\n", max_x + 0.5);
     if (used >= sizeof plot)
         return sebt_fail(err, SEBT_ERR_INTERNAL, "report: the plot command of %s is too long",
                          sebt_report_figures[fig]);
-    if (lines == 0) {
+    if (nl == 0) {
         /* An empty figure says why rather than vanishing from the report. */
         fprintf(gp, "unset logscale\nset xrange [0:1]\nset yrange [0:1]\nunset key\n"
-                    "set label 1 'no timed run answers this question (see the table)' at graph 0.5,0.5 center\n");
+                    "set label 1 '%s' at graph 0.5,0.5 center\n",
+                fig == 4 ? "no history yet: each new report appends one point"
+                         : "no timed run answers this question (see the tables)");
         snprintf(plot, sizeof plot, "plot 2 notitle");
     }
-    fprintf(gp, "set terminal svg size 900,540 dynamic noenhanced font 'sans,13' background rgb 'white'\n"
+    fprintf(gp, "set terminal svg size 900,600 dynamic noenhanced font 'sans,13' background rgb 'white'\n"
                 "set output '%s.svg'\n%s\nset output\n", sebt_report_figures[fig], plot);
-    fprintf(gp, "set terminal @pngterm size 900,540 noenhanced\nset output '%s.png'\nreplot\nset output\n",
+    fprintf(gp, "set terminal @pngterm size 900,600 noenhanced\nset output '%s.png'\nreplot\nset output\n",
             sebt_report_figures[fig]);
     return SEBT_OK;
 }
@@ -250,7 +502,7 @@ static sebt_status run_gnuplot(const char *gnuplot, const char *dir, sebt_error 
 }
 
 sebt_status sebt_report_figures_write(const sebt_bench_set *set, const char *dir, const char *gnuplot,
-                                      sebt_error *err)
+                                      const char *history, sebt_error *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/gnuplot", dir);
@@ -265,7 +517,7 @@ sebt_status sebt_report_figures_write(const sebt_bench_set *set, const char *dir
                 "pngterm = strstrt(GPVAL_TERMINALS, 'pngcairo') > 0 ? 'pngcairo' : 'png'\n");
     sebt_status st = SEBT_OK;
     for (int fig = 0; fig < SEBT_REPORT_N_FIGURES && st == SEBT_OK; fig++)
-        st = write_figure(gp, set, fig, dir, err);
+        st = write_figure(gp, set, fig, dir, history, err);
     if (fclose(gp) != 0 && st == SEBT_OK)
         st = io_fail(err, "write", path);
     if (st != SEBT_OK)

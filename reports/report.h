@@ -18,17 +18,32 @@ typedef enum {
     SEBT_RUN_ERROR            /* it failed while running */
 } sebt_run_status;
 
+#define SEBT_BENCH_MAX_REPS 64
+
 typedef struct {
-    char name[192];
-    char group[32];          /* sweep_bars, sweep_combos, threads, micro_... */
-    char backend[32];        /* reference, fast_cpu, cuda, loader */
+    char name[192];          /* "group/backend/bars:N/combos:C/threads:T": what
+                              * Google Benchmark appended is dropped, so names
+                              * match across --quick and full runs */
+    char group[32];          /* sweep_bars, sweep_combos, threads, pair, peer, micro_... */
+    char backend[32];        /* reference, fast_cpu, cuda, numba, loader */
     long long bars;          /* -1 when the name says nothing */
     long long combos;
     int threads;             /* 0: the backend's default */
     sebt_run_status status;
-    double seconds;          /* real time per iteration; NaN unless OK */
+    double seconds;          /* real (or the peer's own) time per iteration, median
+                              * over repetitions; NaN unless OK */
+    double seconds_min, seconds_max;
+    double cpu_seconds;      /* CPU time of the timing thread per iteration, median */
+    double cv;               /* coefficient of variation of seconds over repetitions */
+    size_t n_reps;           /* repetitions timed */
+    double rep_seconds[SEBT_BENCH_MAX_REPS];
+    double rep_cpu_seconds[SEBT_BENCH_MAX_REPS];
+    double others_busy;      /* share of all CPUs other processes used while it ran
+                              * (median over repetitions); NaN when not recorded */
+    double load_avg;         /* highest 1-minute load average seen; NaN when not recorded */
     long long iterations;
-    /* Rates per second of real time; NaN when absent. */
+    /* Rates per second of real time (medians); NaN when absent. A rate is
+     * work over time, so its range is the median times seconds/seconds_min..max. */
     double bars_per_s, combos_per_s, bar_combos_per_s, trades_per_s, rows_per_s;
     double parity_checked, parity_ties;
     char message[512];       /* the label (parity) or the error */
@@ -43,7 +58,9 @@ typedef struct {
 } sebt_bench_set;
 
 /* Reads the JSON of `sebt_bench --benchmark_out=F --benchmark_out_format=json`.
- * Runs that repeat (--benchmark_repetitions) are reduced to their median. */
+ * Runs that repeat (--benchmark_repetitions) become one run: medians, the
+ * range and every repetition's times (Google Benchmark's own aggregates
+ * are recomputed, not read). */
 sebt_status sebt_bench_parse(const char *name, const char *text, size_t len, sebt_bench_set *out,
                              sebt_error *err);
 sebt_status sebt_bench_read(const char *path, sebt_bench_set *out, sebt_error *err);
@@ -61,6 +78,8 @@ const sebt_bench_run *sebt_bench_find(const sebt_bench_set *set, const char *gro
 typedef struct {
     const char *gnuplot;     /* the gnuplot program */
     const char *source;      /* one line: where the numbers came from */
+    const char *history;     /* the history file (CSV) to plot; NULL: none */
+    bool append_history;     /* a new measurement: append its line first */
 } sebt_report_opts;
 
 /* Writes dir/{index.html, report.md, bench.json, *.png, *.svg, gnuplot/}.
@@ -70,21 +89,39 @@ sebt_status sebt_report_write(const sebt_bench_set *set, const char *json, size_
                               const char *dir, const sebt_report_opts *opts, sebt_error *err);
 
 /* The figures' base names, in the order the report shows them. */
-#define SEBT_REPORT_N_FIGURES 4
+#define SEBT_REPORT_N_FIGURES 5
 extern const char *const sebt_report_figures[SEBT_REPORT_N_FIGURES];
 
 /* ---- comparing two runs (reports/baseline.c) ---------------------------- */
 
 /* Within one run, how much faster `fast` is than `slow` on the same work:
- * fast_cpu over reference, cuda over fast_cpu. Machines differ and are
- * noisy, so only these ratios are gated, never absolute times. */
+ * fast_cpu over reference on one thread each (CPU time: a core taken by
+ * another process stretches wall time, not the CPU time of one thread),
+ * cuda over fast_cpu. Machines differ and are noisy, so only these ratios
+ * are gated, never absolute times. The ratio of each repetition is a
+ * sample; the two runs' samples are compared with a Mann-Whitney U test
+ * (as Google Benchmark's compare.py does) and a minimum effect size. */
+typedef enum {
+    SEBT_VERDICT_OK,            /* no drop beyond the threshold */
+    SEBT_VERDICT_REGRESSION,    /* a drop beyond the threshold, and significant */
+    SEBT_VERDICT_INCONCLUSIVE,  /* a drop beyond the threshold the test cannot confirm */
+    SEBT_VERDICT_IMPROVED,      /* a significant gain beyond the threshold */
+    SEBT_VERDICT_NOT_COMPARED   /* in one run only, or not timed */
+} sebt_verdict;
+
 typedef struct {
-    char what[192];          /* "sweep_combos bars:152832 combos:10: fast_cpu/reference" */
-    double old_ratio;        /* NaN when the old run lacks it */
+    char what[192];          /* "pair bars:10000 combos:8 threads:1: fast_cpu/reference" */
+    const char *measure;     /* "cpu" or "real" time */
+    double old_ratio;        /* median; NaN when the old run lacks it */
+    double old_min, old_max;
     double new_ratio;
-    double change_pct;       /* 100*(new/old - 1) */
-    bool flagged;            /* fell by more than the threshold, or parity broke */
-    char note[128];
+    double new_min, new_max;
+    size_t old_n, new_n;     /* repetitions paired into ratios */
+    double change_pct;       /* 100*(new median/old median - 1) */
+    double p_value;          /* two-sided Mann-Whitney U; NaN when not tested */
+    sebt_verdict verdict;
+    bool flagged;            /* a regression, or parity broke */
+    char note[192];
 } sebt_ratio_row;
 
 /* Absolute time per iteration across the two runs, for information. */
@@ -95,17 +132,49 @@ typedef struct {
 } sebt_time_row;
 
 typedef struct {
-    double threshold_pct;
+    double threshold_pct;    /* the minimum effect size */
+    double alpha;            /* the significance level */
     size_t n_ratios;
     sebt_ratio_row *ratios;
     size_t n_times;
     sebt_time_row *times;
     size_t n_flagged;
+    size_t n_inconclusive;
     size_t n_compared;       /* ratios present in both runs */
 } sebt_baseline;
+
+#define SEBT_BASELINE_ALPHA 0.05
 
 sebt_status sebt_baseline_compare(const sebt_bench_set *old_set, const sebt_bench_set *new_set,
                                   double threshold_pct, sebt_baseline *out, sebt_error *err);
 void sebt_baseline_free(sebt_baseline *b);
+
+/* Two-sided p-value of the Mann-Whitney U test of x[0..nx) against
+ * y[0..ny): exact for small samples without ties, else the normal
+ * approximation with tie and continuity corrections. NaN when a side is
+ * empty. */
+double sebt_mann_whitney_p(const double *x, size_t nx, const double *y, size_t ny);
+
+/* ---- history (reports/history.c) ----------------------------------------- */
+
+/* One line per report: when, what commit, on what, and the within-run
+ * ratios and medians. Appended atomically (one write). */
+sebt_status sebt_history_append(const char *path, const sebt_bench_set *set, sebt_error *err);
+
+/* The within-run ratios the report leads with (NaN when the run lacks the
+ * work): fast_cpu over reference (pair, CPU time, median and range), and
+ * fast_cpu over numba on the largest combo sweep both ran (real time). */
+typedef struct {
+    double vs_reference, vs_reference_min, vs_reference_max;
+    double vs_numba, vs_numba_min, vs_numba_max;
+    long long numba_combos, numba_bars;
+    int numba_threads;
+} sebt_headline;
+void sebt_headline_of(const sebt_bench_set *set, sebt_headline *h);
+
+/* Whether other processes held the CPUs while the run measured (the median
+ * share others used > 25%, or the load average above the core count);
+ * *why says by how much. */
+bool sebt_run_loaded(const sebt_bench_set *set, char *why, size_t size);
 
 #endif

@@ -69,7 +69,7 @@ typedef struct {
     char value[1024];
 } kv;
 
-#define N_FACTS 16
+#define N_FACTS 20
 
 static size_t collect_facts(const sebt_bench_set *set, const sebt_report_opts *opts, kv *facts)
 {
@@ -92,9 +92,16 @@ static size_t collect_facts(const sebt_bench_set *set, const sebt_report_opts *o
         strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", &tm);
     FACT("Report written", "%s", date);
     FACT("Build", "sebt %s, %s build", CTX("sebt_version", "?"), CTX("sebt_build_type", "?"));
-    FACT("Mode", "%s, OMP_NUM_THREADS=%s, OMP_WAIT_POLICY=%s, load average %s when it started",
+    FACT("Mode", "%s, %s repetitions of every point (interleaved at random), OMP_NUM_THREADS=%s, "
+         "OMP_WAIT_POLICY=%s",
          strcmp(CTX("sebt_quick", "false"), "true") == 0 ? "--quick (capped sizes)" : "full",
-         CTX("sebt_omp_num_threads", "?"), CTX("sebt_omp_wait_policy", "?"), CTX("sebt_load_avg", "?"));
+         CTX("sebt_repetitions", "1"), CTX("sebt_omp_num_threads", "?"), CTX("sebt_omp_wait_policy", "?"));
+    char why[256];
+    bool loaded = sebt_run_loaded(set, why, sizeof why);
+    FACT("Machine noise", "%s%s; load average %s (1, 5, 15 min) when it started; CPU frequency policy: %s",
+         loaded ? "LOADED: " : "quiet: ", why, CTX("sebt_load_avg_1_5_15", CTX("sebt_load_avg", "?")),
+         CTX("sebt_cpu_governor", "not recorded"));
+    FACT("numba peer", "%s", CTX("sebt_numba", "not recorded"));
     if (strcmp(CTX("sebt_planted_slowdown", "false"), "true") == 0)
         FACT("WARNING", "SEBT_FAST_CPU_PLANTED_SLOWDOWN was set: fast_cpu did every call twice");
     FACT("Numbers from", "%s", opts->source ? opts->source : "?");
@@ -253,14 +260,15 @@ static void write_parity(FILE *f, fmt k, const sebt_bench_set *set)
 static bool is_sweep(const sebt_bench_run *r)
 {
     return strcmp(r->group, "sweep_bars") == 0 || strcmp(r->group, "sweep_combos") == 0 ||
-           strcmp(r->group, "threads") == 0;
+           strcmp(r->group, "threads") == 0 || strcmp(r->group, "pair") == 0 || strcmp(r->group, "peer") == 0;
 }
 
 static void write_sweeps(FILE *f, fmt k, const sebt_bench_set *set)
 {
-    static const char *const cols[] = { "sweep", "backend", "bars", "combos", "threads", "time / sweep",
-                                        "bars/s", "backtests/s", "bar-combos/s", "status" };
-    header(f, k, cols, 10);
+    static const char *const cols[] = { "sweep", "backend", "bars", "combos", "threads", "time / sweep (median)",
+                                        "min-max", "CV", "reps", "others busy", "backtests/s", "bar-combos/s",
+                                        "status" };
+    header(f, k, cols, 13);
     for (size_t i = 0; i < set->n_runs; i++) {
         const sebt_bench_run *r = &set->runs[i];
         if (!is_sweep(r))
@@ -273,9 +281,20 @@ static void write_sweeps(FILE *f, fmt k, const sebt_bench_set *set)
         else
             snprintf(threads, sizeof threads, "all");
         fmt_seconds(r->seconds, t, sizeof t);
-        fmt_rate(r->bars_per_s, a, sizeof a);
+        (void)a;
         fmt_rate(r->combos_per_s, b, sizeof b);
         fmt_rate(r->bar_combos_per_s, c, sizeof c);
+        char lo[32], hi[32], range[80] = "-", cv[32] = "-", reps[32], busy[32] = "-";
+        if (r->status == SEBT_RUN_OK) {
+            fmt_seconds(r->seconds_min, lo, sizeof lo);
+            fmt_seconds(r->seconds_max, hi, sizeof hi);
+            snprintf(range, sizeof range, "%s - %s", lo, hi);
+            if (isfinite(r->cv))
+                snprintf(cv, sizeof cv, "%.1f%%%s", 100 * r->cv, r->cv > 0.1 ? " noisy" : "");
+            if (isfinite(r->others_busy))
+                snprintf(busy, sizeof busy, "%.0f%%", 100 * r->others_busy);
+        }
+        snprintf(reps, sizeof reps, "%zu", r->n_reps);
         row_start(f, k);
         cell(f, k, r->group, true);
         cell(f, k, r->backend, false);
@@ -283,7 +302,10 @@ static void write_sweeps(FILE *f, fmt k, const sebt_bench_set *set)
         cell(f, k, combos, false);
         cell(f, k, threads, false);
         cell(f, k, t, false);
-        cell(f, k, a, false);
+        cell(f, k, range, false);
+        cell(f, k, cv, false);
+        cell(f, k, reps, false);
+        cell(f, k, busy, false);
         cell(f, k, b, false);
         cell(f, k, c, false);
         cell(f, k, status_word(r), false);
@@ -341,57 +363,142 @@ static void write_micro(FILE *f, fmt k, const sebt_bench_set *set)
     table_end(f, k);
 }
 
-/* The numbers people ask first: best throughput per backend, and how far
- * each is ahead of the reference on the largest sweep both ran. */
+static void bullet(FILE *f, fmt k, const char *line)
+{
+    if (k == FMT_MD) {
+        fputs("- ", f);
+        md_text(f, line);
+        fputs("\n", f);
+    } else {
+        fputs("<li>", f);
+        html_text(f, line);
+        fputs("</li>\n", f);
+    }
+}
+
+/* The numbers people ask first: how far ahead of the peer and of the
+ * reference fast_cpu is in this run, best throughput per backend, and
+ * whether the machine was quiet enough to believe it. */
 static void write_headline(FILE *f, fmt k, const sebt_bench_set *set)
 {
     const char *names[16];
     size_t nb = sebt_report_backends(set, names, 16);
+    char line[768];
     fputs(k == FMT_MD ? "" : "<ul>\n", f);
+    sebt_headline h;
+    sebt_headline_of(set, &h);
+    if (isfinite(h.vs_numba)) {
+        snprintf(line, sizeof line, "fast_cpu = %.1f x numba (range %.1f-%.1f): %lld combos over %lld bars, "
+                 "%s threads each, same run, same data (the numba peer: bench/peers/numba_peer.py)",
+                 h.vs_numba, h.vs_numba_min, h.vs_numba_max, h.numba_combos, h.numba_bars,
+                 h.numba_threads ? "the same" : "all");
+        bullet(f, k, line);
+    } else {
+        const sebt_bench_run *peer = NULL;
+        for (size_t i = 0; i < set->n_runs && !peer; i++)
+            if (strcmp(set->runs[i].group, "peer") == 0)
+                peer = &set->runs[i];
+        snprintf(line, sizeof line, "fast_cpu vs numba: %s", peer ? peer->message : "the peer was not run");
+        bullet(f, k, line);
+    }
+    if (isfinite(h.vs_reference)) {
+        snprintf(line, sizeof line, "fast_cpu = %.0f x the reference (range %.0f-%.0f), one thread each, CPU "
+                 "time: the ratio `sebt report --baseline` gates", h.vs_reference, h.vs_reference_min,
+                 h.vs_reference_max);
+        bullet(f, k, line);
+    }
     for (size_t b = 0; b < nb; b++) {
-        const sebt_bench_run *best = NULL, *vs_ref = NULL;
-        double speedup = NAN;
+        const sebt_bench_run *best = NULL;
         for (size_t i = 0; i < set->n_runs; i++) {
             const sebt_bench_run *r = &set->runs[i];
             if (strcmp(r->backend, names[b]) != 0 || r->status != SEBT_RUN_OK ||
-                strcmp(r->group, "sweep_combos") != 0)
+                (strcmp(r->group, "sweep_combos") != 0 && strcmp(r->group, "peer") != 0))
                 continue;
             if (!best || r->combos_per_s > best->combos_per_s)
                 best = r;
-            const sebt_bench_run *ref = sebt_bench_find(set, r->group, "reference", r->bars, r->combos, r->threads);
-            if (strcmp(names[b], "reference") != 0 && ref && ref->status == SEBT_RUN_OK &&
-                (!vs_ref || r->combos > vs_ref->combos)) {
-                vs_ref = r;
-                speedup = ref->seconds / r->seconds;
-            }
         }
         if (!best)
             continue;
-        char rate[32], line[512];
+        char rate[32];
         fmt_rate(best->combos_per_s, rate, sizeof rate);
-        int len = snprintf(line, sizeof line, "%s: up to %s backtests/s (%lld combos over %lld bars)", names[b],
-                           rate, best->combos, best->bars);
-        if (vs_ref && len > 0 && (size_t)len < sizeof line)
-            snprintf(line + len, sizeof line - (size_t)len, "; %.1fx the reference on %lld combos", speedup,
-                     vs_ref->combos);
-        if (k == FMT_MD) {
-            fputs("- ", f);
-            md_text(f, line);
-            fputs("\n", f);
-        } else {
-            fputs("<li>", f);
-            html_text(f, line);
-            fputs("</li>\n", f);
-        }
+        snprintf(line, sizeof line, "%s: up to %s backtests/s (a sweep of %lld combo%s over %lld bars)", names[b],
+                 rate, best->combos, best->combos == 1 ? "" : "s", best->bars);
+        bullet(f, k, line);
+    }
+    char why[256];
+    if (sebt_run_loaded(set, why, sizeof why)) {
+        snprintf(line, sizeof line, "MACHINE LOADED while measuring: %s. Wall times and thread scaling are "
+                 "pessimistic; the gated ratios use CPU time on one thread.", why);
+        bullet(f, k, line);
     }
     fputs(k == FMT_MD ? "\n" : "</ul>\n", f);
 }
 
+/* One row per backend: its contract, its parity here, its speed here. */
+static void write_backends(FILE *f, fmt k, const sebt_bench_set *set)
+{
+    static const char *const cols[] = { "backend", "contract (SPEC §8)", "parity", "speed" };
+    header(f, k, cols, 4);
+    parity_summary ps[16];
+    size_t n = summarize_parity(set, ps, 16);
+    static const char *const all[] = { "reference", "fast_cpu", "cuda", "numba" };
+    for (size_t b = 0; b < 4; b++) {
+        char contract[256], parity[1024], speed[512], key[64];
+        snprintf(key, sizeof key, "sebt_contract_%s", all[b]);
+        const char *c = sebt_bench_context(set, key);
+        snprintf(contract, sizeof contract, "%s", strcmp(all[b], "numba") == 0 ? "a peer: trade counts checked on a sample"
+                                                  : c ? c : "not recorded");
+        const parity_summary *p = NULL;
+        for (size_t i = 0; i < n; i++)
+            if (strcmp(ps[i].backend, all[b]) == 0)
+                p = &ps[i];
+        if (p)
+            parity_text(p, parity, sizeof parity);
+        else
+            snprintf(parity, sizeof parity, "not run here");
+        double best = NAN;
+        for (size_t i = 0; i < set->n_runs; i++) {
+            const sebt_bench_run *r = &set->runs[i];
+            if (r->status == SEBT_RUN_OK && strcmp(r->backend, all[b]) == 0 &&
+                (strcmp(r->group, "sweep_combos") == 0 || strcmp(r->group, "peer") == 0) && !(r->combos_per_s <= best))
+                best = r->combos_per_s;
+        }
+        if (isfinite(best)) {
+            char rate[32];
+            fmt_rate(best, rate, sizeof rate);
+            snprintf(speed, sizeof speed, "measured: up to %s backtests/s", rate);
+        } else if (strcmp(all[b], "cuda") == 0) {
+            snprintf(speed, sizeof speed, "no device here. Modelled (not measured): 1 bar-combo per SM per cycle, "
+                     "e.g. about 2.6e11 bar-combos/s (1.7 M backtests/s of 152,832 bars) on an H100 SXM "
+                     "after 0.25 s of start-up (gpu/README.md)");
+        } else {
+            snprintf(speed, sizeof speed, "not measured");
+        }
+        if (strcmp(all[b], "cuda") == 0) {
+            const char *host = sebt_bench_context(set, "sebt_cuda_host_parity");
+            size_t used = strlen(parity);
+            snprintf(parity + used, sizeof parity - used, "%sHost execution: %s", used ? ". " : "",
+                     host ? host : "not recorded");
+        }
+        row_start(f, k);
+        cell(f, k, all[b], true);
+        cell(f, k, contract, false);
+        cell(f, k, parity, false);
+        cell(f, k, speed, false);
+        row_end(f, k);
+    }
+    table_end(f, k);
+}
+
 static const char *const figure_captions[SEBT_REPORT_N_FIGURES] = {
-    "How throughput grows with the length of the series (bar-combos per second, log-log).",
-    "How throughput grows with the number of combos in one sweep (backtests per second, log-log).",
-    "How many times faster than the reference each backend runs the same sweep.",
-    "How one sweep speeds up with more CPU threads (dashed: perfect scaling).",
+    "Backtests per second as the sweep grows, one line per backend and the numba peer on the same combos "
+    "and bars (log-log; points: median of the repetitions, bars: min-max).",
+    "Bar-combos per second as the series grows (log-log; median, min-max).",
+    "How many times faster, measured side by side in this run: each line is one family of sweeps (more "
+    "combos, more bars, against numba), never joined across families.",
+    "How one sweep speeds up with more CPU threads (dashed: perfect scaling). Flagged in red when other "
+    "processes held the CPUs while it ran.",
+    "History: the within-run ratios of every report appended to bench/results/history.csv, oldest first.",
 };
 
 static const char *const notes =
@@ -417,6 +524,8 @@ static sebt_status write_markdown(const sebt_bench_set *set, const kv *facts, si
         return io_fail(err, "write", path);
     fputs("# sebt performance report\n\n", f);
     write_headline(f, FMT_MD, set);
+    fputs("## Backends\n\n", f);
+    write_backends(f, FMT_MD, set);
     fputs("## Parity with the oracle\n\n", f);
     write_parity(f, FMT_MD, set);
     fprintf(f, "%s\n\n## Figures\n\n", notes);
@@ -470,6 +579,8 @@ static sebt_status write_html(const sebt_bench_set *set, const kv *facts, size_t
                "<title>sebt performance report</title>\n<style>%s</style>\n</head>\n<body>\n"
                "<h1>sebt performance report</h1>\n", css);
     write_headline(f, FMT_HTML, set);
+    fputs("<h2>Backends</h2>\n", f);
+    write_backends(f, FMT_HTML, set);
     fputs("<h2>Parity with the oracle</h2>\n", f);
     write_parity(f, FMT_HTML, set);
     fprintf(f, "<p class=\"note\">%s</p>\n<h2>Figures</h2>\n", notes);
@@ -539,7 +650,12 @@ sebt_status sebt_report_write(const sebt_bench_set *set, const char *json, size_
     if (fclose(f) != 0 || wrote != json_len)
         return io_fail(err, "write", path);
 
-    st = sebt_report_figures_write(set, dir, opts->gnuplot, err);
+    if (opts->history && opts->append_history) {
+        st = sebt_history_append(opts->history, set, err);
+        if (st != SEBT_OK)
+            return st;
+    }
+    st = sebt_report_figures_write(set, dir, opts->gnuplot, opts->history, err);
     if (st != SEBT_OK)
         return st;
     kv facts[N_FACTS];

@@ -1,6 +1,7 @@
 /* sebt report: run the benchmarks (or read an earlier run) and write the
  * performance report folder; or compare two runs and gate on regressions. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
@@ -19,26 +20,46 @@
 #define SEBT_BENCH_NAME "sebt_bench"
 #endif
 
+#ifndef SEBT_HISTORY_DEFAULT
+#define SEBT_HISTORY_DEFAULT ""
+#endif
+
 #define CMD "report"
 #define DEFAULT_THRESHOLD_PCT 25.0
+/* --baseline: no regression shown, but a drop the repetitions cannot
+ * confirm. Not 1: a CI that treats it as a failure would cry wolf on a
+ * noisy machine; not 0: someone should look, or re-run. */
+#define EXIT_INCONCLUSIVE 4
 
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: sebt report --out DIR [--quick] [--from BENCH.json]\n"
+            "usage: sebt report --out DIR [--quick] [--from BENCH.json] [--history FILE|none]\n"
             "       sebt report --baseline OLD.json NEW.json [--threshold PCT]\n\n"
             "The first form runs the benchmarks (sebt_bench, found next to sebt or through\n"
-            "SEBT_BENCH_BINARY) or reads an earlier run's JSON (--from), and writes DIR with\n"
-            "index.html (opens without a network), report.md, bench.json and the figures\n"
-            "as .svg and .png (drawn by gnuplot; SEBT_GNUPLOT names another one).\n"
-            "--quick caps the sizes so the whole run takes under two minutes on two cores.\n\n"
+            "SEBT_BENCH_BINARY; its console output goes to DIR/bench.log) or reads an\n"
+            "earlier run's JSON (--from), and writes DIR with index.html (opens without a\n"
+            "network), report.md, bench.json and the figures as .svg and .png (drawn by\n"
+            "gnuplot; SEBT_GNUPLOT names another one). Every point is repeated (5 times in\n"
+            "--quick, 7 in a full run), shown as the median with its min-max range, with\n"
+            "its coefficient of variation and what else the machine was running. The numba\n"
+            "peer (bench/peers/numba_peer.py) runs on the same data when numba is installed.\n"
+            "--quick caps the sizes so the whole run takes about two minutes on two cores.\n"
+            "A new run appends one line to the history file (default %s;\n"
+            "'none' for no history), which the report plots.\n\n"
             "The second form compares two runs' JSON. Machines differ and are noisy, so\n"
-            "it gates only on ratios measured within one run (fast_cpu over reference,\n"
-            "cuda over fast_cpu on the same work): a ratio that fell by more than PCT\n"
-            "percent (default %.0f) is a regression. Absolute times are shown, not gated.\n\n"
-            "Exit codes: 0 ok; 1 a backend failed parity in the run, or a regression was\n"
-            "flagged; 2 bad usage or input, or the benchmark program or gnuplot is missing.\n",
-            DEFAULT_THRESHOLD_PCT);
+            "it gates only on ratios measured within one run: fast_cpu over the reference\n"
+            "on one thread each (CPU time), cuda over fast_cpu on the same work. Each\n"
+            "repetition gives one ratio; the two runs' ratios are compared with a\n"
+            "Mann-Whitney U test (two-sided, alpha %.2f). A ratio whose median fell by more\n"
+            "than PCT percent (default %.0f, the minimum effect size) is a regression when\n"
+            "the test confirms it (p < alpha), and inconclusive when it does not.\n"
+            "Absolute times are shown, not gated.\n\n"
+            "Exit codes: 0 ok; 1 a backend failed parity in the run, or a regression;\n"
+            "2 bad usage or input, or the benchmark program or gnuplot is missing;\n"
+            "4 inconclusive (--baseline: a drop the repetitions cannot confirm: too noisy\n"
+            "or too few repetitions; run again on a quieter machine).\n",
+            SEBT_HISTORY_DEFAULT[0] ? SEBT_HISTORY_DEFAULT : "none", SEBT_BASELINE_ALPHA, DEFAULT_THRESHOLD_PCT);
 }
 
 /* ---- finding the programs ----------------------------------------------- */
@@ -111,9 +132,9 @@ static int find_bench(char *out, size_t size)
 
 /* ---- running the benchmarks --------------------------------------------- */
 
-/* The benchmark's console table goes to our stderr: stdout stays for the
- * one line that says where the report is. */
-static int run_bench(const char *bench, const char *json_path, bool quick)
+/* The benchmark's console table goes to a log file beside the report:
+ * stdout stays for the short summary. */
+static int run_bench(const char *bench, const char *json_path, const char *log_path, bool quick)
 {
     char out_flag[PATH_MAX + 32];
     snprintf(out_flag, sizeof out_flag, "--benchmark_out=%s", json_path);
@@ -127,7 +148,14 @@ static int run_bench(const char *bench, const char *json_path, bool quick)
         return CLI_EXIT_USAGE;
     }
     if (pid == 0) {
-        dup2(STDERR_FILENO, STDOUT_FILENO);
+        int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (fd >= 0) {
+            dup2(fd, STDOUT_FILENO);
+            dup2(fd, STDERR_FILENO);
+            close(fd);
+        } else {
+            dup2(STDERR_FILENO, STDOUT_FILENO);
+        }
         execv(bench, argv);
         fprintf(stderr, "sebt %s: error: cannot run %s: %s\n", CMD, bench, strerror(errno));
         _exit(127);
@@ -140,9 +168,9 @@ static int run_bench(const char *bench, const char *json_path, bool quick)
         }
     }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "sebt %s: error: %s %s %d; no report written\n", CMD, bench,
+        fprintf(stderr, "sebt %s: error: %s %s %d; no report written (its output: %s)\n", CMD, bench,
                 WIFEXITED(status) ? "exited with status" : "was killed by signal",
-                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), log_path);
         return CLI_EXIT_CHECK_FAILED;
     }
     return CLI_EXIT_OK;
@@ -150,9 +178,10 @@ static int run_bench(const char *bench, const char *json_path, bool quick)
 
 /* ---- the report folder --------------------------------------------------- */
 
-static int write_report(const char *dir, const char *from, bool quick)
+static int write_report(const char *dir, const char *from, bool quick, const char *history)
 {
     char gnuplot[PATH_MAX], bench[PATH_MAX], json_path[PATH_MAX + 16], source[PATH_MAX + 64];
+    char log_path[PATH_MAX + 16];
     /* Both programs are looked for before minutes of benchmarking. */
     int rc = find_gnuplot(gnuplot, sizeof gnuplot);
     if (rc != CLI_EXIT_OK)
@@ -171,8 +200,10 @@ static int write_report(const char *dir, const char *from, bool quick)
         snprintf(json_path, sizeof json_path, "%s/bench.json", dir);
         snprintf(source, sizeof source, "measured by %s%s for this report", SEBT_BENCH_NAME,
                  quick ? " --quick" : "");
-        fprintf(stderr, "sebt %s: running %s%s (its table follows)\n", CMD, bench, quick ? " --quick" : "");
-        rc = run_bench(bench, json_path, quick);
+        snprintf(log_path, sizeof log_path, "%s/bench.log", dir);
+        fprintf(stderr, "sebt %s: running %s%s (%s; its output goes to %s)\n", CMD, bench,
+                quick ? " --quick" : "", quick ? "about two minutes" : "tens of minutes", log_path);
+        rc = run_bench(bench, json_path, log_path, quick);
         if (rc != CLI_EXIT_OK)
             return rc;
     }
@@ -187,7 +218,12 @@ static int write_report(const char *dir, const char *from, bool quick)
         free(json);
         return cli_report_error(CMD, &err);
     }
-    sebt_report_opts opts = { .gnuplot = gnuplot, .source = source };
+    const char *planted = sebt_bench_context(&set, "sebt_planted_slowdown");
+    bool is_planted = planted && strcmp(planted, "true") == 0;
+    /* A redraw (--from) is not a new measurement, and a planted slowdown is
+     * a test of the gate, not the engine: neither goes into the history. */
+    sebt_report_opts opts = { .gnuplot = gnuplot, .source = source, .history = history,
+                              .append_history = history && !from && !is_planted };
     sebt_status st = sebt_report_write(&set, json, len, dir, &opts, &err);
     free(json);
     if (st != SEBT_OK) {
@@ -204,6 +240,21 @@ static int write_report(const char *dir, const char *from, bool quick)
             errors += r->status == SEBT_RUN_ERROR;
         }
     }
+    sebt_headline h;
+    sebt_headline_of(&set, &h);
+    if (isfinite(h.vs_numba))
+        printf("sebt report: fast_cpu = %.1f x numba (%lld combos over %lld bars, same run; range %.1f-%.1f)\n",
+               h.vs_numba, h.numba_combos, h.numba_bars, h.vs_numba_min, h.vs_numba_max);
+    if (isfinite(h.vs_reference))
+        printf("sebt report: fast_cpu = %.0f x the reference (one thread each, CPU time; range %.0f-%.0f)\n",
+               h.vs_reference, h.vs_reference_min, h.vs_reference_max);
+    char why[256];
+    if (sebt_run_loaded(&set, why, sizeof why))
+        printf("sebt report: the machine was loaded: %s\n", why);
+    if (opts.append_history)
+        printf("sebt report: appended this run to %s\n", history);
+    else if (history && is_planted)
+        printf("sebt report: not appended to the history (SEBT_FAST_CPU_PLANTED_SLOWDOWN is set)\n");
     printf("sebt report: wrote %s/index.html (also report.md, bench.json and %d figures as .svg and .png)\n",
            dir, SEBT_REPORT_N_FIGURES);
     sebt_bench_set_free(&set);
@@ -220,9 +271,17 @@ static int write_report(const char *dir, const char *from, bool quick)
 static void print_ratio(double v)
 {
     if (isfinite(v))
-        printf("%10.2fx", v);
+        printf("%9.2fx", v);
     else
-        printf("%11s", "-");
+        printf("%10s", "-");
+}
+
+static void print_range(double lo, double hi)
+{
+    char buf[64] = "-";
+    if (isfinite(lo) && isfinite(hi))
+        snprintf(buf, sizeof buf, "%.4g-%.4g", lo, hi);
+    printf(" %-17s", buf);
 }
 
 static int compare_runs(const char *old_path, const char *new_path, double threshold)
@@ -241,33 +300,53 @@ static int compare_runs(const char *old_path, const char *new_path, double thres
         rc = cli_report_error(CMD, &err);
         goto done;
     }
-    printf("Ratios within each run (how many times faster; gated at -%g%%):\n", threshold);
-    printf("  %-62s %11s %11s %8s  %s\n", "work: faster/slower backend", "old", "new", "change", "");
+    printf("Ratios within each run (how many times faster; median and min-max over the repetitions).\n"
+           "A drop beyond %g%% is a regression when a Mann-Whitney U test of the two runs' ratios\n"
+           "gives p < %g, inconclusive when it does not.\n", threshold, b.alpha);
+    printf("  %-58s %4s %10s %-17s %10s %-17s %8s %7s  %s\n", "work: faster/slower backend", "time", "old",
+           " (range, n)", "new", " (range, n)", "change", "p", "verdict");
     for (size_t i = 0; i < b.n_ratios; i++) {
         const sebt_ratio_row *r = &b.ratios[i];
-        printf("  %-62s ", r->what);
+        printf("  %-58s %4s ", r->what, r->measure ? r->measure : "");
         print_ratio(r->old_ratio);
+        print_range(r->old_min, r->old_max);
         printf(" ");
         print_ratio(r->new_ratio);
+        print_range(r->new_min, r->new_max);
         if (isfinite(r->change_pct))
             printf(" %+7.1f%%", r->change_pct);
         else
             printf(" %8s", "-");
-        printf("  %s\n", r->note);
+        if (isfinite(r->p_value))
+            printf(" %7.4f", r->p_value);
+        else
+            printf(" %7s", "-");
+        printf("  %s (n = %zu, %zu)\n", r->note, r->old_n, r->new_n);
     }
+    char why[256];
+    bool old_loaded = sebt_run_loaded(&old_set, why, sizeof why);
+    printf("\nold run: %s%s\n", old_loaded ? "LOADED: " : "quiet: ", why);
+    bool new_loaded = sebt_run_loaded(&new_set, why, sizeof why);
+    printf("new run: %s%s\n", new_loaded ? "LOADED: " : "quiet: ", why);
     if (b.n_times > 0) {
-        printf("\nTime per iteration across the runs (new/old; machines differ, not gated):\n");
+        printf("\nTime per iteration across the runs (new/old median; machines differ, not gated):\n");
         for (size_t i = 0; i < b.n_times; i++)
-            printf("  %-86s %8.2f\n", b.times[i].name, b.times[i].ratio);
+            printf("  %-70s %8.2f\n", b.times[i].name, b.times[i].ratio);
     }
     printf("\n");
     if (b.n_flagged > 0) {
-        printf("REGRESSION: %zu of %zu ratio(s) flagged (threshold %g%%)\n", b.n_flagged, b.n_ratios, threshold);
+        printf("REGRESSION: %zu of %zu ratio(s) flagged (minimum effect %g%%, p < %g)\n", b.n_flagged,
+               b.n_ratios, threshold, b.alpha);
         rc = CLI_EXIT_CHECK_FAILED;
     } else if (b.n_compared == 0) {
         fprintf(stderr, "sebt %s: error: %s and %s share no ratio to compare (no backend pair ran the "
                         "same work in both)\n", CMD, old_path, new_path);
         rc = CLI_EXIT_USAGE;
+    } else if (b.n_inconclusive > 0) {
+        printf("INCONCLUSIVE: %zu of %zu ratio(s) fell by more than %g%% but the repetitions do not confirm "
+               "it; no regression is claimed (exit %d)\n", b.n_inconclusive, b.n_compared, threshold,
+               EXIT_INCONCLUSIVE);
+        rc = EXIT_INCONCLUSIVE;
     } else {
         printf("ok: %zu ratio(s) compared, none fell by more than %g%%\n", b.n_compared, threshold);
     }
@@ -281,6 +360,8 @@ done:
 int cli_cmd_report(int argc, char **argv)
 {
     const char *out = NULL, *from = NULL, *old_path = NULL, *new_path = NULL;
+    const char *history = SEBT_HISTORY_DEFAULT[0] ? SEBT_HISTORY_DEFAULT : NULL;
+    bool have_history = false;
     bool quick = false, have_threshold = false;
     double threshold = DEFAULT_THRESHOLD_PCT;
     for (int i = 1; i < argc; i++) {
@@ -290,6 +371,12 @@ int cli_cmd_report(int argc, char **argv)
             return CLI_EXIT_OK;
         } else if (strcmp(a, "--quick") == 0) {
             quick = true;
+        } else if (strcmp(a, "--history") == 0) {
+            if (i + 1 >= argc)
+                return cli_usage_error(CMD, "--history needs a file (or none)");
+            const char *v = argv[++i];
+            history = strcmp(v, "none") == 0 ? NULL : v;
+            have_history = true;
         } else if (strcmp(a, "--out") == 0 || strcmp(a, "--from") == 0 || strcmp(a, "--threshold") == 0) {
             if (i + 1 >= argc)
                 return cli_usage_error(CMD, "%s needs a value", a);
@@ -316,8 +403,9 @@ int cli_cmd_report(int argc, char **argv)
         }
     }
     if (old_path) {
-        if (out || from || quick)
-            return cli_usage_error(CMD, "--baseline compares two files; it takes no --out, --from or --quick");
+        if (out || from || quick || have_history)
+            return cli_usage_error(CMD, "--baseline compares two files; it takes no --out, --from, --quick or "
+                                        "--history");
         return compare_runs(old_path, new_path, threshold);
     }
     if (have_threshold)
@@ -326,5 +414,5 @@ int cli_cmd_report(int argc, char **argv)
         return cli_usage_error(CMD, "--out DIR is required (or --baseline OLD.json NEW.json)");
     if (from && quick)
         return cli_usage_error(CMD, "--quick sizes a new run; it has no meaning with --from");
-    return write_report(out, from, quick);
+    return write_report(out, from, quick, history);
 }

@@ -1,0 +1,186 @@
+/* The report's history: one CSV line per report, appended to a file kept in
+ * the repository (bench/results/history.csv), and the within-run ratios it
+ * records. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report.h"
+#include "sebt/sebt.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+void sebt_headline_of(const sebt_bench_set *set, sebt_headline *h)
+{
+    memset(h, 0, sizeof *h);
+    h->vs_reference = h->vs_reference_min = h->vs_reference_max = NAN;
+    h->vs_numba = h->vs_numba_min = h->vs_numba_max = NAN;
+    /* fast_cpu over the reference: the gated pair, CPU time of one thread,
+     * repetition by repetition. */
+    for (size_t i = 0; i < set->n_runs; i++) {
+        const sebt_bench_run *f = &set->runs[i];
+        if (strcmp(f->group, "pair") != 0 || strcmp(f->backend, "fast_cpu") != 0 || f->status != SEBT_RUN_OK)
+            continue;
+        const sebt_bench_run *s = sebt_bench_find(set, "pair", "reference", f->bars, f->combos, f->threads);
+        if (!s || s->status != SEBT_RUN_OK)
+            continue;
+        double r[SEBT_BENCH_MAX_REPS];
+        size_t n = 0, m = f->n_reps < s->n_reps ? f->n_reps : s->n_reps;
+        for (size_t k = 0; k < m; k++) {
+            double a = s->rep_cpu_seconds[k], b = f->rep_cpu_seconds[k];
+            if (isfinite(a) && isfinite(b) && a > 0 && b > 0)
+                r[n++] = a / b;
+        }
+        if (n == 0 && s->cpu_seconds > 0 && f->cpu_seconds > 0)
+            r[n++] = s->cpu_seconds / f->cpu_seconds;
+        if (n == 0)
+            continue;
+        h->vs_reference_min = h->vs_reference_max = r[0];
+        for (size_t k = 1; k < n; k++) {
+            h->vs_reference_min = fmin(h->vs_reference_min, r[k]);
+            h->vs_reference_max = fmax(h->vs_reference_max, r[k]);
+        }
+        h->vs_reference = median_of(r, n);
+        break;
+    }
+    /* fast_cpu over numba: the same combos over the same series, every
+     * core each, wall time; the largest sweep both ran. */
+    for (size_t i = 0; i < set->n_runs; i++) {
+        const sebt_bench_run *p = &set->runs[i];
+        if (strcmp(p->group, "peer") != 0 || strcmp(p->backend, "numba") != 0 || p->status != SEBT_RUN_OK)
+            continue;
+        const sebt_bench_run *f = sebt_bench_find(set, "sweep_combos", "fast_cpu", p->bars, p->combos, p->threads);
+        if (!f || f->status != SEBT_RUN_OK || !(f->seconds > 0))
+            continue;
+        if (isfinite(h->vs_numba) && p->combos < h->numba_combos)
+            continue;
+        h->vs_numba = p->seconds / f->seconds;
+        h->vs_numba_min = p->seconds_min / f->seconds_max;
+        h->vs_numba_max = p->seconds_max / f->seconds_min;
+        h->numba_combos = p->combos;
+        h->numba_bars = p->bars;
+        h->numba_threads = p->threads;
+    }
+}
+
+bool sebt_run_loaded(const sebt_bench_set *set, char *why, size_t size)
+{
+    double busy[4096];
+    size_t n = 0;
+    double load = NAN;
+    for (size_t i = 0; i < set->n_runs && n < 4096; i++) {
+        const sebt_bench_run *r = &set->runs[i];
+        if (r->status != SEBT_RUN_OK)
+            continue;
+        if (isfinite(r->others_busy))
+            busy[n++] = r->others_busy;
+        if (isfinite(r->load_avg) && !(r->load_avg <= load))
+            load = r->load_avg;
+    }
+    const char *cores_s = sebt_bench_context(set, "sebt_cpu_cores");
+    double cores = cores_s ? strtod(cores_s, NULL) : NAN;
+    double med = n ? median_of(busy, n) : NAN;
+    bool loaded = (isfinite(med) && med > 0.25) || (isfinite(load) && isfinite(cores) && load > cores);
+    if (why) {
+        if (isfinite(med))
+            snprintf(why, size, "other processes used %.0f%% of the CPUs while it measured (median), "
+                     "load average up to %.2f on %s cores", 100 * med, load, cores_s ? cores_s : "?");
+        else if (isfinite(load))
+            snprintf(why, size, "load average up to %.2f on %s cores", load, cores_s ? cores_s : "?");
+        else
+            snprintf(why, size, "the run recorded no machine load");
+    }
+    return loaded;
+}
+
+static double best_rate(const sebt_bench_set *set, const char *backend)
+{
+    double best = NAN;
+    for (size_t i = 0; i < set->n_runs; i++) {
+        const sebt_bench_run *r = &set->runs[i];
+        if (r->status == SEBT_RUN_OK && strcmp(r->backend, backend) == 0 &&
+            (strcmp(r->group, "sweep_combos") == 0 || strcmp(r->group, "peer") == 0) &&
+            !(r->combos_per_s <= best))
+            best = r->combos_per_s;
+    }
+    return best;
+}
+
+/* A field without commas or line ends. */
+static void field(char *dst, size_t size, const char *src)
+{
+    size_t k = 0;
+    for (; src && *src && k + 1 < size; src++)
+        dst[k++] = (*src == ',' || *src == '\n' || *src == '\r' || *src == '"') ? ';' : *src;
+    dst[k] = '\0';
+}
+
+#define HISTORY_HEADER                                                                                    \
+    "date,commit,mode,machine,cpus,load_avg,others_busy,fast_cpu_x_reference,fast_cpu_x_reference_min,"   \
+    "fast_cpu_x_reference_max,fast_cpu_x_numba,numba_combos,fast_cpu_backtests_per_s,"                    \
+    "numba_backtests_per_s,reference_backtests_per_s\n"
+
+sebt_status sebt_history_append(const char *path, const sebt_bench_set *set, sebt_error *err)
+{
+    sebt_headline h;
+    sebt_headline_of(set, &h);
+    char date[64], commit[64], machine[256], cpus[32];
+    field(date, sizeof date, sebt_bench_context(set, "date"));
+    const char *c = sebt_bench_context(set, "sebt_git_commit");
+    snprintf(commit, sizeof commit, "%.12s%s", c ? c : "unknown", c && strstr(c, "uncommitted") ? "+" : "");
+    field(machine, sizeof machine, sebt_bench_context(set, "sebt_cpu_model"));
+    field(cpus, sizeof cpus, sebt_bench_context(set, "sebt_cpu_cores"));
+    const char *quick = sebt_bench_context(set, "sebt_quick");
+    double busy[4096], load = NAN;
+    size_t n = 0;
+    for (size_t i = 0; i < set->n_runs && n < 4096; i++) {
+        if (set->runs[i].status == SEBT_RUN_OK && isfinite(set->runs[i].others_busy))
+            busy[n++] = set->runs[i].others_busy;
+        if (isfinite(set->runs[i].load_avg) && !(set->runs[i].load_avg <= load))
+            load = set->runs[i].load_avg;
+    }
+    char line[2048];
+    int len = snprintf(line, sizeof line, "%s,%s,%s,%s,%s,%.2f,%.3f,%.6g,%.6g,%.6g,%.6g,%lld,%.6g,%.6g,%.6g\n",
+                       date, commit, quick && strcmp(quick, "true") == 0 ? "quick" : "full", machine, cpus,
+                       load, n ? median_of(busy, n) : NAN, h.vs_reference, h.vs_reference_min,
+                       h.vs_reference_max, h.vs_numba, h.numba_combos, best_rate(set, "fast_cpu"),
+                       best_rate(set, "numba"), best_rate(set, "reference"));
+    if (len < 0 || (size_t)len >= sizeof line)
+        return sebt_fail(err, SEBT_ERR_INTERNAL, "history: the line is too long");
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0644);
+    if (fd < 0)
+        return sebt_fail(err, SEBT_ERR_IO, "cannot open the history file %s: %s", path, strerror(errno));
+    struct stat sb;
+    char buf[4096];
+    size_t total = 0;
+    if (fstat(fd, &sb) == 0 && sb.st_size == 0) {
+        memcpy(buf, HISTORY_HEADER, sizeof HISTORY_HEADER - 1);
+        total = sizeof HISTORY_HEADER - 1;
+    }
+    memcpy(buf + total, line, (size_t)len);
+    total += (size_t)len;
+    /* One write with O_APPEND: a reader never sees half a line. */
+    ssize_t w = write(fd, buf, total);
+    int saved = errno;
+    if (close(fd) != 0 && w == (ssize_t)total)
+        saved = errno, w = -1;
+    if (w != (ssize_t)total)
+        return sebt_fail(err, SEBT_ERR_IO, "cannot append to the history file %s: %s", path,
+                         w < 0 ? strerror(saved) : "short write");
+    return SEBT_OK;
+}
