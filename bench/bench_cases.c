@@ -59,10 +59,10 @@ typedef struct {
 static const bench_sizes quick_sizes = {
     .bars = { 1000, 10000, 100000, 1000000, 0 },
     .bars_sweep_combos = 4,
-    .combos = { 1, 10, 100, 1000, 10000, 100000, 0 },
+    .combos = { 1, 10, 100, 1000, 10000, 0 },
     .reference_max_bars = 100000,
     .reference_max_combos = 1,
-    .fast_cpu_max_combos = 100000,
+    .fast_cpu_max_combos = 10000,
     .cuda_max_combos = 100000,
     .thread_combos = 1000,
     .peer_combos = { 100, 0 },

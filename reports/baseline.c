@@ -330,7 +330,7 @@ sebt_status sebt_baseline_compare(const sebt_bench_set *old_set, const sebt_benc
         return sebt_fail(err, SEBT_ERR_USAGE, "threshold must be a percentage >= 0, got %g", threshold_pct);
     out->threshold_pct = threshold_pct;
     out->alpha = SEBT_BASELINE_ALPHA;
-    size_t cap = N_PAIRS * (old_set->n_runs + new_set->n_runs) + 1;
+    size_t cap = (N_PAIRS + 1) * (old_set->n_runs + new_set->n_runs) + 1;
     out->ratios = calloc(cap, sizeof *out->ratios);
     out->times = calloc(new_set->n_runs + 1, sizeof *out->times);
     if (!out->ratios || !out->times) {
@@ -339,6 +339,30 @@ sebt_status sebt_baseline_compare(const sebt_bench_set *old_set, const sebt_benc
     }
     add_pair_rows(old_set, new_set, new_set, threshold_pct, out);
     add_pair_rows(old_set, new_set, old_set, threshold_pct, out);
+    /* A backend that fails parity in the new run where it passed before is
+     * a regression whatever the group: it has no result to time. */
+    for (size_t i = 0; i < new_set->n_runs; i++) {
+        const sebt_bench_run *n = &new_set->runs[i];
+        if (n->status != SEBT_RUN_PARITY_FAILED)
+            continue;
+        const sebt_bench_run *o = sebt_bench_find(old_set, n->group, n->backend, n->bars, n->combos, n->threads);
+        if (o && o->status == SEBT_RUN_PARITY_FAILED)
+            continue;
+        sebt_ratio_row row;
+        memset(&row, 0, sizeof row);
+        snprintf(row.what, sizeof row.what, "%s bars:%lld combos:%lld threads:%d: %s", n->group, n->bars,
+                 n->combos, n->threads, n->backend);
+        if (already(out, row.what))
+            continue;
+        row.measure = "";
+        row.old_ratio = row.new_ratio = row.old_min = row.old_max = row.new_min = row.new_max = NAN;
+        row.change_pct = row.p_value = NAN;
+        row.verdict = SEBT_VERDICT_REGRESSION;
+        row.flagged = true;
+        snprintf(row.note, sizeof row.note, "%s fails parity in the new run", n->backend);
+        out->ratios[out->n_ratios++] = row;
+        out->n_flagged++;
+    }
 
     for (size_t i = 0; i < new_set->n_runs; i++) {
         const sebt_bench_run *n = &new_set->runs[i];

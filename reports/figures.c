@@ -387,7 +387,7 @@ static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, co
     fprintf(gp, "\n# ---- %s\nreset\n", sebt_report_figures[fig]);
     fprintf(gp, "set title '%s'\nset xlabel '%s'\nset ylabel '%s'\n", title, st->xlabel, st->ylabel);
     /* The key goes under the plot: inside, it hides points. */
-    fprintf(gp, "set grid\nset key below left Left reverse box\nset border 3\nset tics nomirror\n");
+    fprintf(gp, "set grid\nset key below left Left reverse box\nset xlabel offset 0,0.7\nset border 3\nset tics nomirror\n");
     if (loaded) {
         char q[300];
         gp_quote(why, q, sizeof q);

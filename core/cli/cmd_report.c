@@ -34,7 +34,8 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: sebt report --out DIR [--quick] [--from BENCH.json] [--history FILE|none]\n"
+            "usage: sebt report --out DIR [--quick] [--history FILE|none]\n"
+            "       sebt report --out DIR --from BENCH.json [--history FILE|none [--append-history]]\n"
             "       sebt report --baseline OLD.json NEW.json [--threshold PCT]\n\n"
             "The first form runs the benchmarks (sebt_bench, found next to sebt or through\n"
             "SEBT_BENCH_BINARY; its console output goes to DIR/bench.log) or reads an\n"
@@ -46,7 +47,8 @@ static void usage(FILE *f)
             "peer (bench/peers/numba_peer.py) runs on the same data when numba is installed.\n"
             "--quick caps the sizes so the whole run takes about two minutes on two cores.\n"
             "A new run appends one line to the history file (default %s;\n"
-            "'none' for no history), which the report plots.\n\n"
+            "'none' for no history), which the report plots; a redraw (--from) appends only\n"
+            "with --append-history (a run made elsewhere, say a CI artifact).\n\n"
             "The second form compares two runs' JSON. Machines differ and are noisy, so\n"
             "it gates only on ratios measured within one run: fast_cpu over the reference\n"
             "on one thread each (CPU time), cuda over fast_cpu on the same work. Each\n"
@@ -178,7 +180,7 @@ static int run_bench(const char *bench, const char *json_path, const char *log_p
 
 /* ---- the report folder --------------------------------------------------- */
 
-static int write_report(const char *dir, const char *from, bool quick, const char *history)
+static int write_report(const char *dir, const char *from, bool quick, const char *history, bool force_append)
 {
     char gnuplot[PATH_MAX], bench[PATH_MAX], json_path[PATH_MAX + 16], source[PATH_MAX + 64];
     char log_path[PATH_MAX + 16];
@@ -223,7 +225,7 @@ static int write_report(const char *dir, const char *from, bool quick, const cha
     /* A redraw (--from) is not a new measurement, and a planted slowdown is
      * a test of the gate, not the engine: neither goes into the history. */
     sebt_report_opts opts = { .gnuplot = gnuplot, .source = source, .history = history,
-                              .append_history = history && !from && !is_planted };
+                              .append_history = history && (!from || force_append) && !is_planted };
     sebt_status st = sebt_report_write(&set, json, len, dir, &opts, &err);
     free(json);
     if (st != SEBT_OK) {
@@ -303,11 +305,11 @@ static int compare_runs(const char *old_path, const char *new_path, double thres
     printf("Ratios within each run (how many times faster; median and min-max over the repetitions).\n"
            "A drop beyond %g%% is a regression when a Mann-Whitney U test of the two runs' ratios\n"
            "gives p < %g, inconclusive when it does not.\n", threshold, b.alpha);
-    printf("  %-58s %4s %10s %-17s %10s %-17s %8s %7s  %s\n", "work: faster/slower backend", "time", "old",
+    printf("  %-68s %4s %10s %-17s %10s %-17s %8s %7s  %s\n", "work: faster/slower backend", "time", "old",
            " (range, n)", "new", " (range, n)", "change", "p", "verdict");
     for (size_t i = 0; i < b.n_ratios; i++) {
         const sebt_ratio_row *r = &b.ratios[i];
-        printf("  %-58s %4s ", r->what, r->measure ? r->measure : "");
+        printf("  %-68s %4s ", r->what, r->measure ? r->measure : "");
         print_ratio(r->old_ratio);
         print_range(r->old_min, r->old_max);
         printf(" ");
@@ -361,7 +363,7 @@ int cli_cmd_report(int argc, char **argv)
 {
     const char *out = NULL, *from = NULL, *old_path = NULL, *new_path = NULL;
     const char *history = SEBT_HISTORY_DEFAULT[0] ? SEBT_HISTORY_DEFAULT : NULL;
-    bool have_history = false;
+    bool have_history = false, force_append = false;
     bool quick = false, have_threshold = false;
     double threshold = DEFAULT_THRESHOLD_PCT;
     for (int i = 1; i < argc; i++) {
@@ -371,6 +373,8 @@ int cli_cmd_report(int argc, char **argv)
             return CLI_EXIT_OK;
         } else if (strcmp(a, "--quick") == 0) {
             quick = true;
+        } else if (strcmp(a, "--append-history") == 0) {
+            force_append = true;
         } else if (strcmp(a, "--history") == 0) {
             if (i + 1 >= argc)
                 return cli_usage_error(CMD, "--history needs a file (or none)");
@@ -414,5 +418,9 @@ int cli_cmd_report(int argc, char **argv)
         return cli_usage_error(CMD, "--out DIR is required (or --baseline OLD.json NEW.json)");
     if (from && quick)
         return cli_usage_error(CMD, "--quick sizes a new run; it has no meaning with --from");
-    return write_report(out, from, quick, history);
+    if (force_append && !from)
+        return cli_usage_error(CMD, "--append-history goes with --from (a new run is always appended)");
+    if (force_append && !history)
+        return cli_usage_error(CMD, "--append-history needs a history file (--history FILE)");
+    return write_report(out, from, quick, history, force_append);
 }

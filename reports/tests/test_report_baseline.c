@@ -1,8 +1,12 @@
 /* sebt report --baseline: the gate compares ratios measured within one run,
- * and flags a planted slowdown of fast_cpu. Inputs are hand-written JSON in
- * data/ (see data/README.md for the numbers). */
+ * repetition by repetition, with a Mann-Whitney U test and a minimum effect
+ * size. Inputs: hand-written JSON in data/ (one repetition each) and four
+ * quick runs recorded on the shared 2-core machine in data/recorded/ (see
+ * data/README.md for how each was made and how loaded the machine was). */
 #include <criterion/criterion.h>
+#include <math.h>
 
+#include "report.h"
 #include "run_sebt.h"
 
 #define DATA SEBT_REPORT_TEST_DATA
@@ -16,24 +20,91 @@ static void baseline(const char *old_file, const char *new_file, const char *ext
 
 static sebt_run_result r;
 
-Test(report_baseline, planted_slowdown_is_flagged)
+/* ---- the rank test, against values worked out by enumerating every
+ * arrangement of the samples (a few lines of Python with itertools) ---- */
+
+Test(mann_whitney, exact_p_values)
 {
-    baseline("run_ok.json", "run_planted_slowdown.json", "", &r);
+    const double a[] = { 1, 2, 3, 4, 5 }, b[] = { 6, 7, 8, 9, 10 };
+    /* wholly apart: 2 of the C(10,5) = 252 arrangements are as extreme */
+    cr_assert_float_eq(sebt_mann_whitney_p(a, 5, b, 5), 2.0 / 252, 1e-12);
+    cr_assert_float_eq(sebt_mann_whitney_p(b, 5, a, 5), 2.0 / 252, 1e-12);
+    const double c[] = { 1, 3, 5, 7, 9 }, d[] = { 2, 4, 6, 8, 10 };
+    cr_assert_float_eq(sebt_mann_whitney_p(c, 5, d, 5), 0.6904761904761905, 1e-12);
+    const double e[] = { 1.0, 2.5, 3.1, 7.2 }, f[] = { 2.0, 4.0, 5.5, 6.0, 8.0, 9.0 };
+    cr_assert_float_eq(sebt_mann_whitney_p(e, 4, f, 6), 0.2571428571428571, 1e-12);
+    /* one a side can never be significant; an empty side is no test */
+    cr_assert_float_eq(sebt_mann_whitney_p(a, 1, b, 1), 1.0, 1e-12);
+    cr_assert(isnan(sebt_mann_whitney_p(a, 0, b, 1)));
+}
+
+Test(mann_whitney, ties_use_the_normal_approximation)
+{
+    const double a[] = { 1, 1, 1, 1, 1 }, b[] = { 1, 1, 1, 1, 1 };
+    cr_assert_float_eq(sebt_mann_whitney_p(a, 5, b, 5), 1.0, 1e-12);
+    const double c[] = { 1, 1, 2, 2, 3, 3 }, d[] = { 4, 4, 5, 5, 6, 6 };
+    /* U = 0, mean 18, tie-corrected variance 36/12 * (13 - 36/132) = 38.18..:
+     * z = (18 - 0.5)/sqrt(38.18) = 2.832, p = erfc(z/sqrt 2) = 0.00462 */
+    cr_assert_float_eq(sebt_mann_whitney_p(c, 6, d, 6), 0.004624, 2e-5);
+}
+
+/* ---- recorded runs: the same commit, quiet, busy, and with the planted
+ * slowdown ---- */
+
+Test(report_baseline, same_commit_on_a_busier_machine_is_never_a_regression)
+{
+    baseline("recorded/normal.json", "recorded/busy.json", "", &r);
+    cr_assert(r.status == 0 || r.status == 4, "exit %d:\n%s", r.status, r.out);
+    cr_assert_null(strstr(r.out, "REGRESSION"), "%s", r.out);
+    baseline("recorded/busy.json", "recorded/normal.json", "", &r);
+    cr_assert(r.status == 0 || r.status == 4, "exit %d:\n%s", r.status, r.out);
+    cr_assert_null(strstr(r.out, "REGRESSION"), "%s", r.out);
+    /* the busy run says it was loaded */
+    baseline("recorded/normal.json", "recorded/busy.json", "", &r);
+    cr_assert(strstr(r.out, "new run: LOADED"), "%s", r.out);
+}
+
+Test(report_baseline, planted_slowdown_is_flagged_quiet_and_loaded)
+{
+    baseline("recorded/normal.json", "recorded/normal_planted.json", "", &r);
     cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
-    cr_assert(strstr(r.out, "REGRESSION"), "%s", r.out);
-    /* sweep_combos over 10 combos: reference 8000 ms; fast_cpu 60 ms, then
-     * 120 ms: 133.33x falls to 66.67x, a change of -50%. */
-    const char *line = strstr(r.out, "sweep_combos bars:152832 combos:10 threads:0: fast_cpu/reference");
-    cr_assert(line, "%s", r.out);
-    cr_assert(strstr(line, "133.33x") && strstr(line, "66.67x") && strstr(line, "-50.0%"), "%s", line);
+    cr_assert(strstr(r.out, "REGRESSION: fast_cpu lost"), "%s", r.out);
+    baseline("recorded/normal.json", "recorded/busy_planted.json", "", &r);
+    cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
+    cr_assert(strstr(r.out, "REGRESSION: fast_cpu lost"), "%s", r.out);
+    baseline("recorded/busy.json", "recorded/busy_planted.json", "", &r);
+    cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
+}
+
+Test(report_baseline, the_gated_ratio_is_cpu_time_on_one_thread)
+{
+    baseline("recorded/normal.json", "recorded/normal.json", "", &r);
+    cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+    const char *row = strstr(r.out, "pair bars:10000 combos:8 threads:1: fast_cpu/reference ");
+    cr_assert(row, "%s", r.out);
+    cr_assert(strstr(row, " cpu ") && strstr(row, " cpu ") < strchr(row, '\n'), "%s", row);
+    cr_assert(strstr(r.out, "ok: 3 ratio(s) compared"), "%s", r.out);
+}
+
+/* ---- hand-written runs: one repetition each ---- */
+
+Test(report_baseline, one_repetition_cannot_confirm_a_drop)
+{
+    /* every fast_cpu time doubled: the micro ratios halve, but 1 and 1
+     * repetitions can never give p < 0.05: inconclusive, exit 4 */
+    baseline("run_ok.json", "run_planted_slowdown.json", "", &r);
+    cr_assert_eq(r.status, 4, "exit %d:\n%s", r.status, r.out);
+    cr_assert(strstr(r.out, "INCONCLUSIVE: 1 and 1 repetitions cannot reach p < 0.05"), "%s", r.out);
+    cr_assert(strstr(r.out, "-50.0%"), "%s", r.out);
+    cr_assert_null(strstr(r.out, "REGRESSION"), "%s", r.out);
 }
 
 Test(report_baseline, same_run_passes)
 {
     baseline("run_ok.json", "run_ok.json", "", &r);
     cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
-    /* Features, 2 bar sweeps and 2 combo sweeps ran on both backends. */
-    cr_assert(strstr(r.out, "ok: 5 ratio(s) compared"), "%s", r.out);
+    /* micro_features ran on both backends, one thread */
+    cr_assert(strstr(r.out, "ok: 1 ratio(s) compared"), "%s", r.out);
 }
 
 Test(report_baseline, a_slower_machine_is_not_a_regression)
@@ -48,8 +119,9 @@ Test(report_baseline, a_slower_machine_is_not_a_regression)
 
 Test(report_baseline, threshold_decides)
 {
+    /* beyond a 5% effect, but one repetition a side confirms nothing */
     baseline("run_ok.json", "run_other_machine.json", "--threshold 5", &r);
-    cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
+    cr_assert_eq(r.status, 4, "exit %d:\n%s", r.status, r.out);
     baseline("run_ok.json", "run_planted_slowdown.json", "--threshold 60", &r);
     cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
 }

@@ -84,19 +84,22 @@ Test(report_folder, every_file_is_written)
     free(html);
 
     char *md = slurp("report.md");
-    /* fast_cpu ran 10 combos in 60 ms where the reference took 8000 ms. */
-    cr_assert(strstr(md, "133.3x the reference on 10 combos"), "%s", md);
+    /* No peer in this run, and the report says so. */
+    cr_assert(strstr(md, "fast_cpu vs numba: the peer was not run"), "%s", md);
     cr_assert(strstr(md, "| cuda | not run here | unavailable: no usable CUDA device |"), "%s", md);
     cr_assert(strstr(md, "Test CPU, 2 logical cores"), "%s", md);
     cr_assert(strstr(md, "0123456789abcdef"), "%s", md);
     free(md);
 
-    /* The figures' data: fast_cpu over the reference at 10 combos x 152832 bars. */
-    char *dat = slurp("gnuplot/speedup_over_reference.fast_cpu.dat");
-    cr_assert(strstr(dat, "1528320 133.3333333333333"), "%s", dat);
+    /* The figures' data: fast_cpu over the reference at 10 combos x 152832
+     * bars (8000 ms / 60 ms), on the line of the combo sweeps (line 0); one
+     * repetition, so the range is the point itself. */
+    char *dat = slurp("gnuplot/ratios_within_run.0.dat");
+    cr_assert(strstr(dat, "fast_cpu / reference, more combos"), "%s", dat);
+    cr_assert(strstr(dat, "1528320 133.33333333333334 133.33333333333334 133.33333333333334"), "%s", dat);
     free(dat);
-    dat = slurp("gnuplot/thread_scaling.fast_cpu.dat");
-    cr_assert(strstr(dat, "1 1\n2 1.8999999999999999\n"), "%s", dat);
+    dat = slurp("gnuplot/thread_scaling.0.dat");
+    cr_assert(strstr(dat, "1 1 1 1 \"-\"\n2 1.8999999999999999 "), "%s", dat);
     free(dat);
 }
 
@@ -112,10 +115,11 @@ Test(report_folder, a_parity_failure_is_shown_and_fails_the_command)
     char *md = slurp("report.md");
     cr_assert(strstr(md, "| fast_cpu | FAILED: 1 benchmark(s) diverged from the oracle and are not timed |"), "%s", md);
     /* Its speed is not shown: the row has no time and no rates. */
-    cr_assert(strstr(md, "| sweep_combos | fast_cpu | 152832 | 1000 | all | - | - | - | - | PARITY FAILED (not timed) |"),
+    cr_assert(strstr(md, "| sweep_combos | fast_cpu | 152832 | 1000 | all | - | - | - | 0 | - | - | - | PARITY FAILED (not timed) |"),
               "%s", md);
     free(md);
-    char *dat = slurp("gnuplot/throughput_vs_combos.fast_cpu.dat");
+    char *dat = slurp("gnuplot/throughput_vs_combos.1.dat");
+    cr_assert(strstr(dat, "fast_cpu"), "%s", dat);
     cr_assert_null(strstr(dat, "\n1000 "), "%s", dat);
     free(dat);
 }
@@ -146,4 +150,48 @@ Test(report_folder, bad_usage)
     run_sebt("", "report --frob", &r);
     cr_assert_eq(r.status, 2, "%s", r.out);
     cr_assert(strstr(r.out, "unknown argument '--frob'"), "%s", r.out);
+}
+
+/* A quick run recorded on the shared 2-core machine (data/recorded/,
+ * Google Benchmark's aggregates dropped): repetitions become error bars,
+ * the numba peer is in the summary, the loaded machine is said. */
+Test(report_folder, a_recorded_quick_run)
+{
+    if (!have_gnuplot())
+        cr_skip_test("gnuplot is not installed");
+    char args[4096];
+    snprintf(args, sizeof args, "report --out '%s/out' --from '%s/recorded/normal.json' --history none", dir, DATA);
+    run_sebt("", args, &r);
+    cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+    cr_assert(strstr(r.out, "x numba (100 combos over 152832 bars"), "%s", r.out);
+    cr_assert(strstr(r.out, "the machine was loaded"), "%s", r.out);
+    strcat(dir, "/out");
+    char *md = slurp("report.md");
+    cr_assert(strstr(md, "- fast_cpu = ") && strstr(md, " x numba (range "), "%s", md);
+    cr_assert(strstr(md, "MACHINE LOADED while measuring"), "%s", md);
+    cr_assert(strstr(md, "| numba | a peer: trade counts checked on a sample | ok: 1 benchmarks, 3 sampled combos"),
+              "%s", md);
+    /* every sweep row shows its 5 repetitions */
+    cr_assert(strstr(md, "| sweep_combos | fast_cpu | 152832 | 100 | all | "), "%s", md);
+    free(md);
+    /* fast_cpu's combo sweep (line 1 after the reference): medians inside
+     * their ranges, and the ranges are not all points (5 repetitions) */
+    char *dat = slurp("gnuplot/throughput_vs_combos.1.dat");
+    cr_assert(strstr(dat, "fast_cpu"), "%s", dat);
+    size_t rows = 0, spread = 0;
+    for (const char *p = strchr(dat, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+        double x, y, lo, hi;
+        if (p[1] == '#' || sscanf(p + 1, "%lf %lf %lf %lf", &x, &y, &lo, &hi) != 4)
+            continue;
+        rows++;
+        cr_assert(lo <= y && y <= hi, "%g not in [%g, %g]", y, lo, hi);
+        spread += lo < hi;
+    }
+    cr_assert_geq(rows, 5, "%s", dat);
+    cr_assert_eq(spread, rows, "%s", dat);
+    free(dat);
+    /* the peer has a line of its own (line 2) in the same figure */
+    dat = slurp("gnuplot/throughput_vs_combos.2.dat");
+    cr_assert(strstr(dat, "numba peer") && strstr(dat, "\n100 "), "%s", dat);
+    free(dat);
 }
