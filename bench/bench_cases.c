@@ -131,9 +131,20 @@ size_t bench_plan(bool quick, int n_cpus, bench_case *cases, size_t max)
 
     sebt_error err = { 0 };
     const sebt_backend *cuda = NULL;
-    if (sebt_backend_get("cuda", &cuda, &err) == SEBT_OK) {
+    /* Host execution of the CUDA sources (SEBT_CUDA_LIBRARY pointing at
+     * libsebt_cuda_host.so) is a check, not a GPU: it is never timed. */
+    sebt_gpu_info gi;
+    sebt_error gerr = { 0 };
+    memset(&gi, 0, sizeof gi);
+    sebt_status gst = sebt_gpu_query(&gi, &gerr);
+    bool host_exec = (gst == SEBT_OK && gi.n_devices > 0 && strstr(gi.devices[0].name, "host execution")) ||
+                     (gst != SEBT_OK && strstr(gerr.msg, "host execution"));
+    if (!host_exec && sebt_backend_get("cuda", &cuda, &err) == SEBT_OK) {
         n_backends = 3;
     } else {
+        if (host_exec)
+            snprintf(err.msg, sizeof err.msg, "the cuda module loaded is host execution (no device): "
+                     "its parity is checked, its speed is never timed");
         add_case(cases, max, &n, BENCH_UNAVAILABLE, "unavailable", "cuda", 0, 0, 0, z->min_time);
         if (n <= max)
             snprintf(cases[n - 1].note, sizeof cases[n - 1].note, "%s", err.msg);
@@ -984,11 +995,20 @@ static void cuda_host_parity(char *buf, size_t size)
         snprintf(buf, size, "not checked: cannot run sebt parity");
         return;
     }
+    char prev[1024] = "";
     while (fgets(line, sizeof line, f))
-        if (line[0] != '\n')
+        if (line[0] != '\n') {
+            snprintf(prev, sizeof prev, "%s", last);
             snprintf(last, sizeof last, "%s", line);
+        }
     int rc = pclose(f);
+    prev[strcspn(prev, "\n")] = '\0';
     last[strcspn(last, "\n")] = '\0';
+    if (prev[0]) {
+        char both[1024];
+        snprintf(both, sizeof both, "%.500s; %.500s", prev, last);
+        snprintf(last, sizeof last, "%s", both);
+    }
     int code = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
     snprintf(buf, size, "%s (host execution of the .cu sources, no device; sebt parity exit %d on "
              "BTCUSDT-1m-2019-01, oracle/parity-combos.csv): %.600s",
