@@ -16,6 +16,7 @@
 #include "oracle_internal.h"
 #include "sebt/backends.h"
 #include "sebt/grid.h"
+#include "sebt/outfile.h"
 
 static sebt_status make_dir(const char *path, sebt_error *err)
 {
@@ -107,11 +108,10 @@ sebt_status sebt_fixture_write(const char *dir, const char *name, const sebt_ser
     static const char *names[] = { "series.csv", "params.txt", "expected.json", "README.txt" };
     for (int i = 0; i < 4 && st == SEBT_OK; i++) {
         snprintf(file, sizeof file, "%s/%s", folder, names[i]);
-        FILE *f = fopen(file, "w");
-        if (!f) {
-            st = sebt_fail(err, SEBT_ERR_IO, "cannot write %s: %s", file, strerror(errno));
+        sebt_outfile of; /* atomic: a fixture is whole or absent */
+        if ((st = sebt_outfile_open(&of, file, err)) != SEBT_OK)
             break;
-        }
+        FILE *f = of.f;
         if (i == 0) {
             st = sebt_write_csv(s, f, err);
         } else if (i == 1) {
@@ -125,8 +125,10 @@ sebt_status sebt_fixture_write(const char *dir, const char *name, const sebt_ser
         } else {
             fputs(note ? note : "", f);
         }
-        if (fclose(f) != 0 && st == SEBT_OK)
-            st = sebt_fail(err, SEBT_ERR_IO, "cannot write %s", file);
+        if (st != SEBT_OK)
+            sebt_outfile_abort(&of);
+        else
+            st = sebt_outfile_commit(&of, err);
     }
     sebt_result_free(&r);
     if (st == SEBT_OK && path)

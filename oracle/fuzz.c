@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "oracle_internal.h"
+#include "sebt/outfile.h"
 
 /* ---- PRNG -------------------------------------------------------------- */
 
@@ -501,9 +502,10 @@ static sebt_status write_batch_files(const char *folder, const sebt_fuzz_report 
 {
     char file[1200];
     snprintf(file, sizeof file, "%s/combos.csv", folder);
-    FILE *f = fopen(file, "w");
-    if (!f)
-        return sebt_fail(err, SEBT_ERR_IO, "cannot write %s", file);
+    sebt_outfile of; /* atomic, as every file sebt writes */
+    if (sebt_outfile_open(&of, file, err) != SEBT_OK)
+        return err->code;
+    FILE *f = of.f;
     for (int j = 0; j < SEBT_N_PARAMS; j++)
         fprintf(f, "%s%s", j ? "," : "", sebt_param_table[j].name);
     fputc('\n', f);
@@ -513,18 +515,16 @@ static sebt_status write_batch_files(const char *folder, const sebt_fuzz_report 
             sebt_params_format(&rep->repro_combos[i], j, v, sizeof v);
             fprintf(f, "%s%s", v, j + 1 < SEBT_N_PARAMS ? "," : "\n");
         }
-    if (fclose(f) != 0)
-        return sebt_fail(err, SEBT_ERR_IO, "cannot write %s", file);
+    if (sebt_outfile_commit(&of, err) != SEBT_OK)
+        return err->code;
     snprintf(file, sizeof file, "%s/batch.txt", folder);
-    f = fopen(file, "w");
-    if (!f)
-        return sebt_fail(err, SEBT_ERR_IO, "cannot write %s", file);
+    if (sebt_outfile_open(&of, file, err) != SEBT_OK)
+        return err->code;
+    f = of.f;
     fprintf(f, "# The divergence needs these combos in one run_batch call with:\nthreads=%d\n"
                "memory_budget=%zu\nfocus_combo=%zu\n", rep->repro_threads, rep->repro_memory_budget,
             rep->repro_focus);
-    if (fclose(f) != 0)
-        return sebt_fail(err, SEBT_ERR_IO, "cannot write %s", file);
-    return SEBT_OK;
+    return sebt_outfile_commit(&of, err);
 }
 
 /* Takes the diverging case c into the report, shrunk when asked. */

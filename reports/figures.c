@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "report_internal.h"
+#include "sebt/outfile.h"
 #include "sebt/sebt.h"
 
 const char *const sebt_report_figures[SEBT_REPORT_N_FIGURES] = {
@@ -415,11 +416,12 @@ static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, co
         char rel[256], path[4096], t[200];
         snprintf(rel, sizeof rel, "gnuplot/%s.%zu.dat", sebt_report_figures[fig], k);
         snprintf(path, sizeof path, "%s/%s", dir, rel);
-        FILE *f = fopen(path, "w");
-        if (!f) {
-            rc = io_fail(err, "write", path);
+        sebt_outfile of; /* atomic, as every file sebt writes */
+        if (sebt_outfile_open(&of, path, err) != SEBT_OK) {
+            rc = err->code;
             break;
         }
+        FILE *f = of.f;
         fprintf(f, "# %s: %s\n# x: %s\n# y (median), low, high: %s\n", sebt_report_figures[fig], lines[k].title,
                 st->xlabel, st->ylabel);
         for (size_t i = 0; i < lines[k].n; i++) {
@@ -428,8 +430,8 @@ static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, co
             if (q->x > max_x)
                 max_x = q->x;
         }
-        if (fclose(f) != 0) {
-            rc = io_fail(err, "write", path);
+        if (sebt_outfile_commit(&of, err) != SEBT_OK) {
+            rc = err->code;
             break;
         }
         gp_quote(lines[k].title, t, sizeof t);
@@ -509,19 +511,22 @@ sebt_status sebt_report_figures_write(const sebt_bench_set *set, const char *dir
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
         return io_fail(err, "create", path);
     snprintf(path, sizeof path, "%s/gnuplot/figures.gp", dir);
-    FILE *gp = fopen(path, "w");
-    if (!gp)
-        return io_fail(err, "write", path);
+    sebt_outfile ogp;
+    if (sebt_outfile_open(&ogp, path, err) != SEBT_OK)
+        return err->code;
+    FILE *gp = ogp.f;
     fprintf(gp, "# The report's figures. Run from the report folder: gnuplot gnuplot/figures.gp\n"
                 "# pngcairo draws smoother PNGs; gnuplot-nox may only have libgd's png.\n"
                 "pngterm = strstrt(GPVAL_TERMINALS, 'pngcairo') > 0 ? 'pngcairo' : 'png'\n");
     sebt_status st = SEBT_OK;
     for (int fig = 0; fig < SEBT_REPORT_N_FIGURES && st == SEBT_OK; fig++)
         st = write_figure(gp, set, fig, dir, history, err);
-    if (fclose(gp) != 0 && st == SEBT_OK)
-        st = io_fail(err, "write", path);
-    if (st != SEBT_OK)
+    if (st != SEBT_OK) {
+        sebt_outfile_abort(&ogp);
         return st;
+    }
+    if (sebt_outfile_commit(&ogp, err) != SEBT_OK)
+        return err->code;
     st = run_gnuplot(gnuplot, dir, err);
     if (st != SEBT_OK)
         return st;

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "report_internal.h"
+#include "sebt/outfile.h"
 #include "sebt/sebt.h"
 
 /* ---- numbers for people ------------------------------------------------- */
@@ -519,9 +520,10 @@ static sebt_status write_markdown(const sebt_bench_set *set, const kv *facts, si
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/report.md", dir);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return io_fail(err, "write", path);
+    sebt_outfile of; /* atomic: a failed run keeps the previous report */
+    if (sebt_outfile_open(&of, path, err) != SEBT_OK)
+        return err->code;
+    FILE *f = of.f;
     fputs("# sebt performance report\n\n", f);
     write_headline(f, FMT_MD, set);
     fputs("## Backends\n\n", f);
@@ -539,9 +541,7 @@ static sebt_status write_markdown(const sebt_bench_set *set, const kv *facts, si
     fputs("## Machine and build\n\n", f);
     write_facts(f, FMT_MD, facts, n_facts);
     fputs("Raw numbers: bench.json (Google Benchmark JSON). Figures: gnuplot/figures.gp.\n", f);
-    if (fclose(f) != 0)
-        return io_fail(err, "write", path);
-    return SEBT_OK;
+    return sebt_outfile_commit(&of, err);
 }
 
 static void base64(FILE *f, const unsigned char *d, size_t n)
@@ -572,9 +572,10 @@ static sebt_status write_html(const sebt_bench_set *set, const kv *facts, size_t
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/index.html", dir);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return io_fail(err, "write", path);
+    sebt_outfile of;
+    if (sebt_outfile_open(&of, path, err) != SEBT_OK)
+        return err->code;
+    FILE *f = of.f;
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                "<title>sebt performance report</title>\n<style>%s</style>\n</head>\n<body>\n"
                "<h1>sebt performance report</h1>\n", css);
@@ -608,9 +609,11 @@ static sebt_status write_html(const sebt_bench_set *set, const kv *facts, size_t
     fputs("<p class=\"note\">Raw numbers: <a href=\"bench.json\">bench.json</a> (Google Benchmark JSON). "
           "Figures: <a href=\"gnuplot/figures.gp\">gnuplot/figures.gp</a>. Markdown copy: "
           "<a href=\"report.md\">report.md</a>.</p>\n</body>\n</html>\n", f);
-    if (fclose(f) != 0 && st == SEBT_OK)
-        st = io_fail(err, "write", path);
-    return st;
+    if (st != SEBT_OK) {
+        sebt_outfile_abort(&of);
+        return st;
+    }
+    return sebt_outfile_commit(&of, err);
 }
 
 static sebt_status make_dir(const char *dir, sebt_error *err)
@@ -643,12 +646,12 @@ sebt_status sebt_report_write(const sebt_bench_set *set, const char *json, size_
         return st;
     char path[4096];
     snprintf(path, sizeof path, "%s/bench.json", dir);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return io_fail(err, "write", path);
-    size_t wrote = fwrite(json, 1, json_len, f);
-    if (fclose(f) != 0 || wrote != json_len)
-        return io_fail(err, "write", path);
+    sebt_outfile of;
+    if (sebt_outfile_open(&of, path, err) != SEBT_OK)
+        return err->code;
+    fwrite(json, 1, json_len, of.f);
+    if (sebt_outfile_commit(&of, err) != SEBT_OK)
+        return err->code;
 
     if (opts->history && opts->append_history) {
         st = sebt_history_append(opts->history, set, err);
