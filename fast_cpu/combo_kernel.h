@@ -12,13 +12,17 @@
  *                  -high) built by sebt_k_tree_build_level, shared by all;
  *   sebt_k_valid   per atr_window: valid mask, rank of each bar among the
  *                  valid bars, and the valid bars themselves (SPEC §5);
- *   sebt_k_cands   per indicator key (ema_fast, ema_slow, z_window,
- *                  atr_window): the bars where ema_f < ema_s and vol_z,
- *                  tr_z, cloc beat the loosest thresholds of the combos
- *                  sharing the key, with those values and ATR beside them.
- * Then sebt_k_run_combo(&market, &valid, &cands, &params, trades, cap, &res)
- * runs one combo: it jumps from candidate to candidate and finds each exit
- * with the trees instead of walking bar by bar.
+ *   sebt_k_union   per atr_window: U, the bars where some combo could
+ *                  signal (decided on the reference's bits), ATR there;
+ *   sebt_k_sigbits per combo: four bitsets over U (EMA pair, vol_z, tr_z,
+ *                  cloc thresholds), ANDed on the fly;
+ *   sebt_k_memo    per exit key: for each candidate of U, the next candidate
+ *                  after its trade's exit, its pnl and R.
+ * sebt_k_trade_at is SPEC §6 for the trade one signal opens (the one place
+ * the exit rules live); sebt_k_run_combo_hop runs a combo by hops through
+ * the memo (filled lazily on the CPU, up front on a device);
+ * sebt_k_run_combo runs it over a per-key candidate list (sebt_k_cands),
+ * the cuda backend's present form.
  *
  * Why it is exact for the simulation: "next bar" means the next valid bar,
  * and for a present bar low <= open, so the first valid bar with

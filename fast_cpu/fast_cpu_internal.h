@@ -7,16 +7,13 @@
 #include "sebt/backends.h"
 #include "sebt/sebt.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
 
-/* Memory for one batch of indicator keys (series columns and candidate
- * lists), unless SEBT_FAST_CPU_MEMORY_MB says otherwise. */
+/* The working-memory budget of a sweep, unless sebt_batch_opts or
+ * SEBT_FAST_CPU_MEMORY_MB says otherwise (README.md, "Memory bound"). */
 #define FAST_DEFAULT_BUDGET_MB 1024
-/* Keys per batch at most, so the per-batch bookkeeping stays small. */
-#define FAST_MAX_KEYS_PER_BATCH 4096
-/* Combos handed to a thread at a time (neighbours sharing their signals):
- * the filtered signal list is built once per task, and a task writes its
- * own result slots once each; small enough to balance. */
-#define FAST_TASK_COMBOS 32
 
 typedef struct {
     sebt_k_market m;
@@ -36,8 +33,94 @@ sebt_status fast_market_build(const sebt_series *s, fast_market *fm, sebt_error 
 void fast_market_free(fast_market *fm);
 size_t fast_memory_budget(void);
 
+/* One combo as the sweep sees it: what it is grouped and sorted by. The
+ * exit parameters a combo does not use are zeroed, so that combos differing
+ * only there share an exit key (and its memo). */
+typedef struct {
+    int32_t batch, a, z, fast, slow;
+    uint8_t use_stop, use_tp, use_time;
+    int32_t max_hold;
+    double stop_mult, reward, cost;
+    double vz, tz, cm;
+    size_t index;
+    /* Filled per batch: the combo's bitsets. */
+    int32_t pair, ema, vslot, tslot, cslot;
+} fast_combo_ref;
+
+/* Per (z_window, atr_window) pair of a batch. */
+typedef struct {
+    int32_t z, a;                  /* slots */
+    double vmin, tmin, cmin;       /* loosest thresholds of its combos */
+    size_t n;                      /* candidates */
+    int32_t *bar, *idx;            /* bar, index in U of its atr_window */
+    double *vz, *tz;               /* exact z-scores there */
+    double *vthr, *tthr;           /* distinct thresholds, ascending */
+    size_t n_vthr, n_tthr;
+    uint64_t *vbits, *tbits;       /* [n_vthr][words], [n_tthr][words] */
+} fast_zpair;
+
+/* Per atr_window of a batch. */
+typedef struct {
+    size_t q0, q1;                 /* its combos: refs[q0 .. q1) */
+    size_t n;                      /* |U| */
+    int32_t *bar;
+    double *atr;
+    size_t words;
+    double *cthr; size_t n_cthr; uint64_t *cbits;
+    int32_t *spans; size_t n_spans; double *ema_at;     /* [n_spans][n] */
+    int32_t *pairs; size_t n_pairs; uint64_t *ebits;    /* (fast, slow) flattened; [n_pairs][words] */
+} fast_aset;
+
+/* A sweep in progress (fast_sweep_begin .. fast_sweep_end). */
+typedef struct {
+    const sebt_series *s;
+    const sebt_params *combos;
+    sebt_result *results;
+    const sebt_batch_opts *opts;
+    size_t n;                       /* bars */
+    double *tr, *cloc;
+    fast_market fm;
+    int32_t *atrs; size_t n_atrs;
+    double **atr_col;
+    uint8_t **valid; int32_t **rank, **vbar; int64_t *n_valid;
+    int32_t *zs; size_t n_zs;
+    fast_combo_ref *refs;
+    size_t total, done;
+    double last_progress;
+    int threads;
+    sebt_batch_stats stats;
+    size_t zper;                    /* z windows per batch */
+} fast_sweep;
+
+/* What fast_zbatch_build prepares for the combos refs[q0 .. q1) of one batch
+ * of z windows; both fast_cpu and the cuda backend run combos from it. */
+typedef struct {
+    size_t q0, q1;
+    fast_zpair *pairs;
+    size_t n_pairs;
+    fast_aset *sets;
+    size_t n_sets;
+    int32_t *set_of_atr;           /* set index of each atr slot of the sweep */
+    size_t *task_start;            /* tasks: refs[task_start[k] .. task_start[k+1]), one exit key each */
+    size_t n_tasks;
+    size_t umax;                   /* largest |U| + 1 */
+} fast_zbatch;
+
+sebt_status fast_zbatch_build(fast_sweep *w, size_t q0, size_t q1, size_t z0, size_t z1, fast_zbatch *zb,
+                              sebt_error *err);
+void fast_zbatch_free(fast_zbatch *zb);
+sebt_status fast_sweep_begin(const sebt_series *s, const sebt_params *combos, size_t n_combos,
+                             const sebt_batch_opts *opts, int threads, sebt_result *results, fast_sweep *w,
+                             sebt_error *err);
+void fast_sweep_next_batch(const fast_sweep *w, size_t q0, size_t *q1, size_t *z0, size_t *z1);
+void fast_sweep_end(fast_sweep *w);
+
 sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
                            size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
                            sebt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -198,24 +198,11 @@ size_t fast_memory_budget(void)
     return (size_t)FAST_DEFAULT_BUDGET_MB << 20;
 }
 
-/* One combo as the sweep sees it: what it is grouped and sorted by. The
- * exit parameters a combo does not use are zeroed, so that combos differing
- * only there share an exit key (and its memo). */
-typedef struct {
-    int32_t batch, a, z, fast, slow;
-    uint8_t use_stop, use_tp, use_time;
-    int32_t max_hold;
-    double stop_mult, reward, cost;
-    double vz, tz, cm;
-    size_t index;
-    /* Filled per batch: the combo's bitsets. */
-    int32_t pair, ema, vslot, tslot, cslot;
-} combo_ref;
 
 static int cmp_d(double a, double b) { return a < b ? -1 : a > b; }
 static int cmp_i(int64_t a, int64_t b) { return a < b ? -1 : a > b; }
 
-static int exit_cmp(const combo_ref *a, const combo_ref *b)
+static int exit_cmp(const fast_combo_ref *a, const fast_combo_ref *b)
 {
     int c;
     if ((c = cmp_i(a->batch, b->batch)) || (c = cmp_i(a->a, b->a)) || (c = cmp_i(a->use_stop, b->use_stop)) ||
@@ -228,7 +215,7 @@ static int exit_cmp(const combo_ref *a, const combo_ref *b)
 
 static int ref_cmp(const void *pa, const void *pb)
 {
-    const combo_ref *a = pa, *b = pb;
+    const fast_combo_ref *a = pa, *b = pb;
     int c;
     if ((c = exit_cmp(a, b)) || (c = cmp_i(a->z, b->z)) || (c = cmp_i(a->fast, b->fast)) ||
         (c = cmp_i(a->slow, b->slow)) || (c = cmp_d(a->vz, b->vz)) || (c = cmp_d(a->tz, b->tz)) ||
@@ -281,50 +268,10 @@ static int32_t find_d(const double *v, size_t n, double x)
     return (int32_t)a;
 }
 
-/* Per (z_window, atr_window) pair of a batch. */
-typedef struct {
-    int32_t z, a;                  /* slots */
-    double vmin, tmin, cmin;       /* loosest thresholds of its combos */
-    size_t n;                      /* candidates */
-    int32_t *bar, *idx;            /* bar, index in U of its atr_window */
-    double *vz, *tz;               /* exact z-scores there */
-    double *vthr, *tthr;           /* distinct thresholds, ascending */
-    size_t n_vthr, n_tthr;
-    uint64_t *vbits, *tbits;       /* [n_vthr][words], [n_tthr][words] */
-} zpair;
 
-/* Per atr_window of a batch. */
-typedef struct {
-    size_t q0, q1;                 /* its combos: refs[q0 .. q1) */
-    size_t n;                      /* |U| */
-    int32_t *bar;
-    double *atr;
-    size_t words;
-    double *cthr; size_t n_cthr; uint64_t *cbits;
-    int32_t *spans; size_t n_spans; double *ema_at;     /* [n_spans][n] */
-    int32_t *pairs; size_t n_pairs; uint64_t *ebits;    /* (fast, slow) flattened; [n_pairs][words] */
-} aset;
 
-typedef struct {
-    const sebt_series *s;
-    const sebt_params *combos;
-    sebt_result *results;
-    const sebt_batch_opts *opts;
-    size_t n;                       /* bars */
-    double *tr, *cloc;
-    fast_market fm;
-    int32_t *atrs; size_t n_atrs;
-    double **atr_col;
-    uint8_t **valid; int32_t **rank, **vbar; int64_t *n_valid;
-    int32_t *zs; size_t n_zs;
-    combo_ref *refs;
-    size_t total, done;
-    double last_progress;
-    int threads;
-    sebt_batch_stats stats;
-} sweep;
 
-static void sweep_free(sweep *w)
+void fast_sweep_end(fast_sweep *w)
 {
     free(w->tr);
     free(w->cloc);
@@ -345,7 +292,7 @@ static void sweep_free(sweep *w)
     free(w->refs);
 }
 
-static void zpair_free(zpair *p)
+static void zpair_free(fast_zpair *p)
 {
     free(p->bar);
     free(p->idx);
@@ -357,7 +304,7 @@ static void zpair_free(zpair *p)
     free(p->tbits);
 }
 
-static void aset_free(aset *s)
+static void aset_free(fast_aset *s)
 {
     free(s->bar);
     free(s->atr);
@@ -379,7 +326,7 @@ typedef struct {
     double *vz;
 } zlist;
 
-static int z_candidates(const sweep *w, int32_t zw, zlist *zl, double *scratch)
+static int z_candidates(const fast_sweep *w, int32_t zw, zlist *zl, double *scratch)
 {
     size_t n = w->n;
     sebt_k_zscore(w->s->volume, (int64_t)n, zw, scratch);
@@ -413,7 +360,7 @@ static int z_candidates(const sweep *w, int32_t zw, zlist *zl, double *scratch)
  * the pair's own vol_z and cloc thresholds hold; there tr_z is computed
  * exactly. When they are so many that O(z_window) per bar costs more than a
  * rolling pass, the rolling tr_z (into scratch) pre-filters them first. */
-static int pair_candidates(const sweep *w, zpair *p, const zlist *zl, double *scratch)
+static int pair_candidates(const fast_sweep *w, fast_zpair *p, const zlist *zl, double *scratch)
 {
     size_t n = w->n;
     int32_t zw = w->zs[p->z];
@@ -497,7 +444,7 @@ static void threshold_bits(uint64_t *bits, size_t words, const double *thr, size
 
 /* Everything of atr set s that does not need the EMAs: U, ATR at U, the
  * pairs' positions in U and their threshold bitsets, the cloc bitsets. */
-static int aset_build(const sweep *w, aset *s, int32_t a, zpair *pairs, size_t n_pairs, uint8_t *mask)
+static int aset_build(const fast_sweep *w, fast_aset *s, int32_t a, fast_zpair *pairs, size_t n_pairs, uint8_t *mask)
 {
     size_t n = w->n;
     memset(mask, 0, n ? n : 1);
@@ -524,7 +471,7 @@ static int aset_build(const sweep *w, aset *s, int32_t a, zpair *pairs, size_t n
         }
     size_t wd = s->words ? s->words : 1;
     for (size_t i = 0; i < n_pairs; i++) {
-        zpair *p = &pairs[i];
+        fast_zpair *p = &pairs[i];
         if (p->a != a)
             continue;
         size_t j = 0;
@@ -560,15 +507,32 @@ static int aset_build(const sweep *w, aset *s, int32_t a, zpair *pairs, size_t n
     return 0;
 }
 
-/* Combos refs[q0 .. q1) of batch zb; their z slots are [z0, z1). */
-static sebt_status run_zbatch(sweep *w, size_t q0, size_t q1, size_t z0, size_t z1, sebt_error *err)
+void fast_zbatch_free(fast_zbatch *zb)
 {
+    for (size_t i = 0; zb->pairs && i < zb->n_pairs; i++)
+        zpair_free(&zb->pairs[i]);
+    free(zb->pairs);
+    for (size_t i = 0; zb->sets && i < zb->n_sets; i++)
+        aset_free(&zb->sets[i]);
+    free(zb->sets);
+    free(zb->set_of_atr);
+    free(zb->task_start);
+    memset(zb, 0, sizeof *zb);
+}
+
+/* Everything the combos refs[q0 .. q1) of one batch read (their z slots
+ * are [z0, z1)): candidates, unions, bitsets, each combo's bitset slots,
+ * the tasks. fast_cpu and the cuda backend both run combos from it. */
+sebt_status fast_zbatch_build(fast_sweep *w, size_t q0, size_t q1, size_t z0, size_t z1, fast_zbatch *zb,
+                              sebt_error *err)
+{
+    memset(zb, 0, sizeof *zb);
     size_t n = w->n, cols = n ? n : 1, nz = z1 - z0;
     int nt = w->threads;
-    combo_ref *R = w->refs;
+    fast_combo_ref *R = w->refs;
     zlist *zls = calloc(nz, sizeof *zls);
-    zpair *pairs = NULL;
-    aset *sets = NULL;
+    fast_zpair *pairs = NULL;
+    fast_aset *sets = NULL;
     size_t n_pairs = 0, n_sets = 0;
     int32_t *pair_of = NULL, *span_list = NULL;
     size_t *task_start = NULL;
@@ -613,7 +577,7 @@ static sebt_status run_zbatch(sweep *w, size_t q0, size_t q1, size_t z0, size_t 
         pairs[i].vmin = pairs[i].tmin = pairs[i].cmin = INFINITY;
     for (size_t q = q0; q < q1; q++) {
         R[q].pair = pair_of[(size_t)R[q].a * nz + (size_t)(R[q].z - (int32_t)z0)];
-        zpair *p = &pairs[R[q].pair];
+        fast_zpair *p = &pairs[R[q].pair];
         p->z = R[q].z;
         p->a = R[q].a;
         p->vmin = fmin(p->vmin, R[q].vz);
@@ -648,7 +612,7 @@ static sebt_status run_zbatch(sweep *w, size_t q0, size_t q1, size_t z0, size_t 
             }
         }
         for (size_t si = 0; si < n_sets && !failed; si++) {
-            aset *s = &sets[si];
+            fast_aset *s = &sets[si];
             size_t k = 0;
             for (size_t q = s->q0; q < s->q1; q++)
                 dv[k++] = R[q].cm;
@@ -783,7 +747,7 @@ static sebt_status run_zbatch(sweep *w, size_t q0, size_t q1, size_t z0, size_t 
                 continue;
             sebt_k_ema(w->s->close, (int64_t)n, span_list[k], col);
             for (size_t si = 0; si < n_sets; si++) {
-                aset *s = &sets[si];
+                fast_aset *s = &sets[si];
                 int32_t j = find_i32(s->spans, s->n_spans, span_list[k]);
                 if ((size_t)j >= s->n_spans || s->spans[j] != span_list[k])
                     continue;
@@ -799,7 +763,7 @@ static sebt_status run_zbatch(sweep *w, size_t q0, size_t q1, size_t z0, size_t 
         goto nomem;
     }
     for (size_t si = 0; si < n_sets; si++) {
-        aset *s = &sets[si];
+        fast_aset *s = &sets[si];
         memset(s->ebits, 0, s->n_pairs * s->words * sizeof *s->ebits);
         for (size_t pi = 0; pi < s->n_pairs; pi++) {
             const double *ef = s->ema_at + (size_t)find_i32(s->spans, s->n_spans, s->pairs[2 * pi]) * s->n;
@@ -811,7 +775,7 @@ static sebt_status run_zbatch(sweep *w, size_t q0, size_t q1, size_t z0, size_t 
         }
         /* Each combo's four bitsets. */
         for (size_t q = s->q0; q < s->q1; q++) {
-            const zpair *p = &pairs[R[q].pair];
+            const fast_zpair *p = &pairs[R[q].pair];
             R[q].vslot = find_d(p->vthr, p->n_vthr, R[q].vz);
             R[q].tslot = find_d(p->tthr, p->n_tthr, R[q].tz);
             R[q].cslot = find_d(s->cthr, s->n_cthr, R[q].cm);
@@ -865,6 +829,52 @@ static sebt_status run_zbatch(sweep *w, size_t q0, size_t q1, size_t z0, size_t 
         set_of_atr[set_atr[si]] = (int32_t)si;
     free(set_atr);
 
+    zb->q0 = q0;
+    zb->q1 = q1;
+    zb->pairs = pairs;
+    zb->n_pairs = n_pairs;
+    zb->sets = sets;
+    zb->n_sets = n_sets;
+    zb->set_of_atr = set_of_atr;
+    zb->task_start = task_start;
+    zb->n_tasks = n_tasks;
+    zb->umax = umax;
+    pairs = NULL;
+    sets = NULL;
+    task_start = NULL;
+    sebt_status st = SEBT_OK;
+    goto out;
+nomem:
+    st = sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory for a batch of %zu combos over %zu bars",
+                   q1 - q0, n);
+out:
+    for (size_t z = 0; zls && z < nz; z++) {
+        free(zls[z].bar);
+        free(zls[z].vz);
+    }
+    free(zls);
+    for (size_t i = 0; pairs && i < n_pairs; i++)
+        zpair_free(&pairs[i]);
+    free(pairs);
+    for (size_t i = 0; sets && i < n_sets; i++)
+        aset_free(&sets[i]);
+    free(sets);
+    free(pair_of);
+    free(span_list);
+    free(task_start);
+    return st;
+}
+
+/* The combos of a built batch, in parallel, one task at a time. */
+static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *err)
+{
+    int nt = w->threads, failed = 0;
+    const fast_combo_ref *R = w->refs;
+    const fast_zpair *pairs = zb->pairs;
+    const fast_aset *sets = zb->sets;
+    const int32_t *set_of_atr = zb->set_of_atr;
+    const size_t *task_start = zb->task_start;
+    size_t n_tasks = zb->n_tasks, umax = zb->umax;
     bool want_trades = w->opts && w->opts->want_trades;
     sebt_progress_fn progress = w->opts ? w->opts->progress : NULL;
     void *puser = w->opts ? w->opts->progress_user : NULL;
@@ -881,12 +891,12 @@ static sebt_status run_zbatch(sweep *w, size_t q0, size_t q1, size_t z0, size_t 
                 continue;
             size_t t0 = task_start[task], t1 = task_start[task + 1];
             int32_t a = R[t0].a;
-            const aset *s = &sets[set_of_atr[a]];
+            const fast_aset *s = &sets[set_of_atr[a]];
             sebt_k_valid v = { w->valid[a], w->rank[a], w->vbar[a], w->n_valid[a] };
             sebt_k_union u = { (int64_t)s->n, s->bar, s->atr };
             uint32_t epoch = (uint32_t)task + 1;
             for (size_t q = t0; q < t1 && !failed; q++) {
-                const zpair *p = &pairs[R[q].pair];
+                const fast_zpair *p = &pairs[R[q].pair];
                 sebt_k_sigbits sb = { { s->ebits + (size_t)R[q].ema * s->words,
                                         p->vbits + (size_t)R[q].vslot * s->words,
                                         p->tbits + (size_t)R[q].tslot * s->words,
@@ -923,30 +933,10 @@ static sebt_status run_zbatch(sweep *w, size_t q0, size_t q1, size_t z0, size_t 
         free(memo.val);
         free(rbuf);
     }
-    free(set_of_atr);
     if (failed)
-        goto nomem;
-    sebt_status st = SEBT_OK;
-    goto out;
-nomem:
-    st = sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory for a batch of %zu combos over %zu bars",
-                   q1 - q0, n);
-out:
-    for (size_t z = 0; zls && z < nz; z++) {
-        free(zls[z].bar);
-        free(zls[z].vz);
-    }
-    free(zls);
-    for (size_t i = 0; pairs && i < n_pairs; i++)
-        zpair_free(&pairs[i]);
-    free(pairs);
-    for (size_t i = 0; sets && i < n_sets; i++)
-        aset_free(&sets[i]);
-    free(sets);
-    free(pair_of);
-    free(span_list);
-    free(task_start);
-    return st;
+        return sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory running a batch of %zu combos",
+                         zb->q1 - zb->q0);
+    return SEBT_OK;
 }
 
 sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
@@ -985,7 +975,60 @@ sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const
     if ((double)s->n * (double)n_combos < 1e6)
         threads = 1;
 
-    sweep w;
+    fast_sweep w;
+    st = fast_sweep_begin(s, combos, n_combos, opts, threads, results, &w, err);
+    if (st != SEBT_OK)
+        return st;
+    for (size_t q0 = 0; q0 < n_combos;) {
+        size_t q1, z0, z1;
+        fast_sweep_next_batch(&w, q0, &q1, &z0, &z1);
+        w.stats.batches++;
+        fast_zbatch zb;
+        st = fast_zbatch_build(&w, q0, q1, z0, z1, &zb, err);
+        if (st == SEBT_OK)
+            st = run_zbatch(&w, &zb, err);
+        fast_zbatch_free(&zb);
+        if (st != SEBT_OK) {
+            sebt_results_free(results, n_combos);
+            fast_sweep_end(&w);
+            return st;
+        }
+        q0 = q1;
+    }
+    if (opts && opts->progress)
+        opts->progress(opts->progress_user, n_combos, n_combos);
+    if (opts && opts->stats)
+        *opts->stats = w.stats;
+    fast_sweep_end(&w);
+    return SEBT_OK;
+}
+
+/* The combos refs[q0 .. *q1) of one batch and its z slots [*z0, *z1). */
+void fast_sweep_next_batch(const fast_sweep *w, size_t q0, size_t *q1, size_t *z0, size_t *z1)
+{
+    size_t q = q0 + 1;
+    while (q < w->total && w->refs[q].batch == w->refs[q0].batch)
+        q++;
+    *q1 = q;
+    *z0 = (size_t)w->refs[q0].batch * w->zper;
+    *z1 = *z0 + w->zper < w->n_zs ? *z0 + w->zper : w->n_zs;
+}
+
+/* Everything a sweep computes once, before its batches: series-wide
+ * columns, trees, ATR and valid bars per atr_window, the combos sorted into
+ * batches and exit keys. The combos and series must be valid already. */
+sebt_status fast_sweep_begin(const sebt_series *s, const sebt_params *combos, size_t n_combos,
+                             const sebt_batch_opts *opts, int threads, sebt_result *results, fast_sweep *w_out,
+                             sebt_error *err)
+{
+    sebt_status st = SEBT_OK;
+#ifdef _OPENMP
+    if (threads <= 0)
+        threads = omp_get_max_threads();
+#else
+    threads = 1;
+#endif
+    fast_sweep w;
     memset(&w, 0, sizeof w);
     w.s = s;
     w.combos = combos;
@@ -1030,9 +1073,10 @@ sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const
     if (market_st != SEBT_OK) {
         if (err)
             *err = market_err;
-        sweep_free(&w);
+        fast_sweep_end(&w);
         return market_st;
     }
+    (void)st;
     w.atr_col = calloc(w.n_atrs, sizeof *w.atr_col);
     w.valid = calloc(w.n_atrs, sizeof *w.valid);
     w.rank = calloc(w.n_atrs, sizeof *w.rank);
@@ -1068,7 +1112,7 @@ sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const
         zper = 1;
     for (size_t i = 0; i < n_combos; i++) {
         const sebt_params *p = &combos[i];
-        combo_ref *r = &w.refs[i];
+        fast_combo_ref *r = &w.refs[i];
         memset(r, 0, sizeof *r);
         r->a = find_i32(w.atrs, w.n_atrs, p->atr_window);
         r->z = find_i32(w.zs, w.n_zs, p->z_window);
@@ -1088,29 +1132,11 @@ sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const
         r->index = i;
     }
     qsort(w.refs, n_combos, sizeof *w.refs, ref_cmp);
-    for (size_t q0 = 0; q0 < n_combos;) {
-        size_t q1 = q0 + 1;
-        while (q1 < n_combos && w.refs[q1].batch == w.refs[q0].batch)
-            q1++;
-        size_t z0 = (size_t)w.refs[q0].batch * zper;
-        size_t z1 = z0 + zper < w.n_zs ? z0 + zper : w.n_zs;
-        w.stats.batches++;
-        st = run_zbatch(&w, q0, q1, z0, z1, err);
-        if (st != SEBT_OK) {
-            sebt_results_free(results, n_combos);
-            sweep_free(&w);
-            return st;
-        }
-        q0 = q1;
-    }
-    if (opts && opts->progress)
-        opts->progress(opts->progress_user, n_combos, n_combos);
-    if (opts && opts->stats)
-        *opts->stats = w.stats;
-    sweep_free(&w);
+    w.zper = zper;
+    *w_out = w;
     return SEBT_OK;
 
 nomem:
-    sweep_free(&w);
+    fast_sweep_end(&w);
     return sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory for %zu bars and %zu combos", n, n_combos);
 }

@@ -1,33 +1,31 @@
-/* The cuda backend: a sweep on one GPU.
+/* The cuda backend: a sweep on one GPU, on fast_cpu's engine.
  *
- *   once per sweep   the series (open, high, low, close) and the exit-search
- *                    trees are copied to the device;
- *   per batch of     the host prepares the distinct indicator series with
- *   indicator keys   fast_cpu's functions (cuda_prepare.c) and copies only
- *                    what the combos read: the valid bars per atr_window and
- *                    the candidate signal bars per key;
- *   per chunk of     one device thread per combo runs sebt_k_run_combo
- *   combos           (fast_cpu/combo_kernel.h, the code fast_cpu runs, built
- *                    with -fmad=false); only the results come back, and the
- *                    trades in a second pass when asked for.
+ *   once per sweep   fast_cpu plans the sweep on the host (fast_sweep_begin:
+ *                    TR, cloc, trees, ATR and valid bars, combos sorted by
+ *                    batch and exit key); the series, the trees and the
+ *                    valid bars are copied to the device;
+ *   per batch of     fast_zbatch_build (the same candidates, decided on the
+ *   z windows        reference's z bits, the candidate union U per
+ *                    atr_window, the bitsets); U and one arena of bitsets
+ *                    are copied;
+ *   per exit key     one thread per candidate fills the exit memo
+ *                    (sebt_k_memo_fill), then one thread per combo hops
+ *                    through it (sebt_k_run_combo_hop): fast_cpu/combo_kernel.h,
+ *                    the code fast_cpu runs, built with -fmad=false. Only
+ *                    the results come back, and the trades in a second pass
+ *                    when asked for.
  *
- * Batches are sized from the free device memory; an allocation that fails
- * anyway halves the chunk (or the batch) and tries again. */
+ * An allocation for a chunk of combos that fails halves the chunk and
+ * tries again. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
-#include "cuda_plan.h"
+#include "fast_cpu_internal.h"
 
 cuda_state cuda_backend_state;
 
 #define THREADS_PER_BLOCK 128
-/* Share of the free device memory one batch may take: the rest is for the
- * chunk of combos and for whatever else runs on the device. */
-#define DEVICE_SHARE 0.5
-/* Keys per batch at most: each takes 5 device allocations, and a pool holds
- * MAX_ALLOCS of them. */
-#define MAX_KEYS_PER_BATCH 512
 
 __global__ void cuda_probe_kernel(int *out)
 {
@@ -96,17 +94,31 @@ static sebt_status cuda_error(sebt_error *err, cudaError_t e, const char *what)
 
 /* ---- kernels --------------------------------------------------------------- */
 
-/* One thread per combo. trade_off/trades are NULL on the metrics pass; on
- * the trades pass combo i writes its trades at trades + trade_off[i]. */
-__global__ void cuda_combo_kernel(sebt_k_market m, const sebt_k_valid *valids, const sebt_k_cands *cands,
-                                  const int32_t *group_of, const int32_t *valid_of_group,
-                                  const sebt_params *params, const int64_t *trade_off, sebt_trade *trades,
-                                  sebt_result *out, int64_t n)
+/* The memo of one exit key over one atr_window's candidate union U: one
+ * thread per candidate, each computing the trade a signal there opens
+ * (sebt_k_trade_at, the code fast_cpu runs). Filled completely before any
+ * combo reads it, so the combos never write it. */
+__global__ void cuda_memo_kernel(sebt_k_market m, sebt_k_valid v, sebt_k_union u, sebt_params p, sebt_k_memo memo)
+{
+    int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (j < u.n)
+        sebt_k_memo_fill(&m, &v, &u, &p, j, &memo.link[j], &memo.val[j]);
+}
+
+/* One thread per combo of an exit key: its four bitsets (offsets into the
+ * batch's bitset arena) ANDed on the fly, hops through the memo. No R
+ * buffer: sharpe's second pass hops again (the same bits). trade_off and
+ * trades are NULL on the metrics pass; on the trades pass combo i writes
+ * its trades at trades + trade_off[i]. */
+__global__ void cuda_hop_kernel(sebt_k_market m, sebt_k_valid v, sebt_k_union u, sebt_k_memo memo,
+                                const uint64_t *bits, const int64_t *bit_off, const sebt_params *params,
+                                const int64_t *trade_off, sebt_trade *trades, sebt_result *out, int64_t n)
 {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    int32_t g = group_of[i];
+    sebt_k_sigbits sb = { { bits + bit_off[4 * i], bits + bit_off[4 * i + 1], bits + bit_off[4 * i + 2],
+                            bits + bit_off[4 * i + 3] } };
     sebt_result r;
     memset(&r, 0, sizeof r);
     sebt_trade *tr = NULL;
@@ -115,7 +127,7 @@ __global__ void cuda_combo_kernel(sebt_k_market m, const sebt_k_valid *valids, c
         tr = trades + trade_off[i];
         cap = trade_off[i + 1] - trade_off[i];
     }
-    sebt_k_run_combo(&m, &valids[valid_of_group[g]], &cands[g], &params[i], tr, cap, NULL, 0, &r);
+    sebt_k_run_combo_hop(&m, &v, &u, &sb, &memo, 0, &params[i], tr, cap, NULL, 0, &r);
     r.trades = NULL;
     out[i] = r;
 }
@@ -123,20 +135,20 @@ __global__ void cuda_combo_kernel(sebt_k_market m, const sebt_k_valid *valids, c
 /* ---- the sweep ------------------------------------------------------------- */
 
 typedef struct {
-    const sebt_series *s;
     const sebt_params *combos;
     const sebt_batch_opts *opts;
     sebt_result *results;
-    cuda_plan plan;
+    fast_sweep fs;          /* fast_cpu's plan of the sweep (host) */
     sebt_k_market dm;       /* device pointers */
+    sebt_k_valid *dv;       /* per atr slot, device pointers */
     dev_pool market_pool;
     size_t done;
 } sweep;
 
 static sebt_status upload_market(sweep *w, sebt_error *err)
 {
-    const sebt_series *s = w->s;
-    const sebt_k_market *hm = &w->plan.fm.m;
+    const sebt_series *s = w->fs.s;
+    const sebt_k_market *hm = &w->fs.fm.m;
     size_t bytes = s->n * sizeof(double);
     sebt_k_market dm = *hm;
     void *d;
@@ -162,115 +174,162 @@ static sebt_status upload_market(sweep *w, sebt_error *err)
         }
     }
     w->dm = dm;
+    /* The valid bars of every atr_window of the sweep. */
+    size_t na = w->fs.n_atrs;
+    w->dv = (sebt_k_valid *)calloc(na ? na : 1, sizeof *w->dv);
+    if (!w->dv)
+        return cuda_fail(err, SEBT_ERR_NOMEM, "cuda: out of host memory");
+    for (size_t a = 0; a < na; a++) {
+        sebt_k_valid *v = &w->dv[a];
+        v->n_valid = w->fs.n_valid[a];
+        if ((e = pool_put(&w->market_pool, w->fs.valid[a], s->n, &d)) != cudaSuccess)
+            return cuda_error(err, e, "copying the valid bars");
+        v->valid = (const uint8_t *)d;
+        if ((e = pool_put(&w->market_pool, w->fs.rank[a], s->n * sizeof(int32_t), &d)) != cudaSuccess)
+            return cuda_error(err, e, "copying the valid bars");
+        v->rank = (const int32_t *)d;
+        if ((e = pool_put(&w->market_pool, w->fs.vbar[a], (size_t)v->n_valid * sizeof(int32_t), &d))
+            != cudaSuccess)
+            return cuda_error(err, e, "copying the valid bars");
+        v->vbar = (const int32_t *)d;
+    }
     return SEBT_OK;
 }
 
-/* The batch's valid-bar sets and candidate lists on the device. */
+/* One batch's unions and bitsets on the device: U and ATR at U per set,
+ * every bitset in one arena, each combo's four offsets into it. */
 typedef struct {
     dev_pool pool;
-    sebt_k_valid *valids;   /* device array, one per atr slot */
-    sebt_k_cands *cands;    /* device array, one per key */
-    int32_t *valid_of_group;
+    sebt_k_union *du;       /* per set, device pointers */
+    uint64_t *bits;         /* device arena */
+    int64_t *off;           /* host: 4 per combo of the batch, refs order */
 } dev_batch;
 
-static cudaError_t upload_batch(const cuda_batch *b, size_t n, dev_batch *db)
+static cudaError_t upload_batch(const sweep *w, const fast_zbatch *zb, dev_batch *db)
 {
-    size_t ng = b->g1 - b->g0;
-    sebt_k_valid *hv = (sebt_k_valid *)malloc(b->n_atrs * sizeof *hv);
-    sebt_k_cands *hc = (sebt_k_cands *)malloc(ng * sizeof *hc);
-    cudaError_t e = hv && hc ? cudaSuccess : cudaErrorMemoryAllocation;
-    void *d;
-    for (size_t a = 0; a < b->n_atrs && e == cudaSuccess; a++) {
-        hv[a].n_valid = b->n_valid[a];
-        if ((e = pool_put(&db->pool, b->valid[a], n, &d)) != cudaSuccess)
-            break;
-        hv[a].valid = (const uint8_t *)d;
-        if ((e = pool_put(&db->pool, b->rank[a], n * sizeof(int32_t), &d)) != cudaSuccess)
-            break;
-        hv[a].rank = (const int32_t *)d;
-        if ((e = pool_put(&db->pool, b->vbar[a], (size_t)b->n_valid[a] * sizeof(int32_t), &d)) != cudaSuccess)
-            break;
-        hv[a].vbar = (const int32_t *)d;
+    memset(db, 0, sizeof *db);
+    size_t ns = zb->n_sets, np = zb->n_pairs, nq = zb->q1 - zb->q0;
+    int64_t *set_e = (int64_t *)malloc((2 * ns + 2 * np + 1) * sizeof(int64_t));
+    db->du = (sebt_k_union *)calloc(ns ? ns : 1, sizeof *db->du);
+    db->off = (int64_t *)malloc((4 * nq + 1) * sizeof(int64_t));
+    if (!set_e || !db->du || !db->off) {
+        free(set_e);
+        return cudaErrorMemoryAllocation;
     }
-    for (size_t g = 0; g < ng && e == cudaSuccess; g++) {
-        const sebt_k_cands *c = &b->cands[g];
-        size_t m = (size_t)c->n;
-        hc[g].n = c->n;
-        if ((e = pool_put(&db->pool, c->bar, m * sizeof(int32_t), &d)) != cudaSuccess)
-            break;
-        hc[g].bar = (const int32_t *)d;
-        const double *hcols[4] = { c->vol_z, c->tr_z, c->cloc, c->atr };
-        const double **dcols[4] = { &hc[g].vol_z, &hc[g].tr_z, &hc[g].cloc, &hc[g].atr };
-        for (int k = 0; k < 4 && e == cudaSuccess; k++)
-            if ((e = pool_put(&db->pool, hcols[k], m * sizeof(double), &d)) == cudaSuccess)
-                *dcols[k] = (const double *)d;
+    int64_t *set_c = set_e + ns, *pair_v = set_c + ns, *pair_t = pair_v + np;
+    /* Arena layout: per set its EMA-pair and cloc rows; per pair its vol_z
+     * and tr_z rows (rows as long as the set's words). One zero word at the
+     * end stands for the rows of an empty U. */
+    int64_t total = 0;
+    for (size_t si = 0; si < ns; si++) {
+        const fast_aset *s = &zb->sets[si];
+        set_e[si] = total;
+        total += (int64_t)(s->n_pairs * s->words);
+        set_c[si] = total;
+        total += (int64_t)(s->n_cthr * s->words);
     }
-    if (e == cudaSuccess && (e = pool_put(&db->pool, hv, b->n_atrs * sizeof *hv, &d)) == cudaSuccess)
-        db->valids = (sebt_k_valid *)d;
-    if (e == cudaSuccess && (e = pool_put(&db->pool, hc, ng * sizeof *hc, &d)) == cudaSuccess)
-        db->cands = (sebt_k_cands *)d;
-    if (e == cudaSuccess && (e = pool_put(&db->pool, b->atr_slot, ng * sizeof(int32_t), &d)) == cudaSuccess)
-        db->valid_of_group = (int32_t *)d;
-    free(hv);
-    free(hc);
-    if (e != cudaSuccess)
-        pool_free(&db->pool);
+    for (size_t pi = 0; pi < np; pi++) {
+        const fast_zpair *p = &zb->pairs[pi];
+        size_t words = zb->sets[zb->set_of_atr[p->a]].words;
+        pair_v[pi] = total;
+        total += (int64_t)(p->n_vthr * words);
+        pair_t[pi] = total;
+        total += (int64_t)(p->n_tthr * words);
+    }
+    uint64_t *arena = (uint64_t *)calloc((size_t)total + 1, sizeof(uint64_t));
+    cudaError_t e = arena ? cudaSuccess : cudaErrorMemoryAllocation;
+    if (e == cudaSuccess) {
+        for (size_t si = 0; si < ns; si++) {
+            const fast_aset *s = &zb->sets[si];
+            memcpy(arena + set_e[si], s->ebits, s->n_pairs * s->words * sizeof(uint64_t));
+            memcpy(arena + set_c[si], s->cbits, s->n_cthr * s->words * sizeof(uint64_t));
+        }
+        for (size_t pi = 0; pi < np; pi++) {
+            const fast_zpair *p = &zb->pairs[pi];
+            size_t words = zb->sets[zb->set_of_atr[p->a]].words;
+            memcpy(arena + pair_v[pi], p->vbits, p->n_vthr * words * sizeof(uint64_t));
+            memcpy(arena + pair_t[pi], p->tbits, p->n_tthr * words * sizeof(uint64_t));
+        }
+        for (size_t q = zb->q0; q < zb->q1; q++) {
+            const fast_combo_ref *r = &w->fs.refs[q];
+            const fast_aset *s = &zb->sets[zb->set_of_atr[r->a]];
+            int64_t wd = (int64_t)s->words, *o = db->off + 4 * (q - zb->q0);
+            if (s->words == 0) {
+                o[0] = o[1] = o[2] = o[3] = total;   /* never read: U is empty */
+                continue;
+            }
+            o[0] = set_e[zb->set_of_atr[r->a]] + r->ema * wd;
+            o[1] = pair_v[r->pair] + r->vslot * wd;
+            o[2] = pair_t[r->pair] + r->tslot * wd;
+            o[3] = set_c[zb->set_of_atr[r->a]] + r->cslot * wd;
+        }
+        void *d;
+        if ((e = pool_put(&db->pool, arena, ((size_t)total + 1) * sizeof(uint64_t), &d)) == cudaSuccess)
+            db->bits = (uint64_t *)d;
+        for (size_t si = 0; si < ns && e == cudaSuccess; si++) {
+            const fast_aset *s = &zb->sets[si];
+            db->du[si].n = (int64_t)s->n;
+            if ((e = pool_put(&db->pool, s->bar, s->n * sizeof(int32_t), &d)) != cudaSuccess)
+                break;
+            db->du[si].bar = (const int32_t *)d;
+            if ((e = pool_put(&db->pool, s->atr, s->n * sizeof(double), &d)) != cudaSuccess)
+                break;
+            db->du[si].atr = (const double *)d;
+        }
+    }
+    free(arena);
+    free(set_e);
     return e;
 }
 
-static size_t free_device_bytes(void)
+static void free_batch(dev_batch *db)
 {
-    size_t free_b = 0, total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
-        cudaGetLastError();
-        return 0;
-    }
-    return free_b;
+    pool_free(&db->pool);
+    free(db->du);
+    free(db->off);
+    memset(db, 0, sizeof *db);
 }
 
 static void report_progress(sweep *w, size_t add)
 {
     w->done += add;
     if (w->opts && w->opts->progress)
-        w->opts->progress(w->opts->progress_user, w->done, w->plan.n_combos);
+        w->opts->progress(w->opts->progress_user, w->done, w->fs.total);
 }
 
-/* Combos order[q0 .. q1) of batch b, already on the device as db. Splits
- * itself in halves when the device runs out of memory. */
-static sebt_status run_chunk(sweep *w, const cuda_batch *b, const dev_batch *db, size_t q0, size_t q1,
-                             sebt_error *err)
+/* Combos refs[q0 .. q1) of one exit key, with the memo already on the
+ * device. Splits itself in halves when the device runs out of memory. */
+static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *db, const sebt_k_memo *memo,
+                             size_t q0, size_t q1, sebt_error *err)
 {
     size_t n = q1 - q0;
-    const cuda_plan *p = &w->plan;
+    const fast_combo_ref *R = w->fs.refs;
+    int32_t a = R[q0].a;
+    int32_t si = zb->set_of_atr[a];
     bool want_trades = w->opts && w->opts->want_trades;
     sebt_params *hp = (sebt_params *)malloc(n * sizeof *hp);
-    int32_t *hg = (int32_t *)malloc(n * sizeof *hg);
     sebt_result *hr = (sebt_result *)malloc(n * sizeof *hr);
     int64_t *off = want_trades ? (int64_t *)malloc((n + 1) * sizeof *off) : NULL;
-    if (!hp || !hg || !hr || (want_trades && !off)) {
-        free(hp), free(hg), free(hr), free(off);
+    if (!hp || !hr || (want_trades && !off)) {
+        free(hp), free(hr), free(off);
         return cuda_fail(err, SEBT_ERR_NOMEM, "cuda: out of host memory for a chunk of %zu combos", n);
     }
-    size_t g = b->g0;
-    for (size_t q = q0; q < q1; q++) {
-        while (p->groups[g].first + p->groups[g].count <= q)
-            g++;
-        hp[q - q0] = w->combos[p->order[q]];
-        hg[q - q0] = (int32_t)(g - b->g0);
-    }
+    for (size_t q = q0; q < q1; q++)
+        hp[q - q0] = w->combos[R[q].index];
 
     dev_pool pool = { { 0 }, 0 };
-    void *dp, *dg, *dr, *doff = NULL, *dt = NULL;
+    void *dp, *doffs, *dr, *doff = NULL, *dt = NULL;
     sebt_status st = SEBT_OK;
     cudaError_t e;
     unsigned blocks = (unsigned)((n + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK);
+    const int64_t *bit_off = db->off + 4 * (q0 - zb->q0);
     if ((e = pool_put(&pool, hp, n * sizeof *hp, &dp)) != cudaSuccess
-        || (e = pool_put(&pool, hg, n * sizeof *hg, &dg)) != cudaSuccess
+        || (e = pool_put(&pool, bit_off, 4 * n * sizeof(int64_t), &doffs)) != cudaSuccess
         || (e = pool_put(&pool, NULL, n * sizeof *hr, &dr)) != cudaSuccess)
         goto fail;
-    SEBT_LAUNCH(cuda_combo_kernel, blocks, THREADS_PER_BLOCK)(w->dm, db->valids, db->cands, (const int32_t *)dg,
-                                                      db->valid_of_group, (const sebt_params *)dp, NULL, NULL,
-                                                      (sebt_result *)dr, (int64_t)n);
+    SEBT_LAUNCH(cuda_hop_kernel, blocks, THREADS_PER_BLOCK)(w->dm, w->dv[a], db->du[si], *memo, db->bits,
+                                                            (const int64_t *)doffs, (const sebt_params *)dp,
+                                                            NULL, NULL, (sebt_result *)dr, (int64_t)n);
     if ((e = cudaGetLastError()) != cudaSuccess
         || (e = cudaMemcpy(hr, dr, n * sizeof *hr, cudaMemcpyDeviceToHost)) != cudaSuccess)
         goto fail;
@@ -286,10 +345,10 @@ static sebt_status run_chunk(sweep *w, const cuda_batch *b, const dev_batch *db,
                 goto fail;
             /* The same combos again, now writing their trades: the metrics
              * come out the same bits (combo_kernel.h sums them the same way). */
-            SEBT_LAUNCH(cuda_combo_kernel, blocks, THREADS_PER_BLOCK)(w->dm, db->valids, db->cands, (const int32_t *)dg,
-                                                              db->valid_of_group, (const sebt_params *)dp,
-                                                              (const int64_t *)doff, (sebt_trade *)dt,
-                                                              (sebt_result *)dr, (int64_t)n);
+            SEBT_LAUNCH(cuda_hop_kernel, blocks, THREADS_PER_BLOCK)(w->dm, w->dv[a], db->du[si], *memo, db->bits,
+                                                                    (const int64_t *)doffs, (const sebt_params *)dp,
+                                                                    (const int64_t *)doff, (sebt_trade *)dt,
+                                                                    (sebt_result *)dr, (int64_t)n);
             sebt_trade *ht = (sebt_trade *)malloc(bytes);
             if (!ht) {
                 st = cuda_fail(err, SEBT_ERR_NOMEM, "cuda: out of host memory for %lld trades", (long long)off[n]);
@@ -316,7 +375,7 @@ static sebt_status run_chunk(sweep *w, const cuda_batch *b, const dev_batch *db,
         }
     }
     for (size_t q = q0; q < q1; q++)
-        w->results[p->order[q]] = hr[q - q0];
+        w->results[R[q].index] = hr[q - q0];
     if (st == SEBT_OK)
         report_progress(w, n);
     goto done;
@@ -324,47 +383,47 @@ static sebt_status run_chunk(sweep *w, const cuda_batch *b, const dev_batch *db,
 fail:
     pool_free(&pool);
     if (e == cudaErrorMemoryAllocation && n > 1) {
-        free(hp), free(hg), free(hr), free(off);
+        free(hp), free(hr), free(off);
         size_t mid = q0 + n / 2;
-        st = run_chunk(w, b, db, q0, mid, err);
-        return st == SEBT_OK ? run_chunk(w, b, db, mid, q1, err) : st;
+        st = run_chunk(w, zb, db, memo, q0, mid, err);
+        return st == SEBT_OK ? run_chunk(w, zb, db, memo, mid, q1, err) : st;
     }
     st = cuda_error(err, e, "running combos");
 done:
     pool_free(&pool);
-    free(hp), free(hg), free(hr), free(off);
+    free(hp), free(hr), free(off);
     return st;
 }
 
-/* Keys [g0, g1): prepared on the host, copied, their combos run in chunks. */
-static sebt_status run_keys(sweep *w, size_t g0, size_t g1, sebt_error *err)
+/* One task of the batch (one exit key): its memo, then its combos. */
+static sebt_status run_task(sweep *w, const fast_zbatch *zb, const dev_batch *db, size_t q0, size_t q1,
+                            sebt_error *err)
 {
-    cuda_batch b;
-    sebt_status st = cuda_batch_build(&w->plan, w->s, g0, g1, w->opts ? w->opts->threads : 0, &b, err);
-    if (st != SEBT_OK)
-        return st;
-    dev_batch db;
-    memset(&db, 0, sizeof db);
-    cudaError_t e = upload_batch(&b, w->s->n, &db);
-    if (e != cudaSuccess) {
-        cuda_batch_free(&b);
-        if (e == cudaErrorMemoryAllocation && g1 - g0 > 1) {
-            size_t mid = g0 + (g1 - g0) / 2;
-            st = run_keys(w, g0, mid, err);
-            return st == SEBT_OK ? run_keys(w, mid, g1, err) : st;
-        }
-        return cuda_error(err, e, "copying indicator data");
+    const fast_combo_ref *R = w->fs.refs;
+    int32_t a = R[q0].a;
+    int32_t si = zb->set_of_atr[a];
+    const sebt_k_union *u = &db->du[si];
+    dev_pool pool = { { 0 }, 0 };
+    void *dl, *dv;
+    size_t un = (size_t)u->n;
+    cudaError_t e;
+    if ((e = pool_put(&pool, NULL, (un ? un : 1) * sizeof(sebt_k_memo_link), &dl)) != cudaSuccess
+        || (e = pool_put(&pool, NULL, (un ? un : 1) * sizeof(sebt_k_memo_val), &dv)) != cudaSuccess) {
+        pool_free(&pool);
+        return cuda_error(err, e, "for an exit memo");
     }
-    size_t q0 = w->plan.groups[g0].first;
-    size_t q1 = w->plan.groups[g1 - 1].first + w->plan.groups[g1 - 1].count;
-    size_t per_combo = sizeof(sebt_params) + sizeof(int32_t) + sizeof(sebt_result);
-    size_t chunk = (size_t)((double)free_device_bytes() * DEVICE_SHARE) / per_combo;
-    if (chunk < 1)
-        chunk = 1;
-    for (size_t q = q0; q < q1 && st == SEBT_OK; q += chunk)
-        st = run_chunk(w, &b, &db, q, q + chunk < q1 ? q + chunk : q1, err);
-    pool_free(&db.pool);
-    cuda_batch_free(&b);
+    sebt_k_memo memo = { (sebt_k_memo_link *)dl, (sebt_k_memo_val *)dv };
+    if (un) {
+        unsigned blocks = (unsigned)((un + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK);
+        SEBT_LAUNCH(cuda_memo_kernel, blocks, THREADS_PER_BLOCK)(w->dm, w->dv[a], *u, w->combos[R[q0].index],
+                                                                 memo);
+        if ((e = cudaGetLastError()) != cudaSuccess) {
+            pool_free(&pool);
+            return cuda_error(err, e, "filling an exit memo");
+        }
+    }
+    sebt_status st = run_chunk(w, zb, db, &memo, q0, q1, err);
+    pool_free(&pool);
     return st;
 }
 
@@ -373,6 +432,8 @@ static sebt_status cuda_run_batch(const sebt_backend *self, const sebt_series *s
                                   sebt_error *err)
 {
     const cuda_state *cs = (const cuda_state *)self->state;
+    if (opts && opts->stats)
+        memset(opts->stats, 0, sizeof *opts->stats);
     if (!s || (n_combos && (!combos || !results)))
         return cuda_fail(err, SEBT_ERR_USAGE, "cuda run_batch: series, combos and results are required");
     for (size_t i = 0; i < n_combos; i++) {
@@ -391,30 +452,49 @@ static sebt_status cuda_run_batch(const sebt_backend *self, const sebt_series *s
     if (e != cudaSuccess)
         return cuda_error(err, e, "selecting the device");
 
+    /* The host half is fast_cpu's own plan of the sweep (fast_cpu/sweep.c):
+     * the same candidates, unions, bitsets and exit keys, on its threads. */
+    int threads = opts && opts->threads > 0 ? opts->threads : 0;   /* 0: fast_cpu's default */
     sweep w;
     memset(&w, 0, sizeof w);
-    w.s = s;
     w.combos = combos;
     w.opts = opts;
     w.results = results;
-    st = cuda_plan_build(s, combos, n_combos, &w.plan, err);
-    if (st == SEBT_OK)
-        st = upload_market(&w, err);
-    size_t host_budget = cuda_host_budget();
-    for (size_t g0 = 0; st == SEBT_OK && g0 < w.plan.n_groups;) {
-        size_t dev_budget = (size_t)((double)free_device_bytes() * DEVICE_SHARE);
-        size_t g1 = g0 + 1;
-        while (g1 < w.plan.n_groups && g1 - g0 < MAX_KEYS_PER_BATCH && cuda_batch_host_bytes(s->n, g1 + 1 - g0) <= host_budget
-               && cuda_batch_device_bytes(s->n, g1 + 1 - g0) <= dev_budget)
-            g1++;
-        st = run_keys(&w, g0, g1, err);
-        g0 = g1;
+    st = fast_sweep_begin(s, combos, n_combos, opts, threads, results, &w.fs, err);
+    if (st != SEBT_OK)
+        return st;
+    st = upload_market(&w, err);
+    size_t batches = 0, chunks = 0;
+    for (size_t q0 = 0; st == SEBT_OK && q0 < n_combos;) {
+        size_t q1, z0, z1;
+        fast_sweep_next_batch(&w.fs, q0, &q1, &z0, &z1);
+        fast_zbatch zb;
+        st = fast_zbatch_build(&w.fs, q0, q1, z0, z1, &zb, err);
+        dev_batch db;
+        memset(&db, 0, sizeof db);
+        if (st == SEBT_OK && (e = upload_batch(&w, &zb, &db)) != cudaSuccess)
+            st = cuda_error(err, e, "copying a batch's candidates and bitsets");
+        for (size_t k = 0; st == SEBT_OK && k < zb.n_tasks; k++)
+            st = run_task(&w, &zb, &db, zb.task_start[k], zb.task_start[k + 1], err);
+        batches++;
+        chunks += zb.n_tasks;
+        free_batch(&db);
+        fast_zbatch_free(&zb);
+        q0 = q1;
     }
     pool_free(&w.market_pool);
-    cuda_plan_free(&w.plan);
-    if (st != SEBT_OK)
+    free(w.dv);
+    fast_sweep_end(&w.fs);
+    if (st != SEBT_OK) {
         sebt_results_free(results, n_combos);
-    return st;
+        return st;
+    }
+    if (opts && opts->stats) {
+        opts->stats->threads_used = 1;
+        opts->stats->batches = batches;
+        opts->stats->chunks = chunks;
+    }
+    return SEBT_OK;
 }
 
 /* ---- features of one combo: the shared indicator code on the device --------- */
@@ -521,11 +601,11 @@ static sebt_status cuda_features(const sebt_backend *self, const sebt_series *s,
 
 sebt_backend cuda_backend_table = {
     "cuda",
-    "CUDA sweeps on one GPU: fast_cpu's per-combo code, one device thread per combo",
-    /* Exact (SPEC §8): its candidates are decided on the reference's z bits
-     * (cuda_prepare.c, as fast_cpu) and every trade comes from the shared
-     * sebt_k_trade_at; checked by host execution against the reference
-     * (gpu_test_host_exact, sebt parity with libsebt_cuda_host.so). */
+    "CUDA sweeps on one GPU: fast_cpu's plan, exit memos and bitsets, one device thread per combo",
+    /* Exact (SPEC §8): fast_cpu's plan (candidates decided on the
+     * reference's z bits) and fast_cpu's per-combo code; checked by host
+     * execution against the reference (gpu_test_host_exact, and sebt parity
+     * with SEBT_CUDA_LIBRARY=libsebt_cuda_host.so). */
     { SEBT_CONTRACT_EXACT, 0.0 },
     cuda_features,
     cuda_run_batch,

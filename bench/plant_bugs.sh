@@ -1,0 +1,26 @@
+#!/bin/bash
+# Plants each single-line bug of issue 10 in turn (in this scratch copy
+# only), rebuilds sebt, runs parity on the bundled data.
+cd /tmp/plant
+D=fixtures/data/BTCUSDT-15m-2017-2021.csv.gz
+G=bench/grids/parity-planted.grid
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEBT_BUILD_CUDA=OFF -DSEBT_BUILD_MPI=OFF -DSEBT_BUILD_TESTS=OFF -DSEBT_BUILD_BENCH=OFF > build.log 2>&1
+run() {
+  name=$1
+  cmake --build build -j2 --target sebt_cli >> build.log 2>&1 || { echo "$name: build failed"; return; }
+  echo "== $name"
+  echo "\$ sebt parity --data $D --grid $G --backend fast_cpu --threads 2"
+  ./build/sebt parity --data $D --grid $G --backend fast_cpu --threads 2 > out.txt; rc=$?
+  head -2 out.txt; grep -m3 -A6 "^combo\|diverg" out.txt | head -14; tail -1 out.txt; echo "exit $rc"
+}
+cp fast_cpu/combo_kernel.h /tmp/ck.h; cp fast_cpu/sweep.c /tmp/sw.c
+sed -i 's/if (m->open\[j\] <= stop) {/if (m->open[j] < stop) {/' fast_cpu/combo_kernel.h
+run "stop-gap test written '<' (combo_kernel.h: open[j] < stop)"
+cp /tmp/ck.h fast_cpu/combo_kernel.h
+sed -i 's/if (ef\[u\] < es\[u\])/if (ef[u] <= es[u])/' fast_cpu/sweep.c
+run "signal written 'ema_f <= ema_s' (sweep.c: EMA pair bitsets)"
+cp /tmp/sw.c fast_cpu/sweep.c
+sed -i 's/            if (cl\[j\] > s->cthr\[r\])/            if (cl[j] >= s->cthr[r])/' fast_cpu/sweep.c
+grep -c 'cl\[j\] >= s->cthr' fast_cpu/sweep.c
+run "cloc test written '>=' (sweep.c: the cloc bitsets)"
+cp /tmp/sw.c fast_cpu/sweep.c
