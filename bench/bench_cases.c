@@ -175,9 +175,15 @@ size_t bench_plan(bool quick, int n_cpus, bench_case *cases, size_t max)
     }
 
     /* The numba peer on the work of fast_cpu's combo sweeps (same series,
-     * same combos, every core). */
-    for (const size_t *combos = z->peer_combos; *combos; combos++)
+     * same combos), on every core and on one thread each: on a shared
+     * machine a descheduled thread stalls each parallel region, so the
+     * one-thread pair is the steadier comparison. */
+    for (const size_t *combos = z->peer_combos; *combos; combos++) {
         add_case(cases, max, &n, BENCH_PEER, "peer", "numba", BARS_15M, *combos, 0, z->min_time);
+        add_case(cases, max, &n, BENCH_PEER, "peer", "numba", BARS_15M, *combos, 1, z->min_time);
+        add_case(cases, max, &n, BENCH_SWEEP_COMBOS, "sweep_combos", "fast_cpu", BARS_15M, *combos, 1,
+                 z->min_time);
+    }
 
     /* Thread scaling of fast_cpu: 1, 2, 4, ... and every core. */
     for (int t = 1;; t *= 2) {

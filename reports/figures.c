@@ -95,34 +95,40 @@ static size_t collect(const sebt_bench_set *set, int fig, line *lines, size_t ma
 #define DONE(l) do { if ((l) && (l)->n) { used += (l)->n; nl++; } } while (0)
     char a[32], b[32];
     if (fig == 0 || fig == 1) {
+        /* One line per backend and thread setting: "all" is the backend's
+         * default (every core), 1 is one thread. */
         const char *group = fig == 0 ? "sweep_combos" : "sweep_bars";
         for (size_t k = 0; k < 4; k++) {
             const char *be = k < 3 ? backend_order[k] : "numba";
             const char *grp = k < 3 ? group : "peer";
             if (k == 3 && fig == 1)
                 break;
-            line *l = NULL;
-            for (size_t i = 0; i < set->n_runs; i++) {
-                const sebt_bench_run *r = &set->runs[i];
-                if (!ok(r) || strcmp(r->group, grp) != 0 || strcmp(r->backend, be) != 0)
-                    continue;
-                if (!l) {
-                    fmt_count(fig == 0 ? r->bars : r->combos, a, sizeof a);
-                    if (k == 3)
-                        l = NEW_LINE("numba peer (%s bars, %s threads)", a, r->threads ? "1" : "all");
-                    else if (fig == 0)
-                        l = NEW_LINE("%s (%s bars)", be, a);
+            for (int th = 0; th <= 1; th++) {
+                line *l = NULL;
+                for (size_t i = 0; i < set->n_runs; i++) {
+                    const sebt_bench_run *r = &set->runs[i];
+                    if (!ok(r) || strcmp(r->group, grp) != 0 || strcmp(r->backend, be) != 0 ||
+                        (th == 0 ? r->threads > 1 || (r->threads == 1 && strcmp(be, "reference") != 0)
+                                 : r->threads != 1 || strcmp(be, "reference") == 0))
+                        continue;
+                    if (!l) {
+                        fmt_count(fig == 0 ? r->bars : r->combos, a, sizeof a);
+                        const char *who = k == 3 ? "numba peer" : be;
+                        const char *how = strcmp(be, "reference") == 0 ? "" : th ? ", 1 thread" : ", every core";
+                        if (fig == 0)
+                            l = NEW_LINE("%s (%s bars%s)", who, a, how);
+                        else
+                            l = NEW_LINE("%s (%s combos per sweep%s)", who, a, how);
+                        if (!l)
+                            break;
+                    }
+                    if (fig == 0)
+                        add_rate(l, r, (double)r->combos, r->combos_per_s);
                     else
-                        l = NEW_LINE("%s (%s combos per sweep)", be, a);
-                    if (!l)
-                        break;
+                        add_rate(l, r, (double)r->bars, r->bar_combos_per_s);
                 }
-                if (fig == 0)
-                    add_rate(l, r, (double)r->combos, r->combos_per_s);
-                else
-                    add_rate(l, r, (double)r->bars, r->bar_combos_per_s);
+                DONE(l);
             }
-            DONE(l);
         }
     } else if (fig == 2) {
         static const struct {
@@ -135,28 +141,37 @@ static size_t collect(const sebt_bench_set *set, int fig, line *lines, size_t ma
             { "sweep_bars", "cuda", "fast_cpu", "sweep_bars" },
         };
         for (size_t k = 0; k < sizeof fam / sizeof fam[0]; k++) {
-            line *l = NULL;
-            for (size_t i = 0; i < set->n_runs; i++) {
-                const sebt_bench_run *f = &set->runs[i];
-                if (!ok(f) || strcmp(f->group, fam[k].group) != 0 || strcmp(f->backend, fam[k].fast) != 0)
-                    continue;
-                const sebt_bench_run *s = sebt_bench_find(set, fam[k].slow_group, fam[k].slow, f->bars,
-                                                          f->combos, f->threads);
-                if (!ok(s))
-                    continue;
-                if (!l) {
-                    fmt_count(f->bars, a, sizeof a);
-                    fmt_count(f->combos, b, sizeof b);
-                    if (strcmp(fam[k].group, "sweep_combos") == 0)
-                        l = NEW_LINE("%s / %s, more combos (%s bars)", fam[k].fast, fam[k].slow, a);
-                    else
-                        l = NEW_LINE("%s / %s, more bars (%s combos)", fam[k].fast, fam[k].slow, b);
-                    if (!l)
-                        break;
+            /* every core (threads 0), then one thread each (the peer's pair) */
+            for (int th = 0; th <= 1; th++) {
+                if (th == 1 && strcmp(fam[k].slow, "numba") != 0)
+                    break;
+                line *l = NULL;
+                for (size_t i = 0; i < set->n_runs; i++) {
+                    const sebt_bench_run *f = &set->runs[i];
+                    if (!ok(f) || strcmp(f->group, fam[k].group) != 0 || strcmp(f->backend, fam[k].fast) != 0 ||
+                        (f->threads == 1) != (th == 1))
+                        continue;
+                    const sebt_bench_run *s = sebt_bench_find(set, fam[k].slow_group, fam[k].slow, f->bars,
+                                                              f->combos, f->threads);
+                    if (!ok(s))
+                        continue;
+                    if (!l) {
+                        fmt_count(f->bars, a, sizeof a);
+                        fmt_count(f->combos, b, sizeof b);
+                        if (strcmp(fam[k].slow, "numba") == 0)
+                            l = NEW_LINE("%s / numba (%s bars, %s)", fam[k].fast, a,
+                                         th ? "1 thread each" : "every core each");
+                        else if (strcmp(fam[k].group, "sweep_combos") == 0)
+                            l = NEW_LINE("%s / %s, more combos (%s bars)", fam[k].fast, fam[k].slow, a);
+                        else
+                            l = NEW_LINE("%s / %s, more bars (%s combos)", fam[k].fast, fam[k].slow, b);
+                        if (!l)
+                            break;
+                    }
+                    add_ratio(l, (double)f->bars * (double)f->combos, s, f);
                 }
-                add_ratio(l, (double)f->bars * (double)f->combos, s, f);
+                DONE(l);
             }
-            DONE(l);
         }
         /* The gated pair: one thread each, CPU time. */
         line *l = NULL;

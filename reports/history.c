@@ -58,8 +58,9 @@ void sebt_headline_of(const sebt_bench_set *set, sebt_headline *h)
         h->vs_reference = median_of(r, n);
         break;
     }
-    /* fast_cpu over numba: the same combos over the same series, every
-     * core each, wall time; the largest sweep both ran. */
+    /* fast_cpu over numba: the same combos over the same series, wall
+     * time; the largest sweep both ran, on every core and on one thread. */
+    h->vs_numba_1t = h->vs_numba_1t_min = h->vs_numba_1t_max = NAN;
     for (size_t i = 0; i < set->n_runs; i++) {
         const sebt_bench_run *p = &set->runs[i];
         if (strcmp(p->group, "peer") != 0 || strcmp(p->backend, "numba") != 0 || p->status != SEBT_RUN_OK)
@@ -67,14 +68,17 @@ void sebt_headline_of(const sebt_bench_set *set, sebt_headline *h)
         const sebt_bench_run *f = sebt_bench_find(set, "sweep_combos", "fast_cpu", p->bars, p->combos, p->threads);
         if (!f || f->status != SEBT_RUN_OK || !(f->seconds > 0))
             continue;
-        if (isfinite(h->vs_numba) && p->combos < h->numba_combos)
+        bool one = p->threads == 1;
+        double *v = one ? &h->vs_numba_1t : &h->vs_numba, *lo = one ? &h->vs_numba_1t_min : &h->vs_numba_min,
+               *hi = one ? &h->vs_numba_1t_max : &h->vs_numba_max;
+        long long *combos = one ? &h->numba_1t_combos : &h->numba_combos;
+        if (isfinite(*v) && p->combos < *combos)
             continue;
-        h->vs_numba = p->seconds / f->seconds;
-        h->vs_numba_min = p->seconds_min / f->seconds_max;
-        h->vs_numba_max = p->seconds_max / f->seconds_min;
-        h->numba_combos = p->combos;
+        *v = p->seconds / f->seconds;
+        *lo = p->seconds_min / f->seconds_max;
+        *hi = p->seconds_max / f->seconds_min;
+        *combos = p->combos;
         h->numba_bars = p->bars;
-        h->numba_threads = p->threads;
     }
 }
 
@@ -132,7 +136,7 @@ static void field(char *dst, size_t size, const char *src)
 
 #define HISTORY_HEADER                                                                                    \
     "date,commit,mode,machine,cpus,load_avg,others_busy,fast_cpu_x_reference,fast_cpu_x_reference_min,"   \
-    "fast_cpu_x_reference_max,fast_cpu_x_numba,numba_combos,fast_cpu_backtests_per_s,"                    \
+    "fast_cpu_x_reference_max,fast_cpu_x_numba,fast_cpu_x_numba_1thread,numba_combos,fast_cpu_backtests_per_s,"                    \
     "numba_backtests_per_s,reference_backtests_per_s\n"
 
 sebt_status sebt_history_append(const char *path, const sebt_bench_set *set, sebt_error *err)
@@ -155,10 +159,10 @@ sebt_status sebt_history_append(const char *path, const sebt_bench_set *set, seb
             load = set->runs[i].load_avg;
     }
     char line[2048];
-    int len = snprintf(line, sizeof line, "%s,%s,%s,%s,%s,%.2f,%.3f,%.6g,%.6g,%.6g,%.6g,%lld,%.6g,%.6g,%.6g\n",
+    int len = snprintf(line, sizeof line, "%s,%s,%s,%s,%s,%.2f,%.3f,%.6g,%.6g,%.6g,%.6g,%.6g,%lld,%.6g,%.6g,%.6g\n",
                        date, commit, quick && strcmp(quick, "true") == 0 ? "quick" : "full", machine, cpus,
                        load, n ? median_of(busy, n) : NAN, h.vs_reference, h.vs_reference_min,
-                       h.vs_reference_max, h.vs_numba, h.numba_combos, best_rate(set, "fast_cpu"),
+                       h.vs_reference_max, h.vs_numba, h.vs_numba_1t, h.numba_combos, best_rate(set, "fast_cpu"),
                        best_rate(set, "numba"), best_rate(set, "reference"));
     if (len < 0 || (size_t)len >= sizeof line)
         return sebt_fail(err, SEBT_ERR_INTERNAL, "history: the line is too long");

@@ -163,12 +163,14 @@ sebt_status sebt_history_append(const char *path, const sebt_bench_set *set, seb
 
 /* The within-run ratios the report leads with (NaN when the run lacks the
  * work): fast_cpu over reference (pair, CPU time, median and range), and
- * fast_cpu over numba on the largest combo sweep both ran (real time). */
+ * fast_cpu over numba on the largest combo sweep both ran (wall time), on
+ * every core each and on one thread each. */
 typedef struct {
     double vs_reference, vs_reference_min, vs_reference_max;
-    double vs_numba, vs_numba_min, vs_numba_max;
+    double vs_numba, vs_numba_min, vs_numba_max;          /* every core each */
     long long numba_combos, numba_bars;
-    int numba_threads;
+    double vs_numba_1t, vs_numba_1t_min, vs_numba_1t_max; /* one thread each */
+    long long numba_1t_combos;
 } sebt_headline;
 void sebt_headline_of(const sebt_bench_set *set, sebt_headline *h);
 

@@ -245,8 +245,12 @@ static int write_report(const char *dir, const char *from, bool quick, const cha
     sebt_headline h;
     sebt_headline_of(&set, &h);
     if (isfinite(h.vs_numba))
-        printf("sebt report: fast_cpu = %.1f x numba (%lld combos over %lld bars, same run; range %.1f-%.1f)\n",
-               h.vs_numba, h.numba_combos, h.numba_bars, h.vs_numba_min, h.vs_numba_max);
+        printf("sebt report: fast_cpu = %.1f x numba (%lld combos over %lld bars, every core each, same run; "
+               "range %.1f-%.1f)\n", h.vs_numba, h.numba_combos, h.numba_bars, h.vs_numba_min, h.vs_numba_max);
+    if (isfinite(h.vs_numba_1t))
+        printf("sebt report: fast_cpu = %.1f x numba (%lld combos over %lld bars, one thread each; range "
+               "%.1f-%.1f)\n", h.vs_numba_1t, h.numba_1t_combos, h.numba_bars, h.vs_numba_1t_min,
+               h.vs_numba_1t_max);
     if (isfinite(h.vs_reference))
         printf("sebt report: fast_cpu = %.0f x the reference (one thread each, CPU time; range %.0f-%.0f)\n",
                h.vs_reference, h.vs_reference_min, h.vs_reference_max);
