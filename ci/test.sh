@@ -30,6 +30,7 @@ unset SEBT_FUZZ_SECONDS
 configure_and_build "$sanitized" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEBT_SANITIZE=ON \
   -DSEBT_BUILD_CUDA=OFF -DSEBT_BUILD_BENCH=OFF -DSEBT_BUILD_FUZZ=OFF
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
+export LSAN_OPTIONS="suppressions=$SEBT_ROOT/ci/lsan.supp"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 step "ctest ${sanitized##*/} (ASan+UBSan)" run_ctest "$sanitized"
 
