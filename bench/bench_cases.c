@@ -50,7 +50,8 @@ typedef struct {
     size_t fast_cpu_max_combos;
     size_t cuda_max_combos;
     size_t thread_combos;
-    size_t peer_combos[4];     /* 0-terminated: numba peer sweeps over the 15m series */
+    size_t peer_combos[4];     /* 0-terminated: numba peer sweeps over the 15m series, every core */
+    size_t peer_combos_1t[4];  /* 0-terminated: the same, one thread each */
     size_t pair_bars, pair_combos; /* the gated sweep, 1 thread each */
     double min_time;
     int repetitions;
@@ -66,6 +67,7 @@ static const bench_sizes quick_sizes = {
     .cuda_max_combos = 100000,
     .thread_combos = 1000,
     .peer_combos = { 100, 0 },
+    .peer_combos_1t = { 1000, 0 },
     .pair_bars = 10000,
     .pair_combos = 8,
     .min_time = 0.05,
@@ -82,6 +84,7 @@ static const bench_sizes full_sizes = {
     .cuda_max_combos = 1000000,
     .thread_combos = 10000,
     .peer_combos = { 100, 1000, 10000, 0 },
+    .peer_combos_1t = { 1000, 0 },
     .pair_bars = 10000,
     .pair_combos = 8,
     .min_time = 0.5,
@@ -178,8 +181,9 @@ size_t bench_plan(bool quick, int n_cpus, bench_case *cases, size_t max)
      * same combos), on every core and on one thread each: on a shared
      * machine a descheduled thread stalls each parallel region, so the
      * one-thread pair is the steadier comparison. */
-    for (const size_t *combos = z->peer_combos; *combos; combos++) {
+    for (const size_t *combos = z->peer_combos; *combos; combos++)
         add_case(cases, max, &n, BENCH_PEER, "peer", "numba", BARS_15M, *combos, 0, z->min_time);
+    for (const size_t *combos = z->peer_combos_1t; *combos; combos++) {
         add_case(cases, max, &n, BENCH_PEER, "peer", "numba", BARS_15M, *combos, 1, z->min_time);
         add_case(cases, max, &n, BENCH_SWEEP_COMBOS, "sweep_combos", "fast_cpu", BARS_15M, *combos, 1,
                  z->min_time);
