@@ -39,6 +39,8 @@ static bool find_big_case(const sebt_backend *b, size_t min_bars, sebt_series *s
             if (r.combos_diverged) {
                 *s = c.series;
                 *p = c.combos[i];
+                c.series = (sebt_series){ 0 };   /* moved to *s */
+                sebt_fuzz_case_free(&c);
                 return true;
             }
         }
