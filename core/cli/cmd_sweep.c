@@ -644,7 +644,9 @@ static double cpu_seconds(void)
 
 static void print_stats(const sweep_run *r, double t_compute, double cpu_compute, double t_gather)
 {
-    uint64_t mine[3] = { (uint64_t)r->n_local, (uint64_t)(t_compute * 1e6), (uint64_t)(cpu_compute * 1e6) };
+    const char *gpu = getenv("BACKTEST_GPU_ID");
+    uint64_t mine[4] = { (uint64_t)r->n_local, (uint64_t)(t_compute * 1e6), (uint64_t)(cpu_compute * 1e6),
+                         gpu && *gpu ? (uint64_t)strtoull(gpu, NULL, 10) : UINT64_MAX };
     void *all = NULL;
     uint64_t len = 0;
     if (!cli_mpi_gather(mine, sizeof mine, &all, &len) || cli_mpi.rank != 0) {
@@ -653,13 +655,18 @@ static void print_stats(const sweep_run *r, double t_compute, double cpu_compute
     }
     const uint64_t *v = all;
     int n = (int)(len / sizeof mine);
-    const int w = 3;
+    const int w = 4;
     uint64_t bytes = cli_mpi.size > 1 ? (uint64_t)(r->n_shard - r->n_local) * SEBT_SWEEP_RECORD_BYTES : 0;
     fprintf(stderr, "sweep stats: %d rank(s), %zu combos, %zu resumed from the checkpoint;", n, r->n_shard,
             r->resumed);
     for (int k = 0; k < n; k++)
-        fprintf(stderr, " rank %d: %llu combos in %.3f s (cpu %.3f s);", k, (unsigned long long)v[w * k],
+    {
+        fprintf(stderr, " rank %d: %llu combos in %.3f s (cpu %.3f s", k, (unsigned long long)v[w * k],
                 (double)v[w * k + 1] * 1e-6, (double)v[w * k + 2] * 1e-6);
+        if (v[w * k + 3] != UINT64_MAX)
+            fprintf(stderr, ", gpu %llu", (unsigned long long)v[w * k + 3]);
+        fprintf(stderr, ");");
+    }
     fprintf(stderr, " gathered %llu bytes of results (%d per combo) in %.4f s\n", (unsigned long long)bytes,
             SEBT_SWEEP_RECORD_BYTES, t_gather);
     free(all);

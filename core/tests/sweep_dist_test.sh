@@ -167,6 +167,14 @@ mpi)
   run -np 2 "$sebt" sweep --data "$data" --grid grid.txt --shard 2/3 --output mpi.shard
   same mpi.shard plain.shard "shard 2/3 on 2 ranks equals shard 2/3 on one process"
 
+  # One rank per GPU: the node-local rank picks BACKTEST_GPU_ID unless set.
+  SEBT_SWEEP_STATS=1 run -np 2 -x SEBT_SWEEP_STATS "$sebt" sweep --data "$data" --grid grid.txt --output g.csv 2>err.txt
+  grep -q "rank 0: .*gpu 0).*rank 1: .*gpu 1)" err.txt && pass "ranks 0 and 1 of a node take GPUs 0 and 1" ||
+    fail "GPU per local rank: $(cat err.txt)"
+  SEBT_SWEEP_STATS=1 BACKTEST_GPU_ID=5 run -np 2 -x SEBT_SWEEP_STATS -x BACKTEST_GPU_ID "$sebt" sweep --data "$data" \
+    --grid grid.txt --output g.csv 2>err.txt
+  grep -q "rank 0: .*gpu 5).*rank 1: .*gpu 5)" err.txt && pass "a BACKTEST_GPU_ID the user set is kept" ||
+    fail "BACKTEST_GPU_ID=5: $(cat err.txt)"
   # A rank that fails: the job ends, names the rank, leaves no output.
   SEBT_TEST_FAIL_RANK=1 run -np 3 -x SEBT_TEST_FAIL_RANK "$sebt" sweep --data "$data" --grid grid.txt --output fail.csv >out.txt 2>err.txt
   rc=$?
