@@ -25,8 +25,10 @@ export SEBT_FUZZ_SECONDS="${SEBT_CI_FUZZ_SECONDS:-20}"
 step "fuzz ${SEBT_FUZZ_SECONDS}s per harness (libFuzzer)" run_ctest "$plain" -L fuzz
 unset SEBT_FUZZ_SECONDS
 
-# The CUDA module stays out of the sanitized build: the CUDA driver and
-# ASan's shadow memory do not mix, and the plain pass already builds it.
+# The nvcc-built CUDA module stays out of the sanitized build (the CUDA
+# driver and ASan's shadow memory do not mix); its host execution,
+# libsebt_cuda_host.so, is g++ code and is built and run here too: cuda
+# parity, fuzz and fault injection under ASan+UBSan (gpu_host_*, gpu_test_*).
 configure_and_build "$sanitized" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEBT_SANITIZE=ON \
   -DSEBT_BUILD_CUDA=OFF -DSEBT_BUILD_BENCH=OFF -DSEBT_BUILD_FUZZ=OFF
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"

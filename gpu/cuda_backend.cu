@@ -51,18 +51,24 @@ sebt_status cuda_check_kernels(sebt_error *err)
 
 /* ---- device memory, freed all at once -------------------------------------- */
 
-#define MAX_ALLOCS 4096
-
+/* The allocations of one purpose (the market, a batch, a chunk), freed
+ * together. The table grows on the heap: no count of atr windows or keys
+ * can fill it into a spurious out-of-memory, and the recursive split of a
+ * chunk puts nothing big on the stack. */
 typedef struct {
-    void *ptr[MAX_ALLOCS];
-    int n;
+    void **ptr;
+    int n, cap;
 } dev_pool;
+
+#define DEV_POOL_EMPTY { NULL, 0, 0 }
 
 static void pool_free(dev_pool *p)
 {
     for (int i = 0; i < p->n; i++)
         cudaFree(p->ptr[i]);
-    p->n = 0;
+    free(p->ptr);
+    p->ptr = NULL;
+    p->n = p->cap = 0;
 }
 
 /* Copies bytes of host data (or zeroes when src is NULL) into new device
@@ -70,8 +76,14 @@ static void pool_free(dev_pool *p)
 static cudaError_t pool_put(dev_pool *p, const void *src, size_t bytes, void **out)
 {
     *out = NULL;
-    if (p->n >= MAX_ALLOCS)
-        return cudaErrorMemoryAllocation;
+    if (p->n == p->cap) {
+        int cap = p->cap ? 2 * p->cap : 16;
+        void **grown = (void **)realloc(p->ptr, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return cudaErrorMemoryAllocation;
+        p->ptr = grown;
+        p->cap = cap;
+    }
     void *d;
     cudaError_t e = cudaMalloc(&d, bytes ? bytes : 8);
     if (e != cudaSuccess) {
@@ -83,6 +95,22 @@ static cudaError_t pool_put(dev_pool *p, const void *src, size_t bytes, void **o
         e = cudaMemcpy(d, src, bytes, cudaMemcpyHostToDevice);
     *out = d;
     return e;
+}
+
+/* Share of the free device memory one chunk of combos may take. */
+#define DEVICE_SHARE 0.5
+
+/* Free device memory for sizing chunks. When the device cannot say, its
+ * total memory stands in (the out-of-memory split trims what does not
+ * fit), never a one-combo chunk. */
+static size_t free_device_bytes(void)
+{
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
+        return free_b;
+    cudaGetLastError();
+    total_b = cuda_backend_state.prop.totalGlobalMem;
+    return total_b ? total_b : (size_t)1 << 30;
 }
 
 static sebt_status cuda_error(sebt_error *err, cudaError_t e, const char *what)
@@ -143,7 +171,24 @@ typedef struct {
     sebt_k_valid *dv;       /* per atr slot, device pointers */
     dev_pool market_pool;
     size_t done;
+    size_t chunks;          /* chunks that ran, after any split */
 } sweep;
+
+/* What one chunk may take of the device: a share of the free memory,
+ * capped by the caller's memory_budget when it set one. */
+static size_t device_budget(const sweep *w)
+{
+    size_t b = (size_t)((double)free_device_bytes() * DEVICE_SHARE);
+    size_t cap = w->opts ? w->opts->memory_budget : 0;
+    return cap && cap < b ? cap : b;
+}
+
+static bool same_result(const sebt_result *a, const sebt_result *b)
+{
+    return memcmp(&a->metrics, &b->metrics, sizeof a->metrics) == 0 && a->n_trades == b->n_trades
+           && a->valid_bars == b->valid_bars && a->open_at_end.open == b->open_at_end.open
+           && a->open_at_end.entry_index == b->open_at_end.entry_index;
+}
 
 static sebt_status upload_market(sweep *w, sebt_error *err)
 {
@@ -308,7 +353,7 @@ static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *d
     int32_t si = zb->set_of_atr[a];
     bool want_trades = w->opts && w->opts->want_trades;
     sebt_params *hp = (sebt_params *)malloc(n * sizeof *hp);
-    sebt_result *hr = (sebt_result *)malloc(n * sizeof *hr);
+    sebt_result *hr = (sebt_result *)calloc(n, sizeof *hr);
     int64_t *off = want_trades ? (int64_t *)malloc((n + 1) * sizeof *off) : NULL;
     if (!hp || !hr || (want_trades && !off)) {
         free(hp), free(hr), free(off);
@@ -317,7 +362,7 @@ static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *d
     for (size_t q = q0; q < q1; q++)
         hp[q - q0] = w->combos[R[q].index];
 
-    dev_pool pool = { { 0 }, 0 };
+    dev_pool pool = DEV_POOL_EMPTY;
     void *dp, *doffs, *dr, *doff = NULL, *dt = NULL;
     sebt_status st = SEBT_OK;
     cudaError_t e;
@@ -349,16 +394,27 @@ static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *d
                                                                     (const int64_t *)doffs, (const sebt_params *)dp,
                                                                     (const int64_t *)doff, (sebt_trade *)dt,
                                                                     (sebt_result *)dr, (int64_t)n);
+            /* Host room for the trades and for the second pass's results,
+             * which must be the first pass's bits; short of it, split. */
             sebt_trade *ht = (sebt_trade *)malloc(bytes);
-            if (!ht) {
-                st = cuda_fail(err, SEBT_ERR_NOMEM, "cuda: out of host memory for %lld trades", (long long)off[n]);
-                goto done;
-            }
-            if ((e = cudaGetLastError()) != cudaSuccess
-                || (e = cudaMemcpy(ht, dt, bytes, cudaMemcpyDeviceToHost)) != cudaSuccess) {
-                free(ht);
+            sebt_result *hr2 = (sebt_result *)malloc(n * sizeof *hr2);
+            if (!ht || !hr2) {
+                free(ht), free(hr2);
+                e = cudaErrorMemoryAllocation;
                 goto fail;
             }
+            if ((e = cudaGetLastError()) != cudaSuccess
+                || (e = cudaMemcpy(ht, dt, bytes, cudaMemcpyDeviceToHost)) != cudaSuccess
+                || (e = cudaMemcpy(hr2, dr, n * sizeof *hr2, cudaMemcpyDeviceToHost)) != cudaSuccess) {
+                free(ht), free(hr2);
+                goto fail;
+            }
+            for (size_t i = 0; i < n && st == SEBT_OK; i++)
+                if (!same_result(&hr[i], &hr2[i]))
+                    st = cuda_fail(err, SEBT_ERR_INTERNAL,
+                                   "cuda: combo %zu's trades pass gave other results than its metrics pass "
+                                   "(%zu trades, then %zu)", R[q0 + i].index, hr[i].n_trades, hr2[i].n_trades);
+            free(hr2);
             for (size_t i = 0; i < n && st == SEBT_OK; i++) {
                 size_t k = hr[i].n_trades;
                 if (!k)
@@ -374,10 +430,14 @@ static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *d
             free(ht);
         }
     }
+    if (st != SEBT_OK) {
+        sebt_results_free(hr, n);
+        goto done;
+    }
     for (size_t q = q0; q < q1; q++)
         w->results[R[q].index] = hr[q - q0];
-    if (st == SEBT_OK)
-        report_progress(w, n);
+    w->chunks++;
+    report_progress(w, n);
     goto done;
 
 fail:
@@ -403,7 +463,7 @@ static sebt_status run_task(sweep *w, const fast_zbatch *zb, const dev_batch *db
     int32_t a = R[q0].a;
     int32_t si = zb->set_of_atr[a];
     const sebt_k_union *u = &db->du[si];
-    dev_pool pool = { { 0 }, 0 };
+    dev_pool pool = DEV_POOL_EMPTY;
     void *dl, *dv;
     size_t un = (size_t)u->n;
     cudaError_t e;
@@ -422,7 +482,16 @@ static sebt_status run_task(sweep *w, const fast_zbatch *zb, const dev_batch *db
             return cuda_error(err, e, "filling an exit memo");
         }
     }
-    sebt_status st = run_chunk(w, zb, db, &memo, q0, q1, err);
+    /* Chunks sized from what the device has left: params, bitset offsets
+     * and result per combo (the trades pass splits itself if its buffer
+     * does not fit). */
+    size_t per_combo = sizeof(sebt_params) + 4 * sizeof(int64_t) + sizeof(sebt_result) + sizeof(int64_t);
+    size_t chunk = device_budget(w) / per_combo;
+    if (chunk < 1)
+        chunk = 1;
+    sebt_status st = SEBT_OK;
+    for (size_t q = q0; q < q1 && st == SEBT_OK; q += chunk)
+        st = run_chunk(w, zb, db, &memo, q, q + chunk < q1 ? q + chunk : q1, err);
     pool_free(&pool);
     return st;
 }
@@ -460,11 +529,13 @@ static sebt_status cuda_run_batch(const sebt_backend *self, const sebt_series *s
     w.combos = combos;
     w.opts = opts;
     w.results = results;
+    /* On failure every result is freed: none may hold what the caller left. */
+    memset(results, 0, n_combos * sizeof *results);
     st = fast_sweep_begin(s, combos, n_combos, opts, threads, results, &w.fs, err);
     if (st != SEBT_OK)
         return st;
     st = upload_market(&w, err);
-    size_t batches = 0, chunks = 0;
+    size_t batches = 0;
     for (size_t q0 = 0; st == SEBT_OK && q0 < n_combos;) {
         size_t q1, z0, z1;
         fast_sweep_next_batch(&w.fs, q0, &q1, &z0, &z1);
@@ -477,7 +548,6 @@ static sebt_status cuda_run_batch(const sebt_backend *self, const sebt_series *s
         for (size_t k = 0; st == SEBT_OK && k < zb.n_tasks; k++)
             st = run_task(&w, &zb, &db, zb.task_start[k], zb.task_start[k + 1], err);
         batches++;
-        chunks += zb.n_tasks;
         free_batch(&db);
         fast_zbatch_free(&zb);
         q0 = q1;
@@ -492,7 +562,7 @@ static sebt_status cuda_run_batch(const sebt_backend *self, const sebt_series *s
     if (opts && opts->stats) {
         opts->stats->threads_used = 1;
         opts->stats->batches = batches;
-        opts->stats->chunks = chunks;
+        opts->stats->chunks = w.chunks;
     }
     return SEBT_OK;
 }
@@ -568,7 +638,7 @@ static sebt_status cuda_features(const sebt_backend *self, const sebt_series *s,
     if (e != cudaSuccess)
         return cuda_error(err, e, "selecting the device");
     size_t n = s->n, bytes = n * sizeof(double);
-    dev_pool pool = { { 0 }, 0 };
+    dev_pool pool = DEV_POOL_EMPTY;
     void *d[13];
     const double *in[4] = { s->high, s->low, s->close, s->volume };
     for (int k = 0; k < 13 && e == cudaSuccess; k++)

@@ -62,13 +62,17 @@ static sebt_status no_device(sebt_error *err, cudaError_t e, int driver)
     return cuda_fail(err, SEBT_ERR_NODEVICE, "cannot list CUDA devices: %s", cudaGetErrorString(e));
 }
 
+/* What the runtime knows of a device without a context on it: listing
+ * devices must not create a context on every GPU of the machine. */
 static void fill_device(int id, sebt_gpu_device *d)
 {
     cudaDeviceProp p;
     memset(d, 0, sizeof *d);
     d->id = id;
-    if (cudaGetDeviceProperties(&p, id) != cudaSuccess)
+    if (cudaGetDeviceProperties(&p, id) != cudaSuccess) {
+        cudaGetLastError();
         return;
+    }
     snprintf(d->name, sizeof d->name, "%s", p.name);
     d->cc_major = p.major;
     d->cc_minor = p.minor;
@@ -79,9 +83,6 @@ static void fill_device(int id, sebt_gpu_device *d)
     cudaDeviceGetAttribute(&d->mem_clock_khz, cudaDevAttrMemoryClockRate, id);
     /* Double data rate: two transfers per memory clock. */
     d->mem_bandwidth = 2.0 * (double)d->mem_clock_khz * 1e3 * (double)d->mem_bus_bits / 8.0;
-    size_t free_b = 0, total_b = 0;
-    if (cudaSetDevice(id) == cudaSuccess && cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
-        d->mem_free = free_b;
 }
 
 SEBT_CUDA_EXPORT sebt_status sebt_cuda_devices(sebt_gpu_info *info, sebt_error *err)
@@ -91,7 +92,7 @@ SEBT_CUDA_EXPORT sebt_status sebt_cuda_devices(sebt_gpu_info *info, sebt_error *
     /* Host execution lists no device: it must never pass for a GPU (auto
      * never picks it, gpu mode refuses it); `--backend cuda` still runs it. */
     if (CUDA_HOST_EXECUTION)
-        return cuda_fail(err, SEBT_ERR_NODEVICE, "no GPU: the cuda module is %s", CUDA_HOST_EXECUTION_NOTE);
+        return cuda_fail(err, SEBT_ERR_NODEVICE, "the cuda module is %s", CUDA_HOST_EXECUTION_NOTE);
     cudaRuntimeGetVersion(&info->runtime_version);
     cudaDriverGetVersion(&info->driver_version);
     int n = 0;
@@ -109,8 +110,17 @@ SEBT_CUDA_EXPORT sebt_status sebt_cuda_devices(sebt_gpu_info *info, sebt_error *
     sebt_status st = cuda_pick_device(n, &id, err);
     if (st != SEBT_OK)
         return st;
+    /* Only the selected device gets a context: its free memory needs one. */
+    if ((e = cudaSetDevice(id)) != cudaSuccess) {
+        cudaGetLastError();
+        return cuda_fail(err, SEBT_ERR_NODEVICE, "CUDA device %d cannot be used: %s", id, cudaGetErrorString(e));
+    }
+    size_t free_b = 0, total_b = 0;
+    if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
+        info->devices[id].mem_free = free_b;
+    else
+        cudaGetLastError();
     info->selected = id;
-    cudaSetDevice(id);
     return SEBT_OK;
 }
 

@@ -19,11 +19,18 @@
 #include "select.h"
 
 /* The auto model (gpu/README.md "auto"), used until check-gpu --benchmark
- * saves a measured crossover. fast_cpu's per-thread rate is its issue's
- * target (50,000 backtests/s of 150k bars on 2 threads is 3.75e9, rounded
- * down); the GPU is taken to finish one bar-combo per SM per clock; the
- * fixed cost is creating the CUDA context and copying the series. */
-#define MODEL_CPU_BAR_COMBOS_PER_THREAD 2e9
+ * saves a measured crossover. fast_cpu's per-thread rate is its own
+ * measured one: gpu/CMakeLists.txt reads it from the committed benchmark
+ * (bench/results/bench_sweep.json) into SEBT_MODEL_CPU_RATE; without one,
+ * the value that benchmark measured on 2026-11-22 (10,000 combos of the 15m
+ * series on one thread). The GPU is taken to finish one bar-combo per SM
+ * per clock; the fixed cost is creating the CUDA context and copying the
+ * series. */
+#ifdef SEBT_MODEL_CPU_RATE
+#define MODEL_CPU_BAR_COMBOS_PER_THREAD ((double)SEBT_MODEL_CPU_RATE)
+#else
+#define MODEL_CPU_BAR_COMBOS_PER_THREAD 8.56793e9
+#endif
 #define MODEL_GPU_BAR_COMBOS_PER_SM_CYCLE 1.0
 #define MODEL_GPU_FIXED_SECONDS 0.25
 
@@ -148,8 +155,8 @@ int cli_crossover_for(const char *cmd, const sebt_gpu_device *d, int cpu_threads
                           ? MODEL_GPU_FIXED_SECONDS / (1.0 / cpu_rate - 1.0 / gpu_rate)
                           : INFINITY;
     snprintf(out->source, sizeof out->source,
-             "model: %d SMs x %.2f GHz vs %d CPU threads%s%s%s", d->multiprocessors, d->clock_khz * 1e-6,
-             cpu_threads, device[0] && rc == 0 ? "; the saved crossover is for " : "",
+             "model: %d SMs x %.2f GHz vs %d CPU threads at %.3g bar-combos/s each (fast_cpu's measured rate)%s%s%s",
+             d->multiprocessors, d->clock_khz * 1e-6, cpu_threads, MODEL_CPU_BAR_COMBOS_PER_THREAD, device[0] && rc == 0 ? "; the saved crossover is for " : "",
              device[0] && rc == 0 ? device : "", "; run 'sebt check-gpu --benchmark --save' to measure");
     return CLI_EXIT_OK;
 }

@@ -28,8 +28,6 @@
 #include <sanitizer/asan_interface.h>
 #endif
 
-thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
-
 namespace sebt_host {
 
 /* Uninitialised device memory reads as this: a NaN as a double, a huge

@@ -105,7 +105,9 @@ typedef dim3 uint3;
 
 #define SEBT_CUDA_HOST_API __attribute__((visibility("hidden")))
 
-extern thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
+/* Inline and constant-initialised: every file reads the launching CPU
+ * thread's own copy directly (no TLS wrapper call). */
+inline thread_local dim3 threadIdx, blockIdx, blockDim, gridDim;
 constexpr int warpSize = 32;
 
 SEBT_CUDA_HOST_API cudaError_t cudaMalloc(void **ptr, size_t bytes);

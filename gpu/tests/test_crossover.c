@@ -1,11 +1,11 @@
 /* The auto crossover (core/cli/select.c) without a device: the model from a
  * device's SM count and clock, the saved file, and its errors. The expected
  * numbers are worked out from the model in gpu/README.md:
- *   W* = 0.25 / (1/(T * 2e9) - 1/(SMs * clock * 1))
- * H100 SXM, 132 SMs at 1.98 GHz, T = 16:  0.25 / (1/3.2e10 - 1/2.6136e11)
- *                                        = 9.116149e9
- * A100, 108 SMs at 1.41 GHz, T = 2:      0.25 / (1/4e9 - 1/1.5228e11)
- *                                        = 1.026976e9 */
+ *   W* = 0.25 / (1/(T * r) - 1/(SMs * clock * 1))
+ * with r fast_cpu's measured rate per thread (SEBT_MODEL_CPU_RATE, from
+ * bench/results/bench_sweep.json; 8.56793e9 when the build found none):
+ * H100 SXM, 132 SMs at 1.98 GHz, T = 16, r = 8.56793e9:
+ *   0.25 / (1/1.37087e11 - 1/2.6136e11) = 7.20771856e10 */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -53,6 +53,16 @@ static void write_file(const char *text)
     fclose(f);
 }
 
+#ifndef SEBT_MODEL_CPU_RATE
+#define SEBT_MODEL_CPU_RATE 8.56793e9
+#endif
+
+static double model(int sms, double ghz, int threads)
+{
+    double c = threads * (double)SEBT_MODEL_CPU_RATE, g = sms * ghz * 1e9;
+    return g > c ? 0.25 / (1.0 / c - 1.0 / g) : INFINITY;
+}
+
 static void expect_near(double got, double want)
 {
     cr_assert(fabs(got - want) <= 1e-6 * want, "got %.9g, want %.9g", got, want);
@@ -64,18 +74,21 @@ Test(crossover, model_without_a_file)
     sebt_gpu_device h100 = device("NVIDIA H100 80GB HBM3", 132, 1980000);
     cr_assert_eq(cli_crossover_for("test", &h100, 16, &x), 0);
     cr_assert(!x.measured);
-    expect_near(x.bar_combos, 9.116149285e9);
+    expect_near(x.bar_combos, model(132, 1.98, 16));
     cr_assert_not_null(strstr(x.source, "model: 132 SMs x 1.98 GHz vs 16 CPU threads"), "%s", x.source);
+    cr_assert_not_null(strstr(x.source, "fast_cpu's measured rate"), "%s", x.source);
+    if (SEBT_MODEL_CPU_RATE == 8.56793e9)
+        expect_near(x.bar_combos, 7.20771856e10);   /* by hand, above */
 
     sebt_gpu_device a100 = device("NVIDIA A100", 108, 1410000);
     cr_assert_eq(cli_crossover_for("test", &a100, 2, &x), 0);
-    expect_near(x.bar_combos, 1.026975991e9);
+    expect_near(x.bar_combos, model(108, 1.41, 2));
 }
 
 Test(crossover, model_says_never_when_the_gpu_is_slower)
 {
     cli_crossover x;
-    sebt_gpu_device tiny = device("tiny", 1, 1000000); /* 1e9 bar-combos/s < 16 x 2e9 */
+    sebt_gpu_device tiny = device("tiny", 1, 1000000); /* 1e9 bar-combos/s < 16 x r */
     cr_assert_eq(cli_crossover_for("test", &tiny, 16, &x), 0);
     cr_assert(isinf(x.bar_combos));
 }
@@ -104,7 +117,7 @@ Test(crossover, saved_value_for_another_device_is_not_used)
     sebt_gpu_device h100 = device("NVIDIA H100 80GB HBM3", 132, 1980000);
     cr_assert_eq(cli_crossover_for("test", &h100, 16, &x), 0);
     cr_assert(!x.measured);
-    expect_near(x.bar_combos, 9.116149285e9);
+    expect_near(x.bar_combos, model(132, 1.98, 16));
     cr_assert_not_null(strstr(x.source, "the saved crossover is for NVIDIA H200"), "%s", x.source);
 }
 
