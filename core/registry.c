@@ -1,10 +1,13 @@
 #include <dlfcn.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "sebt/backends.h"
 #include "sebt/gpu.h"
+#include "sebt/plugin.h"
 #include "sebt/sebt.h"
 
 /* The cuda backend lives in libsebt_cuda.so, opened only when asked for by
@@ -85,9 +88,111 @@ sebt_status sebt_gpu_query(sebt_gpu_info *info, sebt_error *err)
     return devices_fn(info, err);
 }
 
+/* ---- plugins ------------------------------------------------------------ */
+
+/* Plugins stay loaded for the life of the process, like the cuda module:
+ * their tables are handed out as plain pointers, and a plugin that wraps a
+ * CUDA runtime would not survive being unloaded either. */
+#define MAX_PLUGINS 16
+static struct {
+    char path[PATH_MAX];
+    const sebt_backend *backend;
+} plugins[MAX_PLUGINS];
+static size_t n_plugins;
+
+bool sebt_backend_is_path(const char *value)
+{
+    if (!value)
+        return false;
+    size_t n = strlen(value);
+    return strchr(value, '/') != NULL || (n > 3 && strcmp(value + n - 3, ".so") == 0);
+}
+
+const char *sebt_backend_selector(const sebt_backend *b)
+{
+    for (size_t i = 0; i < n_plugins; i++)
+        if (plugins[i].backend == b)
+            return plugins[i].path;
+    return b && b->name ? b->name : "";
+}
+
+/* What backend.h promises callers about a table; a plugin that breaks it
+ * would crash sebt later, far from the cause. */
+static sebt_status check_table(const char *path, const sebt_backend *b, sebt_error *err)
+{
+    if (!b->name || !b->name[0])
+        return sebt_fail(err, SEBT_ERR_USAGE, "plugin %s: its backend table has no name", path);
+    if (!b->features || !b->run_batch)
+        return sebt_fail(err, SEBT_ERR_USAGE, "plugin %s: backend '%s' has a null %s function", path,
+                         b->name, !b->features ? "features" : "run_batch");
+    if (b->contract.kind == SEBT_CONTRACT_EXACT) {
+        if (b->contract.tol != 0)
+            return sebt_fail(err, SEBT_ERR_USAGE, "plugin %s: backend '%s' declares an exact contract "
+                             "with tol %g (exact means tol 0)", path, b->name, b->contract.tol);
+    } else if (b->contract.kind == SEBT_CONTRACT_TOLERANT) {
+        if (!(b->contract.tol > 0 && b->contract.tol < 1))
+            return sebt_fail(err, SEBT_ERR_USAGE, "plugin %s: backend '%s' declares a tolerant contract "
+                             "with tol %g (expected 0 < tol < 1)", path, b->name, b->contract.tol);
+    } else {
+        return sebt_fail(err, SEBT_ERR_USAGE, "plugin %s: backend '%s' declares an unknown contract kind %d",
+                         path, b->name, (int)b->contract.kind);
+    }
+    return SEBT_OK;
+}
+
+sebt_status sebt_plugin_open(const char *value, const sebt_backend **out, sebt_error *err)
+{
+    *out = NULL;
+    /* "libmine.so" means the file here, not a search of the loader's path:
+     * that is what a person typing it expects, and what a replay needs. */
+    char given[PATH_MAX + 2];
+    snprintf(given, sizeof given, "%s%s", strchr(value, '/') ? "" : "./", value);
+    char path[PATH_MAX];
+    struct stat st;
+    if (stat(given, &st) != 0 || !realpath(given, path))
+        return sebt_fail(err, SEBT_ERR_USAGE, "plugin %s: no such file (a --backend value with '/' or "
+                         "ending in .so is the path of a plugin)", value);
+    if (!S_ISREG(st.st_mode))
+        return sebt_fail(err, SEBT_ERR_USAGE, "plugin %s: not a regular file", value);
+    for (size_t i = 0; i < n_plugins; i++)
+        if (strcmp(plugins[i].path, path) == 0) {
+            *out = plugins[i].backend;
+            return SEBT_OK;
+        }
+    if (n_plugins == MAX_PLUGINS)
+        return sebt_fail(err, SEBT_ERR_USAGE, "plugin %s: more than %d plugins in one process", path,
+                         MAX_PLUGINS);
+    void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!handle)
+        return sebt_fail(err, SEBT_ERR_USAGE, "plugin %s: cannot load it: %s", path, dlerror());
+    void *sym = dlsym(handle, SEBT_PLUGIN_SYMBOL);
+    if (!sym)
+        return sebt_fail(err, SEBT_ERR_USAGE, "plugin %s: it does not export %s(), the entry point of a "
+                         "sebt plugin (include/sebt/plugin.h)", path, SEBT_PLUGIN_SYMBOL);
+    sebt_backend_plugin_fn entry;
+    memcpy(&entry, &sym, sizeof entry);
+    sebt_error perr = { 0 };
+    const sebt_backend *b = entry(SEBT_PLUGIN_ABI_VERSION, &perr);
+    if (!b) {
+        sebt_status code = perr.code == SEBT_OK ? SEBT_ERR_USAGE : perr.code;
+        return sebt_fail(err, code, "plugin %s refused to load: %s", path,
+                         perr.msg[0] ? perr.msg : "it returned no backend and no reason");
+    }
+    sebt_status rc = check_table(path, b, err);
+    if (rc != SEBT_OK)
+        return rc;
+    snprintf(plugins[n_plugins].path, sizeof plugins[n_plugins].path, "%s", path);
+    plugins[n_plugins].backend = b;
+    n_plugins++;
+    *out = b;
+    return SEBT_OK;
+}
+
 sebt_status sebt_backend_get(const char *name, const sebt_backend **out, sebt_error *err)
 {
     *out = NULL;
+    if (sebt_backend_is_path(name))
+        return sebt_plugin_open(name, out, err);
     if (strcmp(name, "reference") == 0) {
         *out = &sebt_reference_backend;
         return SEBT_OK;
@@ -98,5 +203,6 @@ sebt_status sebt_backend_get(const char *name, const sebt_backend **out, sebt_er
     }
     if (strcmp(name, "cuda") == 0)
         return open_cuda(out, err);
-    return sebt_fail(err, SEBT_ERR_USAGE, "unknown backend '%s' (valid: reference, fast_cpu, cuda)", name);
+    return sebt_fail(err, SEBT_ERR_USAGE, "unknown backend '%s' (valid: reference, fast_cpu, cuda, "
+                     "or the path of a plugin: ./libmine.so)", name);
 }

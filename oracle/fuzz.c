@@ -588,7 +588,7 @@ sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opt
         int used = snprintf(note, sizeof note,
                             "Found by `sebt fuzz --backend %s --seed %llu%s` at %s %llu (%s), shrunk from "
                             "%zu to %zu bars and from %zu to %zu combos.\nDivergence: %s at bar %lld: %s\n",
-                            cand->name, (unsigned long long)opts->seed, opts->stream ? " (stream)" : "",
+                            sebt_backend_selector(cand), (unsigned long long)opts->seed, opts->stream ? " (stream)" : "",
                             rep->found_big ? "big case" : "case", (unsigned long long)rep->found_iteration,
                             rep->shape, rep->original_bars, rep->repro.n, rep->original_combos,
                             rep->repro_n_combos, rep->divergence.what, (long long)rep->divergence.bar,

@@ -27,6 +27,7 @@ int cli_cmd_parity(int argc, char **argv);
 int cli_cmd_fuzz(int argc, char **argv);
 int cli_cmd_report(int argc, char **argv);
 int cli_cmd_check_gpu(int argc, char **argv);
+int cli_cmd_validate(int argc, char **argv);
 
 /* "sebt CMD: error: MESSAGE\nTry 'sebt help CMD'." on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) SEBT_PRINTF(2, 3);
@@ -45,6 +46,12 @@ int cli_load_series(const char *cmd, const char *path, bool lenient, bool fill_g
  * size of the work, for auto. Prints and returns the exit code on failure. */
 int cli_select_backend(const char *cmd, const char *flag_value, size_t bars, size_t combos,
                        const sebt_backend **out);
+
+/* Installs handlers that print, should plugin b crash the process, which
+ * plugin it was (name and path) before the process dies of the signal. */
+void cli_note_plugin_crashes(const char *cmd, const sebt_backend *b);
+/* "exact" or "tolerant(TOL)". */
+void cli_contract_text(const sebt_contract *c, char *buf, size_t n);
 
 /* Output files are atomic (include/sebt/outfile.h): every command that
  * writes a file goes through these three.
@@ -168,6 +175,31 @@ typedef struct {
  * (0 after --help, 2 after a usage or parameter error, already printed). */
 int cli_parse_combo_args(int argc, char **argv, bool allow_format, const char *usage,
                          cli_combo_args *out);
+
+/* ---- JUnit XML reports (core/cli/junit.c) ------------------------------ */
+typedef enum {
+    CLI_JUNIT_PASSED = 0,
+    CLI_JUNIT_FAILURE = 1,   /* a check found a problem */
+    CLI_JUNIT_ERROR = 2,     /* it could not run, or the backend crashed */
+    CLI_JUNIT_SKIPPED = 3
+} cli_junit_outcome;
+typedef struct {
+    const char *classname;   /* "sebt.validate.parity" */
+    const char *name;        /* the data set or fixture */
+    double seconds;
+    cli_junit_outcome outcome;
+    const char *message;     /* one line, for failures, errors and skips */
+    const char *text;        /* the divergence and the replay command; may be NULL */
+    const char *output;      /* <system-out>; may be NULL */
+} cli_junit_case;
+/* Writes FILE atomically; prints and returns 2 when it cannot, else 0. */
+int cli_junit_write(const char *cmd, const char *path, const char *suite, const cli_junit_case *cases,
+                    size_t n);
+
+/* Where the bundled data lie: SEBT_SHARE_DIR, else PREFIX/share/sebt next to
+ * an installed sebt, else the source tree. fixtures receives the folder
+ * holding data/ and regressions/, combos the parity combos file. */
+void cli_share_paths(char *fixtures, size_t fsize, char *combos, size_t csize);
 
 /* ---- the oracle's commands, parity and fuzz (core/cli/cmd_parity.c) ----- */
 /* Like cli_select_backend, and also "mutant:NAME" (the oracle's test

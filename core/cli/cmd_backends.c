@@ -5,29 +5,71 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sebt/plugin.h"
 
 static const char usage[] =
-    "usage: sebt backends [--format text|json]\n"
+    "usage: sebt backends [--backend NAME|PATH] [--format text|json]\n"
     "\n"
     "The backends built into this binary, their parity contract against the\n"
     "reference (exact, or tolerant(tol)) and a description; a backend that\n"
     "cannot be opened here is listed as unavailable, with the reason.\n"
     "\n"
+    "  --backend X    show only X: a built-in name, or the path of a plugin\n"
+    "                 (./libmine.so); a plugin that cannot be loaded is an error\n"
     "  --format FMT   text (default) or json\n"
     "  -h, --help     this help\n";
 
-static void contract_text(const sebt_contract *c, char *buf, size_t n)
+/* One plugin, or one built-in by name: its table as the registry opens it. */
+static int show_one(const char *cmd, const char *value, bool json)
 {
-    if (c->kind == SEBT_CONTRACT_EXACT)
-        snprintf(buf, n, "exact");
-    else
-        snprintf(buf, n, "tolerant(%g)", c->tol);
+    const sebt_backend *b = NULL;
+    sebt_error err = { 0 };
+    if (sebt_backend_get(value, &b, &err) != SEBT_OK) {
+        if (!sebt_backend_is_path(value) && err.code != SEBT_ERR_USAGE && !json) {
+            /* A built-in that cannot open here is an answer, as in the list. */
+            printf("%-10s  %-16s  %s\n", value, "unavailable", err.msg);
+            return CLI_EXIT_OK;
+        }
+        return cli_report_error(cmd, &err);
+    }
+    bool plugin = sebt_backend_is_path(value);
+    char contract[64];
+    cli_contract_text(&b->contract, contract, sizeof contract);
+    if (json) {
+        cli_json j;
+        cli_json_init(&j, stdout, 2);
+        cli_json_begin_object(&j, NULL);
+        cli_json_begin_array(&j, "backends");
+        cli_json_begin_object(&j, NULL);
+        cli_json_string(&j, "name", b->name);
+        cli_json_bool(&j, "available", true);
+        cli_json_string(&j, "contract", b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
+        cli_json_double(&j, "tol", b->contract.tol);
+        cli_json_string(&j, "description", b->description ? b->description : "");
+        if (plugin) {
+            cli_json_string(&j, "plugin", sebt_backend_selector(b));
+            cli_json_int(&j, "abi", SEBT_PLUGIN_ABI_VERSION);
+        } else {
+            cli_json_null(&j, "plugin");
+        }
+        cli_json_end_object(&j);
+        cli_json_end_array(&j);
+        cli_json_end_object(&j);
+        cli_json_finish(&j);
+    } else {
+        printf("%-10s  %-16s  %s\n", "name", "contract", "description");
+        printf("%-10s  %-16s  %s\n", b->name, contract, b->description ? b->description : "");
+        if (plugin)
+            printf("plugin: %s (ABI %d)\n", sebt_backend_selector(b), SEBT_PLUGIN_ABI_VERSION);
+    }
+    return cli_close_output(stdout) ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 }
 
 int cli_cmd_backends(int argc, char **argv)
 {
     const char *cmd = argv[0];
     bool json = false;
+    const char *only = NULL;
     for (int i = 1; i < argc; i++) {
         const char *value = NULL;
         bool missing = false;
@@ -43,12 +85,18 @@ int cli_cmd_backends(int argc, char **argv)
                 json = false;
             else
                 return cli_usage_error(cmd, "--format %s: expected text or json", value);
+        } else if (cli_opt_value(argc, argv, &i, "--backend", &value, &missing)) {
+            if (missing)
+                return cli_usage_error(cmd, "--backend needs a NAME or the PATH of a plugin");
+            only = value;
         } else if (argv[i][0] == '-') {
             return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
         } else {
             return cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
         }
     }
+    if (only)
+        return show_one(cmd, only, json);
 
     cli_json j;
     if (json) {
@@ -66,7 +114,7 @@ int cli_cmd_backends(int argc, char **argv)
         bool ok = sebt_backend_get(name, &b, &err) == SEBT_OK && b;
         char contract[64] = "unavailable";
         if (ok)
-            contract_text(&b->contract, contract, sizeof contract);
+            cli_contract_text(&b->contract, contract, sizeof contract);
         const char *about = ok ? (b->description ? b->description : "") : err.msg;
         if (json) {
             cli_json_begin_object(&j, NULL);

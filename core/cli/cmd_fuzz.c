@@ -441,7 +441,7 @@ static int fuzz_one(const fuzz_args *a)
                 print_series(stdout, &r.repro);
             if (r.saved_path[0]) {
                 printf("saved to %s\nreplay: sebt run --backend %s --data %s/series.csv", r.saved_path,
-                       b->name, r.saved_path);
+                       sebt_backend_selector(b), r.saved_path);
                 print_params(stdout, &r.repro_params);
                 printf("\n");
             }

@@ -20,6 +20,7 @@ static const struct {
     { "merge", cli_cmd_merge, "join the shard files of `sweep --shard` into the whole sweep's output", false },
     { "parity", cli_cmd_parity, "check a backend against the reference on real data", false },
     { "fuzz", cli_cmd_fuzz, "differential fuzzing of a backend against the reference", true },
+    { "validate", cli_cmd_validate, "the release gate for one backend or plugin: replay, parity, fuzz, speed", false },
     { "report", cli_cmd_report, "benchmark and write a performance report", false },
     { "check-gpu", cli_cmd_check_gpu, "the GPUs this process can use and what each mode would pick", false },
 };

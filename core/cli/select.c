@@ -6,10 +6,12 @@
  *   auto  cuda when a device is usable and bars x combos reaches the
  *         crossover, else fast_cpu; one line on stderr says which and why
  *
- * and any registered backend by name (reference, fast_cpu, cuda). */
+ * and any registered backend by name (reference, fast_cpu, cuda), or the
+ * path of a plugin (include/sebt/plugin.h): a value with '/' or ending in .so. */
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +198,52 @@ static void dump_maps(void)
     fclose(f);
 }
 
+/* A plugin is outside code: when it crashes, say so and name it before the
+ * process dies, so the crash is not taken for a fault of sebt or for a
+ * divergence. Only async-signal-safe calls (write, sigaction, raise). */
+static char crash_note[1024];
+static size_t crash_note_len;
+
+static void on_fatal_signal(int sig)
+{
+    static const char *const names[] = { [SIGSEGV] = "SIGSEGV", [SIGBUS] = "SIGBUS", [SIGFPE] = "SIGFPE",
+                                         [SIGILL] = "SIGILL", [SIGABRT] = "SIGABRT" };
+    const char *name = sig >= 0 && sig < (int)(sizeof names / sizeof names[0]) && names[sig] ? names[sig] : "a signal";
+    ssize_t w = write(2, crash_note, crash_note_len);
+    w = write(2, name, strlen(name));
+    w = write(2, "\n", 1);
+    (void)w;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void cli_note_plugin_crashes(const char *cmd, const sebt_backend *b)
+{
+    snprintf(crash_note, sizeof crash_note, "sebt %s: error: the plugin backend '%s' (%s) crashed: ", cmd,
+             b->name, sebt_backend_selector(b));
+    crash_note_len = strlen(crash_note);
+    /* An alternate stack, so a stack overflow in the plugin is reported too. */
+    static char altstack[64 * 1024];
+    stack_t ss = { .ss_sp = altstack, .ss_size = sizeof altstack, .ss_flags = 0 };
+    sigaltstack(&ss, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_fatal_signal;
+    sa.sa_flags = SA_ONSTACK | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+        sigaction(sigs[i], &sa, NULL);
+}
+
+void cli_contract_text(const sebt_contract *c, char *buf, size_t n)
+{
+    if (c->kind == SEBT_CONTRACT_EXACT)
+        snprintf(buf, n, "exact");
+    else
+        snprintf(buf, n, "tolerant(%g)", c->tol);
+}
+
 static bool is_mode(const char *s)
 {
     return strcmp(s, "cpu") == 0 || strcmp(s, "gpu") == 0 || strcmp(s, "auto") == 0;
@@ -228,13 +276,28 @@ int cli_select_backend(const char *cmd, const char *flag_value, size_t bars, siz
         choice = "cpu";
         source = "default";
     }
+    if (sebt_backend_is_path(choice)) {
+        sebt_error err = { 0 };
+        if (sebt_backend_get(choice, out, &err) != SEBT_OK) {
+            fprintf(stderr, "sebt %s: error: %s%s%s: %s\n", cmd, source, strcmp(source, "--backend") == 0 ? " " : "=",
+                    choice, err.msg);
+            return cli_exit_code_for(err.code);
+        }
+        char contract[64];
+        cli_contract_text(&(*out)->contract, contract, sizeof contract);
+        fprintf(stderr, "sebt %s: backend %s (%s) from plugin %s\n", cmd, (*out)->name, contract,
+                sebt_backend_selector(*out));
+        cli_note_plugin_crashes(cmd, *out);
+        return CLI_EXIT_OK;
+    }
     if (!is_mode(choice) && !is_backend_name(choice)) {
         char names[256] = "";
         for (size_t i = 0; i < sebt_backend_count(); i++) {
             strncat(names, ", ", sizeof names - strlen(names) - 1);
             strncat(names, sebt_backend_name_at(i), sizeof names - strlen(names) - 1);
         }
-        return cli_usage_error(cmd, "%s%s'%s': unknown backend (valid: cpu, gpu, auto%s)",
+        return cli_usage_error(cmd, "%s%s'%s': unknown backend (valid: cpu, gpu, auto%s, or the path "
+                               "of a plugin such as ./libmine.so)",
                                source, strcmp(source, "--backend") == 0 ? " " : "=", choice, names);
     }
 

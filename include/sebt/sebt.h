@@ -106,6 +106,17 @@ const char *sebt_backend_name_at(size_t i);
  * a message that lists the valid ones. */
 sebt_status sebt_backend_get(const char *name, const sebt_backend **out, sebt_error *err);
 
+/* A backend value that names a plugin: it contains '/' or ends in ".so". */
+bool sebt_backend_is_path(const char *value);
+/* Opens the plugin at path (include/sebt/plugin.h), once per process: an
+ * ABI mismatch, a missing entry point or a malformed table is an error
+ * (SEBT_ERR_USAGE) naming the path; SEBT_ERR_NODEVICE when the plugin says
+ * it has no device. sebt_backend_get does this for path values. */
+sebt_status sebt_plugin_open(const char *path, const sebt_backend **out, sebt_error *err);
+/* What to pass to --backend to get b again: a plugin's absolute path, else
+ * its name. Reproducer commands print this, so they work when pasted. */
+const char *sebt_backend_selector(const sebt_backend *b);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,1094 @@
+/* `sebt validate`: the release gate for one backend, one command.
+ *
+ * Stages, each a list of checks (one JUnit testcase each):
+ *   replay        every fixture of fixtures/regressions
+ *   parity        every bundled real series, plain and gap-filled, with the
+ *                 parity combos; counts the candidate's trades
+ *   fuzz          generated cases for --time seconds, in rounds of
+ *                 FUZZ_ROUND cases with their own seeds and thread counts
+ *   anti-vacuity  the same harness catches every mutant in this run, and
+ *                 the candidate produced trades on real data
+ *   speed         a fixed sweep against fast_cpu (reported; gated only
+ *                 with --min-speedup)
+ *
+ * Every check runs in a child process (fork) that writes its outcome into
+ * shared memory: a backend that crashes takes down the child only, and the
+ * crash is reported as such, with the command that reproduces it, never as
+ * a divergence. The parent runs no backend code (in particular no OpenMP
+ * before a fork). */
+#include <dirent.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "select.h"
+
+/* Messages and commands are built in fixed buffers that live in shared
+ * memory; one that would not fit (a path of thousands of characters) is
+ * cut, never overflowed, which is what this warning is about. */
+#pragma GCC diagnostic ignored "-Wformat-truncation"
+#include "sebt/grid.h"
+
+#define FUZZ_ROUND 1500        /* cases per fuzz round: long enough to reach big cases */
+#define MUTANT_CASES 2000      /* a mutant not caught within this many is a harness failure */
+#define SPEED_REPEATS 3
+#define SPEED_SLOW_S 1.0
+#define MAX_DATA 32
+#define MAX_CHECKS 512
+
+static const char usage_text[] =
+    "usage: sebt validate --backend NAME|PATH [--time SECONDS] [--seed S] [--threads N]\n"
+    "                     [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR]\n"
+    "                     [--format text|json] [--junit FILE] [--markdown FILE]\n"
+    "       sebt validate --backend NAME|PATH --replay FIXTURE_DIR\n"
+    "\n"
+    "The release gate for one backend: a built-in one (fast_cpu, cuda) or a plugin\n"
+    "(a path: ./libmine.so). In one run it\n"
+    "  replays every fixture of fixtures/regressions against the reference,\n"
+    "  checks parity on every bundled real series, plain and gap-filled, with the\n"
+    "    parity combos (exact: bit for bit; tolerant: within tol, ties adjudicated),\n"
+    "  fuzzes it for --time seconds (series up to thousands of bars, up to 6 combos a\n"
+    "    batch, 1 to N threads), shrinking a divergence to a small reproducer,\n"
+    "  proves the harness is not vacuous: every mutant (planted bug) is caught in this\n"
+    "    run, and the backend produced trades on real data,\n"
+    "  times a fixed sweep against fast_cpu (reported; a gate only with --min-speedup).\n"
+    "Each check runs in a child process: a crash is reported as a crash, with the\n"
+    "command that reproduces it.\n"
+    "\n"
+    "  --backend X        fast_cpu, cuda, reference, or the path of a plugin\n"
+    "  --time SECONDS     fuzz budget (default 120)\n"
+    "  --seed S           first fuzz seed (default 1); round k uses seed S+k\n"
+    "  --threads N        most threads given to the backend (default: OMP_NUM_THREADS or\n"
+    "                     all cores); fuzz rounds cycle 1, 2, ..., N\n"
+    "  --data FILE        check parity on FILE instead of the bundled series (repeatable)\n"
+    "  --min-speedup X    fail unless the backend is at least X times fast_cpu's speed\n"
+    "  --no-speed         skip the speed stage\n"
+    "  --save DIR         where a fuzz reproducer is written (default ./sebt-validate)\n"
+    "  --replay DIR       only replay this fixture folder (what a failure tells you to run)\n"
+    "  --format FMT       text (default) or json, on stdout\n"
+    "  --junit FILE       JUnit XML: one testcase per stage and data set\n"
+    "  --markdown FILE    a summary for a CI job page (GitHub's $GITHUB_STEP_SUMMARY)\n"
+    "  -h, --help         this help\n"
+    "\n"
+    "Environment: SEBT_SHARE_DIR, the folder holding fixtures/ and parity-combos.csv\n"
+    "(default: PREFIX/share/sebt beside an installed sebt, else the source tree).\n"
+    "\n"
+    "Exit codes: 0 every check passed, 1 a check failed (divergence, crash, mutant\n"
+    "missed, no trades, too slow), 2 bad usage, bad input or a plugin that does not\n"
+    "load, 3 the backend needs a GPU and none is usable.\n";
+
+typedef struct {
+    const char *backend;
+    double time_s;
+    uint64_t seed;
+    int threads;
+    const char *data[MAX_DATA];
+    size_t n_data;
+    double min_speedup;
+    bool no_speed;
+    const char *save_dir;
+    const char *replay;
+    bool json;
+    const char *junit;
+    const char *markdown;
+} validate_args;
+
+/* ---- one check, run in a child ------------------------------------------- */
+
+typedef enum { V_PASS, V_FAIL, V_ERROR, V_SKIP, V_CRASH } v_status;
+static const char *const status_names[] = { "pass", "fail", "error", "skipped", "crash" };
+
+/* What a child reports; lives in shared memory so it survives the child. */
+typedef struct {
+    v_status status;
+    sebt_status err_code;
+    char message[512];       /* one line */
+    char detail[4096];       /* the divergence, for people */
+    char replay[2048];       /* a command that reproduces the failure */
+    double seconds;
+    uint64_t combos, ties, cases, trades, bars;
+    double value[4];         /* speed: candidate s, fast_cpu s, speedup */
+    uint64_t at_seed, at_case;   /* fuzz: the case running (for a crash) */
+    bool written;            /* the child got as far as an outcome */
+} v_outcome;
+
+typedef struct {
+    const char *stage;       /* replay, parity, fuzz, anti-vacuity, speed */
+    char name[512];
+    v_outcome out;
+} v_check;
+
+typedef struct {
+    const validate_args *a;
+    const sebt_backend *cand;
+    const char *sel;         /* what --backend must say to get cand again */
+    char fixtures[PATH_MAX];
+    char combos_path[PATH_MAX];
+    sebt_params *combos;
+    size_t n_combos;
+    v_check *checks;
+    size_t n_checks;
+} v_ctx;
+
+typedef void (*v_fn)(v_ctx *c, const void *arg, v_outcome *out);
+
+static const char *signal_name(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return "SIGSEGV (invalid memory access)";
+    case SIGBUS: return "SIGBUS";
+    case SIGFPE: return "SIGFPE (arithmetic fault)";
+    case SIGILL: return "SIGILL (illegal instruction)";
+    case SIGABRT: return "SIGABRT (abort)";
+    case SIGKILL: return "SIGKILL (killed, out of memory?)";
+    default: return "a signal";
+    }
+}
+
+/* Runs fn in a child; a crash becomes V_CRASH with the signal named. */
+static void run_isolated(v_ctx *c, v_fn fn, const void *arg, v_check *check)
+{
+    v_outcome *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shared == MAP_FAILED) {
+        check->out.status = V_ERROR;
+        snprintf(check->out.message, sizeof check->out.message, "cannot map memory for a child process");
+        return;
+    }
+    memset(shared, 0, sizeof *shared);
+    fflush(NULL);
+    double t0 = cli_now();
+    pid_t pid = fork();
+    if (pid == 0) {
+        fn(c, arg, shared);
+        shared->written = true;
+        /* _exit: no atexit handlers of the parent's, no stdio flushed twice. */
+        _exit(0);
+    }
+    int wst = 0;
+    if (pid < 0 || waitpid(pid, &wst, 0) < 0) {
+        check->out.status = V_ERROR;
+        snprintf(check->out.message, sizeof check->out.message, "cannot start a child process");
+        munmap(shared, sizeof *shared);
+        return;
+    }
+    check->out = *shared;
+    check->out.seconds = cli_now() - t0;
+    munmap(shared, sizeof *shared);
+    if (WIFSIGNALED(wst)) {
+        check->out.status = V_CRASH;
+        snprintf(check->out.message, sizeof check->out.message, "the backend %s crashed with %s",
+                 c->cand->name, signal_name(WTERMSIG(wst)));
+    } else if (!check->out.written) {
+        check->out.status = V_CRASH;
+        snprintf(check->out.message, sizeof check->out.message,
+                 "the backend %s ended the process (exit status %d) instead of returning", c->cand->name,
+                 WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+    }
+}
+
+static v_check *add_check(v_ctx *c, const char *stage, const char *fmt, ...) SEBT_PRINTF(3, 4);
+static v_check *add_check(v_ctx *c, const char *stage, const char *fmt, ...)
+{
+    if (c->n_checks == MAX_CHECKS)
+        return NULL;
+    v_check *k = &c->checks[c->n_checks++];
+    memset(k, 0, sizeof *k);
+    k->stage = stage;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(k->name, sizeof k->name, fmt, ap);
+    va_end(ap);
+    return k;
+}
+
+static void set_error(v_outcome *o, const sebt_error *err)
+{
+    o->status = V_ERROR;
+    o->err_code = err->code;
+    snprintf(o->message, sizeof o->message, "%s", err->msg);
+}
+
+static void set_divergence(v_outcome *o, const sebt_oracle_report *r)
+{
+    o->status = V_FAIL;
+    if (r->n_details) {
+        const sebt_divergence *d = &r->details[0];
+        snprintf(o->message, sizeof o->message, "%zu of %zu combos diverge; first: combo %zu, %s at bar %" PRId64,
+                 r->combos_diverged, r->combos_checked, d->combo, d->what, d->bar);
+        sebt_divergence_text(d, o->detail, sizeof o->detail);
+    } else {
+        snprintf(o->message, sizeof o->message, "%zu of %zu combos diverge", r->combos_diverged,
+                 r->combos_checked);
+    }
+}
+
+static int cand_threads(const v_ctx *c) { return c->a->threads; }
+
+/* ---- replay ------------------------------------------------------------------ */
+
+static void do_replay(v_ctx *c, const void *arg, v_outcome *o)
+{
+    const char *dir = arg;
+    sebt_fixture f;
+    sebt_error err = { 0 };
+    if (sebt_fixture_read(dir, &f, &err) != SEBT_OK) {
+        set_error(o, &err);
+        return;
+    }
+    sebt_oracle_opts opts = { .threads = cand_threads(c) };
+    sebt_oracle_report r;
+    if (sebt_oracle_check(c->cand, &f.series, &f.params, 1, &opts, &r, &err) != SEBT_OK) {
+        set_error(o, &err);
+    } else {
+        o->combos = r.combos_checked;
+        o->ties = r.ties;
+        o->bars = f.series.n;
+        if (r.combos_diverged)
+            set_divergence(o, &r);
+        else
+            o->status = V_PASS;
+    }
+    sebt_fixture_free(&f);
+}
+
+/* ---- parity ------------------------------------------------------------------ */
+
+typedef struct {
+    const char *path;
+    bool fill_gaps;
+} parity_arg;
+
+static void do_parity(v_ctx *c, const void *varg, v_outcome *o)
+{
+    const parity_arg *pa = varg;
+    sebt_series s;
+    sebt_error err = { 0 };
+    sebt_load_opts lo = { .fill_gaps = pa->fill_gaps };
+    if (sebt_load_csv(pa->path, &lo, &s, &err) != SEBT_OK) {
+        set_error(o, &err);
+        return;
+    }
+    o->bars = s.n;
+    sebt_oracle_opts opts = { .threads = cand_threads(c) };
+    sebt_oracle_report r;
+    if (sebt_oracle_check(c->cand, &s, c->combos, c->n_combos, &opts, &r, &err) != SEBT_OK) {
+        set_error(o, &err);
+        sebt_series_free(&s);
+        return;
+    }
+    o->combos = r.combos_checked;
+    o->ties = r.ties;
+    if (r.combos_diverged) {
+        set_divergence(o, &r);
+        sebt_series_free(&s);
+        return;
+    }
+    /* The trades the candidate made, for the anti-vacuity check: parity on
+     * a window where nobody trades would prove little. */
+    sebt_result *res = calloc(c->n_combos, sizeof *res);
+    sebt_batch_opts bo = { .threads = cand_threads(c) };
+    if (!res || c->cand->run_batch(c->cand, &s, c->combos, c->n_combos, &bo, res, &err) != SEBT_OK) {
+        if (!res)
+            sebt_fail(&err, SEBT_ERR_NOMEM, "out of memory");
+        set_error(o, &err);
+    } else {
+        for (size_t i = 0; i < c->n_combos; i++)
+            o->trades += res[i].n_trades;
+        o->status = V_PASS;
+        sebt_results_free(res, c->n_combos);
+    }
+    free(res);
+    sebt_series_free(&s);
+}
+
+/* ---- fuzz ---------------------------------------------------------------------- */
+
+typedef struct {
+    v_outcome *o;
+    uint64_t seed;
+} fuzz_progress_ctx;
+
+static void fuzz_progress(void *user, size_t done, size_t total)
+{
+    (void)total;
+    fuzz_progress_ctx *p = user;
+    p->o->at_seed = p->seed;
+    p->o->at_case = done;
+}
+
+/* The oracle's fuzzer runs the candidate on one thread; this stand-in
+ * passes the round's thread count instead, so fuzzing reaches the
+ * candidate's parallel paths too. One per child, so plain statics. */
+static const sebt_backend *proxied;
+static int proxy_threads;
+
+static sebt_status proxy_features(const sebt_backend *self, const sebt_series *s, const sebt_params *p,
+                                  sebt_features *out, sebt_error *err)
+{
+    (void)self;
+    return proxied->features(proxied, s, p, out, err);
+}
+
+static sebt_status proxy_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                                   size_t n, const sebt_batch_opts *opts, sebt_result *results, sebt_error *err)
+{
+    (void)self;
+    sebt_batch_opts o = opts ? *opts : (sebt_batch_opts){ 0 };
+    o.threads = proxy_threads;
+    return proxied->run_batch(proxied, s, combos, n, &o, results, err);
+}
+
+static void do_fuzz(v_ctx *c, const void *arg, v_outcome *o)
+{
+    (void)arg;
+    const validate_args *a = c->a;
+    int max_threads = a->threads > 0 ? a->threads : cli_cpu_threads();
+    double start = cli_now();
+    for (uint64_t round = 0;; round++) {
+        double left = a->time_s - (cli_now() - start);
+        if (left <= 0 && round > 0)
+            break;
+        uint64_t seed = a->seed + round;
+        proxied = c->cand;
+        proxy_threads = (int)(round % (uint64_t)max_threads) + 1;
+        sebt_backend proxy = *c->cand;
+        proxy.features = proxy_features;
+        proxy.run_batch = proxy_run_batch;
+        if (proxy_threads > o->value[3])
+            o->value[3] = proxy_threads;
+        fuzz_progress_ctx pc = { o, seed };
+        sebt_fuzz_opts fo = { .seed = seed, .iterations = FUZZ_ROUND, .time_s = left > 0.05 ? left : 0.05,
+                              .shrink = true, .save_dir = a->save_dir, .progress = fuzz_progress,
+                              .progress_user = &pc };
+        sebt_fuzz_report r;
+        sebt_error err = { 0 };
+        if (sebt_fuzz_run(&proxy, &fo, &r, &err) != SEBT_OK) {
+            set_error(o, &err);
+            return;
+        }
+        o->cases += r.cases_run;
+        o->combos += r.combos_checked;
+        o->ties += r.ties;
+        if (r.found) {
+            o->status = V_FAIL;
+            o->at_seed = seed;
+            o->at_case = r.found_iteration;
+            snprintf(o->message, sizeof o->message,
+                     "divergence in fuzz case %" PRIu64 " of seed %" PRIu64 " (%s): %s at bar %" PRId64
+                     "; shrunk from %zu to %zu bars", r.found_iteration, seed, r.shape, r.divergence.what,
+                     r.divergence.bar, r.original_bars, r.repro.n);
+            sebt_divergence_text(&r.divergence, o->detail, sizeof o->detail);
+            char abs[PATH_MAX];
+            if (r.saved_path[0])
+                snprintf(o->replay, sizeof o->replay, "sebt validate --backend %s --replay %s", c->sel,
+                         realpath(r.saved_path, abs) ? abs : r.saved_path);
+            else
+                snprintf(o->replay, sizeof o->replay, "sebt fuzz --backend %s --seed %" PRIu64
+                         " --iterations %" PRIu64 " --no-save", c->sel, seed, r.found_iteration + 1);
+            sebt_fuzz_report_free(&r);
+            return;
+        }
+        sebt_fuzz_report_free(&r);
+    }
+    o->status = V_PASS;
+}
+
+/* ---- anti-vacuity: the mutants --------------------------------------------- */
+
+static void do_mutant(v_ctx *c, const void *arg, v_outcome *o)
+{
+    const sebt_backend *m = arg;
+    sebt_fuzz_opts fo = { .seed = c->a->seed, .iterations = MUTANT_CASES, .shrink = false };
+    sebt_fuzz_report r;
+    sebt_error err = { 0 };
+    if (sebt_fuzz_run(m, &fo, &r, &err) != SEBT_OK) {
+        set_error(o, &err);
+        return;
+    }
+    o->cases = r.cases_run;
+    if (r.found) {
+        o->status = V_PASS;
+        snprintf(o->message, sizeof o->message, "caught in case %" PRIu64 ": %s", r.found_iteration,
+                 r.divergence.what);
+    } else {
+        o->status = V_FAIL;
+        snprintf(o->message, sizeof o->message, "the harness did not catch %s in %d cases: the checks "
+                 "above prove nothing", m->name, MUTANT_CASES);
+    }
+    sebt_fuzz_report_free(&r);
+}
+
+/* ---- speed ---------------------------------------------------------------------- */
+
+/* A fixed sweep, the same every run, so figures compare across releases:
+ * 12 combos over the January 2019 1m series (44,640 bars) when bundled. */
+static sebt_params *speed_combos(size_t *n)
+{
+    static const int32_t fast[] = { 24, 48, 96, 192 };
+    static const double vz[] = { 1.5, 2.0, 2.5 };
+    sebt_params *p = malloc(12 * sizeof *p);
+    if (!p)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < 4; i++)
+        for (size_t j = 0; j < 3; j++) {
+            p[k] = sebt_params_default();
+            p[k].ema_fast = fast[i];
+            p[k].vol_z = vz[j];
+            k++;
+        }
+    *n = k;
+    return p;
+}
+
+static double time_batch(const sebt_backend *b, const sebt_series *s, const sebt_params *p, size_t n,
+                         int threads, sebt_error *err, bool *ok)
+{
+    sebt_result *res = calloc(n, sizeof *res);
+    sebt_batch_opts bo = { .threads = threads };
+    double t0 = cli_now();
+    *ok = res && b->run_batch(b, s, p, n, &bo, res, err) == SEBT_OK;
+    double t = cli_now() - t0;
+    if (res && *ok)
+        sebt_results_free(res, n);
+    free(res);
+    return t;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
+static void do_speed(v_ctx *c, const void *arg, v_outcome *o)
+{
+    const char *path = arg;
+    sebt_series s;
+    sebt_error err = { 0 };
+    sebt_load_opts lo = { 0 };
+    if (sebt_load_csv(path, &lo, &s, &err) != SEBT_OK) {
+        set_error(o, &err);
+        return;
+    }
+    size_t n = 0;
+    sebt_params *p = speed_combos(&n);
+    const sebt_backend *fast = NULL;
+    if (!p || sebt_backend_get("fast_cpu", &fast, &err) != SEBT_OK) {
+        set_error(o, &err);
+        free(p);
+        sebt_series_free(&s);
+        return;
+    }
+    /* Alternating runs, medians: what the machine does meanwhile hits both. */
+    /* A slow candidate (over SPEED_SLOW_S a run) is timed once: its ratio
+     * is far from any gate, and the run stays short. */
+    double tc[SPEED_REPEATS], tf[SPEED_REPEATS];
+    bool ok = true;
+    int runs = 0;
+    for (; runs < SPEED_REPEATS && ok; runs++) {
+        tf[runs] = time_batch(fast, &s, p, n, cand_threads(c), &err, &ok);
+        if (ok)
+            tc[runs] = time_batch(c->cand, &s, p, n, cand_threads(c), &err, &ok);
+        if (ok && tc[runs] > SPEED_SLOW_S) {
+            runs++;
+            break;
+        }
+    }
+    if (!ok) {
+        set_error(o, &err);
+    } else {
+        qsort(tc, (size_t)runs, sizeof tc[0], cmp_double);
+        qsort(tf, (size_t)runs, sizeof tf[0], cmp_double);
+        o->bars = s.n;
+        o->combos = n;
+        o->value[0] = tc[runs / 2];
+        o->value[1] = tf[runs / 2];
+        o->value[2] = o->value[1] / o->value[0];
+        o->status = V_PASS;
+        snprintf(o->message, sizeof o->message,
+                 "%zu combos x %zu bars: %s %.3f s, fast_cpu %.3f s (median of %d): %.3gx fast_cpu's speed",
+                 n, s.n, c->cand->name, o->value[0], o->value[1], runs, o->value[2]);
+        if (c->a->min_speedup > 0 && o->value[2] < c->a->min_speedup) {
+            o->status = V_FAIL;
+            size_t len = strlen(o->message);
+            snprintf(o->message + len, sizeof o->message - len, ", below --min-speedup %g", c->a->min_speedup);
+        }
+    }
+    free(p);
+    sebt_series_free(&s);
+}
+
+/* ---- data and fixtures ------------------------------------------------------------ */
+
+void cli_share_paths(char *fixtures, size_t fsize, char *combos, size_t csize)
+{
+    const char *env = getenv("SEBT_SHARE_DIR");
+    if (env && *env) {
+        snprintf(fixtures, fsize, "%s/fixtures", env);
+        snprintf(combos, csize, "%s/parity-combos.csv", env);
+        return;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = '\0';
+            char probe[PATH_MAX + 64];
+            struct stat st;
+            snprintf(probe, sizeof probe, "%s/../share/sebt/parity-combos.csv", exe);
+            if (stat(probe, &st) == 0) {
+                snprintf(fixtures, fsize, "%s/../share/sebt/fixtures", exe);
+                snprintf(combos, csize, "%s", probe);
+                return;
+            }
+        }
+    }
+    snprintf(fixtures, fsize, "%s", SEBT_FIXTURES_DIR);
+    snprintf(combos, csize, "%s", SEBT_PARITY_COMBOS);
+}
+
+static int cmp_str(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
+
+/* The entries of dir (files when want_dirs is false, folders when true)
+ * whose names end in one of the suffixes, sorted; malloc'd. */
+static size_t list_dir(const char *dir, bool want_dirs, char ***out)
+{
+    *out = NULL;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    size_t n = 0, cap = 0;
+    char **v = NULL;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(path, &st) != 0 || S_ISDIR(st.st_mode) != want_dirs)
+            continue;
+        size_t len = strlen(e->d_name);
+        if (!want_dirs && !(len > 4 && strcmp(e->d_name + len - 4, ".csv") == 0) &&
+            !(len > 7 && strcmp(e->d_name + len - 7, ".csv.gz") == 0))
+            continue;
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            char **grown = realloc(v, cap * sizeof *v);
+            if (!grown)
+                break;
+            v = grown;
+        }
+        v[n++] = strdup(path);
+    }
+    closedir(d);
+    if (n)
+        qsort(v, n, sizeof *v, cmp_str);
+    *out = v;
+    return n;
+}
+
+static void free_list(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* ---- options -------------------------------------------------------------------- */
+
+static int parse_args(int argc, char **argv, validate_args *a)
+{
+    const char *cmd = argv[0];
+    memset(a, 0, sizeof *a);
+    a->time_s = 120;
+    a->seed = 1;
+    a->save_dir = "sebt-validate";
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage_text, stdout);
+            return CLI_EXIT_OK;
+        }
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i], *v = NULL;
+        bool missing = false;
+        char *end = NULL;
+        if (strcmp(arg, "--no-speed") == 0) {
+            a->no_speed = true;
+        } else if (cli_opt_value(argc, argv, &i, "--backend", &v, &missing)) {
+            if (missing)
+                return cli_usage_error(cmd, "--backend needs a NAME or the PATH of a plugin");
+            a->backend = v;
+        } else if (cli_opt_value(argc, argv, &i, "--time", &v, &missing)) {
+            a->time_s = v ? strtod(v, &end) : 0;
+            if (!v || end == v || *end || !(a->time_s > 0) || a->time_s > 1e6)
+                return cli_usage_error(cmd, "--time expects a number of seconds > 0, got '%s'", v ? v : "");
+        } else if (cli_opt_value(argc, argv, &i, "--seed", &v, &missing)) {
+            unsigned long long x = v && *v && *v != '-' ? strtoull(v, &end, 10) : 0;
+            if (!v || !*v || *v == '-' || *end)
+                return cli_usage_error(cmd, "--seed expects a whole number, got '%s'", v ? v : "");
+            a->seed = x;
+        } else if (cli_opt_value(argc, argv, &i, "--threads", &v, &missing)) {
+            long n = v ? strtol(v, &end, 10) : 0;
+            if (!v || end == v || *end || n < 1 || n > 4096)
+                return cli_usage_error(cmd, "--threads expects a whole number from 1 to 4096, got '%s'",
+                                       v ? v : "");
+            a->threads = (int)n;
+        } else if (cli_opt_value(argc, argv, &i, "--data", &v, &missing)) {
+            if (missing)
+                return cli_usage_error(cmd, "--data needs a FILE");
+            if (a->n_data == MAX_DATA)
+                return cli_usage_error(cmd, "at most %d --data files", MAX_DATA);
+            a->data[a->n_data++] = v;
+        } else if (cli_opt_value(argc, argv, &i, "--min-speedup", &v, &missing)) {
+            a->min_speedup = v ? strtod(v, &end) : 0;
+            if (!v || end == v || *end || !(a->min_speedup > 0) || !isfinite(a->min_speedup))
+                return cli_usage_error(cmd, "--min-speedup expects a ratio > 0, got '%s'", v ? v : "");
+        } else if (cli_opt_value(argc, argv, &i, "--save", &v, &missing)) {
+            if (missing)
+                return cli_usage_error(cmd, "--save needs a DIR");
+            a->save_dir = v;
+        } else if (cli_opt_value(argc, argv, &i, "--replay", &v, &missing)) {
+            if (missing)
+                return cli_usage_error(cmd, "--replay needs a fixture DIR");
+            a->replay = v;
+        } else if (cli_opt_value(argc, argv, &i, "--format", &v, &missing)) {
+            if (missing || (strcmp(v, "text") != 0 && strcmp(v, "json") != 0))
+                return cli_usage_error(cmd, "--format expects text or json");
+            a->json = strcmp(v, "json") == 0;
+        } else if (cli_opt_value(argc, argv, &i, "--junit", &v, &missing)) {
+            if (missing)
+                return cli_usage_error(cmd, "--junit needs a FILE");
+            a->junit = v;
+        } else if (cli_opt_value(argc, argv, &i, "--markdown", &v, &missing)) {
+            if (missing)
+                return cli_usage_error(cmd, "--markdown needs a FILE");
+            a->markdown = v;
+        } else if (arg[0] == '-') {
+            return cli_usage_error(cmd, "unknown option '%s'", arg);
+        } else {
+            return cli_usage_error(cmd, "unexpected argument '%s'", arg);
+        }
+    }
+    if (!a->backend)
+        return cli_usage_error(cmd, "--backend NAME|PATH is required");
+    return -1;
+}
+
+/* ---- reports ---------------------------------------------------------------------- */
+
+static const char *check_summary(const v_check *k, char *buf, size_t size)
+{
+    const v_outcome *o = &k->out;
+    if (o->status != V_PASS || strcmp(k->stage, "speed") == 0 || strcmp(k->stage, "anti-vacuity") == 0) {
+        snprintf(buf, size, "%s", o->message);
+    } else if (strcmp(k->stage, "fuzz") == 0) {
+        snprintf(buf, size, "%" PRIu64 " cases, %" PRIu64 " combos, 1-%.0f threads, %" PRIu64 " ties adjudicated",
+                 o->cases, o->combos, o->value[3], o->ties);
+    } else if (strcmp(k->stage, "parity") == 0) {
+        snprintf(buf, size, "%" PRIu64 " bars, %" PRIu64 " combos, %" PRIu64 " trades, %" PRIu64
+                 " ties adjudicated", o->bars, o->combos, o->trades, o->ties);
+    } else {
+        snprintf(buf, size, "%" PRIu64 " bars, %" PRIu64 " ties adjudicated", o->bars, o->ties);
+    }
+    return buf;
+}
+
+static void write_text(const v_ctx *c, int code)
+{
+    size_t count[5] = { 0 };
+    uint64_t ties = 0;
+    for (size_t i = 0; i < c->n_checks; i++) {
+        count[c->checks[i].out.status]++;
+        ties += c->checks[i].out.ties;
+    }
+    printf("\nvalidate %s: %zu checks, %zu passed, %zu failed, %zu crashed, %zu errors, %zu skipped; "
+           "%" PRIu64 " ties adjudicated\n", c->cand->name, c->n_checks, count[V_PASS], count[V_FAIL],
+           count[V_CRASH], count[V_ERROR], count[V_SKIP], ties);
+    for (size_t i = 0; i < c->n_checks; i++) {
+        const v_check *k = &c->checks[i];
+        if (k->out.status == V_PASS || k->out.status == V_SKIP)
+            continue;
+        printf("\n%s %s: %s: %s\n", k->stage, k->name, status_names[k->out.status], k->out.message);
+        if (k->out.detail[0])
+            fputs(k->out.detail, stdout);
+        if (k->out.replay[0])
+            printf("replay: %s\n", k->out.replay);
+    }
+    printf("\nresult: %s\n", code == 0 ? "PASS" : "FAIL");
+}
+
+static void write_json(const v_ctx *c, int code)
+{
+    cli_json j;
+    cli_json_init(&j, stdout, 2);
+    cli_json_begin_object(&j, NULL);
+    cli_json_string(&j, "backend", c->cand->name);
+    cli_json_string(&j, "selector", c->sel);
+    cli_json_string(&j, "contract", c->cand->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
+    cli_json_double(&j, "tol", c->cand->contract.tol);
+    cli_json_int(&j, "seed", (int64_t)c->a->seed);
+    cli_json_double(&j, "fuzz_seconds", c->a->time_s);
+    cli_json_bool(&j, "pass", code == 0);
+    cli_json_int(&j, "exit_code", code);
+    cli_json_begin_array(&j, "checks");
+    for (size_t i = 0; i < c->n_checks; i++) {
+        const v_check *k = &c->checks[i];
+        const v_outcome *o = &k->out;
+        cli_json_begin_object(&j, NULL);
+        cli_json_string(&j, "stage", k->stage);
+        cli_json_string(&j, "name", k->name);
+        cli_json_string(&j, "status", status_names[o->status]);
+        cli_json_double(&j, "seconds", o->seconds);
+        cli_json_int(&j, "bars", (int64_t)o->bars);
+        cli_json_int(&j, "combos", (int64_t)o->combos);
+        cli_json_int(&j, "cases", (int64_t)o->cases);
+        cli_json_int(&j, "trades", (int64_t)o->trades);
+        cli_json_int(&j, "ties_adjudicated", (int64_t)o->ties);
+        if (strcmp(k->stage, "speed") == 0 && o->status != V_SKIP) {
+            cli_json_double(&j, "candidate_seconds", o->value[0]);
+            cli_json_double(&j, "fast_cpu_seconds", o->value[1]);
+            cli_json_double(&j, "speedup", o->value[2]);
+        }
+        cli_json_string(&j, "message", o->message);
+        cli_json_string(&j, "detail", o->detail);
+        if (o->replay[0])
+            cli_json_string(&j, "replay", o->replay);
+        else
+            cli_json_null(&j, "replay");
+        cli_json_end_object(&j);
+    }
+    cli_json_end_array(&j);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
+}
+
+static int write_junit(const v_ctx *c)
+{
+    cli_junit_case *cases = calloc(c->n_checks ? c->n_checks : 1, sizeof *cases);
+    char (*classes)[64] = calloc(c->n_checks ? c->n_checks : 1, sizeof *classes);
+    char **texts = calloc(c->n_checks ? c->n_checks : 1, sizeof *texts);
+    int rc = CLI_EXIT_USAGE;
+    if (!cases || !classes || !texts) {
+        fprintf(stderr, "sebt validate: error: out of memory for the JUnit report\n");
+        goto done;
+    }
+    for (size_t i = 0; i < c->n_checks; i++) {
+        const v_check *k = &c->checks[i];
+        const v_outcome *o = &k->out;
+        snprintf(classes[i], sizeof classes[i], "sebt.validate.%s", k->stage);
+        size_t tlen = strlen(o->detail) + strlen(o->replay) + strlen(o->message) + 64;
+        texts[i] = malloc(tlen);
+        if (texts[i])
+            snprintf(texts[i], tlen, "%s\n%s%s%s%s", o->message, o->detail, o->replay[0] ? "replay: " : "",
+                     o->replay, o->replay[0] ? "\n" : "");
+        static const cli_junit_outcome map[] = { CLI_JUNIT_PASSED, CLI_JUNIT_FAILURE, CLI_JUNIT_ERROR,
+                                                 CLI_JUNIT_SKIPPED, CLI_JUNIT_ERROR };
+        char summary[600];
+        cases[i] = (cli_junit_case){ .classname = classes[i], .name = k->name, .seconds = o->seconds,
+                                     .outcome = map[o->status], .message = o->message, .text = texts[i],
+                                     .output = o->status == V_PASS ? NULL : NULL };
+        (void)summary;
+    }
+    char suite[300];
+    snprintf(suite, sizeof suite, "sebt validate %s", c->cand->name);
+    rc = cli_junit_write("validate", c->a->junit, suite, cases, c->n_checks);
+done:
+    if (texts)
+        for (size_t i = 0; i < c->n_checks; i++)
+            free(texts[i]);
+    free(texts);
+    free(classes);
+    free(cases);
+    return rc;
+}
+
+static void md_cell(FILE *f, const char *s)
+{
+    for (; *s; s++)
+        if (*s == '|')
+            fputs("\\|", f);
+        else if (*s == '\n')
+            fputc(' ', f);
+        else
+            fputc(*s, f);
+}
+
+static int write_markdown(const v_ctx *c, int code)
+{
+    FILE *f = cli_open_output("validate", c->a->markdown);
+    if (!f)
+        return CLI_EXIT_USAGE;
+    char contract[64];
+    cli_contract_text(&c->cand->contract, contract, sizeof contract);
+    fprintf(f, "## sebt validate `%s` (%s): %s\n\n", c->cand->name, contract, code == 0 ? "PASS" : "FAIL");
+    fprintf(f, "Backend `%s`, fuzz seed %" PRIu64 " for %g s.\n\n", c->sel, c->a->seed, c->a->time_s);
+    fputs("| stage | check | result | time (s) | notes |\n|---|---|---|---:|---|\n", f);
+    for (size_t i = 0; i < c->n_checks; i++) {
+        const v_check *k = &c->checks[i];
+        char buf[700];
+        fprintf(f, "| %s | ", k->stage);
+        md_cell(f, k->name);
+        fprintf(f, " | %s | %.2f | ", k->out.status == V_PASS ? "pass" : k->out.status == V_SKIP ? "skipped"
+                                                                                                   : status_names[k->out.status],
+                k->out.seconds);
+        md_cell(f, check_summary(k, buf, sizeof buf));
+        fputs(" |\n", f);
+    }
+    for (size_t i = 0; i < c->n_checks; i++) {
+        const v_check *k = &c->checks[i];
+        if (k->out.status == V_PASS || k->out.status == V_SKIP)
+            continue;
+        fprintf(f, "\n### %s %s: %s\n\n%s\n\n```\n%s%s%s```\n", k->stage, k->name, status_names[k->out.status],
+                k->out.message, k->out.detail, k->out.replay[0] ? "replay: " : "", k->out.replay);
+        if (k->out.replay[0])
+            fputc('\n', f);
+    }
+    return cli_close_output(f) ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+}
+
+/* ---- the run ------------------------------------------------------------------------ */
+
+static void announce(const v_ctx *c, const v_check *k)
+{
+    if (c->a->json)
+        return;
+    char buf[700];
+    printf("%-6s %-13s %-44s %7.1fs  %s\n", k->out.status == V_PASS ? "ok" : status_names[k->out.status],
+           k->stage, k->name, k->out.seconds, check_summary(k, buf, sizeof buf));
+    fflush(stdout);
+}
+
+/* A crash gets the command that reproduces it; filled after the fact
+ * because the child that knew the details is gone. */
+static void crash_replay(v_check *k, const char *what)
+{
+    if (k->out.status == V_CRASH && !k->out.replay[0])
+        snprintf(k->out.replay, sizeof k->out.replay, "%s", what);
+}
+
+static void run_check(v_ctx *c, v_check *k, v_fn fn, const void *arg)
+{
+    if (!k)
+        return;
+    run_isolated(c, fn, arg, k);
+}
+
+int cli_cmd_validate(int argc, char **argv)
+{
+    const char *cmd = argv[0];
+    validate_args a;
+    int rc = parse_args(argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+
+    v_ctx c = { .a = &a };
+    rc = cli_select_oracle_backend(cmd, a.backend, &c.cand);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    c.sel = sebt_backend_selector(c.cand);
+    cli_share_paths(c.fixtures, sizeof c.fixtures, c.combos_path, sizeof c.combos_path);
+    /* Absolute, so the commands printed for a failure work from anywhere. */
+    char abs[PATH_MAX];
+    if (realpath(c.fixtures, abs))
+        snprintf(c.fixtures, sizeof c.fixtures, "%s", abs);
+    if (realpath(c.combos_path, abs))
+        snprintf(c.combos_path, sizeof c.combos_path, "%s", abs);
+    sebt_error err = { 0 };
+    if (sebt_combos_load(c.combos_path, &c.combos, &c.n_combos, &err) != SEBT_OK) {
+        fprintf(stderr, "sebt %s: error: the parity combos: %s (set SEBT_SHARE_DIR to the folder holding "
+                "fixtures/ and parity-combos.csv)\n", cmd, err.msg);
+        return CLI_EXIT_USAGE;
+    }
+    c.checks = calloc(MAX_CHECKS, sizeof *c.checks);
+    if (!c.checks) {
+        free(c.combos);
+        fprintf(stderr, "sebt %s: error: out of memory\n", cmd);
+        return CLI_EXIT_USAGE;
+    }
+    /* The parent keeps the combos and the list of checks; it never runs a
+     * backend, so a crash in one check leaves the others to run. */
+    signal(SIGPIPE, SIG_IGN);
+
+    char contract[64];
+    cli_contract_text(&c.cand->contract, contract, sizeof contract);
+    if (!a.json)
+        printf("validate %s (%s)%s%s%s\n", c.cand->name, contract, strcmp(c.sel, c.cand->name) ? " from " : "",
+               strcmp(c.sel, c.cand->name) ? c.sel : "", "");
+
+    char **fixtures = NULL, **data = NULL;
+    size_t n_fixtures = 0, n_data = 0;
+    char buf[PATH_MAX + 64];
+    if (a.replay) {
+        v_check *k = add_check(&c, "replay", "%s", base_name(a.replay));
+        run_check(&c, k, do_replay, a.replay);
+        snprintf(buf, sizeof buf, "sebt validate --backend %s --replay %s", c.sel,
+                 realpath(a.replay, abs) ? abs : a.replay);
+        if (k->out.status != V_PASS)
+            snprintf(k->out.replay, sizeof k->out.replay, "%s", buf);
+        announce(&c, k);
+        goto report;
+    }
+
+    /* replay */
+    snprintf(buf, sizeof buf, "%s/regressions", c.fixtures);
+    n_fixtures = list_dir(buf, true, &fixtures);
+    if (n_fixtures == 0) {
+        v_check *k = add_check(&c, "replay", "%s", buf);
+        k->out.status = V_ERROR;
+        k->out.err_code = SEBT_ERR_INPUT;
+        snprintf(k->out.message, sizeof k->out.message, "no regression fixtures under %s", buf);
+        announce(&c, k);
+    }
+    for (size_t i = 0; i < n_fixtures; i++) {
+        v_check *k = add_check(&c, "replay", "%s", base_name(fixtures[i]));
+        run_check(&c, k, do_replay, fixtures[i]);
+        if (k->out.status == V_FAIL || k->out.status == V_CRASH)
+            snprintf(k->out.replay, sizeof k->out.replay, "sebt validate --backend %s --replay %s", c.sel,
+                     fixtures[i]);
+        announce(&c, k);
+    }
+
+    /* parity, plain and gap-filled */
+    const char **paths = a.data;
+    if (a.n_data) {
+        n_data = a.n_data;
+    } else {
+        snprintf(buf, sizeof buf, "%s/data", c.fixtures);
+        n_data = list_dir(buf, false, &data);
+        paths = (const char **)data;
+    }
+    if (n_data == 0) {
+        v_check *k = add_check(&c, "parity", "%s", buf);
+        k->out.status = V_ERROR;
+        k->out.err_code = SEBT_ERR_INPUT;
+        snprintf(k->out.message, sizeof k->out.message, "no bundled series under %s", buf);
+        announce(&c, k);
+    }
+    uint64_t trades = 0;
+    for (size_t i = 0; i < n_data; i++)
+        for (int gaps = 0; gaps <= 1; gaps++) {
+            parity_arg pa = { paths[i], gaps == 1 };
+            v_check *k = add_check(&c, "parity", "%s%s", base_name(paths[i]), gaps ? " (gap-filled)" : "");
+            run_check(&c, k, do_parity, &pa);
+            trades += k->out.trades;
+            if (k->out.status == V_FAIL || k->out.status == V_CRASH)
+                snprintf(k->out.replay, sizeof k->out.replay, "sebt parity --backend %s --data %s --combos %s%s",
+                         c.sel, realpath(paths[i], abs) ? abs : paths[i], c.combos_path, gaps ? " --fill-gaps" : "");
+            announce(&c, k);
+        }
+
+    /* fuzz */
+    {
+        v_check *k = add_check(&c, "fuzz", "seed %" PRIu64 ", %g s", a.seed, a.time_s);
+        run_check(&c, k, do_fuzz, NULL);
+        snprintf(buf, sizeof buf, "sebt fuzz --backend %s --seed %" PRIu64 " --iterations %" PRIu64 " --no-save",
+                 c.sel, k->out.at_seed, k->out.at_case + 1);
+        crash_replay(k, buf);
+        if (k->out.status == V_CRASH) {
+            size_t len = strlen(k->out.message);
+            snprintf(k->out.message + len, sizeof k->out.message - len, " in fuzz case %" PRIu64 " of seed %" PRIu64,
+                     k->out.at_case, k->out.at_seed);
+        }
+        announce(&c, k);
+    }
+
+    /* anti-vacuity */
+    for (size_t i = 0; i < sebt_mutant_count(); i++) {
+        const sebt_backend *m = sebt_mutant_at(i);
+        v_check *k = add_check(&c, "anti-vacuity", "%s", m->name);
+        run_check(&c, k, do_mutant, m);
+        announce(&c, k);
+    }
+    {
+        v_check *k = add_check(&c, "anti-vacuity", "trades on real data");
+        bool parity_ran = false;
+        for (size_t i = 0; i < c.n_checks; i++)
+            parity_ran |= strcmp(c.checks[i].stage, "parity") == 0 && c.checks[i].out.status == V_PASS;
+        if (!parity_ran) {
+            k->out.status = V_SKIP;
+            snprintf(k->out.message, sizeof k->out.message, "no parity check passed to count trades in");
+        } else if (trades == 0) {
+            k->out.status = V_FAIL;
+            snprintf(k->out.message, sizeof k->out.message, "%s made no trade on any bundled series with the "
+                     "parity combos: parity there proves nothing", c.cand->name);
+        } else {
+            k->out.status = V_PASS;
+            snprintf(k->out.message, sizeof k->out.message, "%" PRIu64 " trades over the parity checks", trades);
+        }
+        k->out.trades = trades;
+        announce(&c, k);
+    }
+
+    /* speed */
+    {
+        const char *speed_data = NULL;
+        for (size_t i = 0; i < n_data && !speed_data; i++)
+            if (strstr(paths[i], "BTCUSDT-1m-2019-01"))
+                speed_data = paths[i];
+        if (!speed_data && n_data)
+            speed_data = paths[0];
+        v_check *k = add_check(&c, "speed", "fixed sweep vs fast_cpu");
+        if (a.no_speed || !speed_data) {
+            k->out.status = V_SKIP;
+            snprintf(k->out.message, sizeof k->out.message, "%s", a.no_speed ? "--no-speed" : "no data");
+        } else {
+            run_check(&c, k, do_speed, speed_data);
+            snprintf(k->name, sizeof k->name, "fixed sweep vs fast_cpu (%s)", base_name(speed_data));
+        }
+        announce(&c, k);
+    }
+
+report:;
+    /* Exit code: a broken setup (2) or a missing device (3) says more than
+     * the checks it stopped; otherwise any failed check is 1. */
+    int code = CLI_EXIT_OK;
+    bool failed = false, error = false, nodevice = false;
+    for (size_t i = 0; i < c.n_checks; i++) {
+        const v_outcome *o = &c.checks[i].out;
+        failed |= o->status == V_FAIL || o->status == V_CRASH;
+        if (o->status == V_ERROR) {
+            error = true;
+            nodevice |= o->err_code == SEBT_ERR_NODEVICE;
+        }
+    }
+    if (nodevice)
+        code = CLI_EXIT_NO_DEVICE;
+    else if (failed)
+        code = CLI_EXIT_CHECK_FAILED;
+    else if (error)
+        code = CLI_EXIT_USAGE;
+    if (a.json)
+        write_json(&c, code);
+    else
+        write_text(&c, code);
+    int wrc = CLI_EXIT_OK;
+    if (a.junit && write_junit(&c) != CLI_EXIT_OK)
+        wrc = CLI_EXIT_USAGE;
+    if (a.markdown && write_markdown(&c, code) != CLI_EXIT_OK)
+        wrc = CLI_EXIT_USAGE;
+    free_list(fixtures, n_fixtures);
+    free_list(data, a.n_data ? 0 : n_data);
+    free(c.checks);
+    free(c.combos);
+    if (cli_close_output(stdout))
+        wrc = CLI_EXIT_USAGE;
+    return code != CLI_EXIT_OK ? code : wrc;
+}

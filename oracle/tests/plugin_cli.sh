@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Plugins through the CLI: the template loads by path (./x.so, a/b.so, or
+# BACKTEST_BACKEND), shows its own name and contract, runs bit-identical to
+# the reference; each broken plugin is refused with exit 2 (3 for a missing
+# device) and a message naming the path and the fault; a crash names the
+# plugin. Usage: plugin_cli.sh SEBT PLUGIN_DIR DATA
+set -u
+sebt=$1 dir=$2 data=$3
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+expect() { # expect RC PATTERN -- command...
+  local want=$1 pattern=$2; shift 3
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [[ $rc != "$want" ]] || ! grep -Eq -- "$pattern" "$tmp/out" "$tmp/err"; then
+    echo "FAIL: $* -> rc $rc (want $want), output lacks /$pattern/:"; cat "$tmp/out" "$tmp/err"; fail=1
+  else
+    echo "ok: $* -> $want"
+  fi
+}
+
+expect 0 '^mine +exact +template plugin' -- "$sebt" backends --backend "$dir/libmine_ok.so"
+expect 0 "\"plugin\":\"$dir/libmine_ok.so\"" -- "$sebt" backends --backend "$dir/libmine_ok.so" --format json
+expect 0 'mine_f32 +tolerant\(0.0001\)' -- "$sebt" backends --backend "$dir/libmine_float32.so"
+(cd "$dir" && expect 0 '"backend":"mine"' -- "$sebt" run --backend libmine_ok.so --data "$data")
+BACKTEST_BACKEND="$dir/libmine_ok.so" expect 0 '"backend":"mine"' -- "$sebt" run --data "$data"
+
+# Same bits as the reference through the CLI, trades and metrics.
+"$sebt" run --backend reference --data "$data" --set vol_z=-5 --set tr_z=-5 --set cloc_min=-1 --set atr_window=2 --set z_window=3 --set ema_fast=2 --set ema_slow=4 --format csv >"$tmp/ref" 2>/dev/null
+"$sebt" run --backend "$dir/libmine_ok.so" --data "$data" --set vol_z=-5 --set tr_z=-5 --set cloc_min=-1 --set atr_window=2 --set z_window=3 --set ema_fast=2 --set ema_slow=4 --format csv >"$tmp/mine" 2>/dev/null
+if ! cmp -s "$tmp/ref" "$tmp/mine" || [[ $(wc -l <"$tmp/ref") -lt 2 ]]; then
+  echo "FAIL: the template's trades differ from the reference's (or there are none)"; fail=1
+fi
+
+expect 2 'ABI mismatch.*ABI 99.*ABI 1' -- "$sebt" run --backend "$dir/libbroken_abi.so" --data "$data"
+expect 2 'does not export sebt_backend_plugin' -- "$sebt" run --backend "$dir/libbroken_nosym.so" --data "$data"
+expect 2 "null run_batch" -- "$sebt" backends --backend "$dir/libbroken_nullfn.so"
+expect 3 'no CUDA device' -- "$sebt" run --backend "$dir/libbroken_nodevice.so" --data "$data"
+expect 2 'nothere.so: no such file' -- "$sebt" run --backend ./nothere.so --data "$data"
+expect 2 'path of a plugin' -- "$sebt" run --backend nosuchbackend --data "$data"
+"$sebt" run --backend "$dir/libbroken_crash.so" --data "$data" >/dev/null 2>"$tmp/err"
+rc=$?
+if [[ $rc -lt 128 ]] || ! grep -q "plugin backend 'broken' ($dir/libbroken_crash.so) crashed: SIGSEGV" "$tmp/err"; then
+  echo "FAIL: a crashing plugin was not reported (rc $rc):"; cat "$tmp/err"; fail=1
+else
+  echo "ok: crash reported, rc $rc"
+fi
+# validate: a crash in a check is reported as a crash (exit 1, JUnit
+# <error>) with a command that reproduces it; the other checks still run.
+v=(validate --time 1 --no-speed --data "$data")
+expect 1 "crash +parity .*crashed with SIGSEGV" -- "$sebt" "${v[@]}" --backend "$dir/libbroken_crash.so" --junit "$tmp/crash.xml"
+grep -q "replay: sebt parity --backend $dir/libbroken_crash.so" "$tmp/out" || { echo "FAIL: no replay for the crash"; fail=1; }
+grep -q '<error message="the backend broken crashed with SIGSEGV' "$tmp/crash.xml" || { echo "FAIL: crash.xml"; cat "$tmp/crash.xml"; fail=1; }
+grep -Eq 'ok +anti-vacuity +mutant:sma' "$tmp/out" || { echo "FAIL: checks after the crash did not run"; fail=1; }
+expect 2 'ABI mismatch' -- "$sebt" "${v[@]}" --backend "$dir/libbroken_abi.so"
+expect 3 'no CUDA device' -- "$sebt" "${v[@]}" --backend "$dir/libbroken_nodevice.so"
+expect 2 'needs a FILE' -- "$sebt" validate --backend "$dir/libmine_ok.so" --junit
+expect 0 '"selector":"'"$dir/libmine_ok.so"'"' -- "$sebt" "${v[@]}" --backend "$dir/libmine_ok.so" --format json
+exit $fail

@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The kernel author's path, end to end (issue 12, "done when"): install sebt
+# to a temporary prefix, copy the plugin template elsewhere, build it with
+# find_package(sebt) alone and with pkg-config alone, and validate it:
+#   - the template passes, with a JUnit report that has no failure;
+#   - the template with its planted bug fails with exit 1, a JUnit failure,
+#     and a shrunk reproducer whose printed replay command reproduces it.
+# Usage: plugin_template.sh SOURCE_DIR BUILD_DIR
+set -u
+src=$1 build=$2
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" 2>&1 || { cat "$tmp/install.log"; fail "install"; }
+sebt=$tmp/prefix/bin/sebt
+cp -r "$src/oracle/plugin-template" "$tmp/mine"
+
+# find_package(sebt), nothing else.
+cmake -S "$tmp/mine" -B "$tmp/mine/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_BUILD_TYPE=Release \
+  >"$tmp/cfg.log" 2>&1 && cmake --build "$tmp/mine/build" >"$tmp/build.log" 2>&1 \
+  || { cat "$tmp/cfg.log" "$tmp/build.log"; fail "the template does not build with find_package(sebt)"; }
+# pkg-config, nothing else: the planted bug.
+export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
+(cd "$tmp/mine" && cc -std=c11 -O2 -ffp-contract=off -shared -fPIC -DMINE_PLANTED_BUG mine.c -o libbug.so \
+  $(pkg-config --cflags --libs sebt)) || fail "the template does not build with pkg-config"
+
+data=$tmp/prefix/share/sebt/fixtures/data/BTCUSDT-1m-2019-01.csv.gz
+mkdir -p "$tmp/run"
+cd "$tmp/run" || exit 1
+opts=(--time 3 --data "$data" --no-speed)
+
+"$sebt" validate --backend "$tmp/mine/build/libmine.so" "${opts[@]}" --junit ok.xml >ok.txt 2>&1
+rc=$?
+cat ok.txt
+[[ $rc == 0 ]] || fail "validate of the template: exit $rc, want 0"
+grep -q 'failures="0" errors="0"' ok.xml || fail "ok.xml reports failures"
+grep -q '<testcase classname="sebt.validate.parity"' ok.xml || fail "ok.xml has no parity testcase"
+
+cp "$tmp/mine/libbug.so" ./libbug.so
+"$sebt" validate --backend ./libbug.so "${opts[@]}" --junit bug.xml --save repro >bug.txt 2>&1
+rc=$?
+cat bug.txt
+[[ $rc == 1 ]] || fail "validate of the planted bug: exit $rc, want 1"
+grep -q '<failure message=' bug.xml || fail "bug.xml has no <failure>"
+grep -q 'replay: sebt validate --backend /' bug.xml || fail "bug.xml's failure names no replay command"
+replay=$(grep -m1 '^replay: sebt validate --backend .* --replay ' bug.txt) || fail "no shrunk reproducer printed"
+replay=${replay#replay: sebt }
+bars=$(grep -o 'shrunk from [0-9]* to [0-9]* bars' bug.txt | head -1)
+echo "reproducer: $bars; replaying: sebt $replay"
+# The replay, pasted from elsewhere, must reproduce the divergence.
+cd / || exit 1
+read -r -a words <<<"$replay"
+"$sebt" "${words[@]}" >"$tmp/replay.txt" 2>&1
+rc=$?
+cat "$tmp/replay.txt"
+[[ $rc == 1 ]] || fail "the printed replay exits $rc, want 1"
+grep -q 'replay .*: fail' "$tmp/replay.txt" || fail "the replay does not show the divergence"
+echo "ok"
