@@ -8,22 +8,42 @@ plain="${SEBT_TEST_BUILD_DIR:-$SEBT_ROOT/build-ci}"
 sanitized="${SEBT_SAN_BUILD_DIR:-$SEBT_ROOT/build-ci-san}"
 start=$SECONDS
 
+# ctest's own JUnit report lands beside the logs, for the CI system to read.
 run_ctest() {
-  local dir="$1"; shift
-  ctest --test-dir "$dir" --output-on-failure --timeout 600 -j "$SEBT_JOBS" "$@"
+  local dir="$1" report="$2"; shift 2
+  ctest --test-dir "$dir" --output-on-failure --timeout 600 -j "$SEBT_JOBS" \
+    --output-junit "$SEBT_LOG_DIR/$report.xml" "$@"
 }
+
+# The project eats its own food: the release gate every kernel author runs
+# (sebt validate) on the built-in backends, with a short fuzz budget and the
+# two smaller bundled series to keep CI short; JUnit and Markdown beside the logs.
+validate() {
+  local name=$1; shift
+  "$plain/sebt" validate --backend "$name" --time 10 \
+    --data "$SEBT_ROOT/fixtures/data/BTCUSDT-1m-2019-01.csv.gz" \
+    --data "$SEBT_ROOT/fixtures/data/BTCUSDT-1m-2018-02-08.raw.csv" \
+    --junit "$SEBT_LOG_DIR/validate-$name.xml" --markdown "$SEBT_LOG_DIR/validate-$name.md" "$@"
+}
+# cuda through host execution: its CUDA sources on CPU threads under the
+# checking runtime stand-in (gpu/README.md).
+validate_host() (export SEBT_CUDA_LIBRARY="$plain/libsebt_cuda_host.so"; validate "$@")
 
 echo "sebt tests: gcc -Wall -Wextra -Werror, then ASan+UBSan (logs in $SEBT_LOG_DIR)"
 step "install dependencies" "$SEBT_ROOT/ci/install-deps.sh"
 
 configure_and_build "$plain" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEBT_SANITIZE=OFF
-step "ctest ${plain##*/}" run_ctest "$plain" -LE fuzz
+step "ctest ${plain##*/}" run_ctest "$plain" "ctest-${plain##*/}" -LE fuzz
 # The libFuzzer harnesses (core/fuzz, built with clang, ASan+UBSan inside)
 # for a short budget each; any finding fails CI. README "Fuzzing" has the
 # longer run. Skipped (and said so) without clang's libFuzzer.
 export SEBT_FUZZ_SECONDS="${SEBT_CI_FUZZ_SECONDS:-20}"
-step "fuzz ${SEBT_FUZZ_SECONDS}s per harness (libFuzzer)" run_ctest "$plain" -L fuzz
+step "fuzz ${SEBT_FUZZ_SECONDS}s per harness (libFuzzer)" run_ctest "$plain" "ctest-${plain##*/}-fuzz" -L fuzz
 unset SEBT_FUZZ_SECONDS
+step "validate fast_cpu" validate fast_cpu
+if [[ -f "$plain/libsebt_cuda_host.so" ]]; then
+  step "validate cuda (host execution)" validate_host cuda
+fi
 
 # The nvcc-built CUDA module stays out of the sanitized build (the CUDA
 # driver and ASan's shadow memory do not mix); its host execution,
@@ -34,6 +54,6 @@ configure_and_build "$sanitized" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEBT_SANITI
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export LSAN_OPTIONS="suppressions=$SEBT_ROOT/ci/lsan.supp"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-step "ctest ${sanitized##*/} (ASan+UBSan)" run_ctest "$sanitized"
+step "ctest ${sanitized##*/} (ASan+UBSan)" run_ctest "$sanitized" "ctest-${sanitized##*/}"
 
 echo "sebt tests: all passed in $((SECONDS - start))s"

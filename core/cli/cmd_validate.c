@@ -365,7 +365,11 @@ static void do_fuzz(v_ctx *c, const void *arg, v_outcome *o)
         if (proxy_threads > o->value[3])
             o->value[3] = proxy_threads;
         fuzz_progress_ctx pc = { o, seed };
-        sebt_fuzz_opts fo = { .seed = seed, .iterations = FUZZ_ROUND, .time_s = left > 0.05 ? left : 0.05,
+        /* Each thread count gets its share of a short budget too. */
+        double round_s = a->time_s / max_threads;
+        if (round_s > left)
+            round_s = left;
+        sebt_fuzz_opts fo = { .seed = seed, .iterations = FUZZ_ROUND, .time_s = round_s > 0.05 ? round_s : 0.05,
                               .shrink = true, .save_dir = a->save_dir, .progress = fuzz_progress,
                               .progress_user = &pc };
         sebt_fuzz_report r;
