@@ -47,6 +47,7 @@
 static const char usage_text[] =
     "usage: sebt validate --backend NAME|PATH [--time SECONDS] [--seed S] [--threads N]\n"
     "                     [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR]\n"
+    "                     [--isolate | --no-isolate]\n"
     "                     [--format text|json] [--junit FILE] [--markdown FILE]\n"
     "       sebt validate --backend NAME|PATH --replay FIXTURE_DIR\n"
     "\n"
@@ -73,6 +74,9 @@ static const char usage_text[] =
     "  --no-speed         skip the speed stage\n"
     "  --save DIR         where a fuzz reproducer is written (default ./sebt-validate)\n"
     "  --replay DIR       only replay this fixture folder (what a failure tells you to run)\n"
+    "  --no-isolate       run the checks in this process (a crash then ends the run);\n"
+    "                     the default for cuda, whose CUDA context does not survive fork\n"
+    "  --isolate          one child process per check (the default for other backends)\n"
     "  --format FMT       text (default) or json, on stdout\n"
     "  --junit FILE       JUnit XML: one testcase per stage and data set\n"
     "  --markdown FILE    a summary for a CI job page (GitHub's $GITHUB_STEP_SUMMARY)\n"
@@ -99,6 +103,7 @@ typedef struct {
     bool json;
     const char *junit;
     const char *markdown;
+    int isolate;             /* 1 fork per check, 0 in-process, -1 the backend's default */
 } validate_args;
 
 /* ---- one check, run in a child ------------------------------------------- */
@@ -136,6 +141,7 @@ typedef struct {
     size_t n_combos;
     v_check *checks;
     size_t n_checks;
+    bool isolate;
 } v_ctx;
 
 typedef void (*v_fn)(v_ctx *c, const void *arg, v_outcome *out);
@@ -156,6 +162,12 @@ static const char *signal_name(int sig)
 /* Runs fn in a child; a crash becomes V_CRASH with the signal named. */
 static void run_isolated(v_ctx *c, v_fn fn, const void *arg, v_check *check)
 {
+    if (!c->isolate) {
+        double t0 = cli_now();
+        fn(c, arg, &check->out);
+        check->out.seconds = cli_now() - t0;
+        return;
+    }
     v_outcome *shared = mmap(NULL, sizeof *shared, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (shared == MAP_FAILED) {
         check->out.status = V_ERROR;
@@ -625,6 +637,7 @@ static int parse_args(int argc, char **argv, validate_args *a)
     a->time_s = 120;
     a->seed = 1;
     a->save_dir = "sebt-validate";
+    a->isolate = -1;
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
             fputs(usage_text, stdout);
@@ -636,6 +649,10 @@ static int parse_args(int argc, char **argv, validate_args *a)
         char *end = NULL;
         if (strcmp(arg, "--no-speed") == 0) {
             a->no_speed = true;
+        } else if (strcmp(arg, "--isolate") == 0) {
+            a->isolate = 1;
+        } else if (strcmp(arg, "--no-isolate") == 0) {
+            a->isolate = 0;
         } else if (cli_opt_value(argc, argv, &i, "--backend", &v, &missing)) {
             if (missing)
                 return cli_usage_error(cmd, "--backend needs a NAME or the PATH of a plugin");
@@ -789,8 +806,9 @@ static int write_junit(const v_ctx *c)
     cli_junit_case *cases = calloc(c->n_checks ? c->n_checks : 1, sizeof *cases);
     char (*classes)[64] = calloc(c->n_checks ? c->n_checks : 1, sizeof *classes);
     char **texts = calloc(c->n_checks ? c->n_checks : 1, sizeof *texts);
+    char (*outs)[700] = calloc(c->n_checks ? c->n_checks : 1, sizeof *outs);
     int rc = CLI_EXIT_USAGE;
-    if (!cases || !classes || !texts) {
+    if (!cases || !classes || !texts || !outs) {
         fprintf(stderr, "sebt validate: error: out of memory for the JUnit report\n");
         goto done;
     }
@@ -805,11 +823,9 @@ static int write_junit(const v_ctx *c)
                      o->replay, o->replay[0] ? "\n" : "");
         static const cli_junit_outcome map[] = { CLI_JUNIT_PASSED, CLI_JUNIT_FAILURE, CLI_JUNIT_ERROR,
                                                  CLI_JUNIT_SKIPPED, CLI_JUNIT_ERROR };
-        char summary[600];
         cases[i] = (cli_junit_case){ .classname = classes[i], .name = k->name, .seconds = o->seconds,
                                      .outcome = map[o->status], .message = o->message, .text = texts[i],
-                                     .output = o->status == V_PASS ? NULL : NULL };
-        (void)summary;
+                                     .output = o->status == V_PASS ? check_summary(k, outs[i], sizeof outs[i]) : NULL };
     }
     char suite[300];
     snprintf(suite, sizeof suite, "sebt validate %s", c->cand->name);
@@ -819,6 +835,7 @@ done:
         for (size_t i = 0; i < c->n_checks; i++)
             free(texts[i]);
     free(texts);
+    free(outs);
     free(classes);
     free(cases);
     return rc;
@@ -908,6 +925,10 @@ int cli_cmd_validate(int argc, char **argv)
     if (rc != CLI_EXIT_OK)
         return rc;
     c.sel = sebt_backend_selector(c.cand);
+    /* The built-in cuda backend holds a CUDA context from the moment it is
+     * opened, and a CUDA runtime does not survive fork: it runs in-process
+     * unless asked. A plugin should open its device lazily (README). */
+    c.isolate = a.isolate >= 0 ? a.isolate == 1 : strcmp(c.sel, "cuda") != 0;
     cli_share_paths(c.fixtures, sizeof c.fixtures, c.combos_path, sizeof c.combos_path);
     /* Absolute, so the commands printed for a failure work from anywhere. */
     char abs[PATH_MAX];

@@ -58,4 +58,18 @@ expect 2 'ABI mismatch' -- "$sebt" "${v[@]}" --backend "$dir/libbroken_abi.so"
 expect 3 'no CUDA device' -- "$sebt" "${v[@]}" --backend "$dir/libbroken_nodevice.so"
 expect 2 'needs a FILE' -- "$sebt" validate --backend "$dir/libmine_ok.so" --junit
 expect 0 '"selector":"'"$dir/libmine_ok.so"'"' -- "$sebt" "${v[@]}" --backend "$dir/libmine_ok.so" --format json
+# --junit of parity and fuzz: a failure with the divergence and a replay naming the plugin's path.
+expect 1 'result: FAIL' -- "$sebt" parity --backend "$dir/libmine_planted_bug.so" --data "$data" \
+  --grid /dev/stdin --junit "$tmp/parity.xml" <<<"ema_fast = 1
+ema_slow = 2
+z_window = 2
+atr_window = 1
+vol_z = -100
+tr_z = -100
+cloc_min = -1"
+grep -q "<failure message=\"1 of 1 combos diverge\">" "$tmp/parity.xml" && grep -q "replay: sebt parity --backend $dir/libmine_planted_bug.so" "$tmp/parity.xml" \
+  || { echo "FAIL: parity.xml"; cat "$tmp/parity.xml"; fail=1; }
+expect 1 'DIVERGENCE' -- "$sebt" fuzz --backend "$dir/libmine_planted_bug.so" --time 5 --no-save --junit "$tmp/fuzz.xml"
+grep -q "replay: sebt fuzz --backend $dir/libmine_planted_bug.so --seed 1 --iterations" "$tmp/fuzz.xml" \
+  || { echo "FAIL: fuzz.xml"; cat "$tmp/fuzz.xml"; fail=1; }
 exit $fail

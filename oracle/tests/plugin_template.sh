@@ -23,7 +23,8 @@ cmake -S "$tmp/mine" -B "$tmp/mine/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCM
 # pkg-config, nothing else: the planted bug.
 export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
 (cd "$tmp/mine" && cc -std=c11 -O2 -ffp-contract=off -shared -fPIC -DMINE_PLANTED_BUG mine.c -o libbug.so \
-  $(pkg-config --cflags --libs sebt)) || fail "the template does not build with pkg-config"
+  $(pkg-config --cflags --libs sebt) && cc -std=c11 -O2 -ffp-contract=off -shared -fPIC -DMINE_FLOAT32 mine.c \
+  -o libf32.so $(pkg-config --cflags --libs sebt)) || fail "the template does not build with pkg-config"
 
 data=$tmp/prefix/share/sebt/fixtures/data/BTCUSDT-1m-2019-01.csv.gz
 mkdir -p "$tmp/run"
@@ -36,6 +37,13 @@ cat ok.txt
 [[ $rc == 0 ]] || fail "validate of the template: exit $rc, want 0"
 grep -q 'failures="0" errors="0"' ok.xml || fail "ok.xml reports failures"
 grep -q '<testcase classname="sebt.validate.parity"' ok.xml || fail "ok.xml has no parity testcase"
+
+# The float32 variant, declared tolerant: passes, with adjudicated ties reported.
+"$sebt" validate --backend "$tmp/mine/libf32.so" "${opts[@]}" --junit f32.xml >f32.txt 2>&1
+rc=$?
+cat f32.txt
+[[ $rc == 0 ]] || fail "validate of the float32 variant: exit $rc, want 0"
+grep -Eq '^validate mine_f32: .* [1-9][0-9]* ties adjudicated$' f32.txt || fail "the float32 variant reports no adjudicated tie"
 
 cp "$tmp/mine/libbug.so" ./libbug.so
 "$sebt" validate --backend ./libbug.so "${opts[@]}" --junit bug.xml --save repro >bug.txt 2>&1
