@@ -26,6 +26,13 @@ export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
   $(pkg-config --cflags --libs sebt) && cc -std=c11 -O2 -ffp-contract=off -shared -fPIC -DMINE_FLOAT32 mine.c \
   -o libf32.so $(pkg-config --cflags --libs sebt)) || fail "the template does not build with pkg-config"
 
+# The installed headers compile alone with plain -std=c11, no project defines.
+printf '#include <sebt/%s>\n' types.h backend.h sebt.h grid.h plugin.h >"$tmp/headers.c"
+cc -std=c11 -pedantic -Wall -Wextra -Werror -fsyntax-only -I"$tmp/prefix/include" "$tmp/headers.c" \
+  || fail "the installed headers do not compile with plain -std=c11"
+"$sebt" backends --backend "$tmp/mine/build/libmine.so" | grep -Eq '^mine +exact ' \
+  || fail "sebt backends --backend does not show the plugin's name and contract"
+
 data=$tmp/prefix/share/sebt/fixtures/data/BTCUSDT-1m-2019-01.csv.gz
 mkdir -p "$tmp/run"
 cd "$tmp/run" || exit 1
