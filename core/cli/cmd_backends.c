@@ -39,6 +39,7 @@ static int show_one(const char *cmd, const char *value, bool json)
         cli_json j;
         cli_json_init(&j, stdout, 2);
         cli_json_begin_object(&j, NULL);
+        cli_json_schema(&j, "backends");
         cli_json_begin_array(&j, "backends");
         cli_json_begin_object(&j, NULL);
         cli_json_string(&j, "name", b->name);

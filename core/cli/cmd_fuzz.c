@@ -14,7 +14,7 @@ static void usage(FILE *f)
 {
     fputs("usage: sebt fuzz --backend NAME [--seed S] [--stream K] [--iterations N | --time SECONDS]\n"
           "                 [--big-share F] [--base FILE] [--max-tie-rate R]\n"
-          "                 [--format text|json] [--save DIR | --no-save] [--no-shrink]\n"
+          "                 [--format text|json] [--junit FILE] [--save DIR | --no-save] [--no-shrink]\n"
           "       sebt fuzz --self-test [--seed S] [--time SECONDS] [--no-parity] [--no-suite]\n"
           "                 [--format text|json]\n"
           "\n"
@@ -51,6 +51,7 @@ static void usage(FILE *f)
           "  --no-parity        self-test: skip the parity score\n"
           "  --no-suite         self-test: skip the regression-fixture score\n"
           "  --format FMT       text (default) or json\n"
+          "  --junit FILE       also write a JUnit XML report (one testcase: the campaign) to FILE\n"
           "  -h, --help         this help\n"
           "\n"
           "Mutants (planted bugs, for --self-test and --backend mutant:BUG):\n", f);
@@ -73,6 +74,7 @@ typedef struct {
     bool shrink;
     bool no_save;
     const char *save_dir;
+    const char *junit;
 } fuzz_args;
 
 #define DEFAULT_SAVE_DIR "sebt-fuzz-repro"
@@ -155,6 +157,10 @@ static int parse_args(int argc, char **argv, fuzz_args *a)
             if (!v || end == v || *end || !(a->time_s > 0) || a->time_s > 1e7)
                 return cli_usage_error(cmd, "--time expects a number of seconds > 0, got '%s'", v ? v : "");
             have_time = true;
+        } else if (cli_opt_value(argc, argv, &i, "--junit", &v, &missing)) {
+            if (missing)
+                return cli_usage_error(cmd, "--junit needs a FILE");
+            a->junit = v;
         } else if (cli_opt_value(argc, argv, &i, "--save", &v, &missing)) {
             if (missing)
                 return cli_usage_error(cmd, "--save needs a DIR");
@@ -448,6 +454,30 @@ static int fuzz_one(const fuzz_args *a)
         }
     }
     int code = r.found || !tie_ok ? CLI_EXIT_CHECK_FAILED : CLI_EXIT_OK;
+    if (a->junit) {
+        /* One testcase for the campaign; a failure carries the divergence
+         * and the command that replays it. */
+        char name[300], msg[400], text[4096] = "", suite[300];
+        snprintf(name, sizeof name, "%s seed %llu", b->name, (unsigned long long)a->seed);
+        snprintf(suite, sizeof suite, "sebt fuzz %s", b->name);
+        if (r.found) {
+            snprintf(msg, sizeof msg, "divergence in %scase %llu (%s), shrunk from %zu to %zu bars",
+                     r.found_big ? "big " : "", (unsigned long long)r.found_iteration, r.shape,
+                     r.original_bars, r.repro.n);
+            sebt_divergence_text(&r.divergence, text, sizeof text);
+            size_t len = strlen(text);
+            if (r.saved_path[0])
+                snprintf(text + len, sizeof text - len, "replay: sebt validate --backend %s --replay %s\n",
+                         sebt_backend_selector(b), r.saved_path);
+        } else {
+            snprintf(msg, sizeof msg, "%s", tie_ok ? "no divergence" : "too many adjudicated ties");
+        }
+        cli_junit_case c = { .classname = "sebt.fuzz", .name = name, .seconds = r.seconds,
+                             .outcome = code ? CLI_JUNIT_FAILURE : CLI_JUNIT_PASSED, .message = msg,
+                             .text = text };
+        if (cli_junit_write(cmd, a->junit, suite, &c, 1) != CLI_EXIT_OK)
+            code = CLI_EXIT_USAGE;
+    }
     sebt_fuzz_report_free(&r);
     free(rk.cases);
     return ranks ? cli_mpi_agree(code) : code;

@@ -89,6 +89,7 @@ static const char usage[] =
     "  --max-tie-rate R     fail when more than R decisions per 10^6 are adjudicated ties\n"
     "                       (default 100; exact backends never tie)\n"
     "  --format FMT         text (default) or json\n"
+    "  --junit FILE         also write a JUnit XML report (a testcase per series) to FILE\n"
     "  -h, --help           this help\n"
     "\n"
     "Exit codes: 0 every combo agrees, 1 a divergence or too many ties, 2 bad usage or\n"
@@ -100,7 +101,7 @@ static const char usage[] =
 typedef struct {
     const char *data[MAX_DATA];
     size_t n_data;
-    const char *grid, *combos, *backend;
+    const char *grid, *combos, *backend, *junit;
     bool json, lenient;
     sebt_parity_gaps gaps;
     int threads;
@@ -161,6 +162,10 @@ static int parse_args(int argc, char **argv, parity_args *a)
             if (missing)
                 return cli_usage_error(cmd, "--backend needs a NAME");
             a->backend = v;
+        } else if (cli_opt_value(argc, argv, &i, "--junit", &v, &missing)) {
+            if (missing)
+                return cli_usage_error(cmd, "--junit needs a FILE");
+            a->junit = v;
         } else if (cli_opt_value(argc, argv, &i, "--format", &v, &missing)) {
             if (missing || (strcmp(v, "text") != 0 && strcmp(v, "json") != 0))
                 return cli_usage_error(cmd, "--format expects text or json");
@@ -369,6 +374,46 @@ static void on_input(void *user, size_t i, size_t n, const sebt_parity_input *in
     cli_progress_init(&ui->prog, label);
 }
 
+/* A testcase per series; a failure carries its first divergences and the
+ * command that replays that series alone. */
+static int write_junit(const sebt_backend *b, const char *combos_from, const sebt_parity_result *r, size_t n,
+                       const parity_args *a)
+{
+    cli_junit_case *cases = calloc(n ? n : 1, sizeof *cases);
+    char (*msgs)[200] = calloc(n ? n : 1, sizeof *msgs);
+    char (*texts)[6144] = calloc(n ? n : 1, sizeof *texts);
+    int rc = CLI_EXIT_USAGE;
+    if (cases && msgs && texts) {
+        for (size_t i = 0; i < n; i++) {
+            const sebt_oracle_report *p = &r[i].report;
+            size_t len = 0;
+            for (size_t k = 0; r[i].ran && k < p->n_details && len + 1 < sizeof texts[i]; k++) {
+                sebt_divergence_text(&p->details[k], texts[i] + len, sizeof texts[i] - len);
+                len = strlen(texts[i]);
+            }
+            /* A joined series is only in the bundled set: replay that set. */
+            bool one = r[i].input.n_paths == 1;
+            snprintf(texts[i] + len, sizeof texts[i] - len, "replay: sebt parity --backend %s --%s %s%s%s%s\n",
+                     sebt_backend_selector(b), a->grid ? "grid" : "combos", combos_from, one ? " --data " : "",
+                     one ? r[i].input.paths[0] : "", one && r[i].input.fill_gaps ? " --gaps filled"
+                                                     : one ? " --gaps plain" : "");
+            snprintf(msgs[i], sizeof msgs[i], "%zu of %zu combos diverge", p->combos_diverged, p->combos_checked);
+            cases[i] = (cli_junit_case){ .classname = "sebt.parity", .name = r[i].input.label,
+                                         .seconds = r[i].seconds,
+                                         .outcome = !r[i].ran ? CLI_JUNIT_SKIPPED
+                                                    : p->combos_diverged ? CLI_JUNIT_FAILURE : CLI_JUNIT_PASSED,
+                                         .message = r[i].ran ? msgs[i] : "not reached", .text = texts[i] };
+        }
+        char suite[300];
+        snprintf(suite, sizeof suite, "sebt parity %s", b->name);
+        rc = cli_junit_write("parity", a->junit, suite, cases, n);
+    }
+    free(cases);
+    free(msgs);
+    free(texts);
+    return rc;
+}
+
 int cli_cmd_parity(int argc, char **argv)
 {
     const char *cmd = argv[0];
@@ -423,6 +468,9 @@ int cli_cmd_parity(int argc, char **argv)
         write_json(b, combos_from, res, n_inputs, &t, &a, tie_ok);
     else
         write_text(b, combos_from, n, res, n_inputs, &t, &a, tie_ok);
+    int junit_rc = a.junit ? write_junit(b, combos_from, res, n_inputs, &a) : CLI_EXIT_OK;
     free(res);
-    return t.diverged || !tie_ok ? CLI_EXIT_CHECK_FAILED : CLI_EXIT_OK;
+    if (t.diverged || !tie_ok)
+        return CLI_EXIT_CHECK_FAILED;
+    return junit_rc;
 }

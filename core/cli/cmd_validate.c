@@ -761,6 +761,7 @@ static void write_json(const v_ctx *c, int code)
     cli_json j;
     cli_json_init(&j, stdout, 2);
     cli_json_begin_object(&j, NULL);
+    cli_json_schema(&j, "validate");
     cli_json_string(&j, "backend", c->cand->name);
     cli_json_string(&j, "selector", c->sel);
     cli_json_string(&j, "contract", c->cand->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");

@@ -69,7 +69,7 @@ tr_z = -100
 cloc_min = -1"
 grep -q "<failure message=\"1 of 1 combos diverge\">" "$tmp/parity.xml" && grep -q "replay: sebt parity --backend $dir/libmine_planted_bug.so" "$tmp/parity.xml" \
   || { echo "FAIL: parity.xml"; cat "$tmp/parity.xml"; fail=1; }
-expect 1 'DIVERGENCE' -- "$sebt" fuzz --backend "$dir/libmine_planted_bug.so" --time 5 --no-save --junit "$tmp/fuzz.xml"
-grep -q "replay: sebt fuzz --backend $dir/libmine_planted_bug.so --seed 1 --iterations" "$tmp/fuzz.xml" \
+expect 1 'DIVERGENCE' -- "$sebt" fuzz --backend "$dir/libmine_planted_bug.so" --time 5 --save "$tmp/repro" --junit "$tmp/fuzz.xml"
+grep -q "replay: sebt validate --backend $dir/libmine_planted_bug.so --replay $tmp/repro/" "$tmp/fuzz.xml" \
   || { echo "FAIL: fuzz.xml"; cat "$tmp/fuzz.xml"; fail=1; }
 exit $fail
