@@ -41,7 +41,8 @@
 #define MUTANT_CASES 2000      /* a mutant not caught within this many is a harness failure */
 #define SPEED_REPEATS 3
 #define SPEED_SLOW_S 1.0
-#define MAX_DATA 32
+#define MAX_DATA 8             /* --data files; each runs plain and gap-filled */
+#define MAX_INPUTS 16
 #define MAX_CHECKS 512
 
 static const char usage_text[] =
@@ -273,40 +274,36 @@ static void do_replay(v_ctx *c, const void *arg, v_outcome *o)
 
 /* ---- parity ------------------------------------------------------------------ */
 
-typedef struct {
-    const char *path;
-    bool fill_gaps;
-} parity_arg;
-
+/* One series of the oracle's parity set (sebt_parity_input): a bundled
+ * file as loaded or gap-filled, or the one-minute files joined and run with
+ * a tiny memory budget, as `sebt parity` checks them by default. */
 static void do_parity(v_ctx *c, const void *varg, v_outcome *o)
 {
-    const parity_arg *pa = varg;
-    sebt_series s;
+    const sebt_parity_input *in = varg;
     sebt_error err = { 0 };
-    sebt_load_opts lo = { .fill_gaps = pa->fill_gaps };
-    if (sebt_load_csv(pa->path, &lo, &s, &err) != SEBT_OK) {
+    sebt_parity_opts po = { .threads = cand_threads(c) };
+    sebt_parity_result pr;
+    memset(&pr, 0, sizeof pr);
+    if (sebt_parity_run(c->cand, in, 1, c->combos, c->n_combos, &po, &pr, &err) != SEBT_OK) {
         set_error(o, &err);
         return;
     }
-    o->bars = s.n;
-    sebt_oracle_opts opts = { .threads = cand_threads(c) };
-    sebt_oracle_report r;
-    if (sebt_oracle_check(c->cand, &s, c->combos, c->n_combos, &opts, &r, &err) != SEBT_OK) {
-        set_error(o, &err);
-        sebt_series_free(&s);
-        return;
-    }
-    o->combos = r.combos_checked;
-    o->ties = r.ties;
-    if (r.combos_diverged) {
-        set_divergence(o, &r);
-        sebt_series_free(&s);
+    o->bars = pr.bars;
+    o->combos = pr.report.combos_checked;
+    o->ties = pr.report.ties;
+    if (pr.report.combos_diverged) {
+        set_divergence(o, &pr.report);
         return;
     }
     /* The trades the candidate made, for the anti-vacuity check: parity on
      * a window where nobody trades would prove little. */
+    sebt_series s;
+    if (sebt_parity_load(in, &s, &err) != SEBT_OK) {
+        set_error(o, &err);
+        return;
+    }
     sebt_result *res = calloc(c->n_combos, sizeof *res);
-    sebt_batch_opts bo = { .threads = cand_threads(c) };
+    sebt_batch_opts bo = { .threads = cand_threads(c), .memory_budget = in->memory_budget };
     if (!res || c->cand->run_batch(c->cand, &s, c->combos, c->n_combos, &bo, res, &err) != SEBT_OK) {
         if (!res)
             sebt_fail(&err, SEBT_ERR_NOMEM, "out of memory");
@@ -419,6 +416,10 @@ static void do_fuzz(v_ctx *c, const void *arg, v_outcome *o)
 
 /* ---- anti-vacuity: the mutants --------------------------------------------- */
 
+/* A mutant counts as caught when the fuzzer finds it, or else when parity on
+ * the bundled data set does (as in `sebt fuzz --self-test`: some planted
+ * bugs, a batch restart for one, only show on long series with many
+ * batches, which is what the bundled set's joined series is for). */
 static void do_mutant(v_ctx *c, const void *arg, v_outcome *o)
 {
     const sebt_backend *m = arg;
@@ -432,14 +433,34 @@ static void do_mutant(v_ctx *c, const void *arg, v_outcome *o)
     o->cases = r.cases_run;
     if (r.found) {
         o->status = V_PASS;
-        snprintf(o->message, sizeof o->message, "caught in case %" PRIu64 ": %s", r.found_iteration,
+        snprintf(o->message, sizeof o->message, "caught by fuzz in case %" PRIu64 ": %s", r.found_iteration,
                  r.divergence.what);
-    } else {
-        o->status = V_FAIL;
-        snprintf(o->message, sizeof o->message, "the harness did not catch %s in %d cases: the checks "
-                 "above prove nothing", m->name, MUTANT_CASES);
+        sebt_fuzz_report_free(&r);
+        return;
     }
     sebt_fuzz_report_free(&r);
+    char data[PATH_MAX + 16];
+    snprintf(data, sizeof data, "%s/data", c->fixtures);
+    sebt_parity_input inputs[MAX_INPUTS];
+    static char paths[8][SEBT_PARITY_PATH_MAX];
+    size_t ni = sebt_parity_default_inputs(data, inputs, MAX_INPUTS, paths, 8);
+    sebt_parity_result res[MAX_INPUTS];
+    memset(res, 0, sizeof res);
+    sebt_parity_opts po = { .threads = 1, .stop_first = true };
+    if (sebt_parity_run(m, inputs, ni, c->combos, c->n_combos, &po, res, &err) != SEBT_OK) {
+        set_error(o, &err);
+        return;
+    }
+    for (size_t i = 0; i < ni; i++)
+        if (res[i].ran && res[i].report.combos_diverged) {
+            o->status = V_PASS;
+            snprintf(o->message, sizeof o->message, "caught by parity on %s: %s", res[i].input.label,
+                     res[i].report.details[0].what);
+            return;
+        }
+    o->status = V_FAIL;
+    snprintf(o->message, sizeof o->message, "the harness caught %s neither by fuzz (%d cases) nor by parity on "
+             "the bundled data: the checks above prove nothing", m->name, MUTANT_CASES);
 }
 
 /* ---- speed ---------------------------------------------------------------------- */
@@ -959,8 +980,8 @@ int cli_cmd_validate(int argc, char **argv)
         printf("validate %s (%s)%s%s%s\n", c.cand->name, contract, strcmp(c.sel, c.cand->name) ? " from " : "",
                strcmp(c.sel, c.cand->name) ? c.sel : "", "");
 
-    char **fixtures = NULL, **data = NULL;
-    size_t n_fixtures = 0, n_data = 0;
+    char **fixtures = NULL;
+    size_t n_fixtures = 0;
     char buf[PATH_MAX + 64];
     if (a.replay) {
         v_check *k = add_check(&c, "replay", "%s", base_name(a.replay));
@@ -992,16 +1013,17 @@ int cli_cmd_validate(int argc, char **argv)
         announce(&c, k);
     }
 
-    /* parity, plain and gap-filled */
-    const char **paths = a.data;
-    if (a.n_data) {
-        n_data = a.n_data;
-    } else {
-        snprintf(buf, sizeof buf, "%s/data", c.fixtures);
-        n_data = list_dir(buf, false, &data);
-        paths = (const char **)data;
-    }
-    if (n_data == 0) {
+    /* parity: the oracle's parity set (each file plain and gap-filled, and
+     * the one-minute files joined), or each --data file both ways */
+    static sebt_parity_input inputs[MAX_INPUTS];
+    static char input_paths[8][SEBT_PARITY_PATH_MAX];
+    size_t n_inputs;
+    snprintf(buf, sizeof buf, "%s/data", c.fixtures);
+    if (a.n_data)
+        n_inputs = sebt_parity_inputs_for_files(a.data, a.n_data, SEBT_PARITY_BOTH, inputs, MAX_INPUTS);
+    else
+        n_inputs = sebt_parity_default_inputs(buf, inputs, MAX_INPUTS, input_paths, 8);
+    if (n_inputs == 0) {
         v_check *k = add_check(&c, "parity", "%s", buf);
         k->out.status = V_ERROR;
         k->out.err_code = SEBT_ERR_INPUT;
@@ -1009,17 +1031,23 @@ int cli_cmd_validate(int argc, char **argv)
         announce(&c, k);
     }
     uint64_t trades = 0;
-    for (size_t i = 0; i < n_data; i++)
-        for (int gaps = 0; gaps <= 1; gaps++) {
-            parity_arg pa = { paths[i], gaps == 1 };
-            v_check *k = add_check(&c, "parity", "%s%s", base_name(paths[i]), gaps ? " (gap-filled)" : "");
-            run_check(&c, k, do_parity, &pa);
-            trades += k->out.trades;
-            if (k->out.status == V_FAIL || k->out.status == V_CRASH)
-                snprintf(k->out.replay, sizeof k->out.replay, "sebt parity --backend %s --data %s --combos %s%s",
-                         c.sel, realpath(paths[i], abs) ? abs : paths[i], c.combos_path, gaps ? " --fill-gaps" : "");
-            announce(&c, k);
+    for (size_t i = 0; i < n_inputs; i++) {
+        const sebt_parity_input *in = &inputs[i];
+        v_check *k = add_check(&c, "parity", "%s", in->label);
+        run_check(&c, k, do_parity, in);
+        trades += k->out.trades;
+        if (k->out.status == V_FAIL || k->out.status == V_CRASH) {
+            /* A joined series exists only in the bundled set: replay the set. */
+            if (in->n_paths == 1)
+                snprintf(k->out.replay, sizeof k->out.replay,
+                         "sebt parity --backend %s --combos %s --data %s --gaps %s", c.sel, c.combos_path,
+                         realpath(in->paths[0], abs) ? abs : in->paths[0], in->fill_gaps ? "filled" : "plain");
+            else
+                snprintf(k->out.replay, sizeof k->out.replay, "sebt parity --backend %s --combos %s", c.sel,
+                         c.combos_path);
         }
+        announce(&c, k);
+    }
 
     /* fuzz */
     {
@@ -1066,11 +1094,11 @@ int cli_cmd_validate(int argc, char **argv)
     /* speed */
     {
         const char *speed_data = NULL;
-        for (size_t i = 0; i < n_data && !speed_data; i++)
-            if (strstr(paths[i], "BTCUSDT-1m-2019-01"))
-                speed_data = paths[i];
-        if (!speed_data && n_data)
-            speed_data = paths[0];
+        for (size_t i = 0; i < n_inputs && !speed_data; i++)
+            if (inputs[i].n_paths == 1 && strstr(inputs[i].paths[0], "BTCUSDT-1m-2019-01"))
+                speed_data = inputs[i].paths[0];
+        if (!speed_data && n_inputs)
+            speed_data = inputs[0].paths[0];
         v_check *k = add_check(&c, "speed", "fixed sweep vs fast_cpu");
         if (a.no_speed || !speed_data) {
             k->out.status = V_SKIP;
@@ -1111,7 +1139,6 @@ report:;
     if (a.markdown && write_markdown(&c, code) != CLI_EXIT_OK)
         wrc = CLI_EXIT_USAGE;
     free_list(fixtures, n_fixtures);
-    free_list(data, a.n_data ? 0 : n_data);
     free(c.checks);
     free(c.combos);
     if (cli_close_output(stdout))

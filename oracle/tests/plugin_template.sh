@@ -45,6 +45,33 @@ cat ok.txt
 grep -q 'failures="0" errors="0"' ok.xml || fail "ok.xml reports failures"
 grep -q '<testcase classname="sebt.validate.parity"' ok.xml || fail "ok.xml has no parity testcase"
 
+# The .cu variant through host execution (needs a C++ compiler), and built
+# by nvcc when there is one (it cannot run here: no GPU).
+if command -v c++ >/dev/null; then
+  cmake -S "$tmp/mine" -B "$tmp/mine/build-cuh" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DMINE_CUDA_HOST=ON \
+    >"$tmp/cuh.log" 2>&1 && cmake --build "$tmp/mine/build-cuh" --target mine_cuda_host >>"$tmp/cuh.log" 2>&1 \
+    || { cat "$tmp/cuh.log"; fail "mine.cu does not build for host execution"; }
+  "$sebt" validate --backend "$tmp/mine/build-cuh/libmine_cuda_host.so" --time 2 --no-speed \
+    --data "$tmp/prefix/share/sebt/fixtures/data/BTCUSDT-1m-2018-02-08.raw.csv" >cuh.txt 2>&1
+  rc=$?
+  cat cuh.txt
+  [[ $rc == 0 ]] || fail "validate of mine.cu under host execution: exit $rc, want 0"
+  "$sebt" backends --backend "$tmp/mine/build-cuh/libmine_cuda_host.so" | grep -q 'host execution, no device' \
+    || fail "the host-execution plugin does not say so"
+fi
+nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+if [[ -x $nvcc ]]; then
+  cmake -S "$tmp/mine" -B "$tmp/mine/build-cuda" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DMINE_CUDA=ON \
+    -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES=90 >"$tmp/cuda.log" 2>&1 \
+    && cmake --build "$tmp/mine/build-cuda" --target mine_cuda >>"$tmp/cuda.log" 2>&1 \
+    || { cat "$tmp/cuda.log"; fail "mine.cu does not build with nvcc"; }
+  "$sebt" backends --backend "$tmp/mine/build-cuda/libmine_cuda.so" | grep -Eq '^mine_cuda +exact ' \
+    || fail "the nvcc-built plugin does not load"
+  echo "mine.cu built with nvcc ($nvcc); not run: no GPU here"
+else
+  echo "nvcc not found: the nvcc build of mine.cu is not checked"
+fi
+
 # The float32 variant, declared tolerant: passes, with adjudicated ties reported.
 "$sebt" validate --backend "$tmp/mine/libf32.so" "${opts[@]}" --junit f32.xml >f32.txt 2>&1
 rc=$?
