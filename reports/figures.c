@@ -279,16 +279,19 @@ static size_t collect_history(const char *path, line *lines, point *pool, size_t
         return 0;
     int c_ref = column(text, "fast_cpu_x_reference"), c_lo = column(text, "fast_cpu_x_reference_min"),
         c_hi = column(text, "fast_cpu_x_reference_max"), c_numba = column(text, "fast_cpu_x_numba"),
-        c_commit = column(text, "commit"), c_mode = column(text, "mode");
-    size_t half = pool_max / 2;
-    lines[0].pts = pool;
-    lines[1].pts = pool + half;
-    lines[0].n = lines[1].n = 0;
+        c_numba1 = column(text, "fast_cpu_x_numba_1thread"), c_commit = column(text, "commit"),
+        c_mode = column(text, "mode");
+    size_t third = pool_max / 3;
+    for (size_t k = 0; k < 3; k++) {
+        lines[k].pts = pool + k * third;
+        lines[k].n = 0;
+    }
     snprintf(lines[0].title, sizeof lines[0].title, "fast_cpu / reference (the gated pair, CPU time)");
-    snprintf(lines[1].title, sizeof lines[1].title, "fast_cpu / numba (largest common sweep)");
+    snprintf(lines[1].title, sizeof lines[1].title, "fast_cpu / numba, every core each (largest common sweep)");
+    snprintf(lines[2].title, sizeof lines[2].title, "fast_cpu / numba, one thread each");
     size_t row = 0;
     const char *p = strchr(text, '\n');
-    while (p && p[1] && row < half) {
+    while (p && p[1] && row < third) {
         const char *ln = p + 1;
         p = strchr(ln, '\n');
         if (*ln == '\n' || *ln == '\r')
@@ -300,26 +303,23 @@ static size_t collect_history(const char *path, line *lines, point *pool, size_t
         const char *md = c_mode >= 0 ? nth_field(ln, c_mode, &fl) : NULL;
         if (cm)
             snprintf(tic, sizeof tic, "%.7s%s", cm, md && strncmp(md, "full", 4) == 0 ? " full" : "");
-        double v = num_field(ln, c_ref);
-        if (isfinite(v) && v > 0) {
-            point *q = &lines[0].pts[lines[0].n++];
-            *q = (point){ (double)row, v, num_field(ln, c_lo), num_field(ln, c_hi), "" };
+        const int cols[3] = { c_ref, c_numba, c_numba1 };
+        for (size_t k = 0; k < 3; k++) {
+            double v = num_field(ln, cols[k]);
+            if (!(isfinite(v) && v > 0))
+                continue;
+            point *q = &lines[k].pts[lines[k].n++];
+            *q = (point){ (double)row, v, k == 0 ? num_field(ln, c_lo) : v, k == 0 ? num_field(ln, c_hi) : v, "" };
             snprintf(q->tic, sizeof q->tic, "%s", tic);
             if (!(q->lo > 0))
                 q->lo = v;
             if (!(q->hi > 0))
                 q->hi = v;
         }
-        v = num_field(ln, c_numba);
-        if (isfinite(v) && v > 0) {
-            point *q = &lines[1].pts[lines[1].n++];
-            *q = (point){ (double)row, v, v, v, "" };
-            snprintf(q->tic, sizeof q->tic, "%s", tic);
-        }
     }
     free(text);
     size_t nl = 0;
-    for (size_t k = 0; k < 2; k++)
+    for (size_t k = 0; k < 3; k++)
         if (lines[k].n)
             lines[nl++] = lines[k];
     return nl;
