@@ -195,3 +195,33 @@ Test(report_folder, a_recorded_quick_run)
     cr_assert(strstr(dat, "numba peer") && strstr(dat, "\n100 "), "%s", dat);
     free(dat);
 }
+
+/* The history: --append-history with --from adds one line per call (a
+ * redraw alone adds none), and the history figure plots every line. */
+Test(report_folder, history_lines_are_appended_and_plotted)
+{
+    if (!have_gnuplot())
+        cr_skip_test("gnuplot is not installed");
+    char args[4096];
+    for (int i = 0; i < 2; i++) {
+        snprintf(args, sizeof args, "report --out '%s/out' --from '%s/recorded/normal.json' --history '%s/h.csv' "
+                 "--append-history", dir, DATA, dir);
+        run_sebt("", args, &r);
+        cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+    }
+    snprintf(args, sizeof args, "report --out '%s/out' --from '%s/recorded/normal.json' --history '%s/h.csv'", dir,
+             DATA, dir);
+    run_sebt("", args, &r);
+    cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+    char *h = slurp("h.csv");
+    cr_assert_eq(count(h, "\n"), 3, "a header and two lines:\n%s", h);
+    cr_assert(strncmp(h, "date,commit,mode,machine,cpus,", 30) == 0, "%s", h);
+    /* normal.json: commit 63d6b36..., a quick run, fast_cpu 292.1x the
+     * reference (median of the 5 one-thread CPU-time ratios) */
+    cr_assert_eq(count(h, ",63d6b3688b4b,quick,AMD EPYC,2,"), 2, "%s", h);
+    cr_assert_eq(count(h, ",292.108,262.647,306.27,"), 2, "%s", h);
+    free(h);
+    char *dat = slurp("out/gnuplot/history.0.dat");
+    cr_assert(strstr(dat, "\n1 292.108") && strstr(dat, "\n2 292.108"), "%s", dat);
+    free(dat);
+}
