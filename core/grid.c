@@ -440,7 +440,9 @@ sebt_status sebt_combos_parse(const char *name, const char *text, size_t len, se
             if (st == SEBT_OK)
                 set_field(&p, cols[c], v);
         }
-        if (st == SEBT_OK && n == cap) {
+        if (st != SEBT_OK)
+            break;      /* a row with a bad value is never stored, not even past the end */
+        if (n == cap) {
             sebt_params *bigger = realloc(combos, 2 * cap * sizeof *combos);
             if (!bigger) {
                 st = sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory for %zu combos", name, 2 * cap);

@@ -140,3 +140,21 @@ Test(grid, missing_file_is_an_io_error)
     cr_assert_eq(sebt_grid_load("/nonexistent/grid.txt", &c, &n, &err), SEBT_ERR_IO);
     cr_assert(strstr(err.msg, "/nonexistent/grid.txt"), "%s", err.msg);
 }
+
+/* Found by the libFuzzer harness fuzz_combos: a bad value in the row that
+ * arrives when the combo buffer is exactly full (64 rows) was still stored,
+ * one past the end. It must be an error naming that row, nothing written. */
+Test(combos, bad_value_when_the_buffer_is_full_is_an_error_not_an_overflow)
+{
+    char text[4096];
+    size_t len = (size_t)snprintf(text, sizeof text, "ema_fast\n");
+    for (int i = 0; i < 64; i++)
+        len += (size_t)snprintf(text + len, sizeof text - len, "%d\n", i + 1);
+    snprintf(text + len, sizeof text - len, "zero\n");
+    sebt_params *c = NULL;
+    size_t n = 0;
+    sebt_error e = { 0 };
+    cr_assert_neq(combos(text, &c, &n, &e), SEBT_OK);
+    cr_assert_not_null(strstr(e.msg, "c.csv:66"), "%s", e.msg);
+    cr_assert_null(c);
+}
