@@ -15,8 +15,16 @@
  *                    the results come back, and the trades in a second pass
  *                    when asked for.
  *
- * An allocation for a chunk of combos that fails halves the chunk and
- * tries again. */
+ * Out of device memory, the work splits instead of failing: a chunk of
+ * combos that cannot get its buffers halves and tries again; a batch whose
+ * candidates, bitsets or exit memo (or a one-combo chunk) do not fit frees
+ * everything it took and runs what it had not finished as two half ranges
+ * of combos, each with its own (smaller) unions; the series is uploaded a
+ * second time after a failed first try. Only when one combo cannot run
+ * twice in a row, or the series cannot be uploaded twice, does the sweep
+ * end with SEBT_ERR_NOMEM. Results do not depend on the split: a combo's
+ * trades are the same whatever unions it is batched with (fast_cpu's own
+ * batches rely on this). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -172,6 +180,7 @@ typedef struct {
     dev_pool market_pool;
     size_t done;
     size_t chunks;          /* chunks that ran, after any split */
+    size_t batches;         /* batches built, after any split */
 } sweep;
 
 /* What one chunk may take of the device: a share of the free memory,
@@ -345,7 +354,7 @@ static void report_progress(sweep *w, size_t add)
 /* Combos refs[q0 .. q1) of one exit key, with the memo already on the
  * device. Splits itself in halves when the device runs out of memory. */
 static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *db, const sebt_k_memo *memo,
-                             size_t q0, size_t q1, sebt_error *err)
+                             size_t q0, size_t q1, size_t *next, sebt_error *err)
 {
     size_t n = q1 - q0;
     const fast_combo_ref *R = w->fs.refs;
@@ -437,6 +446,7 @@ static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *d
     for (size_t q = q0; q < q1; q++)
         w->results[R[q].index] = hr[q - q0];
     w->chunks++;
+    *next = q1;
     report_progress(w, n);
     goto done;
 
@@ -445,8 +455,8 @@ fail:
     if (e == cudaErrorMemoryAllocation && n > 1) {
         free(hp), free(hr), free(off);
         size_t mid = q0 + n / 2;
-        st = run_chunk(w, zb, db, memo, q0, mid, err);
-        return st == SEBT_OK ? run_chunk(w, zb, db, memo, mid, q1, err) : st;
+        st = run_chunk(w, zb, db, memo, q0, mid, next, err);
+        return st == SEBT_OK ? run_chunk(w, zb, db, memo, mid, q1, next, err) : st;
     }
     st = cuda_error(err, e, "running combos");
 done:
@@ -455,9 +465,11 @@ done:
     return st;
 }
 
-/* One task of the batch (one exit key): its memo, then its combos. */
+/* One task of the batch (one exit key): its memo, then its combos. *next
+ * follows the combos done, in order, so a failure leaves it at the first
+ * combo still to run. */
 static sebt_status run_task(sweep *w, const fast_zbatch *zb, const dev_batch *db, size_t q0, size_t q1,
-                            sebt_error *err)
+                            size_t *next, sebt_error *err)
 {
     const fast_combo_ref *R = w->fs.refs;
     int32_t a = R[q0].a;
@@ -491,9 +503,43 @@ static sebt_status run_task(sweep *w, const fast_zbatch *zb, const dev_batch *db
         chunk = 1;
     sebt_status st = SEBT_OK;
     for (size_t q = q0; q < q1 && st == SEBT_OK; q += chunk)
-        st = run_chunk(w, zb, db, &memo, q, q + chunk < q1 ? q + chunk : q1, err);
+        st = run_chunk(w, zb, db, &memo, q, q + chunk < q1 ? q + chunk : q1, next, err);
     pool_free(&pool);
     return st;
+}
+
+/* Combos refs[q0 .. q1) of the z windows [z0, z1): their unions and
+ * bitsets built and uploaded, then their tasks. Out of memory (device or
+ * host), everything the batch took is freed and the combos it had not
+ * finished run as two halves, each building its own smaller unions; one
+ * combo alone gets one more try (the failure may have been transient)
+ * before the sweep ends with SEBT_ERR_NOMEM. */
+static sebt_status run_range(sweep *w, size_t q0, size_t q1, size_t z0, size_t z1, bool retried, sebt_error *err)
+{
+    fast_zbatch zb;
+    dev_batch db;
+    memset(&db, 0, sizeof db);
+    size_t next = q0;
+    cudaError_t e;
+    sebt_status st = fast_zbatch_build(&w->fs, q0, q1, z0, z1, &zb, err);
+    if (st == SEBT_OK) {
+        w->batches++;
+        if ((e = upload_batch(w, &zb, &db)) != cudaSuccess)
+            st = cuda_error(err, e, "copying a batch's candidates and bitsets");
+        for (size_t k = 0; st == SEBT_OK && k < zb.n_tasks; k++)
+            st = run_task(w, &zb, &db, zb.task_start[k], zb.task_start[k + 1], &next, err);
+        free_batch(&db);
+        fast_zbatch_free(&zb);
+    }
+    if (st != SEBT_ERR_NOMEM || next >= q1)
+        return st;
+    size_t left = q1 - next;
+    if (left > 1) {
+        size_t mid = next + left / 2;
+        st = run_range(w, next, mid, z0, z1, false, err);
+        return st == SEBT_OK ? run_range(w, mid, q1, z0, z1, false, err) : st;
+    }
+    return retried ? st : run_range(w, next, q1, z0, z1, true, err);
 }
 
 static sebt_status cuda_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
@@ -535,21 +581,17 @@ static sebt_status cuda_run_batch(const sebt_backend *self, const sebt_series *s
     if (st != SEBT_OK)
         return st;
     st = upload_market(&w, err);
-    size_t batches = 0;
+    if (st == SEBT_ERR_NOMEM) {
+        /* The series cannot be split: it gets one more try, from nothing. */
+        pool_free(&w.market_pool);
+        free(w.dv);
+        w.dv = NULL;
+        st = upload_market(&w, err);
+    }
     for (size_t q0 = 0; st == SEBT_OK && q0 < n_combos;) {
         size_t q1, z0, z1;
         fast_sweep_next_batch(&w.fs, q0, &q1, &z0, &z1);
-        fast_zbatch zb;
-        st = fast_zbatch_build(&w.fs, q0, q1, z0, z1, &zb, err);
-        dev_batch db;
-        memset(&db, 0, sizeof db);
-        if (st == SEBT_OK && (e = upload_batch(&w, &zb, &db)) != cudaSuccess)
-            st = cuda_error(err, e, "copying a batch's candidates and bitsets");
-        for (size_t k = 0; st == SEBT_OK && k < zb.n_tasks; k++)
-            st = run_task(&w, &zb, &db, zb.task_start[k], zb.task_start[k + 1], err);
-        batches++;
-        free_batch(&db);
-        fast_zbatch_free(&zb);
+        st = run_range(&w, q0, q1, z0, z1, false, err);
         q0 = q1;
     }
     pool_free(&w.market_pool);
@@ -559,9 +601,15 @@ static sebt_status cuda_run_batch(const sebt_backend *self, const sebt_series *s
         sebt_results_free(results, n_combos);
         return st;
     }
+    if (err) {
+        /* A split or a second upload recovered: no failure's message stays
+         * behind. */
+        err->code = SEBT_OK;
+        err->msg[0] = '\0';
+    }
     if (opts && opts->stats) {
         opts->stats->threads_used = 1;
-        opts->stats->batches = batches;
+        opts->stats->batches = w.batches;
         opts->stats->chunks = w.chunks;
     }
     return SEBT_OK;
