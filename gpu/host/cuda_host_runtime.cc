@@ -48,6 +48,19 @@ struct allocation {
     unsigned long long serial;   /* 1 for the first cudaMalloc of the process */
 };
 
+/* What a process did to the device, for the roofline (gpu/README.md):
+ * written as one JSON line to the file SEBT_CUDA_HOST_COUNTERS names when
+ * the process exits. Guarded by mu. */
+struct kernel_count {
+    unsigned long long launches = 0, threads = 0;
+};
+struct counters {
+    unsigned long long allocs = 0, h2d = 0, d2h = 0, d2d = 0;
+    size_t peak = 0;
+    std::map<std::string, kernel_count> kernels;
+    ~counters();
+};
+
 struct config {
     std::string env_memory, env_nth, env_p, env_seed, env_meminfo;
     size_t memory = (size_t)16 << 30;
@@ -61,6 +74,27 @@ struct config {
 static std::mutex mu;                       /* guards everything below */
 static std::map<uintptr_t, allocation> live;
 static size_t used;
+static counters counted;
+
+counters::~counters()
+{
+    const char *path = getenv("SEBT_CUDA_HOST_COUNTERS");
+    if (!path || !*path)
+        return;
+    FILE *f = fopen(path, "a");
+    if (!f)
+        return;
+    fprintf(f, "{\"allocations\": %llu, \"peak_device_bytes\": %zu, \"h2d_bytes\": %llu, \"d2h_bytes\": %llu, "
+               "\"d2d_bytes\": %llu, \"kernels\": {", allocs, peak, h2d, d2h, d2d);
+    const char *sep = "";
+    for (const auto &k : kernels) {
+        fprintf(f, "%s\"%s\": {\"launches\": %llu, \"threads\": %llu}", sep, k.first.c_str(), k.second.launches,
+                k.second.threads);
+        sep = ", ";
+    }
+    fprintf(f, "}}\n");
+    fclose(f);
+}
 static unsigned long long serial;
 static config cfg;
 static bool cfg_read;
@@ -194,6 +228,9 @@ cudaError_t cudaMalloc(void **ptr, size_t bytes)
     memset(b + bytes, CANARY_BYTE, CANARY);
     live[(uintptr_t)p] = allocation{ bytes, ++serial };
     used += bytes;
+    counted.allocs++;
+    if (used > counted.peak)
+        counted.peak = used;
     *ptr = p;
     return cudaSuccess;
 }
@@ -264,6 +301,12 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t bytes, cudaMemcpyKind 
         if (kind != cudaMemcpyDefault && (ddev != want_d || sdev != want_s))
             fatal("%s of %zu bytes from %p (%s memory) to %p (%s memory): wrong direction", kn, bytes, src,
                   sdev ? "device" : "host", dst, ddev ? "device" : "host");
+        if (ddev && !sdev)
+            counted.h2d += bytes;
+        else if (sdev && !ddev)
+            counted.d2h += bytes;
+        else if (sdev && ddev)
+            counted.d2d += bytes;
     }
     memmove(dst, src, bytes);
     return cudaSuccess;
@@ -478,6 +521,9 @@ bool launch_begin(const char *kernel, dim3 grid, dim3 block)
         return false;
     }
     mu.lock();   /* held while the arguments are checked */
+    kernel_count &kc = counted.kernels[kernel];
+    kc.launches++;
+    kc.threads += threads * grid.x * grid.y * grid.z;
     scan_kernel = kernel;
     read_host_regions();
     return true;
