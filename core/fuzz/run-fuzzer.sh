@@ -14,6 +14,8 @@ mkdir -p "$work/corpus" "$work/artifacts"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}:abort_on_error=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # -error_exitcode=1: libFuzzer's default (77) would read as "skipped".
-exec "$harness" -max_total_time="$secs" -max_len=8192 -timeout=20 -rss_limit_mb=2560 \
+# A fixed seed (SEBT_FUZZ_SEED, default 1; 0 = random) so that a CI run is
+# repeatable: the same commit explores the same inputs first.
+exec "$harness" -seed="${SEBT_FUZZ_SEED:-1}" -max_total_time="$secs" -max_len=8192 -timeout=20 -rss_limit_mb=2560 \
   -error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 \
   -artifact_prefix="$work/artifacts/" "$work/corpus" "$@"
