@@ -30,7 +30,8 @@ fast() {  # label, then sebt_bench_grid arguments
   echo "{\"label\": \"$label\", \"run\": $line}" >> "$J"
   echo "$label: $line" >&2
 }
-echo "machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg) (shared with other sessions)" >&2
+MACHINE="$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start"
+echo "machine: $MACHINE" >&2
 
 # 1. Side by side: fast_cpu, numba, fast_cpu again (the load moves).
 fast fast_10240_before --grid $G10K
@@ -53,7 +54,7 @@ fast bars_1m_a --grid $G10K --bars 1000000
 fast bars_150k_b --grid $G10K --bars 150000
 fast bars_1m_b --grid $G10K --bars 1000000
 
-"$PY" - "$J" "$OUT/summary.md" <<'PYEOF'
+"$PY" - "$J" "$OUT/summary.md" "$MACHINE" <<'PYEOF'
 import json, statistics, sys
 runs = {}
 for l in open(sys.argv[1]):
@@ -63,8 +64,8 @@ def f(label, key):
     return runs[label][key] if label in runs else None
 out = []
 out.append("# Issue 10 measurements (bench/run_exact_fast.sh)\n")
-out.append("Machine shared with other sessions (2 cores, several builds and tests running): "
-           "wall-clock figures carry their load; CPU seconds (all threads) do not.\n")
+out.append("Machine: %s (a shared machine: wall-clock figures carry its load; "
+           "CPU seconds, all threads, do not).\n" % sys.argv[3])
 fb = [f("fast_10240_before", "seconds"), f("fast_10240_after", "seconds")]
 fcpu = [f("fast_10240_before", "cpu_seconds"), f("fast_10240_after", "cpu_seconds")]
 fmed = statistics.median(fb)
