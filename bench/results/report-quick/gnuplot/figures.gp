@@ -91,8 +91,6 @@ set key below left Left reverse box
 set xlabel offset 0,0.7
 set border 3
 set tics nomirror
-set label 2 'MACHINE LOADED: other processes used 85% of the CPUs while it measured (median)' at graph 0.02,0.95 left textcolor rgb '#c00000'
-set label 3 'load average up to 13.91 on 2 cores: thread scaling measured this way says little' at graph 0.02,0.89 left textcolor rgb '#c00000'
 set xtics 1
 set xrange [0.8:2.2]
 set yrange [0:*]
@@ -119,7 +117,7 @@ set tics nomirror
 set logscale y
 set format y '%.0s%c'
 set format y '%g'
-set xrange [0.5:4.5]
+set xrange [0.5:5.5]
 set xtics rotate by -30 font ',10'
 set terminal svg size 900,600 dynamic noenhanced font 'sans,13' background rgb 'white'
 set output 'history.svg'
