@@ -18,25 +18,11 @@
 #include "sebt/outfile.h"
 #include "sebt/sebt.h"
 
+#include "scratch_dir.h"
+
 extern char **environ;
 
-static char dir[256];
-
-static void make_dir(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/sebt_test_atomic_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void remove_dir(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        cr_log_warn("could not remove %s", dir);
-}
-
-TestSuite(atomic, .init = make_dir, .fini = remove_dir);
+SEBT_SCRATCH_SUITE(atomic, "atomic");
 
 static const char *in_dir(const char *name)
 {

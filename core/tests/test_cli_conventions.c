@@ -14,25 +14,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "scratch_dir.h"
+
 extern char **environ;
 
-static char dir[256];
-
-static void make_dir(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/sebt_test_conv_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void remove_dir(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        cr_log_warn("could not remove %s", dir);
-}
-
-TestSuite(conventions, .init = make_dir, .fini = remove_dir);
+SEBT_SCRATCH_SUITE(conventions, "conv");
 
 typedef struct {
     int code;      /* exit status, or 128 + signal */
