@@ -1,7 +1,13 @@
 #!/bin/bash
-# Plants each single-line bug of issue 10 in turn (in this scratch copy
-# only), rebuilds sebt, runs parity on the bundled data.
-cd /tmp/plant
+# Plants each single-line bug of issue 10 in turn, in a scratch copy of the
+# committed tree (never in this checkout), rebuilds sebt there and runs
+# parity on the bundled data. usage: bench/plant_bugs.sh
+set -uo pipefail
+src="$(cd "$(dirname "$0")/.." && pwd)"
+scratch="$(mktemp -d /tmp/sebt_plant_XXXXXX)"
+trap 'rm -rf "$scratch"' EXIT
+git -C "$src" archive HEAD | tar -x -C "$scratch" || { echo "cannot copy the tree"; exit 2; }
+cd "$scratch" || exit 2
 D=fixtures/data/BTCUSDT-15m-2017-2021.csv.gz
 G=bench/grids/parity-planted.grid
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEBT_BUILD_CUDA=OFF -DSEBT_BUILD_MPI=OFF -DSEBT_BUILD_TESTS=OFF -DSEBT_BUILD_BENCH=OFF > build.log 2>&1
