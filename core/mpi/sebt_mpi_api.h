@@ -1,4 +1,4 @@
-/* The table libsebt_mpi.so hands to the `sebt` command (core/cli/mpi.c).
+/* The table libsebt_mpi.so hands to the `sebt` command (cli/mpi.c).
  * The module is the only code that links MPI; the command opens it with
  * dlopen when a launcher started it, so a plain run never maps MPI.
  * Every function returns 0 on success; MPI's default error handler still

@@ -1,7 +1,7 @@
 /* Backend selection as a user meets it: each test spawns `sebt` with
  * BACKTEST_BACKEND / --backend / BACKTEST_GPU_ID / CUDA_VISIBLE_DEVICES and
  * checks which backend ran (the "backend" field of `sebt run`'s JSON), the
- * exit code and stderr. Rules (core/cli/select.c): the flag wins over the
+ * exit code and stderr. Rules (cli/select.c): the flag wins over the
  * variable; cpu is the default and means fast_cpu; gpu with no usable device
  * exits 3, never falling back; auto says on one stderr line what it picked
  * and why; anything else exits 2 listing the valid values.

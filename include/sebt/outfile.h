@@ -20,7 +20,7 @@
  * Signals: the library never installs handlers. A program that wants
  * SIGINT/SIGTERM to leave no temporary file calls
  * sebt_outfile_remove_temps() from its handler (it is async-signal-safe:
- * unlink(2) only) and atexit; the `sebt` command does both (core/cli/main.c).
+ * unlink(2) only) and atexit; the `sebt` command does both (cli/main.c).
  * A SIGKILL cannot be caught: the target is still intact, and a
  * .NAME.tmp-PID-N file may be left beside it. */
 #ifndef SEBT_OUTFILE_H

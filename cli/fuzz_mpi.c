@@ -1,4 +1,4 @@
-/* `sebt fuzz` on MPI ranks (core/cli/fuzz_mpi.h): each rank fuzzes its own
+/* `sebt fuzz` on MPI ranks (cli/fuzz_mpi.h): each rank fuzzes its own
  * stream of the seed with shrinking and saving off; the first divergence
  * stops every rank; the rank that found the earliest is the only one to
  * shrink and save it, and rank 0 reports it once; the summary counts every

@@ -1,4 +1,4 @@
-/* The `sebt` command under an MPI launcher (core/cli/mpi.h). */
+/* The `sebt` command under an MPI launcher (cli/mpi.h). */
 #include <dlfcn.h>
 #include <errno.h>
 #include <libgen.h>
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../mpi/sebt_mpi_api.h"
+#include "../core/mpi/sebt_mpi_api.h"
 #include "cli.h"
 #include "mpi.h"
 

@@ -1,4 +1,4 @@
-/* Atomic output files (include/sebt/outfile.h, core/cli/common.c): a run
+/* Atomic output files (include/sebt/outfile.h, cli/common.c): a run
  * that fails or is killed never leaves a half-written file and never
  * destroys the previous one (issue 15, defect 4). */
 #include <criterion/criterion.h>

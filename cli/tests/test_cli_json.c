@@ -1,4 +1,4 @@
-/* The CLI's JSON writer (core/cli/output_json.c), which every subcommand
+/* The CLI's JSON writer (cli/output_json.c), which every subcommand
  * that emits JSON shares. It lives in the sebt executable, not a library,
  * so the test compiles it in. */
 #include <criterion/criterion.h>
@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../cli/output_json.c"
+#include "../output_json.c"
 
 typedef struct {
     char *text;

@@ -1,5 +1,5 @@
 /* What `sebt sweep` and `sebt merge` share: the output writers, the shard
- * file format and the atomic file writer (core/cli/sweep_output.c). */
+ * file format and the atomic file writer (cli/sweep_output.c). */
 #ifndef SEBT_CLI_SWEEP_H
 #define SEBT_CLI_SWEEP_H
 
@@ -78,7 +78,7 @@ bool atomic_open(atomic_file *a, const char *path, char *why, size_t why_size);
 bool atomic_commit(atomic_file *a, char *why, size_t why_size);
 void atomic_discard(atomic_file *a);
 
-/* ---- checkpoints (core/cli/checkpoint.c) --------------------------------------
+/* ---- checkpoints (cli/checkpoint.c) --------------------------------------
  * A checkpoint directory holds chunk files chunk-FIRST-COUNT-TAG.sebt, each
  * the results of a set of combos, written atomically (temporary file,
  * fsync, rename). Every chunk names the sweep it belongs to; a directory

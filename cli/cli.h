@@ -62,7 +62,7 @@ void cli_contract_text(const sebt_contract *c, char *buf, size_t n);
  * when anything written was lost. For stdout it flushes.
  * cli_abandon_output discards a file that should not be published (the
  * command failed after opening it). SIGINT, SIGTERM, SIGHUP and exit()
- * remove what was never closed (core/cli/main.c). */
+ * remove what was never closed (cli/main.c). */
 FILE *cli_open_output(const char *cmd, const char *path);
 int cli_close_output(FILE *f);
 void cli_abandon_output(FILE *f);
@@ -97,7 +97,7 @@ int cli_check_result(const char *cmd, size_t combo, const sebt_params *p, const 
 /* Prints a double so that it reads back bit-exact (%.17g; nan, inf, -inf). */
 void cli_print_double(FILE *f, double v);
 
-/* ---- JSON output (core/cli/output_json.c) ------------------------------
+/* ---- JSON output (cli/output_json.c) ------------------------------
  * A small streaming writer shared by every subcommand that emits JSON, so
  * all of them agree on the format: no spaces ("key":value), strings escaped,
  * doubles %.17g so they read back bit-exact, and a double that is not
@@ -138,7 +138,7 @@ void cli_json_metrics(cli_json *j, const char *key, const sebt_metrics *m);
 /* Writes a string as a JSON string literal (quotes included). */
 void cli_json_write_string(FILE *f, const char *s);
 
-/* ---- small shared helpers (core/cli/common.c) -------------------------- */
+/* ---- small shared helpers (cli/common.c) -------------------------- */
 
 /* "2021-03-04T05:06:07Z" (with ".mmm" only when ms % 1000 != 0). */
 void cli_format_utc(int64_t ms, char *buf, size_t bufsize);
@@ -176,7 +176,7 @@ typedef struct {
 int cli_parse_combo_args(int argc, char **argv, bool allow_format, const char *usage,
                          cli_combo_args *out);
 
-/* ---- JUnit XML reports (core/cli/junit.c) ------------------------------ */
+/* ---- JUnit XML reports (cli/junit.c) ------------------------------ */
 typedef enum {
     CLI_JUNIT_PASSED = 0,
     CLI_JUNIT_FAILURE = 1,   /* a check found a problem */
@@ -201,7 +201,7 @@ int cli_junit_write(const char *cmd, const char *path, const char *suite, const 
  * holding data/ and regressions/, combos the parity combos file. */
 void cli_share_paths(char *fixtures, size_t fsize, char *combos, size_t csize);
 
-/* ---- the oracle's commands, parity and fuzz (core/cli/cmd_parity.c) ----- */
+/* ---- the oracle's commands, parity and fuzz (cli/cmd_parity.c) ----- */
 /* Like cli_select_backend, and also "mutant:NAME" (the oracle's test
  * subjects, never in the public registry). */
 int cli_select_oracle_backend(const char *cmd, const char *name, const sebt_backend **out);

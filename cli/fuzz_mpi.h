@@ -1,4 +1,4 @@
-/* `sebt fuzz` across MPI ranks (core/cli/fuzz_mpi.c). */
+/* `sebt fuzz` across MPI ranks (cli/fuzz_mpi.c). */
 #ifndef SEBT_CLI_FUZZ_MPI_H
 #define SEBT_CLI_FUZZ_MPI_H
 

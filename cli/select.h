@@ -1,4 +1,4 @@
-/* Backend selection (core/cli/select.c): what cpu, gpu and auto mean, and
+/* Backend selection (cli/select.c): what cpu, gpu and auto mean, and
  * the auto crossover, shared by every command that runs a backend and by
  * `sebt check-gpu`, which shows what each mode would pick. */
 #ifndef SEBT_CLI_SELECT_H

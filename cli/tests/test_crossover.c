@@ -1,4 +1,4 @@
-/* The auto crossover (core/cli/select.c) without a device: the model from a
+/* The auto crossover (cli/select.c) without a device: the model from a
  * device's SM count and clock, the saved file, and its errors. The expected
  * numbers are worked out from the model in gpu/README.md:
  *   W* = 0.25 / (1/(T * r) - 1/(SMs * clock * 1))
@@ -13,8 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../../core/cli/cli.h"
-#include "../../core/cli/select.h"
+#include "../cli.h"
+#include "../select.h"
 
 static char tmpdir[256];
 static char file[300];

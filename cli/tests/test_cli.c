@@ -183,7 +183,7 @@ Test(cli, top_level_help_and_version_exit_0)
 
 Test(cli, subcommand_help_goes_to_stdout_with_exit_0)
 {
-    /* Every command of core/cli/main.c's table. */
+    /* Every command of cli/main.c's table. */
     const char *cmds[] = { "run", "features", "backends", "sweep", "parity", "fuzz", "report",
                            "check-gpu" };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {

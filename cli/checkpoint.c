@@ -1,5 +1,5 @@
 /* `sebt sweep --checkpoint DIR`: finished chunks of a sweep on disk, so a
- * killed sweep resumes where it stopped (core/cli/sweep.h).
+ * killed sweep resumes where it stopped (cli/sweep.h).
  *
  * A chunk file, little-endian:
  *   "SEBTCKPT" | u64 format (1) | char version[16] | u64 data fingerprint |

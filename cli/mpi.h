@@ -1,4 +1,4 @@
-/* The `sebt` command under an MPI launcher (core/cli/mpi.c).
+/* The `sebt` command under an MPI launcher (cli/mpi.c).
  *
  * The same binary runs alone or as one of N ranks: started by mpirun or
  * srun (seen in the environment), an MPI-aware command opens
