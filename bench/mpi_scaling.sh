@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # 1 rank vs 2 ranks of `sebt sweep` on this machine, in the same run,
-# alternating, repeated; medians quoted (README "Spanning machines").
+# alternating, repeated; medians quoted (docs/scaling.md).
 #   bench/mpi_scaling.sh [BUILD_DIR] [REPEATS]
 # Each rank runs one thread, so 2 ranks use 2 cores. Also measures the
 # part every rank repeats (loading the data and the grid: a 1-combo sweep)

@@ -35,7 +35,7 @@ step "install dependencies" "$SEBT_ROOT/ci/install-deps.sh"
 configure_and_build "$plain" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEBT_SANITIZE=OFF
 step "ctest ${plain##*/}" run_ctest "$plain" "ctest-${plain##*/}" -LE fuzz
 # The libFuzzer harnesses (core/fuzz, built with clang, ASan+UBSan inside)
-# for a short budget each; any finding fails CI. README "Fuzzing" has the
+# for a short budget each; any finding fails CI. docs/fuzzing.md has the
 # longer run. Skipped (and said so) without clang's libFuzzer.
 export SEBT_FUZZ_SECONDS="${SEBT_CI_FUZZ_SECONDS:-20}"
 step "fuzz ${SEBT_FUZZ_SECONDS}s per harness (libFuzzer)" run_ctest "$plain" "ctest-${plain##*/}-fuzz" -L fuzz

@@ -9,7 +9,7 @@
 #include "sebt/oracle.h"
 #include "sebt/sebt.h"
 
-/* Exit codes, documented in README "Exit codes". */
+/* Exit codes, documented in docs/cli.md "Exit codes". */
 enum {
     CLI_EXIT_OK = 0,
     CLI_EXIT_CHECK_FAILED = 1, /* a parity/fuzz/baseline check found a problem */
@@ -126,7 +126,7 @@ void cli_json_null(cli_json *j, const char *key);
 /* The first field of every JSON document sebt writes:
  * "schema":"sebt-NAME/N". N (CLI_JSON_SCHEMA_VERSION) grows when a field
  * changes meaning or goes away; new fields may appear without a bump
- * (README "Machine formats"). */
+ * (docs/formats.md). */
 #define CLI_JSON_SCHEMA_VERSION 1
 void cli_json_schema(cli_json *j, const char *name);
 /* Ends the document with a newline. */

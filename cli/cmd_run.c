@@ -1,5 +1,5 @@
 /* `sebt run`: one backtest of one combo, as JSON (the stable machine
- * format, described field by field in README "JSON of sebt run"), CSV (one
+ * format, described field by field in docs/formats.md "JSON of sebt run"), CSV (one
  * row per trade) or text for people. */
 #include <inttypes.h>
 #include <string.h>
@@ -16,7 +16,7 @@ static const char usage[] =
     "  --set NAME=VALUE   a parameter of the strategy (repeatable); booleans true|false.\n"
     "                     Names: ema_fast ema_slow z_window atr_window vol_z tr_z cloc_min\n"
     "                     use_stop atr_stop_mult use_tp reward_r use_time max_hold fee_bp\n"
-    "                     slippage_bp (defaults in README \"Parameters\")\n"
+    "                     slippage_bp (defaults: SPEC.md section 2)\n"
     "  --backend NAME     reference, fast_cpu, cuda, or cpu|gpu|auto\n"
     "                     (default: BACKTEST_BACKEND, else cpu)\n"
     "  --format FMT       json (default; the stable machine format), csv (one row per\n"

@@ -367,8 +367,8 @@ static void fill_record(sebt_sweep_record *out, size_t combo, const sebt_result 
     out->open_at_end = res->open_at_end.open ? 1 : 0;
 }
 
-/* The test suite's way to fail or kill a rank on purpose (README
- * "Spanning machines"): SEBT_TEST_FAIL_RANK=R fails rank R with a message,
+/* The test suite's way to fail or kill a rank on purpose (docs/scaling.md,
+ * "MPI"): SEBT_TEST_FAIL_RANK=R fails rank R with a message,
  * SEBT_TEST_KILL_RANK=R kills it with SIGKILL after its first chunk. */
 static bool test_hook(const char *name)
 {
@@ -632,7 +632,7 @@ static int write_results(const char *cmd, sweep_run *r, sebt_result *all)
 }
 
 /* SEBT_SWEEP_STATS=1: one line on stderr from rank 0 with each rank's
- * share and time and what travelled, for the scaling notes in README. */
+ * share and time and what travelled, for the scaling notes in docs/scaling.md. */
 static double cpu_seconds(void)
 {
     struct rusage u;

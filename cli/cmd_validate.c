@@ -969,7 +969,7 @@ int cli_cmd_validate(int argc, char **argv)
     c.sel = sebt_backend_selector(c.cand);
     /* The built-in cuda backend holds a CUDA context from the moment it is
      * opened, and a CUDA runtime does not survive fork: it runs in-process
-     * unless asked. A plugin should open its device lazily (README). */
+     * unless asked. A plugin should open its device lazily (docs/kernels.md). */
     c.isolate = a.isolate >= 0 ? a.isolate == 1 : strcmp(c.sel, "cuda") != 0;
     cli_share_paths(c.fixtures, sizeof c.fixtures, c.combos_path, sizeof c.combos_path);
     /* Absolute, so the commands printed for a failure work from anywhere. */

@@ -272,7 +272,7 @@ bool cli_opt_value(int argc, char **argv, int *i, const char *name, const char *
     return true;
 }
 
-/* ---- results that are not finite (README Decisions) --------------------- */
+/* ---- results that are not finite (docs/decisions.md) --------------------- */
 
 static bool first_bad(const double *v, const char *const *names, size_t n, const char **name, double *val)
 {
@@ -324,7 +324,7 @@ int cli_check_result(const char *cmd, size_t combo, const sebt_params *p, const 
                                sebt_param_table[i].name, b);
     }
     fprintf(stderr, "sebt %s: error: combo %zu: %s%s is %s: the result does not fit a double (%s%s); sebt "
-                    "never writes such a result (README Decisions)\n",
+                    "never writes such a result (docs/decisions.md)\n",
             cmd, combo, where, name, isnan(val) ? "nan" : val > 0 ? "inf" : "-inf",
             so ? "from " : "the prices are too large for this arithmetic", suspects);
     return CLI_EXIT_USAGE;

@@ -3,7 +3,7 @@
  *
  * Each limit has a default rule, stated in the message that refuses an
  * input, and an environment variable that replaces it for a run that
- * really needs more (README "Limits"):
+ * really needs more (docs/cli.md "Limits"):
  *   SEBT_MAX_GAP_FILL   missing bars --fill-gaps may insert
  *   SEBT_MAX_INFLATE_MB MiB a gzip data file may inflate to
  *   SEBT_MAX_COMBOS     combos a grid or combos file may make

@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 /* The working-memory budget of a sweep, unless sebt_batch_opts or
- * SEBT_FAST_CPU_MEMORY_MB says otherwise (README.md, "Memory bound"). */
+ * SEBT_FAST_CPU_MEMORY_MB says otherwise (fast_cpu/README.md, "Memory bound"). */
 #define FAST_DEFAULT_BUDGET_MB 1024
 
 typedef struct {

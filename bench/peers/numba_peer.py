@@ -19,7 +19,7 @@ Run it with the Debian interpreter that has python3-numba (/usr/bin/python3).
                   [--repetitions R] [--check-sample K --sebt PATH]
                   [--fill-gaps] [--results FILE]
 
-Prints one JSON object on stdout (its fields: README.md, "The numba peer").
+Prints one JSON object on stdout (its fields: docs/performance.md, "The numba peer").
 Exit codes: 0 timed; 1 the check failed (trade counts differ from the
 reference); 2 bad usage or input, numba missing, or sebt failed.
 """

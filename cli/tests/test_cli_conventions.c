@@ -162,7 +162,7 @@ Test(conventions, closed_pipe_ends_quietly_even_when_sigpipe_was_ignored)
     }
 }
 
-/* ---- results that overflow a double (README Decisions) -------------------- */
+/* ---- results that overflow a double (docs/decisions.md) -------------------- */
 
 Test(conventions, run_refuses_a_result_that_overflows)
 {

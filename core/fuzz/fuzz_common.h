@@ -1,4 +1,4 @@
-/* Shared by the libFuzzer harnesses of core/fuzz (README "Fuzzing").
+/* Shared by the libFuzzer harnesses of core/fuzz (docs/fuzzing.md).
  * A broken invariant prints what broke and aborts, which libFuzzer reports
  * as a finding and saves as a crash-* artifact. */
 #ifndef SEBT_FUZZ_COMMON_H

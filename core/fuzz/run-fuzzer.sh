@@ -7,7 +7,7 @@
 set -euo pipefail
 harness="$1"; secs="${SEBT_FUZZ_SECONDS:-$2}"; work="$3"; shift 3
 if [[ ! -x "$harness" ]]; then
-  echo "skipped: $harness was not built (needs clang with libclang-rt's libFuzzer; see README \"Fuzzing\")"
+  echo "skipped: $harness was not built (needs clang with libclang-rt's libFuzzer; see docs/fuzzing.md)"
   exit 77
 fi
 mkdir -p "$work/corpus" "$work/artifacts"

@@ -31,7 +31,7 @@ extern "C" {
 /* More combos than this in one grid or combos file is an error, refused
  * before they are made (each combo costs about 300 bytes of parameters and
  * results, and its backtest, before a sweep prints anything). The
- * environment variable SEBT_MAX_COMBOS=N replaces it (README "Limits"). */
+ * environment variable SEBT_MAX_COMBOS=N replaces it (docs/cli.md "Limits"). */
 #define SEBT_GRID_MAX_COMBOS ((size_t)1000000)
 
 /* On success *out is malloc'd (free it) and holds *n_out combos (>= 1). */

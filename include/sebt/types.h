@@ -3,7 +3,7 @@
  * tool (oracle, bench, CLI) speaks these types and nothing else.
  *
  * The rules behind each field are in ../shared/SPEC.md (copied to the
- * project's docs as README "Strategy"); section numbers below point there. */
+ * project's docs as SPEC.md); section numbers below point there. */
 #ifndef SEBT_TYPES_H
 #define SEBT_TYPES_H
 

@@ -217,7 +217,7 @@ Test(zscore, window_touching_a_hole_is_nan)
 
 Test(zscore, variance_that_underflows_to_zero_is_nan)
 {
-    /* Decision (README): 1e-200 and 2e-200 are not equal, but (x-m)^2 =
+    /* Decision (docs/decisions.md): 1e-200 and 2e-200 are not equal, but (x-m)^2 =
      * (5e-201)^2 underflows to 0, so var == 0. Such a window is flat for
      * every purpose: NaN, not +inf. */
     double vol[] = { 1e-200, 2e-200 };
