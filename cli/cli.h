@@ -142,6 +142,22 @@ void cli_json_write_string(FILE *f, const char *s);
 
 /* "2021-03-04T05:06:07Z" (with ".mmm" only when ms % 1000 != 0). */
 void cli_format_utc(int64_t ms, char *buf, size_t bufsize);
+/* A span of time for people: "15 min", "29 h", "2 d", "1.5 s", "250 ms". */
+void cli_format_duration(int64_t ms, char *buf, size_t bufsize);
+
+/* Timestamp gaps of a series as loaded (steps longer than its interval):
+ * the holes --fill-gaps would fill, counted when it is off. */
+typedef struct {
+    size_t gaps;            /* steps longer than the interval */
+    uint64_t bars;          /* missing bars they stand for (whole intervals) */
+    int64_t longest_ms;     /* the longest step */
+    int64_t longest_after;  /* open time of the bar before it */
+} cli_gaps;
+void cli_find_gaps(const sebt_series *s, cli_gaps *g);
+/* One line on stderr when the series has timestamp gaps that were not
+ * filled (how many, the bars missing, the longest and where): the
+ * indicators run across them as if the bars were adjacent. */
+void cli_warn_gaps(const char *cmd, const char *path, const sebt_series *s);
 /* Applies one --set NAME=VALUE to p; prints and returns 2 when malformed
  * or the parameter is unknown, else 0. Range rules are checked later by
  * cli_validate_params, once every --set is in. */

@@ -53,6 +53,8 @@ int cli_cmd_features(int argc, char **argv)
     rc = cli_load_series(cmd, a.data, a.lenient, a.fill_gaps, &s);
     if (rc != CLI_EXIT_OK)
         return rc;
+    if (!a.fill_gaps)
+        cli_warn_gaps(cmd, a.data, &s);
 
     sebt_features x;
     memset(&x, 0, sizeof x);

@@ -20,10 +20,12 @@ static const char usage[] =
     "  --backend NAME     reference, fast_cpu, cuda, or cpu|gpu|auto\n"
     "                     (default: BACKTEST_BACKEND, else cpu)\n"
     "  --format FMT       json (default; the stable machine format), csv (one row per\n"
-    "                     trade) or text (aligned columns and a summary)\n"
+    "                     trade) or text (aligned columns, then a summary that says what\n"
+    "                     each figure means)\n"
     "  --output FILE      write there instead of stdout\n"
     "  --lenient          keep a bad row as a missing bar (counted on stderr) instead of failing\n"
-    "  --fill-gaps        insert missing bars where timestamps skip\n"
+    "  --fill-gaps        insert missing bars where timestamps skip (without it, gaps are\n"
+    "                     counted in a warning on stderr)\n"
     "  -h, --help         this help\n"
     "\n"
     "Exit codes: 0 ok, 2 bad usage, parameter or input, 3 no usable GPU.\n";
@@ -133,6 +135,54 @@ static void write_csv(FILE *f, const sebt_series *s, const sebt_result *r)
     }
 }
 
+/* The summary says what each figure means, one line each, because the
+ * figures disagree in ways that look like bugs: pnl adds price units (a
+ * trade at 60,000 weighs fifteen times one at 4,000) while R and the
+ * Sharpe weigh every trade alike, so their signs can differ. */
+static void write_summary(FILE *f, const char *backend, const sebt_series *s, const sebt_result *r)
+{
+    const sebt_metrics *m = &r->metrics;
+    char first[40] = "-", last[40] = "-";
+    if (s->n) {
+        cli_format_utc(s->ts[0], first, sizeof first);
+        cli_format_utc(s->ts[s->n - 1], last, sizeof last);
+    }
+    cli_gaps g;
+    cli_find_gaps(s, &g);
+    fprintf(f, "summary: %" PRId64 " trade%s, backend %s, %zu bars %s .. %s (%zu valid, %zu missing",
+            m->n, m->n == 1 ? "" : "s", backend, s->n, first, last, r->valid_bars, s->n_missing);
+    if (g.gaps)
+        fprintf(f, "; %zu timestamp gap%s of %llu bars not filled", g.gaps, g.gaps == 1 ? "" : "s",
+                (unsigned long long)g.bars);
+    fputs(")\n", f);
+    /* Return per trade on the money put in: pnl over the entry price. */
+    double ret = 0.0;
+    size_t n_ret = 0;
+    for (size_t k = 0; k < r->n_trades; k++) {
+        if (r->trades[k].entry_price > 0) {   /* a price of 0 is allowed (SPEC §1) */
+            ret += r->trades[k].pnl / r->trades[k].entry_price;
+            n_ret++;
+        }
+    }
+    if (n_ret)
+        ret = 100.0 * ret / (double)n_ret;
+    fprintf(f, "  %-11s %12.6g   price units (quote currency per 1 unit of the asset), summed over the "
+               "trades, after fees and slippage\n", "total pnl", m->total_pnl);
+    fprintf(f, "  %-11s %11.1f%%   of trades closed with pnl > 0\n", "win rate", 100.0 * m->win_rate);
+    fprintf(f, "  %-11s %+11.3f%%   mean of pnl / entry price: the return of one trade on the money "
+               "put in\n", "avg return", ret);
+    fprintf(f, "  %-11s %12.4f   mean R, R = pnl / risk (risk = entry - stop: R -1 is a full "
+               "stop-out, R 2 a target at reward_r 2)\n", "avg R", m->avg_r);
+    fprintf(f, "  %-11s %12.6g   the deepest fall of cumulative pnl from its running peak, price "
+               "units\n", "max dd", m->max_dd);
+    fprintf(f, "  %-11s %12.4f   mean R / sample std of R over the %" PRId64 " trade%s: per trade, "
+               "not annualised, no risk-free rate\n", "sharpe", m->sharpe, m->n, m->n == 1 ? "" : "s");
+    if ((m->total_pnl > 0 && (m->avg_r < 0 || m->sharpe < 0)) ||
+        (m->total_pnl < 0 && (m->avg_r > 0 || m->sharpe > 0)))
+        fprintf(f, "  total pnl and R disagree in sign: pnl weighs each trade by its price level and "
+                   "stop distance, R and the Sharpe weigh every trade alike\n");
+}
+
 static void write_text(FILE *f, const char *backend, const sebt_series *s, const sebt_result *r)
 {
     char sig[40], ent[40], ex[40];
@@ -157,11 +207,7 @@ static void write_text(FILE *f, const char *backend, const sebt_series *s, const
         fprintf(f, "open at end (not a trade): signal %s, entry %s at %.8g, stop %.8g, tp %.8g, %d bars held\n",
                 sig, ent, o->entry_price, o->stop, o->tp, (int)o->bars_held);
     }
-    const sebt_metrics *m = &r->metrics;
-    fprintf(f, "trades %" PRId64 "  win rate %.1f%%  avg R %.4f  total pnl %.6g  max dd %.6g  "
-               "sharpe %.4f  backend %s  bars %zu (%zu valid, %zu missing)\n",
-            m->n, 100.0 * m->win_rate, m->avg_r, m->total_pnl, m->max_dd, m->sharpe, backend, s->n,
-            r->valid_bars, s->n_missing);
+    write_summary(f, backend, s, r);
 }
 
 int cli_cmd_run(int argc, char **argv)
@@ -188,6 +234,8 @@ int cli_cmd_run(int argc, char **argv)
     rc = cli_load_series(cmd, a.data, a.lenient, a.fill_gaps, &s);
     if (rc != CLI_EXIT_OK)
         return rc;
+    if (!a.fill_gaps)
+        cli_warn_gaps(cmd, a.data, &s);
 
     const sebt_backend *b = NULL;
     rc = cli_select_backend(cmd, a.backend, s.n, 1, &b);

@@ -296,6 +296,8 @@ static int setup(int argc, char **argv, sweep_run *r)
     rc = cli_load_series(cmd, a->data, a->lenient, a->fill_gaps, &r->s);
     if (rc != CLI_EXIT_OK)
         return rc;
+    if (!a->fill_gaps && cli_mpi.rank == 0)
+        cli_warn_gaps(cmd, a->data, &r->s);
     rc = cli_select_backend(cmd, a->backend, r->s.n, r->n_combos, &r->b);
     if (rc != CLI_EXIT_OK)
         return rc;

@@ -223,6 +223,61 @@ void cli_format_utc(int64_t ms, char *buf, size_t bufsize)
         snprintf(buf, bufsize, "%sZ", date);
 }
 
+void cli_format_duration(int64_t ms, char *buf, size_t bufsize)
+{
+    static const struct { int64_t ms; const char *unit; } units[] = {
+        { 86400000, "d" }, { 3600000, "h" }, { 60000, "min" }, { 1000, "s" },
+    };
+    for (size_t k = 0; k < sizeof units / sizeof units[0]; k++) {
+        if (ms >= units[k].ms) {
+            double v = (double)ms / (double)units[k].ms;
+            if (ms % units[k].ms == 0)
+                snprintf(buf, bufsize, "%lld %s", (long long)(ms / units[k].ms), units[k].unit);
+            else
+                snprintf(buf, bufsize, "%.3g %s", v, units[k].unit);
+            return;
+        }
+    }
+    snprintf(buf, bufsize, "%lld ms", (long long)ms);
+}
+
+void cli_find_gaps(const sebt_series *s, cli_gaps *g)
+{
+    memset(g, 0, sizeof *g);
+    if (s->n < 2 || s->interval_ms <= 0)
+        return;
+    for (size_t t = 1; t < s->n; t++) {
+        int64_t d = s->ts[t] - s->ts[t - 1];
+        if (d <= s->interval_ms)
+            continue;
+        g->gaps++;
+        g->bars += (uint64_t)(d / s->interval_ms) - 1;
+        if (d > g->longest_ms) {
+            g->longest_ms = d;
+            g->longest_after = s->ts[t - 1];
+        }
+    }
+}
+
+void cli_warn_gaps(const char *cmd, const char *path, const sebt_series *s)
+{
+    cli_gaps g;
+    cli_find_gaps(s, &g);
+    if (!g.gaps)
+        return;
+    char every[32], hole[32], after[40];
+    cli_format_duration(s->interval_ms, every, sizeof every);
+    cli_format_duration(g.longest_ms - s->interval_ms, hole, sizeof hole);
+    cli_format_utc(g.longest_after, after, sizeof after);
+    fprintf(stderr,
+            "sebt %s: warning: %s has %zu timestamp gap%s (%llu bar%s missing at its %s interval; "
+            "the longest %llu bar%s, %s, after %s), not filled: indicators and trades run across "
+            "them as if the bars were adjacent; --fill-gaps inserts missing bars there\n",
+            cmd, path, g.gaps, g.gaps == 1 ? "" : "s", (unsigned long long)g.bars, g.bars == 1 ? "" : "s",
+            every, (unsigned long long)(g.longest_ms / s->interval_ms - 1),
+            g.longest_ms / s->interval_ms - 1 == 1 ? "" : "s", hole, after);
+}
+
 int cli_apply_set(const char *cmd, sebt_params *p, const char *assignment)
 {
     const char *eq = strchr(assignment, '=');

@@ -376,8 +376,78 @@ Test(cli, run_text_shows_dates_and_a_summary)
     assert_has(p.out, "2021-01-01T00:30:00Z"); /* signal bar 2 */
     assert_has(p.out, "2021-01-01T01:15:00Z"); /* exit bar 5 */
     assert_has(p.out, "open at end");
-    assert_has(p.out, "trades 1  win rate 100.0%  avg R 1.8000  total pnl 18  max dd 0  sharpe 0.0000"
-                      "  backend reference  bars 8");
+    /* The one trade: pnl 18 on an entry of 90 is +20% and R 1.8; one trade
+     * has no deviation, so the Sharpe is 0 (SPEC §7). */
+    assert_has(p.out, "summary: 1 trade, backend reference, 8 bars 2021-01-01T00:00:00Z .. "
+                      "2021-01-01T01:45:00Z (8 valid, 0 missing)\n");
+    assert_has(p.out, "\n  total pnl             18   price units (quote currency per 1 unit of the asset)");
+    assert_has(p.out, "\n  win rate          100.0%   of trades closed with pnl > 0\n");
+    assert_has(p.out, "\n  avg return      +20.000%   mean of pnl / entry price");
+    assert_has(p.out, "\n  avg R             1.8000   mean R, R = pnl / risk");
+    assert_has(p.out, "\n  max dd                 0   the deepest fall of cumulative pnl");
+    assert_has(p.out, "\n  sharpe            0.0000   mean R / sample std of R over the 1 trade: per trade");
+    assert_lacks(p.out, "disagree in sign"); /* pnl and R both positive */
+    assert_lacks(p.err, "gap");
+}
+
+/* The default combo on the bundled 15m data: the reference makes money in
+ * price units while its mean R is negative, and the text says why. */
+Test(cli, run_text_explains_pnl_and_r_of_opposite_signs)
+{
+    const char *data = "../../fixtures/data/BTCUSDT-15m-2017-2021.csv.gz";
+    proc p = run_sebt("run", "--data", data, "--backend", "reference", NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    const char *pnl = strstr(p.out, "\"total_pnl\":"), *r = strstr(p.out, "\"avg_r\":");
+    cr_assert(pnl && r, "%s", p.out);
+    cr_assert_gt(strtod(pnl + 12, NULL), 0.0);
+    cr_assert_lt(strtod(r + 8, NULL), 0.0);
+    /* data/README.md: 32 holes, 560 bars. */
+    assert_has(p.err, "has 32 timestamp gaps (560 bars missing at its 15 min interval;");
+    p = run_sebt("run", "--data", data, "--backend", "reference", "--format", "text", NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.out, "\n  total pnl and R disagree in sign: pnl weighs each trade by its price level");
+}
+
+/* HAND_CSV without bars 3, 5 and 6: steps of 15, 15, 30 and 45 minutes, so
+ * the interval is 15 min and there are 2 gaps standing for 1 + 2 = 3 bars,
+ * the longest (2 bars, 30 min of missing time) after bar 4, 01:00Z. */
+static const char GAPPY_CSV[] =
+    "open_time,open,high,low,close,volume\n"
+    "1609459200000,100,101,99,100,100\n"
+    "1609460100000,100,100,96,97,100\n"
+    "1609461000000,97,97,88.5,95,300\n"
+    "1609462800000,91,100,90,99,100\n"
+    "1609465500000,101,103,100,102,100\n";
+
+Test(cli, run_warns_of_timestamp_gaps_left_unfilled)
+{
+    const char *data = write_file("gappy.csv", GAPPY_CSV);
+    const char *want = "has 2 timestamp gaps (3 bars missing at its 15 min interval; the longest 2 bars, "
+                       "30 min, after 2021-01-01T01:00:00Z), not filled";
+    const char *formats[] = { "json", "csv", "text" };
+    for (size_t k = 0; k < 3; k++) {
+        proc p = run_sebt("run", "--data", data, "--backend", "reference", "--format", formats[k],
+                          HAND_SETS, NULL);
+        cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+        assert_has(p.err, "sebt run: warning: ");
+        assert_has(p.err, want);
+        assert_has(p.err, "--fill-gaps inserts missing bars there");
+        if (k == 2)
+            assert_has(p.out, "5 bars 2021-01-01T00:00:00Z .. 2021-01-01T01:45:00Z (5 valid, 0 missing; "
+                              "2 timestamp gaps of 3 bars not filled)");
+    }
+    proc p = run_sebt("run", "--data", data, "--backend", "reference", "--format", "text", "--fill-gaps",
+                      HAND_SETS, NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_lacks(p.err, "warning");
+    assert_has(p.err, "--fill-gaps: 3 missing bar(s) inserted");
+    /* With atr_window 1, a missing bar and nothing else is invalid: 8 - 3. */
+    assert_has(p.out, "8 bars 2021-01-01T00:00:00Z .. 2021-01-01T01:45:00Z (5 valid, 3 missing)\n");
+
+    p = run_sebt("features", "--data", data, HAND_SETS, NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.err, "sebt features: warning: ");
+    assert_has(p.err, want);
 }
 
 Test(cli, run_output_file_leaves_stdout_empty)
