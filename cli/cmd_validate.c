@@ -254,6 +254,25 @@ static void do_replay(v_ctx *c, const void *arg, v_outcome *o)
     const char *dir = arg;
     sebt_fixture f;
     sebt_error err = { 0 };
+    /* A batch bug's fixture (combos.csv, batch.txt) runs as it was found. */
+    char batch[PATH_MAX + 32];
+    struct stat sb;
+    snprintf(batch, sizeof batch, "%s/combos.csv", dir);
+    if (stat(batch, &sb) == 0) {
+        bool diverged = false;
+        sebt_divergence d;
+        if (sebt_fixture_check(c->cand, dir, &diverged, &d, &err) != SEBT_OK) {
+            set_error(o, &err);
+        } else if (diverged) {
+            o->status = V_FAIL;
+            snprintf(o->message, sizeof o->message, "combo %zu of the fixture's batch: %s at bar %" PRId64,
+                     d.combo, d.what, d.bar);
+            sebt_divergence_text(&d, o->detail, sizeof o->detail);
+        } else {
+            o->status = V_PASS;
+        }
+        return;
+    }
     if (sebt_fixture_read(dir, &f, &err) != SEBT_OK) {
         set_error(o, &err);
         return;
@@ -335,28 +354,6 @@ static void fuzz_progress(void *user, size_t done, size_t total)
     p->o->at_case = done;
 }
 
-/* The oracle's fuzzer runs the candidate on one thread; this stand-in
- * passes the round's thread count instead, so fuzzing reaches the
- * candidate's parallel paths too. One per child, so plain statics. */
-static const sebt_backend *proxied;
-static int proxy_threads;
-
-static sebt_status proxy_features(const sebt_backend *self, const sebt_series *s, const sebt_params *p,
-                                  sebt_features *out, sebt_error *err)
-{
-    (void)self;
-    return proxied->features(proxied, s, p, out, err);
-}
-
-static sebt_status proxy_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
-                                   size_t n, const sebt_batch_opts *opts, sebt_result *results, sebt_error *err)
-{
-    (void)self;
-    sebt_batch_opts o = opts ? *opts : (sebt_batch_opts){ 0 };
-    o.threads = proxy_threads;
-    return proxied->run_batch(proxied, s, combos, n, &o, results, err);
-}
-
 static void do_fuzz(v_ctx *c, const void *arg, v_outcome *o)
 {
     (void)arg;
@@ -368,13 +365,11 @@ static void do_fuzz(v_ctx *c, const void *arg, v_outcome *o)
         if (left <= 0 && round > 0)
             break;
         uint64_t seed = a->seed + round;
-        proxied = c->cand;
-        proxy_threads = (int)(round % (uint64_t)max_threads) + 1;
-        sebt_backend proxy = *c->cand;
-        proxy.features = proxy_features;
-        proxy.run_batch = proxy_run_batch;
-        if (proxy_threads > o->value[3])
-            o->value[3] = proxy_threads;
+        /* Each round its own thread count, so fuzzing reaches the
+         * candidate's parallel paths too. */
+        int threads = (int)(round % (uint64_t)max_threads) + 1;
+        if (threads > o->value[3])
+            o->value[3] = threads;
         fuzz_progress_ctx pc = { o, seed };
         /* Each thread count gets its share of a short budget too. */
         double round_s = a->time_s / max_threads;
@@ -382,10 +377,10 @@ static void do_fuzz(v_ctx *c, const void *arg, v_outcome *o)
             round_s = left;
         sebt_fuzz_opts fo = { .seed = seed, .iterations = FUZZ_ROUND, .time_s = round_s > 0.05 ? round_s : 0.05,
                               .shrink = true, .save_dir = a->save_dir, .progress = fuzz_progress,
-                              .progress_user = &pc };
+                              .progress_user = &pc, .selector = c->sel, .threads = threads };
         sebt_fuzz_report r;
         sebt_error err = { 0 };
-        if (sebt_fuzz_run(&proxy, &fo, &r, &err) != SEBT_OK) {
+        if (sebt_fuzz_run(c->cand, &fo, &r, &err) != SEBT_OK) {
             set_error(o, &err);
             return;
         }

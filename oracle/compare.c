@@ -195,6 +195,10 @@ static bool sharpe_ill_conditioned(const sebt_trade *t, size_t n)
     return sqrt(ss / (double)(n - 1)) <= 1e-6 * fmax(1.0, fabs(mean));
 }
 
+static void name_trade_list_cause(const sebt_series *s, const sebt_params *p, const sebt_features *rf,
+                                  const sebt_features *cf, const sebt_result *rr, const sebt_result *cr,
+                                  sebt_divergence *div);
+
 sebt_status sebt_oracle_compare_one(const sebt_contract *contract, const sebt_series *s,
                                     const sebt_params *p, const sebt_features *cf,
                                     const sebt_result *cr, bool *diverged, sebt_divergence *div,
@@ -233,6 +237,12 @@ sebt_status sebt_oracle_compare_one(const sebt_contract *contract, const sebt_se
         goto out;
     }
     st = oracle_replay(s, p, &rf, cf, tol, cr, tie_bars, &replay, diverged, div, &combo, err);
+    if (st == SEBT_OK && *diverged && !cross_check && strcmp(div->what, "signal") == 0) {
+        sebt_batch_opts o = { .threads = 1, .want_trades = true };
+        st = ref->run_batch(ref, s, p, 1, &o, &rr, err);
+    }
+    if (st == SEBT_OK && *diverged)
+        name_trade_list_cause(s, p, &rf, cf, &rr, cr, div);
     if (st || *diverged)
         goto out;
     if (cr->valid_bars != replay.valid_bars) {
@@ -278,6 +288,43 @@ out:
     sebt_result_free(&rr);
     sebt_result_free(&replay);
     return st;
+}
+
+/* The replay meets a missing or extra trade as a signal decision; when
+ * the candidate's own signal column agrees with the reference's at that
+ * bar, the signal is not the cause: its trade list or open position is
+ * (SPEC §6). Names that, with the counts on both sides. */
+static void name_trade_list_cause(const sebt_series *s, const sebt_params *p, const sebt_features *rf,
+                                  const sebt_features *cf, const sebt_result *rr, const sebt_result *cr,
+                                  sebt_divergence *div)
+{
+    if (strcmp(div->what, "signal") != 0 || div->bar < 0 || (size_t)div->bar >= s->n)
+        return;
+    size_t t = (size_t)div->bar;
+    if (cf && (cf->signal[t] != 0) != (rf->signal[t] != 0))
+        return;
+    const sebt_open_position *ro = &rr->open_at_end, *co = &cr->open_at_end;
+    bool ref_takes = rf->signal[t] != 0;
+    if (ref_takes && ro->open && ro->signal_index == (int64_t)t && !co->open) {
+        oracle_diverge(div, s, p, "open_at_end", (int64_t)t, 1, 0, NAN,
+                       "SPEC §6: the reference ends with a position open (signal bar %zu, entry bar %lld, "
+                       "entry %.17g); the candidate reports no open position (its signal column agrees "
+                       "at bar %zu; its %zu trades are the reference's %zu)", t, (long long)ro->entry_index,
+                       ro->entry_price, t, cr->n_trades, rr->n_trades);
+        return;
+    }
+    if (!ref_takes && co->open && co->signal_index == (int64_t)t && !ro->open) {
+        oracle_diverge(div, s, p, "open_at_end", (int64_t)t, 0, 1, NAN,
+                       "SPEC §6: the candidate reports a position open at the end (signal bar %zu), "
+                       "the reference none (both signal columns say %d at bar %zu)", t, rf->signal[t] != 0, t);
+        return;
+    }
+    if (cr->n_trades != rr->n_trades)
+        oracle_diverge(div, s, p, "trade count", (int64_t)t, (double)rr->n_trades, (double)cr->n_trades, NAN,
+                       "SPEC §6: the reference %s a trade at signal bar %zu and the candidate does not, "
+                       "though its signal column agrees there (%d): %zu trades against the reference's %zu",
+                       ref_takes ? "opens" : "does not open", t, rf->signal[t] != 0, cr->n_trades,
+                       rr->n_trades);
 }
 
 /* The loop behind sebt_oracle_check and oracle_check_case. */
@@ -502,7 +549,10 @@ void sebt_divergence_text(const sebt_divergence *d, char *buf, size_t size)
         used = snprintf(buf, size, "combo %zu: %s differs\n", d->combo, d->what);
     if (used < 0 || (size_t)used >= size)
         return;
-    snprintf(buf + used, size - (size_t)used,
-             "  reference: %s   candidate: %s   reference margin: %s\n  %s\n  params: %s\n", a, b, m,
-             d->detail, params);
+    /* A margin exists only for a decision (SPEC §8); elsewhere "nan" would read as a value. */
+    char margin[64] = "";
+    if (!isnan(d->margin))
+        snprintf(margin, sizeof margin, "   reference margin: %s", m);
+    snprintf(buf + used, size - (size_t)used, "  reference: %s   candidate: %s%s\n  %s\n  params: %s\n", a, b,
+             margin, d->detail, params);
 }

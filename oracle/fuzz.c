@@ -583,23 +583,27 @@ sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opt
     }
     rep->repro_params = rep->repro_combos[rep->repro_focus];
     if (opts->save_dir) {
-        char name[256], note[1600];
+        char name[256], note[3000];
+        const char *sel = opts->selector ? opts->selector : sebt_backend_selector(cand);
         fixture_name(cand, opts->seed, opts->stream, rep->found_big, rep->found_iteration, name, sizeof name);
         int used = snprintf(note, sizeof note,
                             "Found by `sebt fuzz --backend %s --seed %llu%s` at %s %llu (%s), shrunk from "
                             "%zu to %zu bars and from %zu to %zu combos.\nDivergence: %s at bar %lld: %s\n",
-                            sebt_backend_selector(cand), (unsigned long long)opts->seed, opts->stream ? " (stream)" : "",
+                            sel, (unsigned long long)opts->seed, opts->stream ? " (stream)" : "",
                             rep->found_big ? "big case" : "case", (unsigned long long)rep->found_iteration,
                             rep->shape, rep->original_bars, rep->repro.n, rep->original_combos,
                             rep->repro_n_combos, rep->divergence.what, (long long)rep->divergence.bar,
                             rep->divergence.detail);
         if (rep->repro_n_combos > 1 && used > 0 && (size_t)used < sizeof note)
+            used += snprintf(note + used, sizeof note - (size_t)used,
+                             "The bug needs a batch: combos.csv and batch.txt hold the combos and run options "
+                             "(params.txt is the combo that diverges).\n");
+        if (used > 0 && (size_t)used < sizeof note)
             snprintf(note + used, sizeof note - (size_t)used,
-                     "The bug needs a batch: combos.csv and batch.txt hold the combos and run options "
-                     "(params.txt is the combo that diverges).\n");
+                     "Replay: `sebt validate --backend %s --replay %s/%s`\n", sel, opts->save_dir, name);
         sebt_status st = sebt_fixture_write(opts->save_dir, name, &rep->repro, &rep->repro_params, note,
                                             rep->saved_path, sizeof rep->saved_path, err);
-        if (st == SEBT_OK && rep->repro_n_combos > 1)
+        if (st == SEBT_OK && (rep->repro_n_combos > 1 || rep->repro_threads > 1 || rep->repro_memory_budget))
             st = write_batch_files(rep->saved_path, rep, err);
         if (st)
             return st;
@@ -650,6 +654,8 @@ sebt_status sebt_fuzz_run(const sebt_backend *cand, const sebt_fuzz_opts *opts,
                              : sebt_fuzz_generate(seed, it, &c, err);
         if (st)
             return st;
+        if (opts->threads > 0)
+            c.threads = opts->threads;
         bool diverged = false;
         size_t which = 0;
         sebt_divergence div;

@@ -227,11 +227,11 @@ sebt_status oracle_replay(const sebt_series *s, const sebt_params *p, const sebt
                                     : cand->open_at_end.open && cand->open_at_end.signal_index == (int64_t)t;
             bool take = ref->signal[t] != 0;
             if (cand_sig != take) {
-                double margin;
+                double margin = NAN; /* tol <= 0 judges no tie: then no margin is named */
                 if (tol <= 0 || !oracle_signal_tie(ref, cand_f, p, t, cand_sig, tol, &margin))
                     DIVERGE("signal", (int64_t)t, take, cand_sig, margin,
                             "reference %s a trade at signal bar %zu, candidate %s (its next trade "
-                            "has signal bar %lld)", take ? "opens" : "opens no", t,
+                            "has signal bar %lld)", take ? "opens" : "does not open", t,
                             cand_sig ? "does" : "does not",
                             ci < cn ? (long long)ct[ci].signal_index : -1LL);
                 if (!tie_bars || !tie_bars[t])

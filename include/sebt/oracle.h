@@ -233,6 +233,11 @@ typedef struct {
      * rank found a divergence). May be NULL. */
     bool (*should_stop)(void *user);
     void *stop_user;
+    /* What `--backend` must say to get the candidate again (a plugin's
+     * path), for the replay commands a reproducer prints; NULL: the
+     * registry's selector of candidate (a copied table has only its name). */
+    const char *selector;
+    int threads;             /* > 0: every case runs on this many threads instead of its own */
 } sebt_fuzz_opts;
 
 /* The paths a campaign made the backend take, from its sebt_batch_stats. */

@@ -72,4 +72,18 @@ grep -q "<failure message=\"1 of 1 combos diverge\">" "$tmp/parity.xml" && grep 
 expect 1 'DIVERGENCE' -- "$sebt" fuzz --backend "$dir/libmine_planted_bug.so" --time 5 --save "$tmp/repro" --junit "$tmp/fuzz.xml"
 grep -q "replay: sebt validate --backend $dir/libmine_planted_bug.so --replay $tmp/repro/" "$tmp/fuzz.xml" \
   || { echo "FAIL: fuzz.xml"; cat "$tmp/fuzz.xml"; fail=1; }
+# validate's reproducer names the plugin by its path, never by its name
+# (`--backend mine` fails with "unknown backend"), and the replay command it
+# prints pastes back and shows the bug again (issue 19).
+expect 1 'fail +fuzz' -- "$sebt" "${v[@]}" --backend "$dir/libmine_planted_bug.so" --save "$tmp/vrepro"
+readme=$(ls "$tmp"/vrepro/*/README.txt 2>/dev/null | head -1)
+if [[ -z $readme ]] || ! grep -q -- "--backend $dir/libmine_planted_bug.so" "$readme" || grep -q -- '--backend mine ' "$readme"; then
+  echo "FAIL: the reproducer's README does not name the plugin's path:"; cat "$readme" 2>/dev/null; fail=1
+fi
+line=$(grep -A20 '^fuzz seed' "$tmp/out" | grep -m1 '^replay: ' | sed 's/^replay: //')
+if [[ $line != "sebt validate --backend $dir/libmine_planted_bug.so --replay "* ]]; then
+  echo "FAIL: no replay line for the fuzz failure:"; cat "$tmp/out"; fail=1
+else
+  expect 1 'fail +replay' -- "$sebt" ${line#sebt }
+fi
 exit $fail

@@ -311,3 +311,90 @@ Test(compare, near_tie_rule_is_spec_8)
     cr_expect(sebt_oracle_near_tie(1e-6, 1e-6 + 5e-10, 1e-9)); /* max(1, ...) floor */
     cr_expect_not(sebt_oracle_near_tie(NAN, 1.0, 1e-9));
 }
+
+/* Regressions of issue 19: an exact contract has no tie, so no margin is
+ * named (it printed an uninitialised "reference margin: 4.66e-310"); a
+ * trade moved to another signal bar reads "does not open", never "opens no
+ * a trade". */
+Test(compare, an_exact_signal_divergence_names_no_margin)
+{
+    sebt_series s = series_with_low3(94);
+    sebt_params p = params();
+    output ref = run_reference(&s, &p);
+    cr_assert_geq(ref.r.n_trades, 1);
+    cr_assert_eq(ref.r.trades[0].signal_index, 1);
+    sebt_result moved = ref.r;
+    sebt_trade t[16];
+    cr_assert_leq(ref.r.n_trades, 16);
+    memcpy(t, ref.r.trades, ref.r.n_trades * sizeof *t);
+    t[0].signal_index = 2;
+    moved.trades = t;
+    bool diverged = false;
+    sebt_divergence d;
+    sebt_error err = { 0 };
+    memset(&d, 0x5a, sizeof d); /* garbage where a field is left unset */
+    cr_assert_eq(sebt_oracle_compare_one(&exact, &s, &p, &ref.f, &moved, &diverged, &d, NULL, &err), SEBT_OK,
+                 "%s", err.msg);
+    cr_assert(diverged);
+    cr_expect_str_eq(d.what, "signal");
+    cr_expect_eq(d.bar, 1);
+    cr_expect(isnan(d.margin), "an exact contract judged no tie, yet margin %g", d.margin);
+    char text[2048];
+    sebt_divergence_text(&d, text, sizeof text);
+    cr_expect(strstr(text, "margin") == NULL, "%s", text);
+    cr_expect(strstr(text, "opens no") == NULL, "%s", text);
+    output_free(&ref);
+    sebt_series_free(&s);
+}
+
+/* A kernel that loses open_at_end has the reference's signal column: the
+ * diagnosis names open_at_end, not "signal differs at bar 1". */
+Test(compare, a_lost_open_position_is_named_open_at_end)
+{
+    sebt_series s = series_with_low3(94);
+    sebt_params p = params();
+    p.use_stop = p.use_tp = p.use_time = false; /* the position of bar 1 never closes */
+    output ref = run_reference(&s, &p);
+    cr_assert_eq(ref.r.n_trades, 0);
+    cr_assert(ref.r.open_at_end.open);
+    cr_assert_eq(ref.r.open_at_end.signal_index, 1);
+    sebt_result lost = ref.r;
+    lost.open_at_end.open = false;
+    bool diverged = false;
+    sebt_divergence d;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_oracle_compare_one(&exact, &s, &p, &ref.f, &lost, &diverged, &d, NULL, &err), SEBT_OK,
+                 "%s", err.msg);
+    cr_assert(diverged);
+    cr_expect_str_eq(d.what, "open_at_end");
+    cr_expect_eq(d.bar, 1);
+    cr_expect_eq(d.ref_value, 1);
+    cr_expect_eq(d.cand_value, 0);
+    cr_expect(isnan(d.margin));
+    cr_expect(strstr(d.detail, "SPEC §6") != NULL, "%s", d.detail);
+    output_free(&ref);
+    sebt_series_free(&s);
+}
+
+/* A dropped trade with the right signal column is a trade count. */
+Test(compare, a_dropped_trade_is_named_trade_count)
+{
+    sebt_series s = series_with_low3(94);
+    sebt_params p = params();
+    output ref = run_reference(&s, &p);
+    cr_assert_geq(ref.r.n_trades, 1);
+    sebt_result fewer = ref.r;
+    fewer.n_trades = 0;
+    fewer.trades = NULL;
+    bool diverged = false;
+    sebt_divergence d;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_oracle_compare_one(&exact, &s, &p, &ref.f, &fewer, &diverged, &d, NULL, &err), SEBT_OK,
+                 "%s", err.msg);
+    cr_assert(diverged);
+    cr_expect_str_eq(d.what, "trade count");
+    cr_expect_eq(d.ref_value, (double)ref.r.n_trades);
+    cr_expect_eq(d.cand_value, 0);
+    output_free(&ref);
+    sebt_series_free(&s);
+}
