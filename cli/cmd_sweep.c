@@ -36,7 +36,8 @@ static const char usage[] =
     "  --by METRIC        what --top ranks by: sharpe (default), n, win_rate, avg_r,\n"
     "                     total_pnl, max_dd (higher is better; ties keep input order)\n"
     "  --trades DIR       also write each listed combo's trades to DIR/combo_<index>.csv\n"
-    "  --format csv|json  csv (default) or json\n"
+    "  --format FMT       csv (default), json, or text: for people, the best combos by\n"
+    "                     --by as an aligned table (the top 10 unless --top K)\n"
     "  --output FILE      write there instead of stdout (atomically: the file appears\n"
     "                     whole when the sweep is done, never in part)\n"
     "  --lenient          turn rejected rows into missing bars (counted on stderr)\n"
@@ -188,9 +189,11 @@ static int parse_args(int argc, char **argv, sweep_args *a)
         return cli_usage_error(cmd, "--data FILE is required");
     if (!a->grid == !a->combos)
         return cli_usage_error(cmd, "give exactly one of --grid FILE and --combos FILE");
-    if (a->format && strcmp(a->format, "csv") != 0 && strcmp(a->format, "json") != 0)
-        return cli_usage_error(cmd, "--format %s: expected csv or json", a->format);
-    if (a->by && !a->have_top)
+    if (a->format && strcmp(a->format, "csv") != 0 && strcmp(a->format, "json") != 0 &&
+        strcmp(a->format, "text") != 0)
+        return cli_usage_error(cmd, "--format %s: expected csv, json or text", a->format);
+    bool text = a->format && strcmp(a->format, "text") == 0;
+    if (a->by && !a->have_top && !text)
         return cli_usage_error(cmd, "--by ranks the combos kept by --top K: give --top too");
     if (a->chunk && !a->checkpoint)
         return cli_usage_error(cmd, "--chunk sizes the chunks of --checkpoint DIR: give --checkpoint too");
@@ -627,7 +630,8 @@ static int write_results(const char *cmd, sweep_run *r, sebt_result *all)
         if (rc != CLI_EXIT_OK)
             return rc;
     }
-    sweep_output_spec spec = { .json = a->format && strcmp(a->format, "json") == 0, .have_top = a->have_top,
+    sweep_output_spec spec = { .json = a->format && strcmp(a->format, "json") == 0,
+                               .text = a->format && strcmp(a->format, "text") == 0, .have_top = a->have_top,
                                .top = a->top, .metric = r->metric, .backend = r->b->name, .bars = r->s.n,
                                .n_combos = r->n_combos };
     return sweep_write_output(cmd, a->output, &spec, r->combos, all, NULL, NULL);

@@ -11,6 +11,8 @@
 #include "sebt/outfile.h"
 
 #define SWEEP_N_METRICS 6
+/* Rows `--format text` shows when --top is not given. */
+#define SWEEP_TEXT_TOP 10
 extern const char *const sweep_metric_names[SWEEP_N_METRICS];
 /* Index into sweep_metric_names, or -1. */
 int sweep_metric_index(const char *name);
@@ -19,6 +21,7 @@ int sweep_metric_index(const char *name);
  * merge` writes the bytes the whole sweep would have written. */
 typedef struct {
     bool json;
+    bool text;                 /* for people: the top combos, aligned (top 10 unless --top) */
     bool have_top;
     long top;
     int metric;                /* index into sweep_metric_names (sharpe by default) */

@@ -214,6 +214,106 @@ static void write_json_doc(FILE *f, const sweep_output_spec *spec, const size_t 
     cli_json_finish(&j);
 }
 
+/* ---- text: the best combos for people ----------------------------------- */
+
+#define TEXT_MAX_COLS (2 + SEBT_N_PARAMS + SWEEP_N_METRICS)
+
+static void param_text(const sebt_params *p, int idx, char *buf, size_t size)
+{
+    if (sebt_param_table[idx].type == SEBT_PARAM_DOUBLE)
+        snprintf(buf, size, "%.6g", sebt_params_get_double(p, idx));
+    else
+        sebt_params_format(p, idx, buf, size);
+}
+
+static void metric_text(const sebt_metrics *m, int which, char *buf, size_t size)
+{
+    switch (which) {
+    case 0: snprintf(buf, size, "%" PRId64, m->n); break;
+    case 1: snprintf(buf, size, "%.1f%%", 100.0 * m->win_rate); break;
+    case 2: snprintf(buf, size, "%.4f", m->avg_r); break;
+    case 3: snprintf(buf, size, "%.6g", m->total_pnl); break;
+    case 4: snprintf(buf, size, "%.6g", m->max_dd); break;
+    default: snprintf(buf, size, "%.4f", m->sharpe); break;
+    }
+}
+
+/* An aligned table of the kept rows, best first: rank, combo, the
+ * parameters that differ between combos (the others are listed once
+ * below), then the metrics, the ranking one marked. Numbers are rounded
+ * for reading; the CSV and JSON carry every bit. */
+static void write_text_doc(FILE *f, const sweep_output_spec *spec, const size_t *rows, size_t n_rows,
+                           const sebt_params *combos, const sebt_result *results)
+{
+    static const char *const metric_heads[SWEEP_N_METRICS] = { "trades", "win rate", "avg R", "total pnl",
+                                                                "max dd", "sharpe" };
+    bool varies[SEBT_N_PARAMS] = { false };
+    char a[64], b[64];
+    for (int k = 0; k < SEBT_N_PARAMS; k++) {
+        sebt_params_format(&combos[0], k, a, sizeof a);
+        for (size_t i = 1; i < spec->n_combos && !varies[k]; i++) {
+            sebt_params_format(&combos[i], k, b, sizeof b);
+            varies[k] = strcmp(a, b) != 0;
+        }
+    }
+    const char *head[TEXT_MAX_COLS];
+    int width[TEXT_MAX_COLS];
+    size_t nc = 0;
+    char marked[32];
+    snprintf(marked, sizeof marked, "%s*", metric_heads[spec->metric]);
+    head[nc++] = "rank";
+    head[nc++] = "combo";
+    for (int k = 0; k < SEBT_N_PARAMS; k++)
+        if (varies[k])
+            head[nc++] = sebt_param_table[k].name;
+    for (int m = 0; m < SWEEP_N_METRICS; m++)
+        head[nc++] = m == spec->metric ? marked : metric_heads[m];
+    /* Cells: every kept row formatted once to size the columns. */
+    char(*cells)[TEXT_MAX_COLS][32] = calloc(n_rows ? n_rows : 1, sizeof *cells);
+    if (!cells) {
+        fputs("(out of memory for the table)\n", f);
+        return;
+    }
+    for (size_t c = 0; c < nc; c++)
+        width[c] = (int)strlen(head[c]);
+    for (size_t r = 0; r < n_rows; r++) {
+        size_t i = rows[r], c = 0;
+        snprintf(cells[r][c++], 32, "%zu", r + 1);
+        snprintf(cells[r][c++], 32, "%zu", i);
+        for (int k = 0; k < SEBT_N_PARAMS; k++)
+            if (varies[k])
+                param_text(&combos[i], k, cells[r][c++], 32);
+        for (int m = 0; m < SWEEP_N_METRICS; m++)
+            metric_text(&results[i].metrics, m, cells[r][c++], 32);
+        for (c = 0; c < nc; c++)
+            if ((int)strlen(cells[r][c]) > width[c])
+                width[c] = (int)strlen(cells[r][c]);
+    }
+    for (size_t c = 0; c < nc; c++)
+        fprintf(f, "%s%*s", c ? "  " : "", width[c], head[c]);
+    fputc('\n', f);
+    for (size_t r = 0; r < n_rows; r++) {
+        for (size_t c = 0; c < nc; c++)
+            fprintf(f, "%s%*s", c ? "  " : "", width[c], cells[r][c]);
+        fputc('\n', f);
+    }
+    free(cells);
+    fprintf(f, "top %zu of %zu combo%s by %s (* higher is better; max dd is <= 0), backend %s, %zu bars\n", n_rows,
+            spec->n_combos, spec->n_combos == 1 ? "" : "s", sweep_metric_names[spec->metric], spec->backend,
+            spec->bars);
+    bool any_fixed = false;
+    for (int k = 0; k < SEBT_N_PARAMS; k++) {
+        if (varies[k] || !spec->n_combos)
+            continue;
+        param_text(&combos[0], k, a, sizeof a);
+        fprintf(f, "%s%s=%s", any_fixed ? " " : "same in every combo: ", sebt_param_table[k].name, a);
+        any_fixed = true;
+    }
+    if (any_fixed)
+        fputc('\n', f);
+    fputs("every combo, every digit: --format csv or json\n", f);
+}
+
 int sweep_write_output(const char *cmd, const char *path, const sweep_output_spec *spec,
                        const sebt_params *combos, const sebt_result *results, size_t **rows_out,
                        size_t *n_rows_out)
@@ -227,10 +327,11 @@ int sweep_write_output(const char *cmd, const char *path, const sweep_output_spe
     for (size_t i = 0; i < n; i++)
         rows[i] = i;
     size_t n_rows = n;
-    if (spec->have_top) {
+    if (spec->have_top || spec->text) {
+        size_t top = spec->have_top ? (size_t)spec->top : SWEEP_TEXT_TOP;
         sweep_rank(rows, n, results, spec->metric);
-        if ((size_t)spec->top < n_rows)
-            n_rows = (size_t)spec->top;
+        if (top < n_rows)
+            n_rows = top;
     }
     atomic_file af;
     char why[600];
@@ -241,6 +342,8 @@ int sweep_write_output(const char *cmd, const char *path, const sweep_output_spe
     }
     if (spec->json) {
         write_json_doc(af.f, spec, rows, n_rows, combos, results);
+    } else if (spec->text) {
+        write_text_doc(af.f, spec, rows, n_rows, combos, results);
     } else {
         sweep_write_csv_header(af.f);
         for (size_t k = 0; k < n_rows; k++)

@@ -390,6 +390,41 @@ Test(cli, run_text_shows_dates_and_a_summary)
     assert_lacks(p.err, "gap");
 }
 
+/* sweep --format text over the hand series: combo 0 is the hand-worked
+ * combo (1 trade, pnl 18, R 1.8), combo 1 the same with vol_z 5, which no
+ * bar reaches (no trade, every metric 0). Only vol_z differs, so it is the
+ * only parameter column; by total pnl combo 0 ranks first. */
+Test(cli, sweep_text_shows_the_best_combos_aligned)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    const char *combos = write_file("combos.csv",
+                                    "ema_fast,ema_slow,z_window,atr_window,vol_z,tr_z,cloc_min,atr_stop_mult,"
+                                    "reward_r,max_hold,fee_bp,slippage_bp\n"
+                                    "1,3,2,1,0.5,0.5,0.6,1,2,3,50,50\n"
+                                    "1,3,2,1,5,0.5,0.6,1,2,3,50,50\n");
+    proc p = run_sebt("sweep", "--data", data, "--combos", combos, "--backend", "reference", "--format", "text",
+                      "--by", "total_pnl", NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    cr_assert_str_eq(p.out,
+                     "rank  combo  vol_z  trades  win rate   avg R  total pnl*  max dd  sharpe\n"
+                     "   1      0    0.5       1    100.0%  1.8000          18       0  0.0000\n"
+                     "   2      1      5       0      0.0%  0.0000           0       0  0.0000\n"
+                     "top 2 of 2 combos by total_pnl (* higher is better; max dd is <= 0), backend reference, "
+                     "8 bars\n"
+                     "same in every combo: ema_fast=1 ema_slow=3 z_window=2 atr_window=1 tr_z=0.5 cloc_min=0.6 "
+                     "use_stop=true atr_stop_mult=1 use_tp=true reward_r=2 use_time=true max_hold=3 fee_bp=50 "
+                     "slippage_bp=50\n"
+                     "every combo, every digit: --format csv or json\n");
+    /* --top 1 keeps the best; by trades (n) it is combo 0 again. */
+    p = run_sebt("sweep", "--data", data, "--combos", combos, "--backend", "reference", "--format", "text",
+                 "--top", "1", "--by", "n", NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.out, "trades*");
+    assert_has(p.out, "\n   1      0    0.5        1    100.0%");
+    assert_lacks(p.out, "\n   2 ");
+    assert_has(p.out, "top 1 of 2 combos by n ");
+}
+
 /* The default combo on the bundled 15m data: the reference makes money in
  * price units while its mean R is negative, and the text says why. */
 Test(cli, run_text_explains_pnl_and_r_of_opposite_signs)
