@@ -10,6 +10,7 @@ packages=(
   libcriterion-dev                # tests
   libbenchmark-dev                # bench/
   gnuplot-nox                     # report figures
+  libjansson-dev                  # the report reads benchmark JSON through jansson
   libopenmpi-dev openmpi-bin      # sebt under mpirun (optional part)
   python3-numba                   # the numba peer of the benchmarks
   clang libclang-rt-14-dev        # libFuzzer harnesses of the parsers

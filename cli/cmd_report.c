@@ -224,8 +224,16 @@ static int write_report(const char *dir, const char *from, bool quick, const cha
     bool is_planted = planted && strcmp(planted, "true") == 0;
     /* A redraw (--from) is not a new measurement, and a planted slowdown is
      * a test of the gate, not the engine: neither goes into the history. */
+    /* The verdict weighs this run against the history before it is appended. */
+    sebt_report_summary summary;
+    if (from) { /* a redraw: the benchmark's console output, if it lies beside the JSON */
+        const char *slash = strrchr(from, '/');
+        snprintf(log_path, sizeof log_path, "%.*s/bench.log", slash ? (int)(slash - from) : 1, slash ? from : ".");
+    }
+    sebt_report_summary_of(&set, history, log_path, &summary);
     sebt_report_opts opts = { .gnuplot = gnuplot, .source = source, .history = history,
-                              .append_history = history && (!from || force_append) && !is_planted };
+                              .append_history = history && (!from || force_append) && !is_planted,
+                              .summary = &summary };
     sebt_status st = sebt_report_write(&set, json, len, dir, &opts, &err);
     free(json);
     if (st != SEBT_OK) {
@@ -242,21 +250,14 @@ static int write_report(const char *dir, const char *from, bool quick, const cha
             errors += r->status == SEBT_RUN_ERROR;
         }
     }
-    sebt_headline h;
-    sebt_headline_of(&set, &h);
-    if (isfinite(h.vs_numba))
-        printf("sebt report: fast_cpu = %.1f x numba (%lld combos over %lld bars, every core each, same run; "
-               "range %.1f-%.1f)\n", h.vs_numba, h.numba_combos, h.numba_bars, h.vs_numba_min, h.vs_numba_max);
-    if (isfinite(h.vs_numba_1t))
-        printf("sebt report: fast_cpu = %.1f x numba (%lld combos over %lld bars, one thread each; range "
-               "%.1f-%.1f)\n", h.vs_numba_1t, h.numba_1t_combos, h.numba_bars, h.vs_numba_1t_min,
-               h.vs_numba_1t_max);
-    if (isfinite(h.vs_reference))
-        printf("sebt report: fast_cpu = %.0f x the reference (one thread each, CPU time; range %.0f-%.0f)\n",
-               h.vs_reference, h.vs_reference_min, h.vs_reference_max);
+    /* What the report leads with, in the same words: the verdict, one
+     * speed figure, and what could make them wrong, each once. */
+    printf("sebt report: %s\nsebt report: %s\n", summary.verdict, summary.headline);
     char why[256];
     if (sebt_run_loaded(&set, why, sizeof why))
         printf("sebt report: the machine was loaded: %s\n", why);
+    if (summary.warning[0])
+        printf("sebt report: %s\n", summary.warning);
     if (opts.append_history)
         printf("sebt report: appended this run to %s\n", history);
     else if (history && is_planted)

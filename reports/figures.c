@@ -33,6 +33,7 @@ typedef struct {
     char title[160];
     point *pts;
     size_t n;
+    bool marker;           /* drawn as rings around other points, not a line */
 } line;
 
 static int cmp_point(const void *a, const void *b)
@@ -281,14 +282,17 @@ static size_t collect_history(const char *path, line *lines, point *pool, size_t
         c_hi = column(text, "fast_cpu_x_reference_max"), c_numba = column(text, "fast_cpu_x_numba"),
         c_numba1 = column(text, "fast_cpu_x_numba_1thread"), c_commit = column(text, "commit"),
         c_mode = column(text, "mode");
-    size_t third = pool_max / 3;
-    for (size_t k = 0; k < 3; k++) {
+    int c_load = column(text, "load_avg"), c_busy = column(text, "others_busy"), c_cpus = column(text, "cpus");
+    size_t third = pool_max / 4;
+    for (size_t k = 0; k < 4; k++) {
         lines[k].pts = pool + k * third;
         lines[k].n = 0;
+        lines[k].marker = k == 3;
     }
     snprintf(lines[0].title, sizeof lines[0].title, "fast_cpu / reference (the gated pair, CPU time)");
     snprintf(lines[1].title, sizeof lines[1].title, "fast_cpu / numba, every core each (largest common sweep)");
     snprintf(lines[2].title, sizeof lines[2].title, "fast_cpu / numba, one thread each");
+    snprintf(lines[3].title, sizeof lines[3].title, "machine loaded (others used > 25%% of the CPUs, or load > cores)");
     size_t row = 0;
     const char *p = strchr(text, '\n');
     while (p && p[1] && row < third) {
@@ -316,10 +320,20 @@ static size_t collect_history(const char *path, line *lines, point *pool, size_t
             if (!(q->hi > 0))
                 q->hi = v;
         }
+        /* A dip on a loaded machine is not a regression: ring its points. */
+        double busy = num_field(ln, c_busy), load = num_field(ln, c_load), cpus = num_field(ln, c_cpus);
+        bool loaded = (isfinite(busy) && busy > 0.25) || (isfinite(load) && cpus > 0 && load > cpus);
+        for (size_t k = 0; k < 3 && loaded; k++) {
+            if (lines[k].n && lines[k].pts[lines[k].n - 1].x == (double)row) {
+                point *q = &lines[3].pts[lines[3].n++];
+                *q = lines[k].pts[lines[k].n - 1];
+                q->lo = q->hi = q->y;
+            }
+        }
     }
     free(text);
     size_t nl = 0;
-    for (size_t k = 0; k < 3; k++)
+    for (size_t k = 0; k < 4; k++)
         if (lines[k].n)
             lines[nl++] = lines[k];
     return nl;
@@ -342,7 +356,7 @@ static const figure_style styles[SEBT_REPORT_N_FIGURES] = {
       "work per sweep, bars x combos (log scale)", "times faster (x, log scale)", true, true, false },
     { "Thread scaling of one sweep (median; bars: min-max)",
       "threads", "speed-up over 1 thread (x)", false, false, true },
-    { "History: within-run ratios, one point per report (bench/results/history.csv)",
+    { "History: within-run ratios, one point per report (oldest first)",
       "report (oldest first; commit)", "times faster (x, log scale)", false, true, false },
 };
 
@@ -392,6 +406,7 @@ static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, co
     size_t pool_max = 2 * set->n_runs + 4096;
     point *pool = malloc(pool_max * sizeof *pool);
     line lines[16];
+    memset(lines, 0, sizeof lines);
     if (!pool)
         return sebt_fail(err, SEBT_ERR_NOMEM, "report: out of memory");
     size_t nl = fig == 4 ? collect_history(history, lines, pool, pool_max) : collect(set, fig, lines, 16, pool);
@@ -402,8 +417,13 @@ static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, co
     bool loaded = fig == 3 && sebt_run_loaded(set, why, sizeof why);
     fprintf(gp, "\n# ---- %s\nreset\n", sebt_report_figures[fig]);
     fprintf(gp, "set title '%s'\nset xlabel '%s'\nset ylabel '%s'\n", title, st->xlabel, st->ylabel);
-    /* The key goes under the plot: inside, it hides points. */
-    fprintf(gp, "set grid\nset key below left Left reverse box\nset xlabel offset 0,0.7\nset border 3\nset tics nomirror\n");
+    /* The key goes under the plot, one entry a line (inside, it hides
+     * points), with a bottom margin and a canvas that grow with it, so it
+     * neither covers the axis label nor runs off the picture. */
+    size_t keys = nl + (st->ideal_line && nl > 0);
+    fprintf(gp, "set grid\nset key outside below center Left reverse box maxcols 1\nset bmargin %zu\n"
+                "set border 3\nset tics nomirror\n", keys + 6);
+    int height = 560 + 24 * (int)keys;
     if (loaded) {
         char q[300];
         gp_quote(why, q, sizeof q);
@@ -452,7 +472,11 @@ static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, co
         gp_quote(lines[k].title, t, sizeof t);
         const char *color = colors[k % (sizeof colors / sizeof colors[0])];
         const char *xtic = fig == 4 && k == 0 ? ":xtic(5)" : "";
-        if (used < sizeof plot)
+        if (used < sizeof plot && lines[k].marker)
+            used += (size_t)snprintf(plot + used, sizeof plot - used,
+                                     "%s'%s' using 1:2 with points pt 6 ps 3 lw 2 lc rgb '#c00000' title '%s'",
+                                     k ? ", \\\n     " : "", rel, t);
+        else if (used < sizeof plot)
             used += (size_t)snprintf(plot + used, sizeof plot - used,
                                      "%s'%s' using 1:2:3:4%s with yerrorlines lw 2 pt %zu ps 1.2 lc rgb '%s' title '%s'",
                                      k ? ", \\\n     " : "", rel, xtic, 5 + 2 * (k % 4), color, t);
@@ -478,10 +502,10 @@ static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, co
                          : "no timed run answers this question (see the tables)");
         snprintf(plot, sizeof plot, "plot 2 notitle");
     }
-    fprintf(gp, "set terminal svg size 900,600 dynamic noenhanced font 'sans,13' background rgb 'white'\n"
-                "set output '%s.svg'\n%s\nset output\n", sebt_report_figures[fig], plot);
-    fprintf(gp, "set terminal @pngterm size 900,600 noenhanced\nset output '%s.png'\nreplot\nset output\n",
-            sebt_report_figures[fig]);
+    fprintf(gp, "set terminal svg size 900,%d dynamic noenhanced font 'sans,13' background rgb 'white'\n"
+                "set output '%s.svg'\n%s\nset output\n", height, sebt_report_figures[fig], plot);
+    fprintf(gp, "set terminal @pngterm size 900,%d noenhanced\nset output '%s.png'\nreplot\nset output\n",
+            height, sebt_report_figures[fig]);
     return SEBT_OK;
 }
 

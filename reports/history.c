@@ -188,3 +188,99 @@ sebt_status sebt_history_append(const char *path, const sebt_bench_set *set, seb
                          w < 0 ? strerror(saved) : "short write");
     return SEBT_OK;
 }
+
+/* ---- reading it back ------------------------------------------------------ */
+
+/* Field n (0-based) of a comma-separated line, copied; "" when absent. */
+static void nth(const char *line, int n, char *out, size_t size)
+{
+    out[0] = '\0';
+    if (n < 0)
+        return;
+    for (int k = 0; k < n && line; k++) {
+        line = strpbrk(line, ",\n");
+        if (line && *line == ',')
+            line++;
+        else
+            line = NULL;
+    }
+    if (!line)
+        return;
+    size_t len = strcspn(line, ",\n\r");
+    snprintf(out, size, "%.*s", (int)len, line);
+}
+
+static double nth_num(const char *line, int n)
+{
+    char buf[64], *end;
+    nth(line, n, buf, sizeof buf);
+    double v = strtod(buf, &end);
+    return end == buf ? NAN : v;
+}
+
+static int column_of(const char *header, const char *name)
+{
+    char f[64];
+    for (int k = 0; k < 64; k++) {
+        nth(header, k, f, sizeof f);
+        if (strcmp(f, name) == 0)
+            return k;
+    }
+    return -1;
+}
+
+bool sebt_history_previous(const char *path, const sebt_bench_set *set, sebt_history_row *row)
+{
+    memset(row, 0, sizeof *row);
+    if (!path)
+        return false;
+    char *text;
+    size_t len;
+    sebt_error err = { 0 };
+    if (sebt_read_file(path, &text, &len, &err) != SEBT_OK)
+        return false;
+    const char *quick = sebt_bench_context(set, "sebt_quick");
+    const char *mode = quick && strcmp(quick, "true") == 0 ? "quick" : "full";
+    char machine[256], cpus[32];
+    field(machine, sizeof machine, sebt_bench_context(set, "sebt_cpu_model"));
+    field(cpus, sizeof cpus, sebt_bench_context(set, "sebt_cpu_cores"));
+    int c_date = column_of(text, "date"), c_commit = column_of(text, "commit"), c_mode = column_of(text, "mode"),
+        c_machine = column_of(text, "machine"), c_cpus = column_of(text, "cpus"),
+        c_load = column_of(text, "load_avg"), c_busy = column_of(text, "others_busy"),
+        c_ref = column_of(text, "fast_cpu_x_reference"), c_lo = column_of(text, "fast_cpu_x_reference_min"),
+        c_hi = column_of(text, "fast_cpu_x_reference_max");
+    bool found = false;
+    for (const char *ln = strchr(text, '\n'); ln && ln[1]; ln = strchr(ln, '\n')) {
+        ln++;
+        sebt_history_row r;
+        nth(ln, c_mode, r.mode, sizeof r.mode);
+        nth(ln, c_machine, r.machine, sizeof r.machine);
+        nth(ln, c_cpus, r.cpus, sizeof r.cpus);
+        if (strcmp(r.mode, mode) != 0 || strcmp(r.machine, machine) != 0 || strcmp(r.cpus, cpus) != 0)
+            continue;
+        r.vs_reference = nth_num(ln, c_ref);
+        if (!(r.vs_reference > 0))
+            continue;
+        r.vs_reference_min = nth_num(ln, c_lo);
+        r.vs_reference_max = nth_num(ln, c_hi);
+        if (!(r.vs_reference_min > 0))
+            r.vs_reference_min = r.vs_reference;
+        if (!(r.vs_reference_max > 0))
+            r.vs_reference_max = r.vs_reference;
+        nth(ln, c_date, r.date, sizeof r.date);
+        nth(ln, c_commit, r.commit, sizeof r.commit);
+        r.load_avg = nth_num(ln, c_load);
+        r.others_busy = nth_num(ln, c_busy);
+        *row = r;
+        found = true;
+    }
+    free(text);
+    return found;
+}
+
+bool sebt_history_row_loaded(const sebt_history_row *row)
+{
+    double cores = strtod(row->cpus, NULL);
+    return (isfinite(row->others_busy) && row->others_busy > 0.25) ||
+           (isfinite(row->load_avg) && cores > 0 && row->load_avg > cores);
+}

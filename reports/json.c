@@ -1,377 +1,185 @@
+/* JSON through jansson (Debian's libjansson), turned into the small tree of
+ * json.h that the report reads. jansson does the parsing (UTF-8, escapes,
+ * surrogates, numbers, depth limits); this file adds the one thing it
+ * refuses and Google Benchmark writes: bare NaN, Infinity and -Infinity as
+ * numbers (its JSON reporter prints a counter that is not finite that way).
+ * Those tokens, outside strings, are rewritten as marker strings before
+ * jansson sees the text and turned back into numbers after; error positions
+ * are mapped back to the original text, so messages name the line and
+ * column of the file as written. */
 #include <math.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "json.h"
 #include "sebt/sebt.h"
 
-/* Deeper nesting than this is not something Google Benchmark writes; the
- * limit keeps a hostile file from exhausting the stack. */
-#define MAX_DEPTH 64
+#ifdef SEBT_HAVE_JANSSON
+#include <jansson.h>
+
+/* A marker string: a control character no benchmark name or label has. */
+#define MARK "\\u0001"
+static const struct {
+    const char *token, *marker;
+    double value;
+} specials[] = {
+    { "-Infinity", "\"" MARK "-Infinity\"", -INFINITY },
+    { "Infinity", "\"" MARK "Infinity\"", INFINITY },
+    { "NaN", "\"" MARK "NaN\"", NAN },
+};
+#define N_SPECIALS (sizeof specials / sizeof specials[0])
+
+/* Where a rewrite grew the text: at original offset pos, by grow bytes. */
+typedef struct {
+    size_t pos, grow;
+} shift;
 
 typedef struct {
-    const char *name;
-    const char *s;
+    char *text;
     size_t len;
-    size_t pos;
-    sebt_error *err;
-} parser;
+    shift *shifts;
+    size_t n_shifts;
+} rewritten;
 
-static sebt_status fail_at(parser *p, const char *what)
+static sebt_status rewrite_specials(const char *name, const char *in, size_t len, rewritten *out, sebt_error *err)
 {
-    size_t line = 1, col = 1;
-    for (size_t i = 0; i < p->pos && i < p->len; i++) {
-        if (p->s[i] == '\n') {
-            line++;
-            col = 1;
-        } else {
-            col++;
+    memset(out, 0, sizeof *out);
+    size_t n = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < len; i++) {
+        if (in_string) {
+            if (in[i] == '\\')
+                i++;
+            else if (in[i] == '"')
+                in_string = false;
+        } else if (in[i] == '"') {
+            in_string = true;
+        } else if (in[i] == 'N' || in[i] == 'I' || in[i] == '-') {
+            n++;
         }
     }
-    if (p->pos >= p->len)
-        return sebt_fail(p->err, SEBT_ERR_INPUT, "%s:%zu:%zu: %s, got the end of the input",
-                         p->name, line, col, what);
-    unsigned char c = (unsigned char)p->s[p->pos];
-    if (c >= 0x20 && c < 0x7f)
-        return sebt_fail(p->err, SEBT_ERR_INPUT, "%s:%zu:%zu: %s, got '%c'", p->name, line, col,
-                         what, c);
-    return sebt_fail(p->err, SEBT_ERR_INPUT, "%s:%zu:%zu: %s, got byte 0x%02x", p->name, line, col,
-                     what, c);
-}
-
-static void skip_space(parser *p)
-{
-    while (p->pos < p->len) {
-        char c = p->s[p->pos];
-        if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
-            break;
-        p->pos++;
+    /* At most 12 bytes more per candidate (the longest marker's growth). */
+    out->text = malloc(len + 12 * n + 1);
+    out->shifts = malloc((n + 1) * sizeof *out->shifts);
+    if (!out->text || !out->shifts) {
+        free(out->text);
+        free(out->shifts);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", name);
     }
+    in_string = false;
+    for (size_t i = 0; i < len;) {
+        char c = in[i];
+        if (in_string) {
+            out->text[out->len++] = c;
+            if (c == '\\' && i + 1 < len)
+                out->text[out->len++] = in[++i];
+            else if (c == '"')
+                in_string = false;
+            i++;
+            continue;
+        }
+        if (c == '"')
+            in_string = true;
+        size_t k = 0;
+        for (; k < N_SPECIALS; k++) {
+            size_t tl = strlen(specials[k].token);
+            if (len - i >= tl && memcmp(in + i, specials[k].token, tl) == 0)
+                break;
+        }
+        if (k < N_SPECIALS) {
+            size_t tl = strlen(specials[k].token), ml = strlen(specials[k].marker);
+            memcpy(out->text + out->len, specials[k].marker, ml);
+            out->len += ml;
+            out->shifts[out->n_shifts++] = (shift){ i, ml - tl };
+            i += tl;
+            continue;
+        }
+        out->text[out->len++] = c;
+        i++;
+    }
+    out->text[out->len] = '\0';
+    return SEBT_OK;
 }
 
-static bool take_word(parser *p, const char *word)
+/* jansson's byte position in the rewritten text, as an offset into the original. */
+static size_t original_offset(const rewritten *rw, size_t pos)
 {
-    size_t n = strlen(word);
-    if (p->len - p->pos >= n && memcmp(p->s + p->pos, word, n) == 0) {
-        p->pos += n;
+    size_t grown = 0;
+    for (size_t k = 0; k < rw->n_shifts; k++) {
+        size_t at = rw->shifts[k].pos + grown; /* where the marker starts in the rewritten text */
+        if (pos <= at)
+            break;
+        if (pos < at + rw->shifts[k].grow + 1) /* inside the marker: its token's start */
+            return rw->shifts[k].pos;
+        grown += rw->shifts[k].grow;
+    }
+    return pos - grown;
+}
+
+static double special_value(const char *s, bool *is)
+{
+    *is = false;
+    if (s[0] != '\x01')
+        return 0;
+    for (size_t k = 0; k < N_SPECIALS; k++) {
+        if (strcmp(s + 1, specials[k].token) == 0) {
+            *is = true;
+            return specials[k].value;
+        }
+    }
+    return 0;
+}
+
+static bool convert(const json_t *j, sebt_json *v)
+{
+    memset(v, 0, sizeof *v);
+    switch (json_typeof(j)) {
+    case JSON_NULL: v->type = SEBT_JSON_NULL; return true;
+    case JSON_TRUE: v->type = SEBT_JSON_BOOL; v->boolean = true; return true;
+    case JSON_FALSE: v->type = SEBT_JSON_BOOL; v->boolean = false; return true;
+    case JSON_INTEGER: v->type = SEBT_JSON_NUMBER; v->number = (double)json_integer_value(j); return true;
+    case JSON_REAL: v->type = SEBT_JSON_NUMBER; v->number = json_real_value(j); return true;
+    case JSON_STRING: {
+        bool special;
+        double x = special_value(json_string_value(j), &special);
+        if (special) {
+            v->type = SEBT_JSON_NUMBER;
+            v->number = x;
+            return true;
+        }
+        v->type = SEBT_JSON_STRING;
+        v->string = strdup(json_string_value(j));
+        return v->string != NULL;
+    }
+    case JSON_ARRAY: {
+        v->type = SEBT_JSON_ARRAY;
+        size_t n = json_array_size(j);
+        if (n && !(v->items = calloc(n, sizeof *v->items)))
+            return false;
+        for (size_t i = 0; i < n; i++, v->n++)
+            if (!convert(json_array_get(j, i), &v->items[i]))
+                return false;
         return true;
     }
-    return false;
-}
-
-static int hex_digit(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
-static bool read_hex4(parser *p, unsigned *out)
-{
-    if (p->len - p->pos < 4)
-        return false;
-    unsigned v = 0;
-    for (int i = 0; i < 4; i++) {
-        int d = hex_digit(p->s[p->pos + (size_t)i]);
-        if (d < 0)
+    case JSON_OBJECT: {
+        v->type = SEBT_JSON_OBJECT;
+        size_t n = json_object_size(j);
+        if (n && (!(v->items = calloc(n, sizeof *v->items)) || !(v->keys = calloc(n, sizeof *v->keys))))
             return false;
-        v = v * 16 + (unsigned)d;
-    }
-    p->pos += 4;
-    *out = v;
-    return true;
-}
-
-static size_t put_utf8(char *o, unsigned cp)
-{
-    if (cp < 0x80) {
-        o[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        o[0] = (char)(0xc0 | (cp >> 6));
-        o[1] = (char)(0x80 | (cp & 0x3f));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        o[0] = (char)(0xe0 | (cp >> 12));
-        o[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-        o[2] = (char)(0x80 | (cp & 0x3f));
-        return 3;
-    }
-    o[0] = (char)(0xf0 | (cp >> 18));
-    o[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-    o[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-    o[3] = (char)(0x80 | (cp & 0x3f));
-    return 4;
-}
-
-/* At the opening quote. The decoded string is never longer than the
- * escaped one, so one allocation of the raw length suffices. */
-static sebt_status parse_string(parser *p, char **out)
-{
-    p->pos++;
-    size_t start = p->pos;
-    while (p->pos < p->len && p->s[p->pos] != '"') {
-        if (p->s[p->pos] == '\\')
-            p->pos++;
-        p->pos++;
-    }
-    if (p->pos >= p->len) {
-        p->pos = start - 1;
-        return fail_at(p, "unterminated string");
-    }
-    size_t end = p->pos;
-    char *o = malloc(end - start + 1);
-    if (!o)
-        return sebt_fail(p->err, SEBT_ERR_NOMEM, "%s: out of memory", p->name);
-    size_t k = 0;
-    p->pos = start;
-    while (p->pos < end) {
-        unsigned char c = (unsigned char)p->s[p->pos];
-        if (c < 0x20) {
-            free(o);
-            return fail_at(p, "expected no control character inside a string");
-        }
-        if (c != '\\') {
-            o[k++] = (char)c;
-            p->pos++;
-            continue;
-        }
-        p->pos++;
-        char e = p->s[p->pos++];
-        switch (e) {
-        case '"': o[k++] = '"'; break;
-        case '\\': o[k++] = '\\'; break;
-        case '/': o[k++] = '/'; break;
-        case 'b': o[k++] = '\b'; break;
-        case 'f': o[k++] = '\f'; break;
-        case 'n': o[k++] = '\n'; break;
-        case 'r': o[k++] = '\r'; break;
-        case 't': o[k++] = '\t'; break;
-        case 'u': {
-            unsigned cp;
-            if (!read_hex4(p, &cp)) {
-                free(o);
-                return fail_at(p, "expected four hex digits after \\u");
+        const char *key;
+        json_t *val;
+        /* Members in the order written (jansson keeps insertion order). */
+        json_object_foreach((json_t *)j, key, val) {
+            if (!(v->keys[v->n] = strdup(key)) || !convert(val, &v->items[v->n])) {
+                v->n++;
+                return false;
             }
-            if (cp >= 0xd800 && cp <= 0xdbff) {
-                unsigned lo;
-                if (!(take_word(p, "\\u") && read_hex4(p, &lo) && lo >= 0xdc00 && lo <= 0xdfff)) {
-                    free(o);
-                    return fail_at(p, "expected a low surrogate \\uDC00..\\uDFFF");
-                }
-                cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
-            } else if (cp >= 0xdc00 && cp <= 0xdfff) {
-                free(o);
-                return fail_at(p, "unpaired low surrogate");
-            }
-            if (cp == 0) {
-                free(o);
-                return fail_at(p, "\\u0000 is not accepted in a string");
-            }
-            k += put_utf8(o + k, cp);
-            break;
+            v->n++;
         }
-        default:
-            p->pos -= 2;
-            free(o);
-            return fail_at(p, "unknown escape in a string");
-        }
+        return true;
     }
-    o[k] = '\0';
-    p->pos = end + 1;
-    *out = o;
-    return SEBT_OK;
-}
-
-static sebt_status parse_number(parser *p, double *out)
-{
-    size_t start = p->pos;
-    if (p->pos < p->len && p->s[p->pos] == '-')
-        p->pos++;
-    if (take_word(p, "NaN")) {
-        *out = NAN;
-        return SEBT_OK;
     }
-    if (take_word(p, "Infinity")) {
-        *out = p->s[start] == '-' ? -INFINITY : INFINITY;
-        return SEBT_OK;
-    }
-    /* Strict JSON grammar first, then strtod on exactly that span. */
-    size_t digits = p->pos;
-    if (p->pos < p->len && p->s[p->pos] == '0')
-        p->pos++; /* no leading zeros: "01" is not a JSON number */
-    else
-        while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
-            p->pos++;
-    if (p->pos == digits)
-        return fail_at(p, "expected a digit");
-    if (p->pos < p->len && p->s[p->pos] == '.') {
-        p->pos++;
-        size_t frac = p->pos;
-        while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
-            p->pos++;
-        if (p->pos == frac)
-            return fail_at(p, "expected a digit after '.'");
-    }
-    if (p->pos < p->len && (p->s[p->pos] == 'e' || p->s[p->pos] == 'E')) {
-        p->pos++;
-        if (p->pos < p->len && (p->s[p->pos] == '+' || p->s[p->pos] == '-'))
-            p->pos++;
-        size_t exp = p->pos;
-        while (p->pos < p->len && p->s[p->pos] >= '0' && p->s[p->pos] <= '9')
-            p->pos++;
-        if (p->pos == exp)
-            return fail_at(p, "expected a digit in the exponent");
-    }
-    char buf[64];
-    size_t n = p->pos - start;
-    if (n >= sizeof buf) {
-        p->pos = start;
-        return fail_at(p, "number too long");
-    }
-    memcpy(buf, p->s + start, n);
-    buf[n] = '\0';
-    *out = strtod(buf, NULL);
-    return SEBT_OK;
-}
-
-static sebt_status parse_value(parser *p, sebt_json *v, int depth);
-
-static sebt_status grow(parser *p, sebt_json *v, size_t *cap, bool with_keys)
-{
-    if (v->n < *cap)
-        return SEBT_OK;
-    size_t ncap = *cap ? *cap * 2 : 8;
-    sebt_json *items = realloc(v->items, ncap * sizeof *items);
-    if (!items)
-        return sebt_fail(p->err, SEBT_ERR_NOMEM, "%s: out of memory", p->name);
-    v->items = items;
-    if (with_keys) {
-        char **keys = realloc(v->keys, ncap * sizeof *keys);
-        if (!keys)
-            return sebt_fail(p->err, SEBT_ERR_NOMEM, "%s: out of memory", p->name);
-        v->keys = keys;
-    }
-    *cap = ncap;
-    return SEBT_OK;
-}
-
-static sebt_status parse_array(parser *p, sebt_json *v, int depth)
-{
-    v->type = SEBT_JSON_ARRAY;
-    size_t cap = 0;
-    p->pos++;
-    skip_space(p);
-    if (p->pos < p->len && p->s[p->pos] == ']') {
-        p->pos++;
-        return SEBT_OK;
-    }
-    for (;;) {
-        sebt_status st = grow(p, v, &cap, false);
-        if (st != SEBT_OK)
-            return st;
-        memset(&v->items[v->n], 0, sizeof v->items[v->n]);
-        v->n++;
-        st = parse_value(p, &v->items[v->n - 1], depth + 1);
-        if (st != SEBT_OK)
-            return st;
-        skip_space(p);
-        if (p->pos < p->len && p->s[p->pos] == ',') {
-            p->pos++;
-            continue;
-        }
-        if (p->pos < p->len && p->s[p->pos] == ']') {
-            p->pos++;
-            return SEBT_OK;
-        }
-        return fail_at(p, "expected ',' or ']' in an array");
-    }
-}
-
-static sebt_status parse_object(parser *p, sebt_json *v, int depth)
-{
-    v->type = SEBT_JSON_OBJECT;
-    size_t cap = 0;
-    p->pos++;
-    skip_space(p);
-    if (p->pos < p->len && p->s[p->pos] == '}') {
-        p->pos++;
-        return SEBT_OK;
-    }
-    for (;;) {
-        skip_space(p);
-        if (p->pos >= p->len || p->s[p->pos] != '"')
-            return fail_at(p, "expected a member name in double quotes");
-        sebt_status st = grow(p, v, &cap, true);
-        if (st != SEBT_OK)
-            return st;
-        memset(&v->items[v->n], 0, sizeof v->items[v->n]);
-        v->keys[v->n] = NULL;
-        v->n++;
-        st = parse_string(p, &v->keys[v->n - 1]);
-        if (st != SEBT_OK)
-            return st;
-        skip_space(p);
-        if (p->pos >= p->len || p->s[p->pos] != ':')
-            return fail_at(p, "expected ':' after a member name");
-        p->pos++;
-        st = parse_value(p, &v->items[v->n - 1], depth + 1);
-        if (st != SEBT_OK)
-            return st;
-        skip_space(p);
-        if (p->pos < p->len && p->s[p->pos] == ',') {
-            p->pos++;
-            continue;
-        }
-        if (p->pos < p->len && p->s[p->pos] == '}') {
-            p->pos++;
-            return SEBT_OK;
-        }
-        return fail_at(p, "expected ',' or '}' in an object");
-    }
-}
-
-static sebt_status parse_value(parser *p, sebt_json *v, int depth)
-{
-    if (depth > MAX_DEPTH)
-        return fail_at(p, "nesting deeper than 64 levels");
-    skip_space(p);
-    if (p->pos >= p->len)
-        return fail_at(p, "expected a value");
-    char c = p->s[p->pos];
-    if (c == '{')
-        return parse_object(p, v, depth);
-    if (c == '[')
-        return parse_array(p, v, depth);
-    if (c == '"') {
-        v->type = SEBT_JSON_STRING;
-        return parse_string(p, &v->string);
-    }
-    if (take_word(p, "true")) {
-        v->type = SEBT_JSON_BOOL;
-        v->boolean = true;
-        return SEBT_OK;
-    }
-    if (take_word(p, "false")) {
-        v->type = SEBT_JSON_BOOL;
-        return SEBT_OK;
-    }
-    if (take_word(p, "null")) {
-        v->type = SEBT_JSON_NULL;
-        return SEBT_OK;
-    }
-    if (c == '-' || (c >= '0' && c <= '9') || c == 'N' || c == 'I') {
-        v->type = SEBT_JSON_NUMBER;
-        return parse_number(p, &v->number);
-    }
-    return fail_at(p, "expected a value");
+    return false;
 }
 
 static void free_inner(sebt_json *v)
@@ -394,27 +202,71 @@ void sebt_json_free(sebt_json *v)
     free(v);
 }
 
-sebt_status sebt_json_parse(const char *name, const char *text, size_t len, sebt_json **out,
-                            sebt_error *err)
+sebt_status sebt_json_parse(const char *name, const char *text, size_t len, sebt_json **out, sebt_error *err)
 {
     *out = NULL;
-    parser p = { name, text, len, 0, err };
-    sebt_json *v = calloc(1, sizeof *v);
-    if (!v)
-        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", name);
-    sebt_status st = parse_value(&p, v, 0);
-    if (st == SEBT_OK) {
-        skip_space(&p);
-        if (p.pos < p.len)
-            st = fail_at(&p, "expected the end of the input after the value");
-    }
-    if (st != SEBT_OK) {
-        sebt_json_free(v);
+    rewritten rw;
+    sebt_status st = rewrite_specials(name, text, len, &rw, err);
+    if (st != SEBT_OK)
         return st;
+    json_error_t jerr;
+    /* Any value at the top; every number a double, as the report reads them;
+     * a \u0000 inside a string is refused (jansson's default). */
+    json_t *root = json_loadb(rw.text, rw.len, JSON_DECODE_ANY | JSON_DECODE_INT_AS_REAL, &jerr);
+    if (!root) {
+        /* jansson's position is just past what it read; its text names the
+         * token ("near 'x'"), so the column is the token's first byte. */
+        size_t pos = jerr.position > 0 ? (size_t)jerr.position : 0;
+        const char *near = strstr(jerr.text, " near '");
+        size_t tl = near ? strlen(near + 7) : 0;
+        if (tl > 0 && near[7 + tl - 1] == '\'' && tl - 1 <= pos)
+            pos -= tl - 1;
+        const char *nul = strstr(jerr.text, "without JSON_ALLOW_NUL");
+        if (nul) /* say it without jansson's flag name */
+            snprintf(jerr.text, sizeof jerr.text, "\\u0000 is not allowed in a string");
+        size_t at = original_offset(&rw, pos), line = 1, col = 1;
+        for (size_t i = 0; i < at && i < len; i++) {
+            if (text[i] == '\n') {
+                line++;
+                col = 1;
+            } else {
+                col++;
+            }
+        }
+        free(rw.text);
+        free(rw.shifts);
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s:%zu:%zu: %s", name, line, col, jerr.text);
     }
+    free(rw.text);
+    free(rw.shifts);
+    sebt_json *v = calloc(1, sizeof *v);
+    if (!v || !convert(root, v)) {
+        json_decref(root);
+        sebt_json_free(v);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", name);
+    }
+    json_decref(root);
     *out = v;
     return SEBT_OK;
 }
+
+#else /* built without jansson: the report says what it needs */
+
+void sebt_json_free(sebt_json *v)
+{
+    free(v);
+}
+
+sebt_status sebt_json_parse(const char *name, const char *text, size_t len, sebt_json **out, sebt_error *err)
+{
+    (void)text;
+    (void)len;
+    *out = NULL;
+    return sebt_fail(err, SEBT_ERR_UNAVAILABLE, "%s: sebt was built without jansson, which `sebt report` needs "
+                     "to read benchmark JSON: apt-get install libjansson-dev and rebuild", name);
+}
+
+#endif
 
 const sebt_json *sebt_json_get(const sebt_json *obj, const char *key)
 {

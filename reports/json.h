@@ -1,7 +1,7 @@
-/* A small JSON reader: enough for Google Benchmark's output, careful about
- * what it accepts. Errors name the input, line and column. Numbers are
+/* JSON read through jansson (reports/json.c), as a small tree. Errors name
+ * the input, line and column and say what jansson found. Numbers are
  * doubles; Google Benchmark's NaN, Infinity and -Infinity are accepted as
- * numbers too. */
+ * numbers too. A repeated member name keeps its last value. */
 #ifndef SEBT_REPORTS_JSON_H
 #define SEBT_REPORTS_JSON_H
 

@@ -80,6 +80,7 @@ typedef struct {
     const char *source;      /* one line: where the numbers came from */
     const char *history;     /* the history file (CSV) to plot; NULL: none */
     bool append_history;     /* a new measurement: append its line first */
+    const struct sebt_report_summary_s *summary; /* the first lines; NULL: worked out here */
 } sebt_report_opts;
 
 /* Writes dir/{index.html, report.md, bench.json, *.png, *.svg, gnuplot/}.
@@ -173,6 +174,39 @@ typedef struct {
     long long numba_1t_combos;
 } sebt_headline;
 void sebt_headline_of(const sebt_bench_set *set, sebt_headline *h);
+
+/* The report's first two lines (reports/verdict.c): a verdict a CI
+ * reviewer decides from, and one speed figure with its workload.
+ * The verdict compares the gated ratio (fast_cpu over the reference, one
+ * thread each, CPU time) with the last history line of the same mode on
+ * the same machine (CPU model and core count): slower or faster when the
+ * two runs' min-max ranges do not overlap, inconclusive when they do not
+ * overlap but either run was loaded, pass when they overlap or there is
+ * nothing to compare with (it says so); FAIL when a backend diverged from
+ * the oracle or a benchmark failed. Call it before the run is appended. */
+typedef enum { SEBT_CALL_PASS, SEBT_CALL_SLOWER, SEBT_CALL_FASTER, SEBT_CALL_INCONCLUSIVE, SEBT_CALL_FAIL } sebt_call;
+typedef struct sebt_report_summary_s {
+    sebt_call call;
+    char verdict[1024];      /* "verdict: pass: ..." */
+    char headline[512];      /* "speed: fast_cpu 286 k backtests/s: 10000 combos x 152832 bars, 2 threads" */
+    char warning[512];       /* a warning of the benchmark library, said once; "" when none */
+} sebt_report_summary;
+/* bench_log: the benchmark's console output (its warnings), or NULL. */
+void sebt_report_summary_of(const sebt_bench_set *set, const char *history, const char *bench_log,
+                            sebt_report_summary *s);
+const char *sebt_call_name(sebt_call c);   /* pass, slower, faster, inconclusive, FAIL */
+
+/* The numbers of one history line (NaN where absent). */
+typedef struct {
+    char date[64], commit[64], mode[16], machine[256], cpus[32];
+    double load_avg, others_busy;
+    double vs_reference, vs_reference_min, vs_reference_max;
+} sebt_history_row;
+/* The last line of the history file of this run's mode and machine;
+ * false when there is none (no file, none alike). */
+bool sebt_history_previous(const char *path, const sebt_bench_set *set, sebt_history_row *row);
+/* Whether a history line was measured on a loaded machine (as sebt_run_loaded). */
+bool sebt_history_row_loaded(const sebt_history_row *row);
 
 /* Whether other processes held the CPUs while the run measured (the median
  * share others used > 25%, or the load average above the core count);

@@ -44,6 +44,20 @@ static void fmt_seconds(double s, char *buf, size_t size)
         snprintf(buf, size, "%.3g ns", s * 1e9);
 }
 
+/* "30.7-38.4 ms": one unit when both ends share it, no spaces, so a
+ * table cell does not wrap. */
+static void fmt_range(double lo, double hi, char *buf, size_t size)
+{
+    char a[32], b[32];
+    fmt_seconds(lo, a, sizeof a);
+    fmt_seconds(hi, b, sizeof b);
+    const char *ua = strchr(a, ' '), *ub = strchr(b, ' ');
+    if (ua && ub && strcmp(ua, ub) == 0)
+        snprintf(buf, size, "%.*s-%s", (int)(ua - a), a, b);
+    else
+        snprintf(buf, size, "%s-%s", a, b);
+}
+
 static void fmt_count(long long v, char *buf, size_t size)
 {
     if (v < 0)
@@ -83,7 +97,12 @@ static size_t collect_facts(const sebt_bench_set *set, const sebt_report_opts *o
     FACT("C compiler", "%s", CTX("sebt_c_compiler", "unknown"));
     FACT("C++ compiler (bench shim)", "%s", CTX("sebt_cxx_compiler", "unknown"));
     FACT("nvcc", "%s", CTX("sebt_nvcc", "unknown"));
-    FACT("CUDA", "%s", CTX("sebt_cuda", "unknown"));
+    /* The reason a backend cannot run is said once, in the Backends table. */
+    const char *cuda = CTX("sebt_cuda", "unknown");
+    if (strncmp(cuda, "none:", 5) == 0)
+        FACT("CUDA", "none here (the cuda row of the Backends table says why)");
+    else
+        FACT("CUDA", "%s", cuda);
     FACT("Commit", "%s", CTX("sebt_git_commit", "unknown"));
     FACT("Benchmarks run", "%s", CTX("date", "unknown"));
     time_t now = time(NULL);
@@ -208,7 +227,8 @@ static void cell(FILE *f, fmt k, const char *s, bool first)
 static void row_start(FILE *f, fmt k) { fputs(k == FMT_MD ? "" : "<tr>", f); }
 static void row_end(FILE *f, fmt k) { fputs(k == FMT_MD ? " |\n" : "</tr>\n", f); }
 
-static void header(FILE *f, fmt k, const char *const *cols, size_t n)
+/* numeric: an HTML table whose cells never wrap (figures and ranges). */
+static void header_of(FILE *f, fmt k, const char *const *cols, size_t n, bool numeric)
 {
     if (k == FMT_MD) {
         for (size_t i = 0; i < n; i++)
@@ -218,12 +238,14 @@ static void header(FILE *f, fmt k, const char *const *cols, size_t n)
             fputs(i ? "|---" : "|---", f);
         fputs("|\n", f);
     } else {
-        fputs("<table>\n<tr>", f);
+        fputs(numeric ? "<table class=\"num\">\n<tr>" : "<table>\n<tr>", f);
         for (size_t i = 0; i < n; i++)
             fprintf(f, "<th>%s</th>", cols[i]);
         fputs("</tr>\n", f);
     }
 }
+
+static void header(FILE *f, fmt k, const char *const *cols, size_t n) { header_of(f, k, cols, n, false); }
 
 static void table_end(FILE *f, fmt k) { fputs(k == FMT_MD ? "\n" : "</table>\n", f); }
 
@@ -240,38 +262,52 @@ static void write_facts(FILE *f, fmt k, const kv *facts, size_t n)
     table_end(f, k);
 }
 
-static void write_parity(FILE *f, fmt k, const sebt_bench_set *set)
-{
-    parity_summary ps[16];
-    size_t n = summarize_parity(set, ps, 16);
-    static const char *const cols[] = { "backend", "parity with the oracle", "first problem" };
-    header(f, k, cols, 3);
-    for (size_t i = 0; i < n; i++) {
-        char text[256];
-        parity_text(&ps[i], text, sizeof text);
-        row_start(f, k);
-        cell(f, k, ps[i].backend, true);
-        cell(f, k, text, false);
-        cell(f, k, ps[i].first_problem ? ps[i].first_problem : "", false);
-        row_end(f, k);
-    }
-    table_end(f, k);
-}
-
 static bool is_sweep(const sebt_bench_run *r)
 {
     return strcmp(r->group, "sweep_bars") == 0 || strcmp(r->group, "sweep_combos") == 0 ||
            strcmp(r->group, "threads") == 0 || strcmp(r->group, "pair") == 0 || strcmp(r->group, "peer") == 0;
 }
 
+/* Tables read top-down: by kind of sweep, backend, then size. */
+static int cmp_runs(const void *a, const void *b)
+{
+    const sebt_bench_run *x = *(const sebt_bench_run *const *)a, *y = *(const sebt_bench_run *const *)b;
+    int c = strcmp(x->group, y->group);
+    if (!c)
+        c = strcmp(x->backend, y->backend);
+    if (!c)
+        c = (x->bars > y->bars) - (x->bars < y->bars);
+    if (!c)
+        c = (x->combos > y->combos) - (x->combos < y->combos);
+    if (!c) { /* "all" (0) after the counted threads */
+        int tx = x->threads > 0 ? x->threads : 1 << 30, ty = y->threads > 0 ? y->threads : 1 << 30;
+        c = (tx > ty) - (tx < ty);
+    }
+    return c;
+}
+
+static const sebt_bench_run **sorted_runs(const sebt_bench_set *set)
+{
+    const sebt_bench_run **v = malloc((set->n_runs + 1) * sizeof *v);
+    if (!v)
+        return NULL;
+    for (size_t i = 0; i < set->n_runs; i++)
+        v[i] = &set->runs[i];
+    qsort(v, set->n_runs, sizeof *v, cmp_runs);
+    return v;
+}
+
 static void write_sweeps(FILE *f, fmt k, const sebt_bench_set *set)
 {
+    const sebt_bench_run **order = sorted_runs(set);
+    if (!order)
+        return;
     static const char *const cols[] = { "sweep", "backend", "bars", "combos", "threads", "time / sweep (median)",
                                         "min-max", "CV", "reps", "others busy", "backtests/s", "bar-combos/s",
                                         "status" };
-    header(f, k, cols, 13);
+    header_of(f, k, cols, 13, true);
     for (size_t i = 0; i < set->n_runs; i++) {
-        const sebt_bench_run *r = &set->runs[i];
+        const sebt_bench_run *r = order[i];
         if (!is_sweep(r))
             continue;
         char bars[32], combos[32], threads[32], t[32], a[32], b[32], c[32];
@@ -285,11 +321,9 @@ static void write_sweeps(FILE *f, fmt k, const sebt_bench_set *set)
         (void)a;
         fmt_rate(r->combos_per_s, b, sizeof b);
         fmt_rate(r->bar_combos_per_s, c, sizeof c);
-        char lo[32], hi[32], range[80] = "-", cv[32] = "-", reps[32], busy[32] = "-";
+        char range[80] = "-", cv[32] = "-", reps[32], busy[32] = "-";
         if (r->status == SEBT_RUN_OK) {
-            fmt_seconds(r->seconds_min, lo, sizeof lo);
-            fmt_seconds(r->seconds_max, hi, sizeof hi);
-            snprintf(range, sizeof range, "%s - %s", lo, hi);
+            fmt_range(r->seconds_min, r->seconds_max, range, sizeof range);
             if (isfinite(r->cv))
                 snprintf(cv, sizeof cv, "%.1f%%%s", 100 * r->cv, r->cv > 0.1 ? " noisy" : "");
             if (isfinite(r->others_busy))
@@ -313,14 +347,18 @@ static void write_sweeps(FILE *f, fmt k, const sebt_bench_set *set)
         row_end(f, k);
     }
     table_end(f, k);
+    free(order);
 }
 
 static void write_micro(FILE *f, fmt k, const sebt_bench_set *set)
 {
     static const char *const cols[] = { "benchmark", "backend", "time / call", "cost per unit", "rate", "status" };
-    header(f, k, cols, 6);
+    const sebt_bench_run **order = sorted_runs(set);
+    if (!order)
+        return;
+    header_of(f, k, cols, 6, true);
     for (size_t i = 0; i < set->n_runs; i++) {
-        const sebt_bench_run *r = &set->runs[i];
+        const sebt_bench_run *r = order[i];
         if (is_sweep(r) || strcmp(r->group, "unavailable") == 0)
             continue;
         char t[32], unit[64] = "-", rate[64] = "-", tmp[32];
@@ -362,6 +400,7 @@ static void write_micro(FILE *f, fmt k, const sebt_bench_set *set)
         row_end(f, k);
     }
     table_end(f, k);
+    free(order);
 }
 
 static void bullet(FILE *f, fmt k, const char *line)
@@ -377,67 +416,118 @@ static void bullet(FILE *f, fmt k, const char *line)
     }
 }
 
-/* The numbers people ask first: how far ahead of the peer and of the
- * reference fast_cpu is in this run, best throughput per backend, and
- * whether the machine was quiet enough to believe it. */
-static void write_headline(FILE *f, fmt k, const sebt_bench_set *set)
+/* The first lines: the verdict and against what, one speed figure with
+ * its workload, then what could make them wrong (a loaded machine, the
+ * benchmark library's warning), each said once. */
+static void write_headline(FILE *f, fmt k, const sebt_bench_set *set, const sebt_report_summary *sum)
 {
-    const char *names[16];
-    size_t nb = sebt_report_backends(set, names, 16);
-    char line[768];
-    fputs(k == FMT_MD ? "" : "<ul>\n", f);
-    sebt_headline h;
-    sebt_headline_of(set, &h);
-    if (isfinite(h.vs_numba)) {
-        snprintf(line, sizeof line, "fast_cpu = %.1f x numba (range %.1f-%.1f): %lld combos over %lld bars, "
-                 "every core each, same run, same data (the numba peer: bench/peers/numba_peer.py)",
-                 h.vs_numba, h.vs_numba_min, h.vs_numba_max, h.numba_combos, h.numba_bars);
-        bullet(f, k, line);
-        if (isfinite(h.vs_numba_1t)) {
-            snprintf(line, sizeof line, "fast_cpu = %.1f x numba on one thread each (range %.1f-%.1f): %lld "
-                     "combos over %lld bars", h.vs_numba_1t, h.vs_numba_1t_min, h.vs_numba_1t_max,
-                     h.numba_1t_combos, h.numba_bars);
+    if (k == FMT_MD) {
+        fputs("**", f);
+        md_text(f, sum->verdict);
+        fputs("**\n\n", f);
+        md_text(f, sum->headline);
+        fputs("\n\n", f);
+    } else {
+        fprintf(f, "<p class=\"verdict %s\">", sum->call == SEBT_CALL_PASS || sum->call == SEBT_CALL_FASTER ? "good"
+                                              : sum->call == SEBT_CALL_INCONCLUSIVE ? "unsure" : "bad");
+        html_text(f, sum->verdict);
+        fputs("</p>\n<p class=\"speed\">", f);
+        html_text(f, sum->headline);
+        fputs("</p>\n", f);
+    }
+    char why[256], line[768];
+    bool loaded = sebt_run_loaded(set, why, sizeof why);
+    if (loaded || sum->warning[0]) {
+        fputs(k == FMT_MD ? "" : "<ul class=\"warn\">\n", f);
+        if (loaded) {
+            snprintf(line, sizeof line, "MACHINE LOADED while measuring: %s. Wall times and thread scaling are "
+                     "pessimistic; the gated ratio uses CPU time on one thread.", why);
             bullet(f, k, line);
         }
-    } else {
-        const sebt_bench_run *peer = NULL;
-        for (size_t i = 0; i < set->n_runs && !peer; i++)
-            if (strcmp(set->runs[i].group, "peer") == 0)
-                peer = &set->runs[i];
-        snprintf(line, sizeof line, "fast_cpu vs numba: %s", peer ? peer->message : "the peer was not run");
-        bullet(f, k, line);
+        if (sum->warning[0])
+            bullet(f, k, sum->warning);
+        fputs(k == FMT_MD ? "\n" : "</ul>\n", f);
     }
+}
+
+/* The ratios measured side by side in this run, each with its workload,
+ * so that 12 x and 174 x against numba read as two questions, not one
+ * contradiction. Sorted: the gated ratio first, then the peer. */
+static void write_ratios(FILE *f, fmt k, const sebt_bench_set *set)
+{
+    static const char *const cols[] = { "ratio (times faster)", "median", "min-max", "work per sweep", "threads",
+                                         "timed by" };
+    sebt_headline h;
+    sebt_headline_of(set, &h);
+    header_of(f, k, cols, 6, true);
+    char med[32], range[64], work[96], threads[64];
+    const char *cores = sebt_bench_context(set, "sebt_cpu_cores");
     if (isfinite(h.vs_reference)) {
-        snprintf(line, sizeof line, "fast_cpu = %.0f x the reference (range %.0f-%.0f), one thread each, CPU "
-                 "time: the ratio `sebt report --baseline` gates", h.vs_reference, h.vs_reference_min,
-                 h.vs_reference_max);
-        bullet(f, k, line);
+        const sebt_bench_run *pair = NULL;
+        for (size_t i = 0; i < set->n_runs && !pair; i++)
+            if (strcmp(set->runs[i].group, "pair") == 0 && strcmp(set->runs[i].backend, "fast_cpu") == 0)
+                pair = &set->runs[i];
+        snprintf(med, sizeof med, "%.0f", h.vs_reference);
+        snprintf(range, sizeof range, "%.0f-%.0f", h.vs_reference_min, h.vs_reference_max);
+        if (pair)
+            snprintf(work, sizeof work, "%lld combos x %lld bars", pair->combos, pair->bars);
+        else
+            snprintf(work, sizeof work, "-");
+        row_start(f, k);
+        cell(f, k, "fast_cpu / reference (gated by --baseline)", true);
+        cell(f, k, med, false);
+        cell(f, k, range, false);
+        cell(f, k, work, false);
+        cell(f, k, "1 each", false);
+        cell(f, k, "CPU time", false);
+        row_end(f, k);
     }
-    for (size_t b = 0; b < nb; b++) {
-        const sebt_bench_run *best = NULL;
-        for (size_t i = 0; i < set->n_runs; i++) {
-            const sebt_bench_run *r = &set->runs[i];
-            if (strcmp(r->backend, names[b]) != 0 || r->status != SEBT_RUN_OK ||
-                (strcmp(r->group, "sweep_combos") != 0 && strcmp(r->group, "peer") != 0))
-                continue;
-            if (!best || r->combos_per_s > best->combos_per_s)
-                best = r;
-        }
-        if (!best)
-            continue;
-        char rate[32];
-        fmt_rate(best->combos_per_s, rate, sizeof rate);
-        snprintf(line, sizeof line, "%s: up to %s backtests/s (a sweep of %lld combo%s over %lld bars)", names[b],
-                 rate, best->combos, best->combos == 1 ? "" : "s", best->bars);
-        bullet(f, k, line);
+    if (isfinite(h.vs_numba_1t)) {
+        snprintf(med, sizeof med, "%.1f", h.vs_numba_1t);
+        snprintf(range, sizeof range, "%.1f-%.1f", h.vs_numba_1t_min, h.vs_numba_1t_max);
+        snprintf(work, sizeof work, "%lld combos x %lld bars", h.numba_1t_combos, h.numba_bars);
+        row_start(f, k);
+        cell(f, k, "fast_cpu / numba", true);
+        cell(f, k, med, false);
+        cell(f, k, range, false);
+        cell(f, k, work, false);
+        cell(f, k, "1 each", false);
+        cell(f, k, "wall time", false);
+        row_end(f, k);
     }
-    char why[256];
-    if (sebt_run_loaded(set, why, sizeof why)) {
-        snprintf(line, sizeof line, "MACHINE LOADED while measuring: %s. Wall times and thread scaling are "
-                 "pessimistic; the gated ratios use CPU time on one thread.", why);
-        bullet(f, k, line);
+    if (isfinite(h.vs_numba)) {
+        snprintf(med, sizeof med, "%.1f", h.vs_numba);
+        snprintf(range, sizeof range, "%.1f-%.1f", h.vs_numba_min, h.vs_numba_max);
+        snprintf(work, sizeof work, "%lld combos x %lld bars", h.numba_combos, h.numba_bars);
+        snprintf(threads, sizeof threads, "every core (%s)", cores ? cores : "?");
+        row_start(f, k);
+        cell(f, k, "fast_cpu / numba", true);
+        cell(f, k, med, false);
+        cell(f, k, range, false);
+        cell(f, k, work, false);
+        cell(f, k, threads, false);
+        cell(f, k, "wall time", false);
+        row_end(f, k);
     }
-    fputs(k == FMT_MD ? "\n" : "</ul>\n", f);
+    table_end(f, k);
+    const sebt_bench_run *peer = NULL;
+    for (size_t i = 0; i < set->n_runs && !peer; i++)
+        if (strcmp(set->runs[i].group, "peer") == 0)
+            peer = &set->runs[i];
+    char line[768];
+    if (!isfinite(h.vs_numba) && !isfinite(h.vs_numba_1t))
+        snprintf(line, sizeof line, "numba: %s", peer ? peer->message : "the peer was not run");
+    else
+        snprintf(line, sizeof line, "The numba peer (bench/peers/numba_peer.py) runs the same combos over the same "
+                 "bars after its trade counts are checked against the reference. On every core a small sweep is "
+                 "dominated by fixed costs (numba's call overhead, fast_cpu's series work), so the one-thread "
+                 "ratio is the comparison of the engines.");
+    fputs(k == FMT_MD ? "" : "<p class=\"note\">", f);
+    if (k == FMT_MD)
+        md_text(f, line);
+    else
+        html_text(f, line);
+    fputs(k == FMT_MD ? "\n\n" : "</p>\n", f);
 }
 
 /* One row per backend: its contract, its parity here, its speed here. */
@@ -458,10 +548,17 @@ static void write_backends(FILE *f, fmt k, const sebt_bench_set *set)
         for (size_t i = 0; i < n; i++)
             if (strcmp(ps[i].backend, all[b]) == 0)
                 p = &ps[i];
-        if (p)
+        if (p) {
             parity_text(p, parity, sizeof parity);
-        else
+            /* Each reason once: an unavailable backend's is often its contract cell already. */
+            if (p->first_problem && (p->failed || p->errors || !strstr(contract, p->first_problem))) {
+                size_t used = strlen(parity);
+                snprintf(parity + used, sizeof parity - used, "%s%s", p->failed || p->errors ? "; first: " : ": ",
+                         p->first_problem);
+            }
+        } else {
             snprintf(parity, sizeof parity, "not run here");
+        }
         double best = NAN;
         for (size_t i = 0; i < set->n_runs; i++) {
             const sebt_bench_run *r = &set->runs[i];
@@ -504,7 +601,7 @@ static const char *const figure_captions[SEBT_REPORT_N_FIGURES] = {
     "combos, more bars, against numba), never joined across families.",
     "How one sweep speeds up with more CPU threads (dashed: perfect scaling). Flagged in red when other "
     "processes held the CPUs while it ran.",
-    "History: the within-run ratios of every report appended to bench/results/history.csv, oldest first.",
+    "History: the within-run ratios of every report appended to the history file, oldest first; ringed in red: measured on a loaded machine.",
 };
 
 static const char *const notes =
@@ -520,8 +617,8 @@ static sebt_status io_fail(sebt_error *err, const char *what, const char *path)
     return sebt_fail(err, SEBT_ERR_IO, "cannot %s %s: %s", what, path, strerror(errno));
 }
 
-static sebt_status write_markdown(const sebt_bench_set *set, const kv *facts, size_t n_facts,
-                                  const char *dir, sebt_error *err)
+static sebt_status write_markdown(const sebt_bench_set *set, const sebt_report_summary *sum, const kv *facts,
+                                  size_t n_facts, const char *dir, sebt_error *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/report.md", dir);
@@ -530,11 +627,11 @@ static sebt_status write_markdown(const sebt_bench_set *set, const kv *facts, si
         return err->code;
     FILE *f = of.f;
     fputs("# sebt performance report\n\n", f);
-    write_headline(f, FMT_MD, set);
-    fputs("## Backends\n\n", f);
+    write_headline(f, FMT_MD, set, sum);
+    fputs("## Ratios measured in this run\n\n", f);
+    write_ratios(f, FMT_MD, set);
+    fputs("## Backends: contract, parity with the oracle, speed\n\n", f);
     write_backends(f, FMT_MD, set);
-    fputs("## Parity with the oracle\n\n", f);
-    write_parity(f, FMT_MD, set);
     fprintf(f, "%s\n\n## Figures\n\n", notes);
     for (int i = 0; i < SEBT_REPORT_N_FIGURES; i++)
         fprintf(f, "![%s](%s.svg)\n\n%s ([PNG](%s.png))\n\n", sebt_report_figures[i], sebt_report_figures[i],
@@ -570,10 +667,13 @@ static const char *const css =
     "table{border-collapse:collapse;margin:1em 0;font-size:14px}"
     "td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}"
     "th{background:#f0f0f0}figure{margin:1.5em 0}figure img{max-width:100%;border:1px solid #ddd}"
-    "figcaption{color:#555}.note{color:#555}";
+    "figcaption{color:#555}.note{color:#555}table.num td{white-space:nowrap}"
+    ".verdict{font-size:18px;font-weight:bold;padding:6px 10px;border-left:6px solid}"
+    ".verdict.good{border-color:#2a2;background:#efe}.verdict.unsure{border-color:#c90;background:#ffd}"
+    ".verdict.bad{border-color:#c00;background:#fee}.speed{font-size:16px}.warn li{color:#a00}";
 
-static sebt_status write_html(const sebt_bench_set *set, const kv *facts, size_t n_facts, const char *dir,
-                              sebt_error *err)
+static sebt_status write_html(const sebt_bench_set *set, const sebt_report_summary *sum, const kv *facts,
+                              size_t n_facts, const char *dir, sebt_error *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/index.html", dir);
@@ -582,13 +682,13 @@ static sebt_status write_html(const sebt_bench_set *set, const kv *facts, size_t
         return err->code;
     FILE *f = of.f;
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-               "<title>sebt performance report</title>\n<style>%s</style>\n</head>\n<body>\n"
-               "<h1>sebt performance report</h1>\n", css);
-    write_headline(f, FMT_HTML, set);
-    fputs("<h2>Backends</h2>\n", f);
+               "<title>sebt performance report: %s</title>\n<style>%s</style>\n</head>\n<body>\n"
+               "<h1>sebt performance report</h1>\n", sebt_call_name(sum->call), css);
+    write_headline(f, FMT_HTML, set, sum);
+    fputs("<h2>Ratios measured in this run</h2>\n", f);
+    write_ratios(f, FMT_HTML, set);
+    fputs("<h2>Backends: contract, parity with the oracle, speed</h2>\n", f);
     write_backends(f, FMT_HTML, set);
-    fputs("<h2>Parity with the oracle</h2>\n", f);
-    write_parity(f, FMT_HTML, set);
     fprintf(f, "<p class=\"note\">%s</p>\n<h2>Figures</h2>\n", notes);
     sebt_status st = SEBT_OK;
     for (int i = 0; i < SEBT_REPORT_N_FIGURES && st == SEBT_OK; i++) {
@@ -658,6 +758,15 @@ sebt_status sebt_report_write(const sebt_bench_set *set, const char *json, size_
     if (sebt_outfile_commit(&of, err) != SEBT_OK)
         return err->code;
 
+    /* The verdict compares with the history as it was before this run. */
+    sebt_report_summary own;
+    const sebt_report_summary *sum = opts->summary;
+    if (!sum) {
+        char log[4096];
+        snprintf(log, sizeof log, "%s/bench.log", dir);
+        sebt_report_summary_of(set, opts->history, log, &own);
+        sum = &own;
+    }
     if (opts->history && opts->append_history) {
         st = sebt_history_append(opts->history, set, err);
         if (st != SEBT_OK)
@@ -668,8 +777,8 @@ sebt_status sebt_report_write(const sebt_bench_set *set, const char *json, size_
         return st;
     kv facts[N_FACTS];
     size_t n_facts = collect_facts(set, opts, facts);
-    st = write_markdown(set, facts, n_facts, dir, err);
+    st = write_markdown(set, sum, facts, n_facts, dir, err);
     if (st != SEBT_OK)
         return st;
-    return write_html(set, facts, n_facts, dir, err);
+    return write_html(set, sum, facts, n_facts, dir, err);
 }

@@ -85,8 +85,19 @@ Test(report_folder, every_file_is_written)
 
     char *md = slurp("report.md");
     /* No peer in this run, and the report says so. */
-    cr_assert(strstr(md, "fast_cpu vs numba: the peer was not run"), "%s", md);
-    cr_assert(strstr(md, "| cuda | not run here | unavailable: no usable CUDA device |"), "%s", md);
+    cr_assert(strstr(md, "numba: the peer was not run"), "%s", md);
+    /* The verdict first; run_ok has no gated pair and no history. */
+    cr_assert(strncmp(md, "# sebt performance report\n\n**verdict: pass: parity ok on every backend that ran; the "
+                          "gated pair", 90) == 0, "%s", md);
+    /* cuda's reason, said once: in its row of the Backends table. */
+    cr_assert(strstr(md, "| cuda | not recorded | not run here: unavailable: no usable CUDA device"), "%s", md);
+    cr_assert_eq(count(md, "no usable CUDA device"), 1, "%s", md);
+    /* Sorted: sweep_bars before sweep_combos, the reference after fast_cpu, sizes up. */
+    const char *a = strstr(md, "| sweep_bars | fast_cpu | 1000 |"), *b = strstr(md, "| sweep_bars | fast_cpu | 10000 |"),
+               *c = strstr(md, "| sweep_bars | reference | 1000 |"), *d = strstr(md, "| sweep_combos | fast_cpu | 152832 | 1 |");
+    cr_assert(a && b && c && d && a < b && b < c && c < d, "%s", md);
+    /* A range in one cell, one unit, no spaces to wrap at: 0.8 ms, one repetition. */
+    cr_assert(strstr(md, "| 800 us | 800-800 us |"), "%s", md);
     cr_assert(strstr(md, "Test CPU, 2 logical cores"), "%s", md);
     cr_assert(strstr(md, "0123456789abcdef"), "%s", md);
     free(md);
@@ -113,7 +124,8 @@ Test(report_folder, a_parity_failure_is_shown_and_fails_the_command)
     cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
     cr_assert_gt(file_size(dir, "index.html"), 0);
     char *md = slurp("report.md");
-    cr_assert(strstr(md, "| fast_cpu | FAILED: 1 benchmark(s) diverged from the oracle and are not timed |"), "%s", md);
+    cr_assert(strstr(md, "**verdict: FAIL: 1 benchmark(s) diverged from the oracle"), "%s", md);
+    cr_assert(strstr(md, "| FAILED: 1 benchmark(s) diverged from the oracle and are not timed; first: "), "%s", md);
     /* Its speed is not shown: the row has no time and no rates. */
     cr_assert(strstr(md, "| sweep_combos | fast_cpu | 152832 | 1000 | all | - | - | - | 0 | - | - | - | PARITY FAILED (not timed) |"),
               "%s", md);
@@ -163,11 +175,15 @@ Test(report_folder, a_recorded_quick_run)
     snprintf(args, sizeof args, "report --out '%s/out' --from '%s/recorded/normal.json' --history none", dir, DATA);
     run_sebt("", args, &r);
     cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
-    cr_assert(strstr(r.out, "x numba (100 combos over 152832 bars"), "%s", r.out);
+    /* normal.json: fast_cpu 292.1 x the reference (262.6-306.3), the history test below. */
+    cr_assert(strstr(r.out, "sebt report: verdict: pass: parity ok on every backend that ran; fast_cpu = 292 x the "
+                            "reference (263-306; one thread each, CPU time); no earlier --quick run"), "%s", r.out);
+    cr_assert(strstr(r.out, "sebt report: speed: fast_cpu runs "), "%s", r.out);
     cr_assert(strstr(r.out, "the machine was loaded"), "%s", r.out);
     strcat(dir, "/out");
     char *md = slurp("report.md");
-    cr_assert(strstr(md, "- fast_cpu = ") && strstr(md, " x numba (range "), "%s", md);
+    cr_assert(strstr(md, "| fast_cpu / reference (gated by --baseline) | 292 | 263-306 | 8 combos x 10000 bars | 1 each | CPU time |"), "%s", md);
+    cr_assert(strstr(md, "| fast_cpu / numba | ") && strstr(md, " | 100 combos x 152832 bars | every core (2) | wall time |"), "%s", md);
     cr_assert(strstr(md, "MACHINE LOADED while measuring"), "%s", md);
     cr_assert(strstr(md, "| numba | a peer: trade counts checked on a sample | ok: 1 benchmarks, 3 sampled combos"),
               "%s", md);

@@ -26,40 +26,45 @@ static void parse_fails(const char *text, const char *msg)
 
 Test(report_json, values_and_escapes)
 {
-    sebt_json *v = parse(" {\"a\": [1, -2.5e3, true, false, null], \"s\": \"x\\\"\\n\\u00e9\\ud83d\\ude00\","
-                         " \"a\": 7, \"gb\": [NaN, Infinity, -Infinity]} ");
+    sebt_json *v = parse(" {\"arr\": [1, -2.5e3, true, false, null], \"s\": \"x\\\"\\n\\u00e9\\ud83d\\ude00\","
+                         " \"a\": 1, \"a\": 7, \"gb\": [NaN, Infinity, -Infinity], \"t\": \"NaN\"} ");
     cr_assert_eq(v->type, SEBT_JSON_OBJECT);
     cr_assert_eq(sebt_json_get_number(v, "a", 0), 7, "a repeated key: the last one wins");
-    const sebt_json *arr = &v->items[0];
+    const sebt_json *arr = sebt_json_get(v, "arr");
     cr_assert_eq(arr->n, 5);
     cr_assert_eq(arr->items[1].number, -2500.0);
     cr_assert(arr->items[2].boolean && !arr->items[3].boolean);
     cr_assert_eq(arr->items[4].type, SEBT_JSON_NULL);
     cr_assert_str_eq(sebt_json_get_string(v, "s", ""), "x\"\n\xc3\xa9\xf0\x9f\x98\x80");
+    /* Google Benchmark's bare NaN and infinities are numbers; "NaN" quoted stays a string. */
     const sebt_json *gb = sebt_json_get(v, "gb");
     cr_assert(isnan(gb->items[0].number));
     cr_assert(isinf(gb->items[1].number) && gb->items[1].number > 0);
     cr_assert(isinf(gb->items[2].number) && gb->items[2].number < 0);
+    cr_assert_str_eq(sebt_json_get_string(v, "t", ""), "NaN");
     cr_assert_eq(sebt_json_get_number(v, "missing", 42), 42);
     sebt_json_free(v);
 }
 
+/* jansson's words, at the line and column of the token as written (the
+ * NaN and Infinity tokens, rewritten before jansson reads them, do not
+ * shift what comes after). */
 Test(report_json, errors_name_line_and_column)
 {
-    parse_fails("{\"a\": 1,\n  \"b\" 2}", "t.json:2:7: expected ':' after a member name, got '2'");
-    parse_fails("[1, 2", "t.json:1:6: expected ',' or ']' in an array, got the end of the input");
-    parse_fails("[01x]", "t.json:1:3: expected ',' or ']' in an array, got '1'");
-    parse_fails("[1.]", "t.json:1:4: expected a digit after '.', got ']'");
-    parse_fails("\"abc", "t.json:1:1: unterminated string, got '\"'");
-    parse_fails("\"\\q\"", "t.json:1:2: unknown escape in a string, got '\\'");
-    parse_fails("\"\\ud800x\"", "t.json:1:8: expected a low surrogate \\uDC00..\\uDFFF, got 'x'");
-    parse_fails("{} {}", "t.json:1:4: expected the end of the input after the value, got '{'");
-    parse_fails("", "t.json:1:1: expected a value, got the end of the input");
-    parse_fails("[tru]", "t.json:1:2: expected a value, got 't'");
-    char deep[200];
+    parse_fails("{\"a\": 1,\n  \"b\" 2}", "t.json:2:7: ':' expected near '2'");
+    parse_fails("[1, 2", "t.json:1:6: ']' expected near end of file");
+    parse_fails("[tru]", "t.json:1:2: invalid token near 'tru'");
+    parse_fails("\"\\q\"", "t.json:1:1: invalid escape near '\"\\q'");
+    parse_fails("\"\\ud800x\"", "t.json:1:1: invalid Unicode '\\uD800' near '\"\\ud800x\"'");
+    parse_fails("{} {}", "t.json:1:4: end of file expected near '{'");
+    parse_fails("", "t.json:1:1: unexpected token near end of file");
+    parse_fails("\"a\\u0000b\"", "t.json:1:1: \\u0000 is not allowed in a string");
+    parse_fails("[NaN, 1 x]", "t.json:1:9: ']' expected near 'x'");
+    parse_fails("[Infinity,\n -Infinity, NaN, 2, @]", "t.json:2:21: invalid token near '@'");
+    char deep[5000];
     memset(deep, '[', sizeof deep - 1);
     deep[sizeof deep - 1] = '\0';
-    parse_fails(deep, "t.json:1:66: nesting deeper than 64 levels, got '['");
+    parse_fails(deep, "t.json:1:2049: maximum parsing depth reached near '['");
 }
 
 static const char *const two_repetitions =
