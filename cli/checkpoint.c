@@ -161,7 +161,7 @@ int ckpt_write(const char *cmd, const ckpt_id *id, const sebt_sweep_record *recs
     unsigned char *buf = calloc(1, len);
     if (!buf) {
         fprintf(stderr, "sebt %s: error: out of memory for a checkpoint chunk of %zu combos\n", cmd, n);
-        return CLI_EXIT_CHECK_FAILED;
+        return CLI_EXIT_NOMEM;
     }
     memcpy(buf, CKPT_MAGIC, 8);
     put_u64(buf + 8, CKPT_FORMAT);

@@ -14,7 +14,9 @@ enum {
     CLI_EXIT_OK = 0,
     CLI_EXIT_CHECK_FAILED = 1, /* a parity/fuzz/baseline check found a problem */
     CLI_EXIT_USAGE = 2,        /* bad usage or bad input */
-    CLI_EXIT_NO_DEVICE = 3     /* a GPU backend was asked for and none is usable */
+    CLI_EXIT_NO_DEVICE = 3,    /* a GPU backend was asked for and none is usable */
+    CLI_EXIT_INCONCLUSIVE = 4, /* report --baseline: a drop the repetitions do not confirm */
+    CLI_EXIT_NOMEM = 5         /* out of memory: nothing was checked, nothing written */
 };
 
 /* Subcommands: argv[0] is the subcommand's name. Each returns an exit code. */

@@ -205,7 +205,7 @@ static int benchmark(const char *cmd, const char *data, size_t max_combos, doubl
     if (!combos || !r_cpu || !r_gpu) {
         free(combos), free(r_cpu), free(r_gpu), sebt_series_free(&s);
         fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, max_combos);
-        return CLI_EXIT_USAGE;
+        return CLI_EXIT_NOMEM;
     }
     for (size_t i = 0; i < max_combos; i++)
         combos[i] = bench_combo(i);

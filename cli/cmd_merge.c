@@ -78,10 +78,37 @@ static int read_shard(const char *cmd, shard_file *sf)
     uint64_t i, n, fmt;
     char shard[64];
     if (sscanf(line + strlen(prefix), "%llu", (unsigned long long *)&fmt) != 1 || fmt != SWEEP_SHARD_FORMAT) {
-        fprintf(stderr, "sebt %s: error: %s is a shard file of format %s; this sebt (%s) reads format %d\n", cmd,
-                sf->path, line + strlen(prefix), SEBT_VERSION, SWEEP_SHARD_FORMAT);
+        char said[24];
+        snprintf(said, sizeof said, "%.*s", (int)strcspn(line + strlen(prefix), " "), line + strlen(prefix));
+        fprintf(stderr, "sebt %s: error: %s is a shard file of format '%s'; this sebt (%s) reads format %d%s\n", cmd,
+                sf->path, said, SEBT_VERSION, SWEEP_SHARD_FORMAT,
+                fmt == 1 ? " (format 1 had no checksum: run that shard again)" : "");
         return CLI_EXIT_USAGE;
     }
+    *nl = '\n';
+    /* The checksum first: nothing of a damaged file is trusted, not even
+     * its header. */
+    size_t end = len && sf->text[len - 1] == '\n' ? len - 1 : len, last = end;
+    while (last > 0 && sf->text[last - 1] != '\n')
+        last--;
+    const char *trailer = sf->text + last;
+    size_t tag = strlen(SWEEP_SHARD_END);
+    char *hex_end = NULL;
+    unsigned long long said = 0;
+    if (end == len || strncmp(trailer, SWEEP_SHARD_END, tag) != 0 || end - last != tag + 16 ||
+        (said = strtoull(trailer + tag, &hex_end, 16), hex_end != sf->text + end)) {
+        fprintf(stderr, "sebt %s: error: %s is cut short or damaged: its last line is not '%s<16 hex digits>'\n",
+                cmd, sf->path, SWEEP_SHARD_END);
+        return CLI_EXIT_USAGE;
+    }
+    uint64_t sum = sebt_fnv1a(0, sf->text, last);
+    if (sum != said) {
+        fprintf(stderr, "sebt %s: error: %s is damaged: its bytes hash to %016llx, its last line says %016llx\n",
+                cmd, sf->path, (unsigned long long)sum, said);
+        return CLI_EXIT_USAGE;
+    }
+    sf->text[last] = '\0';
+    *nl = '\0';
     bool ok = header_value(line, "version", h->version, sizeof h->version) &&
               header_value(line, "shard", shard, sizeof shard) &&
               sscanf(shard, "%llu/%llu", (unsigned long long *)&i, (unsigned long long *)&n) == 2 &&
@@ -229,7 +256,7 @@ int cli_cmd_merge(int argc, char **argv)
                    !(results = calloc(n_combos ? n_combos : 1, sizeof *results)) ||
                    !(seen = calloc(n_combos ? n_combos : 1, sizeof *seen))) {
             fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, n_combos);
-            rc = CLI_EXIT_CHECK_FAILED;
+            rc = CLI_EXIT_NOMEM;
         }
     }
     for (size_t k = 0; k < n_files && rc == CLI_EXIT_OK; k++) {

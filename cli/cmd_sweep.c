@@ -244,7 +244,7 @@ static int select_part(const char *cmd, const sebt_params *combos, size_t *idx, 
     uint32_t *owner = malloc((*n ? *n : 1) * sizeof *owner);
     if (!owner) {
         fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, *n);
-        return CLI_EXIT_CHECK_FAILED;
+        return CLI_EXIT_NOMEM;
     }
     sebt_error err = { 0 };
     if (sebt_partition(combos, idx, *n, parts, owner, &err) != SEBT_OK) {
@@ -314,7 +314,7 @@ static int setup(int argc, char **argv, sweep_run *r)
     r->shard = malloc(r->n_combos * sizeof *r->shard);
     if (!r->shard) {
         fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r->n_combos);
-        return CLI_EXIT_CHECK_FAILED;
+        return CLI_EXIT_NOMEM;
     }
     for (size_t i = 0; i < r->n_combos; i++)
         r->shard[i] = i;
@@ -330,7 +330,7 @@ static int setup(int argc, char **argv, sweep_run *r)
     r->have = calloc(r->n_local ? r->n_local : 1, sizeof *r->have);
     if (!r->local || !r->rec || !r->have) {
         fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r->n_local);
-        return CLI_EXIT_CHECK_FAILED;
+        return CLI_EXIT_NOMEM;
     }
     memcpy(r->local, r->shard, r->n_local * sizeof *r->local);
     rc = select_part(cmd, r->combos, r->local, &r->n_local, (uint32_t)cli_mpi.size, (uint32_t)cli_mpi.rank);
@@ -397,7 +397,7 @@ static int compute(const char *cmd, sweep_run *r)
     sebt_result *cr = NULL;
     int rc = CLI_EXIT_OK;
     if (!rem || !gidx || !owner) {
-        rc = CLI_EXIT_CHECK_FAILED;
+        rc = CLI_EXIT_NOMEM;
         fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r->n_local);
         goto out;
     }
@@ -432,7 +432,7 @@ static int compute(const char *cmd, sweep_run *r)
         free(start);
         free(order);
         free(crec);
-        rc = CLI_EXIT_CHECK_FAILED;
+        rc = CLI_EXIT_NOMEM;
         fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, n_rem);
         goto out;
     }
@@ -446,7 +446,7 @@ static int compute(const char *cmd, sweep_run *r)
             free(start);
             free(order);
             free(crec);
-            rc = CLI_EXIT_CHECK_FAILED;
+            rc = CLI_EXIT_NOMEM;
             fprintf(stderr, "sebt %s: error: out of memory for %zu chunks\n", cmd, n_chunks);
             goto out;
         }
@@ -535,7 +535,7 @@ static int gather(const char *cmd, sweep_run *r, sebt_result *all)
     unsigned char *buf = malloc(len ? len : 1);
     if (!buf) {
         fprintf(stderr, "sebt %s: error: out of memory for %zu records\n", cmd, r->n_local);
-        return CLI_EXIT_CHECK_FAILED;
+        return CLI_EXIT_NOMEM;
     }
     for (size_t k = 0; k < r->n_local; k++)
         sebt_sweep_record_pack(&r->rec[k], buf + k * SEBT_SWEEP_RECORD_BYTES);
@@ -582,14 +582,27 @@ static int write_shard(const char *cmd, const sweep_run *r, const sebt_result *a
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
         return CLI_EXIT_USAGE;
     }
-    fprintf(af.f, "# sebt-shard %d version=%s shard=%u/%u combos=%zu rows=%zu bars=%zu data=%016llx grid=%016llx "
+    hash_writer hw;
+    if (!hash_writer_open(&hw, af.f)) {
+        atomic_discard(&af);
+        fprintf(stderr, "sebt %s: error: out of memory opening %s\n", cmd, a->output);
+        return CLI_EXIT_NOMEM;
+    }
+    fprintf(hw.f, "# sebt-shard %d version=%s shard=%u/%u combos=%zu rows=%zu bars=%zu data=%016llx grid=%016llx "
             "backend=%s format=%s top=%ld by=%s\n", SWEEP_SHARD_FORMAT, SEBT_VERSION, a->shard_i, a->shard_n,
             r->n_combos, r->n_shard, r->s.n, (unsigned long long)r->ck.data_fp, (unsigned long long)r->ck.grid_fp,
             r->b->name, a->format ? a->format : "csv", a->have_top ? a->top : 0L,
             sweep_metric_names[r->metric]);
-    sweep_write_csv_header(af.f);
+    sweep_write_csv_header(hw.f);
     for (size_t k = 0; k < r->n_shard; k++)
-        sweep_write_csv_row(af.f, r->shard[k], &r->combos[r->shard[k]], &all[r->shard[k]]);
+        sweep_write_csv_row(hw.f, r->shard[k], &r->combos[r->shard[k]], &all[r->shard[k]]);
+    uint64_t sum;
+    if (!hash_writer_close(&hw, &sum)) {
+        atomic_discard(&af);
+        fprintf(stderr, "sebt %s: error: writing %s failed\n", cmd, a->output ? a->output : "stdout");
+        return CLI_EXIT_USAGE;
+    }
+    fprintf(af.f, SWEEP_SHARD_END "%016llx\n", (unsigned long long)sum);
     if (!atomic_commit(&af, why, sizeof why)) {
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
         return CLI_EXIT_USAGE;
@@ -607,7 +620,7 @@ static int write_results(const char *cmd, sweep_run *r, sebt_result *all)
         size_t *rows = malloc(r->n_combos * sizeof *rows);
         if (!rows) {
             fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r->n_combos);
-            return CLI_EXIT_CHECK_FAILED;
+            return CLI_EXIT_NOMEM;
         }
         for (size_t i = 0; i < r->n_combos; i++)
             rows[i] = i;
@@ -700,7 +713,7 @@ int cli_cmd_sweep(int argc, char **argv)
     sebt_result *all = NULL;
     if (rc == CLI_EXIT_OK && cli_mpi.rank == 0 && !(all = calloc(r.n_combos, sizeof *all))) {
         fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r.n_combos);
-        rc = CLI_EXIT_CHECK_FAILED;
+        rc = CLI_EXIT_NOMEM;
     }
     if (rc != CLI_EXIT_OK && ranks)
         cli_mpi_abort(rc);

@@ -983,7 +983,7 @@ int cli_cmd_validate(int argc, char **argv)
     if (!c.checks) {
         free(c.combos);
         fprintf(stderr, "sebt %s: error: out of memory\n", cmd);
-        return CLI_EXIT_USAGE;
+        return CLI_EXIT_NOMEM;
     }
     /* The parent keeps the combos and the list of checks; it never runs a
      * backend, so a crash in one check leaves the others to run. */

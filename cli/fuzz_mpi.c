@@ -132,7 +132,7 @@ int cli_fuzz_combine(const char *cmd, const sebt_backend *b, const sebt_fuzz_opt
         unsigned char *buf = NULL;
         if (cli_mpi.rank == winner && !(buf = pack_report(r, &len))) {
             fprintf(stderr, "sebt %s: error: out of memory for the report\n", cmd);
-            cli_mpi_abort(CLI_EXIT_CHECK_FAILED);
+            cli_mpi_abort(CLI_EXIT_NOMEM);
         }
         void *in = NULL;
         uint64_t in_len = 0;

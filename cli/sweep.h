@@ -45,8 +45,12 @@ void sweep_rank(size_t *rows, size_t n, const sebt_result *results, int metric);
 /* ---- shard files ------------------------------------------------------------
  * Line 1: "# sebt-shard 1 version=V shard=I/N combos=C rows=R bars=B
  *          data=HEX grid=HEX backend=NAME format=csv|json top=K by=METRIC"
- * Line 2: the sweep's CSV header; then the shard's R rows in input order. */
-#define SWEEP_SHARD_FORMAT 1
+ * Line 2: the sweep's CSV header; then the shard's R rows in input order.
+ * Last line: "# sebt-shard-end fnv1a64=HEX": the FNV-1a 64 hash (sebt_fnv1a)
+ * of every byte before that line, so merge refuses a shard damaged or cut
+ * anywhere. Format 1 had no checksum; merge refuses it by its number. */
+#define SWEEP_SHARD_FORMAT 2
+#define SWEEP_SHARD_END "# sebt-shard-end fnv1a64="
 typedef struct {
     char version[32];
     unsigned index, count;     /* shard I of N, 1-based */
@@ -57,6 +61,16 @@ typedef struct {
     long top;                  /* 0: no --top */
     char by[16];
 } sweep_shard_header;
+
+/* f hashes what is written to it, then passes it on to under. */
+typedef struct {
+    FILE *f;
+    FILE *under;
+    uint64_t h;
+} hash_writer;
+bool hash_writer_open(hash_writer *w, FILE *under);
+/* Flushes and closes w->f; false when a write failed. */
+bool hash_writer_close(hash_writer *w, uint64_t *hash);
 
 void sweep_write_csv_header(FILE *f);
 void sweep_write_csv_row(FILE *f, size_t idx, const sebt_params *p, const sebt_result *r);

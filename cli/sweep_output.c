@@ -322,7 +322,7 @@ int sweep_write_output(const char *cmd, const char *path, const sweep_output_spe
     size_t *rows = malloc((n ? n : 1) * sizeof *rows);
     if (!rows) {
         fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, n);
-        return CLI_EXIT_CHECK_FAILED;
+        return CLI_EXIT_NOMEM;
     }
     for (size_t i = 0; i < n; i++)
         rows[i] = i;

@@ -25,6 +25,15 @@ expect_error() {
   if ! grep -q -- "$pattern" err.txt; then fail "$*: stderr lacks '$pattern': $(cat err.txt)"; return; fi
   pass "refused ($code): $(head -c 160 err.txt | head -1)"
 }
+# resign IN OUT: OUT is IN with its checksum line made right again (FNV-1a
+# 64 of every byte before it, worked out here independently of sebt), so a
+# test can reach the checks behind the checksum.
+resign() {
+  local h=$((0xcbf29ce484222325)) b
+  for b in $(head -n -1 "$1" | od -An -v -tu1); do h=$(( (h ^ b) * 0x100000001b3 )); done
+  { head -n -1 "$1"; printf '# sebt-shard-end fnv1a64=%016x\n' "$h"; } > "$2"
+}
+rows_of() { echo $(($(wc -l < "$1") - 3)); }   # header, CSV header, checksum line
 same() { if cmp -s "$1" "$2"; then pass "$3"; else fail "$3 ($1 differs from $2)"; fi; }
 
 # 96 combos in 16 indicator groups of 6 (ema_fast x ema_slow x z_window).
@@ -45,7 +54,7 @@ shard)
   for i in 1 2 3 4; do "$sebt" sweep --data "$data" --grid grid.txt --shard "$i/4" --output "s$i.shard" || fail "shard $i/4"; done
   total=0
   for i in 1 2 3 4; do
-    rows=$(($(wc -l < "s$i.shard") - 2)); total=$((total + rows))
+    rows=$(rows_of "s$i.shard"); total=$((total + rows))
     [ "$rows" -gt 0 ] || fail "shard $i/4 is empty: the partition does not spread the work"
   done
   [ "$total" -eq 96 ] || fail "the 4 shards hold $total rows, expected 96"
@@ -53,7 +62,7 @@ shard)
   printf 'vol_z = 1.0, 1.5, 2.0\ntr_z = 0.5, 1.0, 1.5\nreward_r = 1, 2, 3, 4\n' > onegroup.txt
   "$sebt" sweep --data "$data" --grid onegroup.txt --output onegroup.csv
   for i in 1 2 3; do "$sebt" sweep --data "$data" --grid onegroup.txt --shard "$i/3" --output "g$i.shard"; done
-  for i in 1 2 3; do [ "$(($(wc -l < "g$i.shard") - 2))" -eq 12 ] || fail "one-group shard $i/3 holds $(($(wc -l < "g$i.shard") - 2)) rows, expected 12"; done
+  for i in 1 2 3; do [ "$(rows_of "g$i.shard")" -eq 12 ] || fail "one-group shard $i/3 holds $(rows_of "g$i.shard") rows, expected 12"; done
   "$sebt" merge g2.shard g3.shard g1.shard --output g.csv
   same g.csv onegroup.csv "a single 36-combo group cut in 3 shards merges to the whole sweep"
   "$sebt" merge s3.shard s1.shard s4.shard s2.shard --output merged.csv || fail "merge"
@@ -76,12 +85,25 @@ shard)
   sed 's/^reward_r.*/reward_r = 1.5, 2, 4/' grid.txt > grid2.txt
   "$sebt" sweep --data "$data" --grid grid2.txt --shard 2/4 --output other_grid.shard
   expect_error 2 "their grid" "$sebt" merge s1.shard other_grid.shard s3.shard s4.shard
-  sed '1s/version=[^ ]*/version=0.0.1/' s2.shard > old.shard
+  sed '1s/version=[^ ]*/version=0.0.1/' s2.shard > old0.shard && resign old0.shard old.shard
   expect_error 2 "version of sebt" "$sebt" merge s1.shard old.shard s3.shard s4.shard
   expect_error 2 "different sweeps" "$sebt" merge s1.shard t2.shard s3.shard s4.shard
-  head -n -1 s2.shard > cut.shard
+  # The checksum (shard format 2): one changed character anywhere, a cut, a
+  # lost checksum line, an old format; each named by its file.
+  head -n -2 s2.shard > cut0.shard && resign cut0.shard cut.shard
   expect_error 2 "incomplete" "$sebt" merge s1.shard cut.shard s3.shard s4.shard
-  sed '3s/^\([0-9]*\),24,/\1,25,/' s2.shard > edited.shard
+  head -n -1 s2.shard > nosum.shard
+  expect_error 2 "nosum.shard is cut short or damaged" "$sebt" merge s1.shard nosum.shard s3.shard s4.shard
+  head -c -30 s2.shard > chopped.shard
+  expect_error 2 "chopped.shard is cut short or damaged" "$sebt" merge s1.shard chopped.shard s3.shard s4.shard
+  # A Sharpe of 0.5 made 8.5 by one character: the failure the campaign saw.
+  awk -F, 'NR == 3 { $NF = $NF "7" } { print }' OFS=, s2.shard > flipped.shard
+  expect_error 2 "flipped.shard is damaged: its bytes hash to" "$sebt" merge s1.shard flipped.shard s3.shard s4.shard
+  sed '1s/^# sebt-shard 2 /# sebt-shard 1 /' s2.shard > format1.shard
+  expect_error 2 "format1.shard is a shard file of format .1." "$sebt" merge s1.shard format1.shard s3.shard s4.shard
+  resign s2.shard s2again.shard
+  same s2again.shard s2.shard "the test's own checksum equals the one sebt writes"
+  sed '3s/^\([0-9]*\),24,/\1,25,/' s2.shard > edited0.shard && resign edited0.shard edited.shard
   expect_error 2 "edited or damaged" "$sebt" merge s1.shard edited.shard s3.shard s4.shard
   expect_error 2 "not a shard file" "$sebt" merge whole.csv
   ;;
