@@ -399,6 +399,10 @@ static int fuzz_one(const fuzz_args *a)
             cli_json_int(&j, "reproducer_threads", r.repro_threads);
             cli_json_int(&j, "reproducer_memory_budget", (int64_t)r.repro_memory_budget);
             cli_json_divergence(&j, "divergence", &r.divergence);
+            cli_json_divergence(&j, "divergence_as_found", &r.original);
+            cli_json_bool(&j, "nondeterministic", r.nondeterministic);
+            if (r.nondeterministic)
+                cli_json_string(&j, "nondeterministic_detail", r.nondet_detail);
             if (r.saved_path[0])
                 cli_json_string(&j, "fixture", r.saved_path);
             else
@@ -429,17 +433,28 @@ static int fuzz_one(const fuzz_args *a)
             printf("result: %s\n", tie_ok ? "no divergence" : "FAIL: too many ties (--max-tie-rate)");
         } else {
             char text[2048];
-            printf("result: DIVERGENCE in %s %" PRIu64 " (%s) after %.2f s; shrunk from %zu to %zu bars",
-                   r.found_big ? "big case" : "case", r.found_iteration, r.shape, r.seconds_to_find,
-                   r.original_bars, r.repro.n);
+            if (r.nondeterministic)
+                printf("result: NON-DETERMINISTIC in %s %" PRIu64 " (%s) after %.2f s: the same call gave "
+                       "different results (%s); the case is kept as generated (%zu bars)",
+                       r.found_big ? "big case" : "case", r.found_iteration, r.shape, r.seconds_to_find,
+                       r.nondet_detail, r.repro.n);
+            else
+                printf("result: DIVERGENCE in %s %" PRIu64 " (%s) after %.2f s; shrunk from %zu to %zu bars",
+                       r.found_big ? "big case" : "case", r.found_iteration, r.shape, r.seconds_to_find,
+                       r.original_bars, r.repro.n);
             if (rk.cases)
                 printf(" (rank %d, stream %" PRIu64 ": `sebt fuzz --seed %" PRIu64 " --stream %" PRIu64
                        "` replays its cases on one process)", rk.winner, a->stream + (uint64_t)rk.winner,
                        a->seed, a->stream + (uint64_t)rk.winner);
-            if (r.repro_n_combos > 1)
+            if (r.repro_n_combos > 1 && !r.nondeterministic)
                 printf(", %zu combos in one batch (%d threads, memory budget %zu bytes): the bug needs "
                        "the batch", r.repro_n_combos, r.repro_threads, r.repro_memory_budget);
             printf("\n");
+            if (!r.nondeterministic && (strcmp(r.original.what, r.divergence.what) != 0 ||
+                                        r.original.bar != r.divergence.bar)) {
+                sebt_divergence_text(&r.original, text, sizeof text);
+                printf("as found:\n%sshrunk:\n", text);
+            }
             sebt_divergence_text(&r.divergence, text, sizeof text);
             fputs(text, stdout);
             printf("reproducer (%zu bars):\n", r.repro.n);
@@ -457,13 +472,17 @@ static int fuzz_one(const fuzz_args *a)
     if (a->junit) {
         /* One testcase for the campaign; a failure carries the divergence
          * and the command that replays it. */
-        char name[300], msg[400], text[4096] = "", suite[300];
+        char name[300], msg[800], text[4096] = "", suite[300];
         snprintf(name, sizeof name, "%s seed %llu", b->name, (unsigned long long)a->seed);
         snprintf(suite, sizeof suite, "sebt fuzz %s", b->name);
         if (r.found) {
-            snprintf(msg, sizeof msg, "divergence in %scase %llu (%s), shrunk from %zu to %zu bars",
-                     r.found_big ? "big " : "", (unsigned long long)r.found_iteration, r.shape,
-                     r.original_bars, r.repro.n);
+            if (r.nondeterministic)
+                snprintf(msg, sizeof msg, "non-deterministic in %scase %llu (%s): %s", r.found_big ? "big " : "",
+                         (unsigned long long)r.found_iteration, r.shape, r.nondet_detail);
+            else
+                snprintf(msg, sizeof msg, "divergence in %scase %llu (%s), shrunk from %zu to %zu bars",
+                         r.found_big ? "big " : "", (unsigned long long)r.found_iteration, r.shape,
+                         r.original_bars, r.repro.n);
             sebt_divergence_text(&r.divergence, text, sizeof text);
             size_t len = strlen(text);
             if (r.saved_path[0])

@@ -391,11 +391,26 @@ static void do_fuzz(v_ctx *c, const void *arg, v_outcome *o)
             o->status = V_FAIL;
             o->at_seed = seed;
             o->at_case = r.found_iteration;
-            snprintf(o->message, sizeof o->message,
-                     "divergence in fuzz case %" PRIu64 " of seed %" PRIu64 " (%s): %s at bar %" PRId64
-                     "; shrunk from %zu to %zu bars", r.found_iteration, seed, r.shape, r.divergence.what,
-                     r.divergence.bar, r.original_bars, r.repro.n);
-            sebt_divergence_text(&r.divergence, o->detail, sizeof o->detail);
+            const char *kind = r.found_big ? "big case" : "case";
+            if (r.nondeterministic)
+                snprintf(o->message, sizeof o->message,
+                         "non-deterministic: fuzz %s %" PRIu64 " of seed %" PRIu64 " (%s, %d threads): %s", kind,
+                         r.found_iteration, seed, r.shape, threads, r.nondet_detail);
+            else
+                snprintf(o->message, sizeof o->message,
+                         "divergence in fuzz %s %" PRIu64 " of seed %" PRIu64 " (%s): %s at bar %" PRId64
+                         " as found, %s at bar %" PRId64 " shrunk from %zu to %zu bars", kind, r.found_iteration,
+                         seed, r.shape, r.original.what, r.original.bar, r.divergence.what, r.divergence.bar,
+                         r.original_bars, r.repro.n);
+            size_t used = 0;
+            if (!r.nondeterministic && !(strcmp(r.original.what, r.divergence.what) == 0 &&
+                                         r.original.bar == r.divergence.bar)) {
+                sebt_divergence_text(&r.original, o->detail, sizeof o->detail);
+                used = strlen(o->detail);
+                used += (size_t)snprintf(o->detail + used, sizeof o->detail - used, "shrunk:\n");
+            }
+            if (used < sizeof o->detail)
+                sebt_divergence_text(&r.divergence, o->detail + used, sizeof o->detail - used);
             char abs[PATH_MAX];
             if (r.saved_path[0])
                 snprintf(o->replay, sizeof o->replay, "sebt validate --backend %s --replay %s", c->sel,
@@ -409,6 +424,167 @@ static void do_fuzz(v_ctx *c, const void *arg, v_outcome *o)
         sebt_fuzz_report_free(&r);
     }
     o->status = V_PASS;
+}
+
+/* ---- determinism and independence (no reference) ------------------------- */
+
+#define DETERMINISM_CASES 40   /* generated cases with 2+ combos, then one big case */
+
+/* The metamorphic checks (sebt_oracle_metamorphic) on cases of the fuzz
+ * generator: a combo's result must not depend on the call made before it,
+ * its companions, their order, the threads or the batch split. */
+static void do_determinism(v_ctx *c, const void *arg, v_outcome *o)
+{
+    (void)arg;
+    const validate_args *a = c->a;
+    int threads = a->threads > 0 ? a->threads : cli_cpu_threads();
+    if (threads < 2)
+        threads = 2;
+    uint64_t seed = a->seed;
+    size_t done = 0;
+    for (uint64_t it = 0; done <= DETERMINISM_CASES && it < 4000; it++) {
+        bool big = done == DETERMINISM_CASES;
+        sebt_fuzz_case fc;
+        sebt_error err = { 0 };
+        sebt_status st = big ? sebt_fuzz_generate_big(seed, 0, NULL, &fc, &err)
+                             : sebt_fuzz_generate(seed, it, &fc, &err);
+        if (st) {
+            set_error(o, &err);
+            return;
+        }
+        if (fc.n_combos < 2 || fc.series.n < 2) {
+            sebt_fuzz_case_free(&fc);
+            continue;
+        }
+        o->at_seed = seed;
+        o->at_case = big ? 0 : it;
+        sebt_metamorphic_report mr;
+        st = sebt_oracle_metamorphic(c->cand, &fc.series, fc.combos, fc.n_combos, threads, fc.memory_budget, &mr, &err);
+        done++;
+        o->cases++;
+        o->combos += fc.n_combos;
+        if (st == SEBT_OK && mr.failed) {
+            o->status = V_FAIL;
+            snprintf(o->message, sizeof o->message, "%s%s in fuzz %s %" PRIu64 " of seed %" PRIu64 " (%s)",
+                     mr.nondeterministic ? "non-deterministic: " : "", mr.what, big ? "big case" : "case",
+                     big ? (uint64_t)0 : it, seed, fc.shape);
+            snprintf(o->detail, sizeof o->detail, "%s\n", mr.detail);
+            snprintf(o->replay, sizeof o->replay, "sebt validate --backend %s --seed %" PRIu64 " --threads %d --time 1",
+                     c->sel, seed, threads);
+        } else if (st) {
+            /* The candidate refused a valid case: a divergence the fuzz
+             * stage names with the reference beside it. */
+            o->status = V_FAIL;
+            snprintf(o->message, sizeof o->message, "the backend failed on fuzz %s %" PRIu64 " of seed %" PRIu64
+                     " (%s): %s", big ? "big case" : "case", big ? (uint64_t)0 : it, seed, fc.shape, err.msg);
+        }
+        sebt_fuzz_case_free(&fc);
+        if (o->status == V_FAIL)
+            return;
+    }
+    o->status = V_PASS;
+    snprintf(o->message, sizeof o->message, "%" PRIu64 " cases: the same call twice, reversed on 1 thread with a "
+             "1-byte budget, each combo alone: the same results", o->cases);
+}
+
+/* ---- bad input: a kernel must refuse it ------------------------------------- */
+
+/* The kernel is called directly with one invalid combo among valid ones
+ * and with invalid series; it must return an error (SEBT_ERR_PARAM or
+ * SEBT_ERR_INPUT), and for a combo name it ("combo K"), never compute. */
+static void do_bad_input(v_ctx *c, const void *arg, v_outcome *o)
+{
+    (void)arg;
+    sebt_series s;
+    sebt_error err = { 0 };
+    size_t n = 40;
+    if (sebt_series_alloc(&s, n, &err) != SEBT_OK) {
+        set_error(o, &err);
+        return;
+    }
+    for (size_t t = 0; t < n; t++) {
+        s.ts[t] = 1600000000000LL + (int64_t)t * 60000;
+        s.open[t] = 100 + (double)(t % 7);
+        s.close[t] = 100 + (double)((t * 3) % 7);
+        s.high[t] = fmax(s.open[t], s.close[t]) + 1;
+        s.low[t] = fmin(s.open[t], s.close[t]) - 1;
+        s.volume[t] = 10 + (double)(t % 5);
+    }
+    sebt_series_recount(&s);
+    sebt_params ok = sebt_params_default();
+    ok.ema_fast = 2;
+    ok.ema_slow = 5;
+    ok.z_window = 3;
+    ok.atr_window = 2;
+    static const char *const combos[] = { "ema_fast 0", "z_window 1", "vol_z NaN", "atr_stop_mult -1",
+                                          "reward_r 0", "max_hold 0", "fee_bp -1" };
+    char failures[2048] = "";
+    size_t used = 0, tried = 0;
+    for (size_t k = 0; k < sizeof combos / sizeof combos[0]; k++) {
+        sebt_params batch[4] = { ok, ok, ok, ok };
+        sebt_params *p = &batch[2];
+        switch (k) {
+        case 0: p->ema_fast = 0; break;
+        case 1: p->z_window = 1; break;
+        case 2: p->vol_z = NAN; break;
+        case 3: p->atr_stop_mult = -1; break;
+        case 4: p->reward_r = 0; break;
+        case 5: p->max_hold = 0; break;
+        default: p->fee_bp = -1; break;
+        }
+        sebt_result res[4];
+        memset(res, 0, sizeof res);
+        sebt_batch_opts bo = { .threads = 1, .want_trades = true };
+        sebt_error e = { 0 };
+        sebt_status st = c->cand->run_batch(c->cand, &s, batch, 4, &bo, res, &e);
+        tried++;
+        if (st == SEBT_OK) {
+            sebt_results_free(res, 4);
+            used += (size_t)snprintf(failures + used, sizeof failures - used,
+                                     "run_batch accepted combo 2 with %s; ", combos[k]);
+        } else if (!strstr(e.msg, "combo 2")) {
+            used += (size_t)snprintf(failures + used, sizeof failures - used,
+                                     "run_batch refused combo 2 with %s, but its message does not name it "
+                                     "(\"combo 2\"): %s; ", combos[k], e.msg);
+        }
+        if (used >= sizeof failures)
+            break;
+    }
+    /* Series that break SPEC §1: high below low, time not increasing, a bar half missing. */
+    for (int k = 0; k < 3 && used < sizeof failures; k++) {
+        sebt_series b;
+        if (sebt_series_slice(&s, 0, s.n, &b, &err) != SEBT_OK)
+            break;
+        const char *what = k == 0 ? "high < low at bar 7" : k == 1 ? "ts[9] == ts[8]" : "bar 5 with only close NaN";
+        if (k == 0)
+            b.high[7] = b.low[7] - 1;
+        else if (k == 1)
+            b.ts[9] = b.ts[8];
+        else
+            b.close[5] = NAN;
+        sebt_result res[1];
+        memset(res, 0, sizeof res);
+        sebt_batch_opts bo = { .threads = 1, .want_trades = true };
+        sebt_error e = { 0 };
+        sebt_status st = c->cand->run_batch(c->cand, &b, &ok, 1, &bo, res, &e);
+        tried++;
+        if (st == SEBT_OK) {
+            sebt_results_free(res, 1);
+            used += (size_t)snprintf(failures + used, sizeof failures - used, "run_batch accepted a series with %s; ",
+                                     what);
+        }
+        sebt_series_free(&b);
+    }
+    sebt_series_free(&s);
+    o->cases = tried;
+    if (failures[0]) {
+        o->status = V_FAIL;
+        snprintf(o->message, sizeof o->message, "the backend does not refuse bad input (SPEC §1-2, backend.h)");
+        snprintf(o->detail, sizeof o->detail, "%s\n", failures);
+    } else {
+        o->status = V_PASS;
+        snprintf(o->message, sizeof o->message, "%zu invalid calls refused, each combo named", tried);
+    }
 }
 
 /* ---- anti-vacuity: the mutants --------------------------------------------- */
@@ -754,7 +930,8 @@ static int parse_args(int argc, char **argv, validate_args *a)
 static const char *check_summary(const v_check *k, char *buf, size_t size)
 {
     const v_outcome *o = &k->out;
-    if (o->status != V_PASS || strcmp(k->stage, "speed") == 0 || strcmp(k->stage, "anti-vacuity") == 0) {
+    if (o->status != V_PASS || strcmp(k->stage, "speed") == 0 || strcmp(k->stage, "anti-vacuity") == 0 ||
+        strcmp(k->stage, "determinism") == 0 || strcmp(k->stage, "bad-input") == 0) {
         snprintf(buf, size, "%s", o->message);
     } else if (strcmp(k->stage, "fuzz") == 0) {
         snprintf(buf, size, "%" PRIu64 " cases, %" PRIu64 " combos, 1-%.0f threads, %" PRIu64 " ties adjudicated",
@@ -1076,6 +1253,23 @@ int cli_cmd_validate(int argc, char **argv)
             snprintf(k->out.message + len, sizeof k->out.message - len, " in fuzz case %" PRIu64 " of seed %" PRIu64,
                      k->out.at_case, k->out.at_seed);
         }
+        announce(&c, k);
+    }
+
+    /* determinism and independence, judged without the reference */
+    {
+        v_check *k = add_check(&c, "determinism", "same call, order, threads, split, companions");
+        run_check(&c, k, do_determinism, NULL);
+        snprintf(buf, sizeof buf, "sebt validate --backend %s --seed %" PRIu64 " --time 1", c.sel, a.seed);
+        crash_replay(k, buf);
+        announce(&c, k);
+    }
+    /* bad input */
+    {
+        v_check *k = add_check(&c, "bad-input", "invalid combos and series refused");
+        run_check(&c, k, do_bad_input, NULL);
+        snprintf(buf, sizeof buf, "sebt validate --backend %s --time 1", c.sel);
+        crash_replay(k, buf);
         announce(&c, k);
     }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "oracle_internal.h"
+#include "sebt/backends.h"
 #include "sebt/outfile.h"
 
 /* ---- PRNG -------------------------------------------------------------- */
@@ -286,6 +287,197 @@ uint64_t sebt_fuzz_stream_seed(uint64_t seed, uint64_t stream)
     return seed ^ splitmix64(&x);
 }
 
+/* ---- sweep-shaped combos and extreme series (issue 19) --------------------- */
+
+/* Distinct window values for one axis of a sweep. */
+static void axis_windows(sebt_rng *r, size_t n_bars, int32_t min, size_t k, int32_t *out)
+{
+    int32_t hi = (int32_t)(n_bars + 5 < 200 ? n_bars + 5 : 200);
+    if (hi < min + (int32_t)k)
+        hi = min + (int32_t)k;
+    int32_t start = (int32_t)sebt_rng_range(r, min, hi - (int32_t)k);
+    int32_t step = (int32_t)sebt_rng_range(r, 1, 3);
+    for (size_t i = 0; i < k; i++)
+        out[i] = start + (int32_t)i * step;
+}
+
+/* Combos shaped like a sweep: a grid whose axes share spans (one fast
+ * span with several slow spans, the same windows with many exit keys),
+ * in grid order, reversed or shuffled; sizes on both sides of 256 and
+ * 1,024 (65,536 in big cases), what an engine counts in a small integer
+ * (memo stamps, shared-work lists, batch slots) goes past. */
+static sebt_status gen_sweep(sebt_rng *r, size_t n_bars, size_t target, sebt_fuzz_case *out, sebt_error *err)
+{
+    sebt_params *combos = calloc(target, sizeof *combos);
+    if (!combos)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "fuzz: out of memory for %zu combos", target);
+    sebt_params base;
+    gen_combo(r, n_bars, &base);
+    bool exits = chance(r, 0.5);   /* the same windows with many exit keys */
+    /* Four axes; radices whose product reaches target. */
+    size_t rad[4] = { 1, 1, 1, 1 };
+    for (size_t i = 0, prod = 1; prod < target; i = (i + 1) % 4) {
+        prod = prod / rad[i] * (rad[i] + 1);
+        rad[i]++;
+    }
+    int32_t win[4][64];
+    double ex[4][64];
+    for (size_t a = 0; a < 4; a++) {
+        if (rad[a] > 64)
+            rad[a] = 64;
+        axis_windows(r, n_bars, a == 2 ? 2 : 1, rad[a], win[a]);
+        for (size_t i = 0; i < rad[a]; i++)
+            ex[a][i] = a == 0 ? 0.25 * (double)i : a == 1 ? 0.5 + 0.5 * (double)i : a == 2 ? (double)(i + 1) : (double)i;
+    }
+    for (size_t i = 0; i < target; i++) {
+        size_t d[4], x = i;
+        for (int a = 3; a >= 0; a--) {
+            d[a] = x % rad[a];
+            x /= rad[a];
+        }
+        sebt_params p = base;
+        if (exits) {
+            p.atr_stop_mult = ex[0][d[0]];
+            p.reward_r = ex[1][d[1]];
+            p.max_hold = (int32_t)ex[2][d[2]];
+            p.fee_bp = ex[3][d[3]];
+            p.use_stop = p.use_tp = p.use_time = true;
+        } else {
+            p.ema_fast = win[0][d[0]];
+            p.ema_slow = win[1][d[1]];
+            p.z_window = win[2][d[2]];
+            p.atr_window = win[3][d[3]];
+        }
+        combos[i] = p;
+    }
+    int order = (int)sebt_rng_range(r, 0, 2);
+    if (order == 1) {
+        for (size_t i = 0; i < target / 2; i++) {
+            sebt_params t = combos[i];
+            combos[i] = combos[target - 1 - i];
+            combos[target - 1 - i] = t;
+        }
+    } else if (order == 2) {
+        for (size_t i = target; i > 1; i--) {
+            size_t j = (size_t)sebt_rng_range(r, 0, (int64_t)i - 1);
+            sebt_params t = combos[i - 1];
+            combos[i - 1] = combos[j];
+            combos[j] = t;
+        }
+    }
+    free(out->combos);
+    out->combos = combos;
+    out->n_combos = target;
+    /* Budgets that split the batch with a partial tail, and a few threads. */
+    size_t col = (n_bars ? n_bars : 1) * 8;
+    switch (sebt_rng_range(r, 0, 3)) {
+    case 0: out->memory_budget = 1; break;
+    case 1: out->memory_budget = col * (size_t)sebt_rng_range(r, 1, 12) + (size_t)sebt_rng_range(r, 1, (int64_t)col - 1); break;
+    default: out->memory_budget = 0; break;
+    }
+    out->threads = chance(r, 0.4) ? (int)sebt_rng_range(r, 2, 4) : 1;
+    size_t used = strlen(out->shape);
+    if (used < sizeof out->shape)
+        snprintf(out->shape + used, sizeof out->shape - used, ", %s sweep of %zu combos (%s)",
+                 exits ? "an exit-key" : "a window", target, order == 0 ? "grid order" : order == 1 ? "reversed" : "shuffled");
+    return SEBT_OK;
+}
+
+static size_t sweep_size(sebt_rng *r, size_t n_bars)
+{
+    double u = sebt_rng_unit(r);
+    if (u < 0.6 || n_bars > 600)
+        return (size_t)sebt_rng_range(r, 2, 40);
+    if (u < 0.85 || n_bars > 300)
+        return (size_t)sebt_rng_range(r, 250, 300);     /* past 256 */
+    return (size_t)sebt_rng_range(r, 1020, 1100);        /* past 1,024 */
+}
+
+/* Extreme values, then thresholds that tie with them: a volume spike of
+ * 10^12 to 10^15 that leaves the z window later, subnormal or huge prices,
+ * a long flat run (variance 0: z is NaN, SPEC §3). */
+static void gen_extreme(sebt_rng *r, sebt_fuzz_case *c)
+{
+    sebt_series *s = &c->series;
+    if (s->n < 3)
+        return;
+    const char *what = "";
+    switch (sebt_rng_range(r, 0, 3)) {
+    case 0: {
+        size_t t = (size_t)sebt_rng_range(r, 0, (int64_t)s->n / 2);
+        if (!sebt_series_is_missing(s, t))
+            s->volume[t] = pow(10.0, (double)sebt_rng_range(r, 12, 15)) * (1 + sebt_rng_unit(r));
+        what = "a volume spike";
+        break;
+    }
+    case 1: {
+        bool tiny = chance(r, 0.5);
+        double k = tiny ? 1e-310 : 1e120;
+        for (size_t t = 0; t < s->n; t++)
+            if (!sebt_series_is_missing(s, t)) {
+                s->open[t] *= k;
+                s->high[t] *= k;
+                s->low[t] *= k;
+                s->close[t] *= k;
+                if (tiny && chance(r, 0.5))
+                    s->volume[t] *= 1e-315;
+            }
+        what = tiny ? "subnormal prices" : "huge prices";
+        break;
+    }
+    default: {
+        size_t len = (size_t)sebt_rng_range(r, 20, 300), at = (size_t)sebt_rng_range(r, 1, (int64_t)s->n - 1);
+        size_t from = at;
+        while (from > 0 && sebt_series_is_missing(s, from))
+            from--;
+        if (sebt_series_is_missing(s, from))
+            break;
+        for (size_t t = at; t < at + len && t < s->n; t++) {
+            s->open[t] = s->open[from];
+            s->high[t] = s->high[from];
+            s->low[t] = s->low[from];
+            s->close[t] = s->close[from];
+            s->volume[t] = s->volume[from];
+        }
+        what = "a long flat run";
+        break;
+    }
+    }
+    sebt_series_recount(s);
+    /* Near-ties after the extreme: a threshold equal to the reference's
+     * own z or cloc at a later bar, for a few combos. */
+    sebt_features f;
+    if (sebt_features_alloc(&f, s->n, NULL) == SEBT_OK) {
+        for (size_t i = 0; i < c->n_combos && i < 8; i++) {
+            if (!chance(r, 0.6))
+                continue;
+            sebt_params *p = &c->combos[i];
+            if (sebt_params_validate(p, NULL) != SEBT_OK ||
+                sebt_reference_backend.features(&sebt_reference_backend, s, p, &f, NULL) != SEBT_OK)
+                continue;
+            size_t t0 = (size_t)sebt_rng_range(r, (int64_t)s->n / 2, (int64_t)s->n - 1);
+            for (size_t k = 0; k < s->n; k++) {
+                size_t t = (t0 + k) % s->n;
+                int which = (int)sebt_rng_range(r, 0, 2);
+                double v = which == 0 ? f.vol_z[t] : which == 1 ? f.tr_z[t] : f.cloc[t];
+                if (!isfinite(v))
+                    continue;
+                if (which == 0)
+                    p->vol_z = v;
+                else if (which == 1)
+                    p->tr_z = v;
+                else
+                    p->cloc_min = v;
+                break;
+            }
+        }
+        sebt_features_free(&f);
+    }
+    size_t used = strlen(c->shape);
+    if (used < sizeof c->shape)
+        snprintf(c->shape + used, sizeof c->shape - used, ", %s then near-ties", what);
+}
+
 sebt_status sebt_fuzz_generate(uint64_t seed, uint64_t iteration, sebt_fuzz_case *out,
                                sebt_error *err)
 {
@@ -321,6 +513,16 @@ sebt_status sebt_fuzz_generate(uint64_t seed, uint64_t iteration, sebt_fuzz_case
     out->threads = 1;
     for (size_t i = 0; i < out->n_combos; i++)
         gen_combo(&r, n, &out->combos[i]);
+    /* Drawn after the shapes above, so those stay what they were. */
+    if (chance(&r, 0.12)) {
+        st = gen_sweep(&r, n, sweep_size(&r, n), out, err);
+        if (st) {
+            sebt_fuzz_case_free(out);
+            return st;
+        }
+    }
+    if (chance(&r, 0.12))
+        gen_extreme(&r, out);
     return case_check(seed, iteration, out, err);
 }
 
@@ -333,7 +535,7 @@ sebt_status sebt_fuzz_generate(uint64_t seed, uint64_t iteration, sebt_fuzz_case
  * summed in blocks of 512 bars, crossed by every big case. */
 #define BIG_THREAD_POINT 1e6
 #define BIG_MIN_BARS 100000
-#define BIG_MAX_BARS 130000
+#define BIG_MAX_BARS 140000   /* past 2^17 = 131,072 about one case in five */
 
 /* A window of series s, [from, from+n), copied. */
 static void copy_bars(const sebt_series *s, size_t from, size_t n, sebt_series *out)
@@ -380,6 +582,25 @@ sebt_status sebt_fuzz_generate_big(uint64_t seed, uint64_t index, const sebt_ser
     memset(out, 0, sizeof *out);
     sebt_rng r;
     sebt_rng_seed(&r, seed ^ (index * 0x9FB21C651E98DF25ull) ^ 0xB16CA5E5ull);
+    if (chance(&r, 0.08)) {
+        /* Past 65,536 combos: a sweep on a short series. */
+        size_t n = (size_t)sebt_rng_range(&r, 40, 150);
+        sebt_status st = case_alloc(out, n, 1, err);
+        if (st)
+            return st;
+        out->big = true;
+        gen_series(&r, n, &out->series, out->shape, sizeof out->shape);
+        st = gen_sweep(&r, n, (size_t)sebt_rng_range(&r, 65537, 65600), out, err);
+        if (st) {
+            sebt_fuzz_case_free(out);
+            return st;
+        }
+        out->threads = (int)sebt_rng_range(&r, 2, 8);
+        size_t used = strlen(out->shape);
+        if (used < sizeof out->shape)
+            snprintf(out->shape + used, sizeof out->shape - used, " (big)");
+        return case_check(seed, index, out, err);
+    }
     size_t n = (size_t)sebt_rng_range(&r, BIG_MIN_BARS, BIG_MAX_BARS);
     bool real = base && base->n >= 2;
     if (real && n > base->n)
@@ -417,6 +638,28 @@ sebt_status sebt_fuzz_generate_big(uint64_t seed, uint64_t index, const sebt_ser
     if (chance(&r, 0.2))
         for (size_t t = 0, k = (size_t)sebt_rng_range(&r, 1, 50); t < k && t < n; t++)
             sebt_series_set_missing(s, t);
+    /* Far out, where an engine's 16-bit or 17-bit counter or a cut at 10^5
+     * bars would show: a hole or a price level jump at 2^16, 10^5 or 2^17. */
+    static const size_t far[] = { 65535, 65536, 100000, 131071, 131072 };
+    size_t n_far = 0;
+    for (size_t i = 0; i < sizeof far / sizeof far[0]; i++) {
+        if (far[i] + 1 >= n || !chance(&r, 0.5))
+            continue;
+        n_far++;
+        if (chance(&r, 0.5)) {
+            for (size_t t = far[i], k = (size_t)sebt_rng_range(&r, 1, 40); t < far[i] + k && t < n; t++)
+                sebt_series_set_missing(s, t);
+        } else {
+            double k = chance(&r, 0.5) ? 10.0 : 0.1;
+            for (size_t t = far[i]; t < n; t++)
+                if (!sebt_series_is_missing(s, t)) {
+                    s->open[t] *= k;
+                    s->high[t] *= k;
+                    s->low[t] *= k;
+                    s->close[t] *= k;
+                }
+        }
+    }
     sebt_series_recount(s);
     /* Indicator keys: some combos share one (grouped), most have their own
      * (so a small budget splits them over many batches). */
@@ -439,12 +682,14 @@ sebt_status sebt_fuzz_generate_big(uint64_t seed, uint64_t index, const sebt_ser
     out->threads = (int)sebt_rng_range(&r, 2, 8);
     switch (sebt_rng_range(&r, 0, 4)) {
     case 0: case 1: out->memory_budget = 1; break;                 /* one key per batch */
-    case 2: case 3: out->memory_budget = n * 8 * (size_t)sebt_rng_range(&r, 4, 40); break;
+    case 2: case 3: /* a few columns and a part of one: the last batch is a partial tail */
+        out->memory_budget = n * 8 * (size_t)sebt_rng_range(&r, 4, 40) + (size_t)sebt_rng_range(&r, 0, (int64_t)n * 8 - 1);
+        break;
     default: out->memory_budget = 0; break;                        /* the backend's own */
     }
     if (used < sizeof out->shape)
-        snprintf(out->shape + used, sizeof out->shape - used, ", %zu combos on %zu keys, %d threads, %s",
-                 n_combos, n_keys, out->threads,
+        snprintf(out->shape + used, sizeof out->shape - used, ", %zu combos on %zu keys, %d threads,%s %s",
+                 n_combos, n_keys, out->threads, n_far ? " holes/jumps past 2^16," : "",
                  out->memory_budget == 1 ? "1-byte budget" : out->memory_budget ? "small budget" : "default budget");
     return case_check(seed, index, out, err);
 }
@@ -553,16 +798,43 @@ sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opt
                              sebt_error *err)
 {
     size_t which = rep->repro_focus;
+    rep->divergence.combo = which;
+    rep->original = rep->divergence;
+    /* The case again, twice, the same way: a bug that does not repeat is a
+     * data race or state kept between calls, and shrinking it would chase
+     * noise; it is reported as such with the case as generated. */
+    oracle_case_opts again = { rep->repro_threads, rep->repro_memory_budget, NULL };
+    for (int run = 2; run <= 3 && !rep->nondeterministic; run++) {
+        bool diverged = false;
+        size_t w = 0;
+        sebt_divergence d;
+        sebt_status st = oracle_check_case(cand, &rep->repro, rep->repro_combos, rep->repro_n_combos, &again,
+                                           &diverged, &d, NULL, &w, err);
+        if (st)
+            return st;
+        if (!diverged)
+            snprintf(rep->nondet_detail, sizeof rep->nondet_detail,
+                     "run 1 diverged (combo %zu, %s at bar %lld: reference %.17g, candidate %.17g); run %d of "
+                     "the same call did not diverge at all", which, rep->original.what,
+                     (long long)rep->original.bar, rep->original.ref_value, rep->original.cand_value, run);
+        else if (w != which || !oracle_same_divergence(&d, &rep->original))
+            snprintf(rep->nondet_detail, sizeof rep->nondet_detail,
+                     "run 1: combo %zu, %s at bar %lld, candidate %.17g; run %d of the same call: combo %zu, "
+                     "%s at bar %lld, candidate %.17g", which, rep->original.what, (long long)rep->original.bar,
+                     rep->original.cand_value, run, w, d.what, (long long)d.bar, d.cand_value);
+        rep->nondeterministic = rep->nondet_detail[0] != '\0';
+    }
     /* Alone, on one thread and the default budget, the combo may diverge
-     * too: then the batch is not part of the bug and a single combo is
-     * the reproducer. */
+     * too (the same way): then the batch is not part of the bug and a
+     * single combo is the reproducer. */
     bool alone = false;
     sebt_divergence d1;
     sebt_error e1 = { 0 };
-    if (rep->repro_n_combos > 1 || rep->repro_threads > 1 || rep->repro_memory_budget) {
+    if (!rep->nondeterministic &&
+        (rep->repro_n_combos > 1 || rep->repro_threads > 1 || rep->repro_memory_budget)) {
         sebt_status st = oracle_check_case(cand, &rep->repro, &rep->repro_combos[which], 1, NULL, &alone,
                                            &d1, NULL, NULL, &e1);
-        if (st == SEBT_OK && alone) {
+        if (st == SEBT_OK && alone && oracle_same_kind(&d1, &rep->divergence)) {
             rep->repro_combos[0] = rep->repro_combos[which];
             rep->repro_n_combos = 1;
             rep->repro_focus = 0;
@@ -572,12 +844,19 @@ sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opt
         }
     }
     rep->divergence.combo = rep->repro_focus;
-    if (opts->shrink) {
+    if (opts->shrink && !rep->nondeterministic) {
         oracle_case_opts co = { rep->repro_threads, rep->repro_memory_budget, NULL };
+        bool not_repeated = false;
         sebt_status st = oracle_shrink_batch(cand, &rep->repro, rep->repro_combos, &rep->repro_n_combos,
-                                             &rep->repro_focus, &co, &rep->divergence, err);
+                                             &rep->repro_focus, &co, &rep->divergence, &not_repeated, err);
         if (st)
             return st;
+        if (not_repeated) {
+            rep->nondeterministic = true;
+            snprintf(rep->nondet_detail, sizeof rep->nondet_detail,
+                     "runs 1-3 diverged (%s at bar %lld), a later run of the same call did not",
+                     rep->original.what, (long long)rep->original.bar);
+        }
         rep->repro_threads = co.threads;
         rep->repro_memory_budget = co.memory_budget;
     }
@@ -586,7 +865,15 @@ sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opt
         char name[256], note[3000];
         const char *sel = opts->selector ? opts->selector : sebt_backend_selector(cand);
         fixture_name(cand, opts->seed, opts->stream, rep->found_big, rep->found_iteration, name, sizeof name);
-        int used = snprintf(note, sizeof note,
+        int used = 0;
+        if (rep->nondeterministic)
+            used = snprintf(note, sizeof note, "NON-DETERMINISTIC: the same call gave different results (%s). "
+                            "Kept as generated, unshrunk; replay it a few times.\n", rep->nondet_detail);
+        else if (!oracle_same_divergence(&rep->original, &rep->divergence))
+            used = snprintf(note, sizeof note, "As found: combo %zu, %s at bar %lld (reference %.17g, "
+                            "candidate %.17g).\n", rep->original.combo, rep->original.what,
+                            (long long)rep->original.bar, rep->original.ref_value, rep->original.cand_value);
+        used += snprintf(note + used, sizeof note - (size_t)used,
                             "Found by `sebt fuzz --backend %s --seed %llu%s` at %s %llu (%s), shrunk from "
                             "%zu to %zu bars and from %zu to %zu combos.\nDivergence: %s at bar %lld: %s\n",
                             sel, (unsigned long long)opts->seed, opts->stream ? " (stream)" : "",

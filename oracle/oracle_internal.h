@@ -59,10 +59,22 @@ sebt_status oracle_check_case(const sebt_backend *candidate, const sebt_series *
 /* sebt_oracle_shrink over a batch: combos[*focus] diverges when the n
  * combos run together with co's options. Drops the other combos it can,
  * then shrinks bars, the focus combo's parameters and values; co->threads
- * drops to 1 when the divergence does not need the threads. */
+ * drops to 1 when the divergence does not need the threads. A step is kept
+ * only while the divergence stays of the kind it had (oracle_same_kind).
+ * When the case does not diverge to begin with, *not_repeated (if given)
+ * is set and nothing changes; without it that is a usage error. */
 sebt_status oracle_shrink_batch(const sebt_backend *cand, sebt_series *s, sebt_params *combos,
                                 size_t *n, size_t *focus, oracle_case_opts *co,
-                                sebt_divergence *div, sebt_error *err);
+                                sebt_divergence *div, bool *not_repeated, sebt_error *err);
+
+/* Whether two divergences are the same bug for the shrinker: the same
+ * field or decision (trade and bar numbers aside) with the same side
+ * (which side is NaN, the sign of candidate - reference, or for a decision
+ * the same pair of outcomes). */
+bool oracle_same_kind(const sebt_divergence *a, const sebt_divergence *b);
+
+/* Whether two runs diverged identically (field, bar, both values' bits). */
+bool oracle_same_divergence(const sebt_divergence *a, const sebt_divergence *b);
 
 double oracle_now(void);
 

@@ -26,7 +26,29 @@ typedef struct {
     size_t n, focus;
     oracle_case_opts co;
     sebt_params *scratch;
+    /* The bug being shrunk: a step is kept only when the divergence stays
+     * of this kind (issue 19: "any divergence" let another disagreement
+     * take over, and the reproducer no longer showed the bug). */
+    sebt_divergence target;
+    bool have_target;
 } shrinker;
+
+/* Whether feature column `from` feeds `what` (SPEC §3-5): TR feeds ATR,
+ * ATR feeds tr_z and the valid bars, every column feeds the signal. A
+ * divergence that moves to a column upstream is the same bug seen nearer
+ * its cause (a wrong ATR block shows first in tr_z, then in atr itself). */
+static bool upstream(const char *what, const char *from)
+{
+    static const struct { const char *what, *from; } feeds[] = {
+        { "atr", "tr" }, { "tr_z", "atr" }, { "tr_z", "tr" }, { "valid", "atr" }, { "valid", "tr" },
+        { "signal", "ema_f" }, { "signal", "ema_s" }, { "signal", "tr" }, { "signal", "atr" },
+        { "signal", "vol_z" }, { "signal", "tr_z" }, { "signal", "cloc" }, { "signal", "valid" },
+    };
+    for (size_t i = 0; i < sizeof feeds / sizeof feeds[0]; i++)
+        if (strcmp(what, feeds[i].what) == 0 && strcmp(from, feeds[i].from) == 0)
+            return true;
+    return false;
+}
 
 static bool out_of_budget(const shrinker *k)
 {
@@ -52,6 +74,11 @@ static bool still_batch(shrinker *k, const sebt_series *s, const sebt_params *co
     size_t which = 0;
     if (oracle_check_case(k->cand, s, combos, n, &k->co, &diverged, &d, NULL, &which, &err) != SEBT_OK)
         return false;
+    if (diverged && k->have_target && !oracle_same_kind(&k->target, &d)) {
+        if (!upstream(k->target.what, d.what))
+            return false;
+        k->target = d; /* closer to the cause: the column the other is computed from */
+    }
     if (diverged) {
         k->div = d;
         k->div.combo = which;
@@ -277,8 +304,10 @@ static sebt_status shrink_values(shrinker *k, sebt_series *s, const sebt_params 
 
 sebt_status oracle_shrink_batch(const sebt_backend *cand, sebt_series *s, sebt_params *combos,
                                 size_t *n, size_t *focus, oracle_case_opts *co,
-                                sebt_divergence *div, sebt_error *err)
+                                sebt_divergence *div, bool *not_repeated, sebt_error *err)
 {
+    if (not_repeated)
+        *not_repeated = false;
     oracle_case_opts *co_out = co;
     shrinker k = { .cand = cand, .deadline = oracle_now() + SHRINK_MAX_SECONDS, .combos = combos,
                    .n = *n, .focus = *focus };
@@ -293,8 +322,14 @@ sebt_status oracle_shrink_batch(const sebt_backend *cand, sebt_series *s, sebt_p
     sebt_params *p = &k.combos[k.focus];
     if (!still(&k, s, p)) {
         free(k.scratch);
+        if (not_repeated) {
+            *not_repeated = true;
+            return SEBT_OK;
+        }
         return sebt_fail(err, SEBT_ERR_USAGE, "shrink: the case does not diverge to begin with");
     }
+    k.target = k.div;
+    k.have_target = true;
     /* A budget in bytes splits fewer bars into fewer batches: the smallest
      * budget keeps the batches whatever the bars, so shrinking can go on. */
     if (k.co.memory_budget > 1) {
@@ -342,8 +377,63 @@ sebt_status sebt_oracle_shrink(const sebt_backend *cand, sebt_series *s, sebt_pa
                                sebt_divergence *div, sebt_error *err)
 {
     size_t n = 1, focus = 0;
-    sebt_status st = oracle_shrink_batch(cand, s, p, &n, &focus, NULL, div, err);
+    sebt_status st = oracle_shrink_batch(cand, s, p, &n, &focus, NULL, div, NULL, err);
     if (st == SEBT_OK)
         div->combo = 0;
     return st;
+}
+
+/* "trade 12 exit bar" -> "trade # exit bar": which trade is not the bug. */
+static void kind_name(const char *what, char *out, size_t size)
+{
+    size_t o = 0;
+    for (const char *c = what; *c && o + 1 < size; c++) {
+        if (*c >= '0' && *c <= '9') {
+            while (c[1] >= '0' && c[1] <= '9')
+                c++;
+            out[o++] = '#';
+        } else {
+            out[o++] = *c;
+        }
+    }
+    out[o] = '\0';
+}
+
+/* Which side is NaN, if any: a value that turns NaN on one side is
+ * another bug than one that moves. The sign of a numeric difference is
+ * not kept: bars the shrinker drops move the values it is measured on. */
+static int side(double ref, double cand)
+{
+    if (isnan(ref) || isnan(cand))
+        return isnan(ref) ? (isnan(cand) ? 3 : 4) : 5;
+    return 0;
+}
+
+static bool same_value(double a, double b)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+bool oracle_same_divergence(const sebt_divergence *a, const sebt_divergence *b)
+{
+    return strcmp(a->what, b->what) == 0 && a->bar == b->bar && same_value(a->ref_value, b->ref_value) &&
+           same_value(a->cand_value, b->cand_value);
+}
+
+bool oracle_same_kind(const sebt_divergence *a, const sebt_divergence *b)
+{
+    char ka[sizeof a->what], kb[sizeof b->what];
+    kind_name(a->what, ka, sizeof ka);
+    kind_name(b->what, kb, sizeof kb);
+    if (strcmp(ka, kb) != 0)
+        return false;
+    /* A decision (signal, exit reason, valid bar, open position): the same
+     * pair of outcomes; a value: NaN on the same side, or on neither. */
+    static const char *const decisions[] = { "signal", "exit", "valid", "open_at_end" };
+    for (size_t i = 0; i < sizeof decisions / sizeof decisions[0]; i++)
+        if (strcmp(ka, decisions[i]) == 0)
+            return same_value(a->ref_value, b->ref_value) && same_value(a->cand_value, b->cand_value);
+    return side(a->ref_value, a->cand_value) == side(b->ref_value, b->cand_value);
 }

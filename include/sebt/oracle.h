@@ -101,6 +101,27 @@ void sebt_divergence_text(const sebt_divergence *d, char *buf, size_t size);
  * (Adjudication also asks that the candidate's operands moved.) */
 bool sebt_oracle_near_tie(double lhs, double rhs, double tol);
 
+/* ---- metamorphic checks (oracle/metamorphic.c) -------------------------- */
+
+/* What a result must not depend on, judged without the reference: the same
+ * call twice, the combos reversed on one thread with a 1-byte budget, and
+ * each combo alone must agree with the call as given (bit for bit for an
+ * exact contract; within tol, counts and bars exactly, for a tolerant one). */
+typedef struct {
+    bool failed;
+    bool nondeterministic;   /* two identical calls disagreed */
+    size_t combo;            /* the combo whose result moved */
+    char what[64];           /* "trade count", "trade 2 pnl", "metrics.sharpe", ... */
+    double first, second;    /* its value in the call as given, and in the other call */
+    char detail[400];
+    int calls;               /* comparisons made */
+} sebt_metamorphic_report;
+
+/* SEBT_OK when the calls ran (see rep); an error when a call failed. */
+sebt_status sebt_oracle_metamorphic(const sebt_backend *cand, const sebt_series *s, const sebt_params *combos,
+                                    size_t n, int threads, size_t memory_budget, sebt_metamorphic_report *rep,
+                                    sebt_error *err);
+
 /* ---- parity over data files (oracle/parity.c) ------------------------- */
 
 #define SEBT_PARITY_MAX_JOIN 4
@@ -196,9 +217,14 @@ typedef struct {
  * streams give disjoint case sequences (one per MPI rank or shard). */
 uint64_t sebt_fuzz_stream_seed(uint64_t seed, uint64_t stream);
 
-/* Small case number `iteration` of `seed` (<= SEBT_FUZZ_MAX_COMBOS combos,
- * <= 2,500 bars, one thread): a pure function of both. Early iterations are
- * biased toward small series and windows. */
+/* Small case number `iteration` of `seed` (<= 2,500 bars): a pure function
+ * of both. Most have <= SEBT_FUZZ_MAX_COMBOS combos and one thread; about
+ * one in eight is a sweep (a grid whose axes share spans, up to ~1,100
+ * combos in grid order, reversed or shuffled, with budgets that leave a
+ * partial tail batch and 1-4 threads), and about one in eight has extreme
+ * values (a 10^12-10^15 volume spike, subnormal or huge prices, a long flat
+ * run) followed by thresholds that tie with the reference's own z or cloc.
+ * Early iterations are biased toward small series and windows. */
 sebt_status sebt_fuzz_generate(uint64_t seed, uint64_t iteration, sebt_fuzz_case *out,
                                sebt_error *err);
 
@@ -278,6 +304,13 @@ typedef struct {
     sebt_params repro_params;    /* = repro_combos[repro_focus] */
     size_t original_bars, original_combos;
     char saved_path[1024];       /* where the reproducer was written, "" if not */
+    sebt_divergence original;    /* the first divergence as found, before shrinking */
+    /* The case, run again the same way, did not diverge the same way: a
+     * data race or state kept between calls. The case is kept unshrunk
+     * (shrinking needs a bug that repeats); nondet_detail says what the
+     * runs did. */
+    bool nondeterministic;
+    char nondet_detail[400];
 } sebt_fuzz_report;
 
 /* Runs cases until a divergence, the case count or the time limit. Returns

@@ -86,4 +86,12 @@ if [[ $line != "sebt validate --backend $dir/libmine_planted_bug.so --replay "* 
 else
   expect 1 'fail +replay' -- "$sebt" ${line#sebt }
 fi
+# A kernel whose results depend on earlier calls: non-deterministic, exit 1,
+# the case saved as generated (not "does not diverge to begin with", exit 2).
+expect 1 'NON-DETERMINISTIC' -- "$sebt" fuzz --backend "$dir/libracy.so" --iterations 300 --save "$tmp/racy"
+grep -q 'NON-DETERMINISTIC' "$tmp"/racy/*/README.txt 2>/dev/null || { echo "FAIL: racy reproducer not saved"; fail=1; }
+expect 1 'fail +fuzz .*non-deterministic' -- "$sebt" "${v[@]}" --backend "$dir/libracy.so" --save "$tmp/racy2"
+# A kernel that computes invalid combos and series instead of refusing them.
+expect 1 'fail +bad-input' -- "$sebt" "${v[@]}" --backend "$dir/liblax.so"
+grep -q 'accepted combo 2 with ema_fast 0' "$tmp/out" || { echo "FAIL: lax plugin: no detail"; fail=1; }
 exit $fail

@@ -1,0 +1,73 @@
+/* The template plugin with one fault of the kind only the black-box gate
+ * can see (issue 19), one per build (-DWRAP_<FAULT>):
+ *   RACY  results depend on the calls made before it: a call counter
+ *         shared by every call and never reset (what a data race or a cache
+ *         keyed on the wrong thing does); every second run_batch call adds
+ *         one to the first trade's pnl. The gate must say "non-deterministic"
+ *         (exit 1) with the case kept as generated, never "the case does not
+ *         diverge to begin with".
+ *   LAX   run_batch computes whatever it is given: invalid combos and
+ *         series are not refused. */
+#include <sebt/plugin.h>
+
+#undef SEBT_PLUGIN_ENTRY
+#define SEBT_PLUGIN_ENTRY static const sebt_backend *template_entry(int abi_version, sebt_error *err)
+#include "../../plugin-template/mine.c"
+
+#ifdef WRAP_RACY
+static unsigned long calls;
+
+static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                                     size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
+                                     sebt_error *err)
+{
+    sebt_status st = mine_run_batch(self, s, combos, n_combos, opts, results, err);
+    if (st == SEBT_OK && ++calls % 2 == 0)
+        for (size_t i = 0; i < n_combos; i++)
+            if (results[i].n_trades && results[i].trades) {
+                results[i].trades[0].pnl += 1.0;
+                break;
+            }
+    return st;
+}
+#define WRAPPED_NAME "racy"
+#else
+static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                                     size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
+                                     sebt_error *err)
+{
+    (void)self;
+    sebt_features f;
+    sebt_status st = sebt_features_alloc(&f, s->n, err);
+    for (size_t i = 0; st == SEBT_OK && i < n_combos; i++) {
+        compute(s, &combos[i], &f);
+        st = simulate(s, &f, &combos[i], &results[i], err);
+        if (st == SEBT_OK)
+            metrics(results[i].trades, results[i].n_trades, &results[i].metrics);
+        if (st == SEBT_OK && (!opts || !opts->want_trades)) {
+            free(results[i].trades);
+            results[i].trades = NULL;
+        }
+    }
+    if (st == SEBT_OK)
+        sebt_features_free(&f);
+    return st;
+}
+#define WRAPPED_NAME "lax"
+#endif
+
+static const sebt_backend wrapped = {
+    .name = WRAPPED_NAME,
+    .description = "test plugin: the template with a fault planted (oracle/tests/plugins/wrapped.c)",
+    .contract = { SEBT_CONTRACT_EXACT, 0.0 },
+    .features = mine_features,
+    .run_batch = wrapped_run_batch,
+};
+
+SEBT_PLUGIN_EXPORT const sebt_backend *sebt_backend_plugin(int abi_version, sebt_error *err)
+{
+    (void)template_entry;
+    if (!sebt_plugin_abi_check(abi_version, err))
+        return NULL;
+    return &wrapped;
+}
