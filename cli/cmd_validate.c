@@ -17,6 +17,7 @@
  * a divergence. The parent runs no backend code (in particular no OpenMP
  * before a fork). */
 #include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -36,6 +37,7 @@
  * cut, never overflowed, which is what this warning is about. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #include "sebt/grid.h"
+#include "sebt/outfile.h"
 
 #define FUZZ_ROUND 1500        /* cases per fuzz round: long enough to reach big cases */
 #define MUTANT_CASES 2000      /* a mutant not caught within this many is a harness failure */
@@ -337,6 +339,41 @@ static void do_parity(v_ctx *c, const void *varg, v_outcome *o)
     }
     free(res);
     sebt_series_free(&s);
+}
+
+/* The same on grid-shaped combos (sebt_parity_grid_combos): sweep engines
+ * share work between combos with common spans, which the hand-picked
+ * combos never have. */
+static void do_parity_grid(v_ctx *c, const void *varg, v_outcome *o)
+{
+    sebt_params grid[SEBT_PARITY_GRID_COMBOS];
+    size_t n = sebt_parity_grid_combos(grid, SEBT_PARITY_GRID_COMBOS);
+    sebt_params *keep = c->combos;
+    size_t keep_n = c->n_combos;
+    c->combos = grid;
+    c->n_combos = n;
+    do_parity(c, varg, o);
+    c->combos = keep;
+    c->n_combos = keep_n;
+}
+
+/* sebt_parity_grid_combos as a grid file under dir, for the replay
+ * command of a failing grid parity check; false when it cannot be written. */
+static bool write_grid_file(const char *dir, char *path, size_t size)
+{
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return false;
+    char abs[PATH_MAX];
+    snprintf(path, size, "%s/parity-grid-shaped.grid", realpath(dir, abs) ? abs : dir);
+    sebt_outfile of;
+    sebt_error err = { 0 };
+    if (sebt_outfile_open(&of, path, &err) != SEBT_OK)
+        return false;
+    fputs("# sebt_parity_grid_combos: the grid-shaped combos sebt validate checks parity on\n"
+          "ema_fast = 1, 24\nema_slow = 1, 96\nz_window = 2, 96\natr_window = 1\nvol_z = -1.0\ntr_z = -1.0\n"
+          "cloc_min = 0.0, 0.5\nuse_stop = true\natr_stop_mult = 0.7\nuse_tp = true\nreward_r = 2.0\n"
+          "use_time = true\nmax_hold = 48\nfee_bp = 5\nslippage_bp = 5\n", of.f);
+    return sebt_outfile_commit(&of, &err) == SEBT_OK;
 }
 
 /* ---- fuzz ---------------------------------------------------------------------- */
@@ -1239,6 +1276,25 @@ int cli_cmd_validate(int argc, char **argv)
                          c.combos_path);
         }
         announce(&c, k);
+    }
+
+    /* parity on grid-shaped combos: the longest single bundled file as loaded */
+    {
+        const sebt_parity_input *in = NULL;
+        for (size_t i = 0; i < n_inputs; i++)
+            if (inputs[i].n_paths == 1 && !inputs[i].fill_gaps &&
+                (!in || strstr(inputs[i].paths[0], "15m")))
+                in = &inputs[i];
+        if (in) {
+            v_check *k = add_check(&c, "parity", "%s, %d grid-shaped combos", in->label, SEBT_PARITY_GRID_COMBOS);
+            run_check(&c, k, do_parity_grid, in);
+            trades += k->out.trades;
+            char grid[PATH_MAX];
+            if ((k->out.status == V_FAIL || k->out.status == V_CRASH) && write_grid_file(a.save_dir, grid, sizeof grid))
+                snprintf(k->out.replay, sizeof k->out.replay, "sebt parity --backend %s --grid %s --data %s --gaps plain",
+                         c.sel, grid, realpath(in->paths[0], abs) ? abs : in->paths[0]);
+            announce(&c, k);
+        }
     }
 
     /* fuzz */

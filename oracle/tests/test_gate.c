@@ -6,6 +6,7 @@
  * here is the reference with one fault planted by hand. */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "oracle_internal.h"
@@ -192,5 +193,93 @@ Test(gate, metamorphic_checks_need_no_reference)
     cr_expect_eq(mr.combo, 0);
     cr_expect_str_eq(mr.what, "metrics.total_pnl");
     cr_expect(strstr(mr.detail, "depends on") != NULL, "%s", mr.detail);
+    sebt_series_free(&s);
+}
+
+/* SPEC §3: a z window whose variance computes to 0 is NaN, never an
+ * infinity. Subnormal volumes that differ (5e-324 and 1e-323) have squared
+ * deviations that underflow to 0: vol_z is NaN there and no signal can
+ * pass, whatever vol_z asks; a kernel that reads the old words as +-inf
+ * trades there. The series is fixtures/regressions/spec3-var0-subnormal-volume
+ * (SEBT_WRITE_FIXTURE=DIR writes it again). */
+static sebt_series subnormal_volumes(sebt_params *p)
+{
+    sebt_series s;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_series_alloc(&s, 30, &err), SEBT_OK);
+    for (size_t t = 0; t < s.n; t++) {
+        s.ts[t] = 1600000000000LL + (int64_t)t * 900000;
+        double o = 100 - (double)(t % 4), c = o - 1 + (double)(t % 3);
+        s.open[t] = o;
+        s.close[t] = c;
+        s.high[t] = fmax(o, c) + 1;
+        s.low[t] = fmin(o, c) - 1;
+        s.volume[t] = t < 10 ? 10.0 + (double)(t % 3) : (t % 2 ? 1e-323 : 5e-324);
+    }
+    sebt_series_recount(&s);
+    *p = sebt_params_default();
+    p->ema_fast = 1;
+    p->ema_slow = 3;
+    p->z_window = 2;
+    p->atr_window = 1;
+    p->vol_z = -100;
+    p->tr_z = -100;
+    p->cloc_min = -1;
+    p->use_stop = p->use_tp = false;
+    p->use_time = true;
+    p->max_hold = 1;
+    p->fee_bp = p->slippage_bp = 0;
+    return s;
+}
+
+static sebt_status inf_z_features(const sebt_backend *self, const sebt_series *s, const sebt_params *p,
+                                  sebt_features *out, sebt_error *err)
+{
+    (void)self;
+    sebt_status st = ref->features(ref, s, p, out, err);
+    for (size_t t = 1; st == SEBT_OK && t < s->n; t++)
+        if (isnan(out->vol_z[t]) && !sebt_series_is_missing(s, t) && !sebt_series_is_missing(s, t - 1))
+            out->vol_z[t] = INFINITY;
+    return st;
+}
+
+static sebt_status ref_run(const sebt_backend *self, const sebt_series *s, const sebt_params *combos, size_t n,
+                           const sebt_batch_opts *o, sebt_result *res, sebt_error *err)
+{
+    (void)self;
+    return ref_batch(s, combos, n, o, res, err);
+}
+
+Test(gate, spec3_a_zero_variance_z_is_nan_not_infinite)
+{
+    sebt_params p;
+    sebt_series s = subnormal_volumes(&p);
+    sebt_features f;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_features_alloc(&f, s.n, &err), SEBT_OK);
+    cr_assert_eq(ref->features(ref, &s, &p, &f, &err), SEBT_OK, "%s", err.msg);
+    for (size_t t = 11; t < s.n; t++) {
+        cr_expect(s.volume[t] != s.volume[t - 1], "the window's values differ");
+        cr_expect(isnan(f.vol_z[t]), "bar %zu: vol_z %g, SPEC §3 says NaN", t, f.vol_z[t]);
+        cr_expect_not(f.signal[t], "bar %zu: no signal passes a NaN vol_z", t);
+    }
+    cr_expect(isfinite(f.vol_z[5]), "the normal volumes have a z");
+    const sebt_backend inf = { .name = "inf_z", .description = "test", .contract = { SEBT_CONTRACT_EXACT, 0 },
+                               .features = inf_z_features, .run_batch = ref_run };
+    sebt_oracle_report r;
+    cr_assert_eq(sebt_oracle_check(&inf, &s, &p, 1, NULL, &r, &err), SEBT_OK, "%s", err.msg);
+    cr_expect_eq(r.combos_diverged, 1, "a +inf reading of var == 0 is caught");
+    const char *dir = getenv("SEBT_WRITE_FIXTURE");
+    if (dir) {
+        char path[1024];
+        cr_assert_eq(sebt_fixture_write(dir, "spec3-var0-subnormal-volume", &s, &p,
+                                        "SPEC §3: a z window whose variance computes to 0 is NaN, never an "
+                                        "infinity. From bar 10 the volumes are subnormal (5e-324, 1e-323): "
+                                        "their squared deviations underflow to 0, so vol_z is NaN and no "
+                                        "signal passes, though vol_z=-100 asks for none. A kernel that "
+                                        "reads var == 0 as +-inf trades there (oracle/tests/test_gate.c).\n",
+                                        path, sizeof path, &err), SEBT_OK, "%s", err.msg);
+    }
+    sebt_features_free(&f);
     sebt_series_free(&s);
 }
