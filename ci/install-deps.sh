@@ -8,6 +8,7 @@ packages=(
   cmake make gcc g++ pkg-config   # build
   zlib1g-dev                      # the loader reads .gz data files
   libcriterion-dev                # tests
+  bash-completion                 # where `sebt completion bash` installs (optional)
   libbenchmark-dev                # bench/
   gnuplot-nox                     # report figures
   libjansson-dev                  # the report reads benchmark JSON through jansson

@@ -30,6 +30,7 @@ int cli_cmd_fuzz(int argc, char **argv);
 int cli_cmd_report(int argc, char **argv);
 int cli_cmd_check_gpu(int argc, char **argv);
 int cli_cmd_validate(int argc, char **argv);
+int cli_cmd_completion(int argc, char **argv);
 
 /* "sebt CMD: error: MESSAGE\nTry 'sebt help CMD'." on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) SEBT_PRINTF(2, 3);
@@ -166,17 +167,8 @@ void cli_warn_gaps(const char *cmd, const char *path, const sebt_series *s);
 int cli_apply_set(const char *cmd, sebt_params *p, const char *assignment);
 /* sebt_params_validate; prints and returns 2 naming parameter and value. */
 int cli_validate_params(const char *cmd, const sebt_params *p);
-/* Option parsing: true when argv[*i] is `--name VALUE` or `--name=VALUE`;
- * then *value points at VALUE and *i is on the last word used. Sets *missing
- * when the value is absent (caller reports usage error). */
-bool cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value,
-                   bool *missing);
-
-/* --threads N, the one rule of every command that takes it: a whole number
- * from 1 to CLI_MAX_THREADS; absent, the backend uses OMP_NUM_THREADS,
- * else every core. Prints and returns 2 when malformed (v NULL: missing). */
+/* The most threads --threads takes (cli/options.h has the option). */
 #define CLI_MAX_THREADS 4096
-int cli_parse_threads(const char *cmd, const char *v, int *out);
 
 /* ---- options of the one-combo commands, run and features (cli/combo_args.c) */
 typedef struct {
@@ -188,11 +180,14 @@ typedef struct {
     bool fill_gaps;
     sebt_params params;      /* defaults, then every --set, validated */
 } cli_combo_args;
-/* Parses argv (argv[0] is the command). usage is printed to stdout on
- * --help. Returns -1 when the command should go on, else the exit code
- * (0 after --help, 2 after a usage or parameter error, already printed). */
-int cli_parse_combo_args(int argc, char **argv, bool allow_format, const char *usage,
-                         cli_combo_args *out);
+/* The options both tables list first, in this order (run adds --format). */
+enum cli_combo_opt { COMBO_DATA, COMBO_SET, COMBO_BACKEND, COMBO_OUTPUT, COMBO_LENIENT, COMBO_FILL_GAPS,
+                     COMBO_FORMAT };
+struct cli_command;
+/* Parses argv (argv[0] is the command) by c's table. Returns -1 when the
+ * command should go on, else the exit code (0 after --help, 2 after a usage
+ * or parameter error, already printed). */
+int cli_parse_combo_args(const struct cli_command *c, int argc, char **argv, cli_combo_args *out);
 
 /* ---- JUnit XML reports (cli/junit.c) ------------------------------ */
 typedef enum {

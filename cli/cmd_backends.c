@@ -5,19 +5,27 @@
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "sebt/plugin.h"
 
-static const char usage[] =
-    "usage: sebt backends [--backend NAME|PATH] [--format text|json]\n"
-    "\n"
-    "The backends built into this binary, their parity contract against the\n"
-    "reference (exact, or tolerant(tol)) and a description; a backend that\n"
-    "cannot be opened here is listed as unavailable, with the reason.\n"
-    "\n"
-    "  --backend X    show only X: a built-in name, or the path of a plugin\n"
-    "                 (./libmine.so); a plugin that cannot be loaded is an error\n"
-    "  --format FMT   text (default) or json\n"
-    "  -h, --help     this help\n";
+enum { OPT_BACKEND, OPT_FORMAT };
+static const cli_opt backends_opts[] = {
+    [OPT_BACKEND] = { "--backend", CLI_TEXT, "X", "show only X: a built-in name, or the path of a plugin\n"
+                      "(./libmine.so); a plugin that cannot be loaded is an error",
+                      .complete = cli_backend_words },
+    [OPT_FORMAT] = { "--format", CLI_CHOICE, "FMT", "text (default) or json", .choices = cli_text_json },
+};
+
+const cli_command cli_cmd_backends_spec = {
+    .name = "backends",
+    .summary = "the backends built into this binary and their contracts",
+    .usage = "usage: sebt backends [--backend NAME|PATH] [--format text|json]\n",
+    .about = "The backends built into this binary, their parity contract against the\n"
+             "reference (exact, or tolerant(tol)) and a description; a backend that\n"
+             "cannot be opened here is listed as unavailable, with the reason.\n",
+    .opts = CLI_OPTS(backends_opts),
+    .fn = cli_cmd_backends,
+};
 
 /* One plugin, or one built-in by name: its table as the registry opens it. */
 static int show_one(const char *cmd, const char *value, bool json)
@@ -69,33 +77,12 @@ static int show_one(const char *cmd, const char *value, bool json)
 int cli_cmd_backends(int argc, char **argv)
 {
     const char *cmd = argv[0];
-    bool json = false;
-    const char *only = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *value = NULL;
-        bool missing = false;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage, stdout);
-            return CLI_EXIT_OK;
-        } else if (cli_opt_value(argc, argv, &i, "--format", &value, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--format needs text or json");
-            if (strcmp(value, "json") == 0)
-                json = true;
-            else if (strcmp(value, "text") == 0)
-                json = false;
-            else
-                return cli_usage_error(cmd, "--format %s: expected text or json", value);
-        } else if (cli_opt_value(argc, argv, &i, "--backend", &value, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--backend needs a NAME or the PATH of a plugin");
-            only = value;
-        } else if (argv[i][0] == '-') {
-            return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
-        } else {
-            return cli_usage_error(cmd, "unexpected argument '%s'", argv[i]);
-        }
-    }
+    cli_args a;
+    int rc = cli_parse(&cli_cmd_backends_spec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    bool json = cli_given(&a, OPT_FORMAT) && a.v[OPT_FORMAT].choice == 1;
+    const char *only = cli_str(&a, OPT_BACKEND);
     if (only)
         return show_one(cmd, only, json);
 

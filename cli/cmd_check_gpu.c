@@ -9,29 +9,8 @@
 #include <time.h>
 
 #include "cli.h"
+#include "options.h"
 #include "select.h"
-
-static const char usage[] =
-    "usage: sebt check-gpu [--bars N] [--combos N]\n"
-    "       sebt check-gpu --benchmark [--data FILE] [--max-combos N] [--budget SECONDS] [--save]\n"
-    "\n"
-    "Lists the CUDA devices this process can use (name, compute capability,\n"
-    "memory, multiprocessors, driver and runtime versions) and which backend\n"
-    "each mode (cpu, gpu, auto) would pick for a sweep of --bars x --combos\n"
-    "(default 150000 x 10000), and why. With no device, no driver or no cuda\n"
-    "module it says so and exits 0.\n"
-    "\n"
-    "  --benchmark      time fast_cpu against cuda over growing sweeps (1, 10,\n"
-    "                   100, ... combos) on --data (default: the bundled 15m\n"
-    "                   series), check that both agree bit for bit, and print\n"
-    "                   the crossover in bar-combos; exit 3 without a GPU\n"
-    "  --max-combos N   largest sweep measured (default 100000)\n"
-    "  --budget S       stop growing once one fast_cpu sweep takes S seconds (default 30)\n"
-    "  --save           write the crossover where auto reads it:\n"
-    "                   SEBT_CROSSOVER_FILE, else $XDG_CONFIG_HOME/sebt/crossover,\n"
-    "                   else ~/.config/sebt/crossover\n"
-    "\n"
-    "Environment: BACKTEST_BACKEND, BACKTEST_GPU_ID, CUDA_VISIBLE_DEVICES, OMP_NUM_THREADS.\n";
 
 static void print_version(const char *label, int v)
 {
@@ -261,16 +240,41 @@ static int benchmark(const char *cmd, const char *data, size_t max_combos, doubl
     return rc;
 }
 
-static bool parse_count(const char *s, size_t *out)
-{
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (*s == '-' || end == s || *end || errno || v == 0)
-        return false;
-    *out = (size_t)v;
-    return true;
-}
+enum { OPT_BARS, OPT_COMBOS, OPT_BENCHMARK, OPT_DATA, OPT_MAX_COMBOS, OPT_BUDGET, OPT_SAVE };
+static const cli_opt check_gpu_opts[] = {
+    [OPT_BARS] = { "--bars", CLI_UINT, "N", "bars of the sweep the modes are asked about (default 150000)",
+                   .umin = 1, .umax = CLI_UINT_MAX },
+    [OPT_COMBOS] = { "--combos", CLI_UINT, "N", "combos of that sweep (default 10000)", .umin = 1,
+                     .umax = CLI_UINT_MAX },
+    [OPT_BENCHMARK] = { "--benchmark", CLI_FLAG, NULL,
+                        "time fast_cpu against cuda over growing sweeps (1, 10,\n"
+                        "100, ... combos) on --data (default: the bundled 15m\n"
+                        "series), check that both agree bit for bit, and print\n"
+                        "the crossover in bar-combos; exit 3 without a GPU" },
+    [OPT_DATA] = { "--data", CLI_FILE, "FILE", "the series --benchmark runs on" },
+    [OPT_MAX_COMBOS] = { "--max-combos", CLI_UINT, "N", "largest sweep measured (default 100000)", .umin = 1,
+                         .umax = CLI_UINT_MAX },
+    [OPT_BUDGET] = { "--budget", CLI_REAL, "S", "stop growing once one fast_cpu sweep takes S seconds (default 30)",
+                     .flags = CLI_ABOVE_MIN, .rmin = 0, .rmax = 1e9 },
+    [OPT_SAVE] = { "--save", CLI_FLAG, NULL, "write the crossover where auto reads it:\n"
+                   "SEBT_CROSSOVER_FILE, else $XDG_CONFIG_HOME/sebt/crossover,\n"
+                   "else ~/.config/sebt/crossover" },
+};
+
+const cli_command cli_cmd_check_gpu_spec = {
+    .name = "check-gpu",
+    .summary = "the GPUs this process can use and what each mode would pick",
+    .usage = "usage: sebt check-gpu [--bars N] [--combos N]\n"
+             "       sebt check-gpu --benchmark [--data FILE] [--max-combos N] [--budget SECONDS] [--save]\n",
+    .about = "Lists the CUDA devices this process can use (name, compute capability,\n"
+             "memory, multiprocessors, driver and runtime versions) and which backend\n"
+             "each mode (cpu, gpu, auto) would pick for a sweep of --bars x --combos\n"
+             "(default 150000 x 10000), and why. With no device, no driver or no cuda\n"
+             "module it says so and exits 0.\n",
+    .opts = CLI_OPTS(check_gpu_opts),
+    .epilog = "Environment: BACKTEST_BACKEND, BACKTEST_GPU_ID, CUDA_VISIBLE_DEVICES, OMP_NUM_THREADS.\n",
+    .fn = cli_cmd_check_gpu,
+};
 
 int cli_cmd_check_gpu(int argc, char **argv)
 {
@@ -279,38 +283,22 @@ int cli_cmd_check_gpu(int argc, char **argv)
     double budget = 30;
     bool bench = false, save = false;
     const char *data = SEBT_FIXTURES_DIR "/data/BTCUSDT-15m-2017-2021.csv.gz";
-    for (int i = 1; i < argc; i++) {
-        const char *v;
-        bool missing = false;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage, stdout);
-            return CLI_EXIT_OK;
-        } else if (strcmp(argv[i], "--benchmark") == 0) {
-            bench = true;
-        } else if (strcmp(argv[i], "--save") == 0) {
-            save = true;
-        } else if (cli_opt_value(argc, argv, &i, "--bars", &v, &missing)) {
-            if (missing || !parse_count(v, &bars))
-                return cli_usage_error(cmd, "--bars expects a count >= 1, got '%s'", missing ? "" : v);
-        } else if (cli_opt_value(argc, argv, &i, "--combos", &v, &missing)) {
-            if (missing || !parse_count(v, &combos))
-                return cli_usage_error(cmd, "--combos expects a count >= 1, got '%s'", missing ? "" : v);
-        } else if (cli_opt_value(argc, argv, &i, "--max-combos", &v, &missing)) {
-            if (missing || !parse_count(v, &max_combos))
-                return cli_usage_error(cmd, "--max-combos expects a count >= 1, got '%s'", missing ? "" : v);
-        } else if (cli_opt_value(argc, argv, &i, "--budget", &v, &missing)) {
-            char *end;
-            budget = missing ? 0 : strtod(v, &end);
-            if (missing || *end || !(budget > 0))
-                return cli_usage_error(cmd, "--budget expects seconds > 0, got '%s'", missing ? "" : v);
-        } else if (cli_opt_value(argc, argv, &i, "--data", &v, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--data expects a file");
-            data = v;
-        } else {
-            return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
-        }
-    }
+    cli_args a;
+    int rc = cli_parse(&cli_cmd_check_gpu_spec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    if (cli_given(&a, OPT_BARS))
+        bars = (size_t)a.v[OPT_BARS].u;
+    if (cli_given(&a, OPT_COMBOS))
+        combos = (size_t)a.v[OPT_COMBOS].u;
+    if (cli_given(&a, OPT_MAX_COMBOS))
+        max_combos = (size_t)a.v[OPT_MAX_COMBOS].u;
+    if (cli_given(&a, OPT_BUDGET))
+        budget = a.v[OPT_BUDGET].r;
+    if (cli_given(&a, OPT_DATA))
+        data = cli_str(&a, OPT_DATA);
+    bench = cli_given(&a, OPT_BENCHMARK);
+    save = cli_given(&a, OPT_SAVE);
     if (save && !bench)
         return cli_usage_error(cmd, "--save goes with --benchmark");
     if (bench)

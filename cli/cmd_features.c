@@ -5,26 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-
-static const char usage[] =
-    "usage: sebt features --data FILE [--set NAME=VALUE]... [--backend NAME]\n"
-    "                     [--output FILE] [--lenient] [--fill-gaps]\n"
-    "\n"
-    "The indicators and signal of one combo, one CSV row per bar:\n"
-    "  ts,ema_f,ema_s,tr,atr,vol_z,tr_z,cloc,signal,valid\n"
-    "ts in milliseconds (UTC), doubles as %.17g (they read back bit-exact),\n"
-    "undefined values as nan, signal and valid as 0|1.\n"
-    "\n"
-    "  --data FILE        CSV with a header, or a Binance kline file; .gz is read as gzip\n"
-    "  --set NAME=VALUE   a parameter of the strategy (repeatable); see 'sebt run --help'\n"
-    "  --backend NAME     reference, fast_cpu, cuda, or cpu|gpu|auto\n"
-    "                     (default: BACKTEST_BACKEND, else cpu)\n"
-    "  --output FILE      write there instead of stdout\n"
-    "  --lenient          keep a bad row as a missing bar (counted on stderr) instead of failing\n"
-    "  --fill-gaps        insert missing bars where timestamps skip\n"
-    "  -h, --help         this help\n"
-    "\n"
-    "Exit codes: 0 ok, 2 bad usage, parameter or input, 3 no usable GPU.\n";
+#include "options.h"
 
 static void write_features(FILE *f, const sebt_series *s, const sebt_features *x)
 {
@@ -45,7 +26,7 @@ int cli_cmd_features(int argc, char **argv)
 {
     const char *cmd = argv[0];
     cli_combo_args a;
-    int rc = cli_parse_combo_args(argc, argv, false, usage, &a);
+    int rc = cli_parse_combo_args(&cli_cmd_features_spec, argc, argv, &a);
     if (rc >= 0)
         return rc;
 
@@ -85,3 +66,29 @@ done:
     sebt_series_free(&s);
     return rc;
 }
+
+static const cli_opt features_opts[] = {
+    [COMBO_DATA] = { "--data", CLI_FILE, "FILE", "CSV with a header, or a Binance kline file; .gz is read as gzip" },
+    [COMBO_SET] = { "--set", CLI_ASSIGN, "NAME=VALUE",
+                    "a parameter of the strategy (repeatable); see 'sebt run --help'", .flags = CLI_REPEAT },
+    [COMBO_BACKEND] = { "--backend", CLI_TEXT, "NAME", "reference, fast_cpu, cuda, or cpu|gpu|auto\n"
+                        "(default: BACKTEST_BACKEND, else cpu)", .complete = cli_backend_words },
+    [COMBO_OUTPUT] = { "--output", CLI_FILE, "FILE", "write there instead of stdout" },
+    [COMBO_LENIENT] = { "--lenient", CLI_FLAG, NULL,
+                        "keep a bad row as a missing bar (counted on stderr) instead of failing" },
+    [COMBO_FILL_GAPS] = { "--fill-gaps", CLI_FLAG, NULL, "insert missing bars where timestamps skip" },
+};
+
+const cli_command cli_cmd_features_spec = {
+    .name = "features",
+    .summary = "the indicator columns and signal of one combo, as CSV",
+    .usage = "usage: sebt features --data FILE [--set NAME=VALUE]... [--backend NAME]\n"
+             "                     [--output FILE] [--lenient] [--fill-gaps]\n",
+    .about = "The indicators and signal of one combo, one CSV row per bar:\n"
+             "  ts,ema_f,ema_s,tr,atr,vol_z,tr_z,cloc,signal,valid\n"
+             "ts in milliseconds (UTC), doubles as %.17g (they read back bit-exact),\n"
+             "undefined values as nan, signal and valid as 0|1.\n",
+    .opts = CLI_OPTS(features_opts),
+    .epilog = "Exit codes: 0 ok, 2 bad usage, parameter or input, 3 no usable GPU.\n",
+    .fn = cli_cmd_features,
+};

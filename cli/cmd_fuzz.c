@@ -6,60 +6,10 @@
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "fuzz_mpi.h"
 #include "mpi.h"
 #include "sebt/grid.h"
-
-static void usage(FILE *f)
-{
-    fputs("usage: sebt fuzz --backend NAME [--seed S] [--stream K] [--iterations N | --time SECONDS]\n"
-          "                 [--big-share F] [--base FILE] [--max-tie-rate R]\n"
-          "                 [--format text|json] [--junit FILE] [--save DIR | --no-save] [--no-shrink]\n"
-          "       sebt fuzz --self-test [--seed S] [--time SECONDS] [--no-parity] [--no-suite]\n"
-          "                 [--format text|json]\n"
-          "\n"
-          "Generates series and combos meant to break backends and checks the backend against\n"
-          "the reference on each. Small cases: random walks at prices from 1e-6 to 1e6, volumes\n"
-          "to 1e12, holes everywhere, flat and high == low bars, gaps through the stop, bars\n"
-          "that touch a stop or target exactly, windows of 1, 2 and longer than the series,\n"
-          "0-2 bar series, one thread. Big cases (a share of the time): 100,000+ real bars\n"
-          "with holes punched in, many combos on either side of the 10^6 bars x combos point,\n"
-          "2-8 threads and memory budgets down to 1 byte, so the backend runs on several\n"
-          "threads, in several batches and blocks. The same seed gives the same cases on\n"
-          "every machine. The first divergence is shrunk to a small case (keeping the batch\n"
-          "when the bug needs one), written as a regression fixture, and printed.\n"
-          "\n"
-          "  --backend NAME     reference, fast_cpu, cuda, cpu|gpu|auto, or mutant:BUG\n"
-          "  --seed S           the case sequence (default 1)\n"
-          "  --stream K         one of several disjoint case sequences of the seed (default 0;\n"
-          "                     shards or MPI ranks take one each)\n"
-          "  --iterations N     run N cases (default 1000 when --time is not given)\n"
-          "  --time SECONDS     run cases for this long (with --self-test: per mutant, default 30)\n"
-          "  --big-share F      share of the time spent on big cases, 0 to 1 (default 0.3)\n"
-          "  --base FILE        real bars big cases are cut from (default: the bundled\n"
-          "                     fixtures/data/BTCUSDT-15m-2017-2021.csv.gz)\n"
-          "  --max-tie-rate R   fail when more than R decisions per 10^6 are adjudicated ties\n"
-          "                     (default 100; exact backends never tie)\n"
-          "  --save DIR         where to write the reproducer (default: ./sebt-fuzz-repro in\n"
-          "                     the current folder; mutants are not saved unless --save is given)\n"
-          "  --no-save          do not write the reproducer\n"
-          "  --no-shrink        report the case as generated\n"
-          "  --self-test        the mutation score: every mutant below must be caught by the\n"
-          "                     fuzzer within the time, with a shrunk reproducer of at most 50\n"
-          "                     bars unless its bug needs more; parity on the bundled data and\n"
-          "                     the regression fixtures are scored too\n"
-          "  --no-parity        self-test: skip the parity score\n"
-          "  --no-suite         self-test: skip the regression-fixture score\n"
-          "  --format FMT       text (default) or json\n"
-          "  --junit FILE       also write a JUnit XML report (one testcase: the campaign) to FILE\n"
-          "  -h, --help         this help\n"
-          "\n"
-          "Mutants (planted bugs, for --self-test and --backend mutant:BUG):\n", f);
-    for (size_t i = 0; i < sebt_mutant_count(); i++)
-        fprintf(f, "  %-22s %s\n", sebt_mutant_at(i)->name, sebt_mutant_bug(i));
-    fputs("\nExit codes: 0 nothing found (self-test: every mutant caught), 1 a divergence or too\n"
-          "many ties (self-test: a mutant missed), 2 bad usage, 3 no usable GPU.\n", f);
-}
 
 typedef struct {
     const char *backend;
@@ -80,17 +30,72 @@ typedef struct {
 #define DEFAULT_SAVE_DIR "sebt-fuzz-repro"
 #define DEFAULT_BASE SEBT_FIXTURES_DIR "/data/BTCUSDT-15m-2017-2021.csv.gz"
 
-static int parse_u64(const char *cmd, const char *flag, const char *v, uint64_t *out)
+static void fuzz_epilog(FILE *f)
 {
-    char *end;
-    if (!v || !*v || *v == '-')
-        return cli_usage_error(cmd, "%s expects a whole number, got '%s'", flag, v ? v : "");
-    unsigned long long x = strtoull(v, &end, 10);
-    if (*end)
-        return cli_usage_error(cmd, "%s expects a whole number, got '%s'", flag, v);
-    *out = x;
-    return CLI_EXIT_OK;
+    fputs("\nMutants (planted bugs, for --self-test and --backend mutant:BUG):\n", f);
+    for (size_t i = 0; i < sebt_mutant_count(); i++)
+        fprintf(f, "  %-22s %s\n", sebt_mutant_at(i)->name, sebt_mutant_bug(i));
+    fputs("\nExit codes: 0 nothing found (self-test: every mutant caught), 1 a divergence or too\n"
+          "many ties (self-test: a mutant missed), 2 bad usage, 3 no usable GPU.\n", f);
 }
+
+enum { OPT_BACKEND, OPT_SEED, OPT_STREAM, OPT_ITERATIONS, OPT_TIME, OPT_BIG_SHARE, OPT_BASE, OPT_MAX_TIE_RATE,
+       OPT_SAVE, OPT_NO_SAVE, OPT_NO_SHRINK, OPT_SELF_TEST, OPT_NO_PARITY, OPT_NO_SUITE, OPT_FORMAT, OPT_JUNIT };
+static const cli_opt fuzz_opts[] = {
+    [OPT_BACKEND] = { "--backend", CLI_TEXT, "NAME", "reference, fast_cpu, cuda, cpu|gpu|auto, or mutant:BUG",
+                      .complete = cli_backend_words },
+    [OPT_SEED] = { "--seed", CLI_UINT, "S", "the case sequence (default 1)", .umax = CLI_UINT_MAX },
+    [OPT_STREAM] = { "--stream", CLI_UINT, "K", "one of several disjoint case sequences of the seed (default 0;\n"
+                     "shards or MPI ranks take one each)", .umax = CLI_UINT_MAX },
+    [OPT_ITERATIONS] = { "--iterations", CLI_UINT, "N", "run N cases (default 1000 when --time is not given)",
+                         .umin = 1, .umax = CLI_UINT_MAX },
+    [OPT_TIME] = { "--time", CLI_REAL, "SECONDS", "run cases for this long (with --self-test: per mutant, default 30)",
+                   .flags = CLI_ABOVE_MIN, .rmin = 0, .rmax = 1e7 },
+    [OPT_BIG_SHARE] = { "--big-share", CLI_REAL, "F", "share of the time spent on big cases, 0 to 1 (default 0.3)",
+                        .rmin = 0, .rmax = 1 },
+    [OPT_BASE] = { "--base", CLI_FILE, "FILE", "real bars big cases are cut from (default: the bundled\n"
+                   "fixtures/data/BTCUSDT-15m-2017-2021.csv.gz)" },
+    [OPT_MAX_TIE_RATE] = { "--max-tie-rate", CLI_REAL, "R",
+                           "fail when more than R decisions per 10^6 are adjudicated ties\n"
+                           "(default 100; exact backends never tie)", .rmin = 0, .rmax = 1e6 },
+    [OPT_SAVE] = { "--save", CLI_DIR, "DIR", "where to write the reproducer (default: ./sebt-fuzz-repro in\n"
+                   "the current folder; mutants are not saved unless --save is given)" },
+    [OPT_NO_SAVE] = { "--no-save", CLI_FLAG, NULL, "do not write the reproducer" },
+    [OPT_NO_SHRINK] = { "--no-shrink", CLI_FLAG, NULL, "report the case as generated" },
+    [OPT_SELF_TEST] = { "--self-test", CLI_FLAG, NULL, "the mutation score: every mutant below must be caught by the\n"
+                        "fuzzer within the time, with a shrunk reproducer of at most 50\n"
+                        "bars unless its bug needs more; parity on the bundled data and\n"
+                        "the regression fixtures are scored too" },
+    [OPT_NO_PARITY] = { "--no-parity", CLI_FLAG, NULL, "self-test: skip the parity score" },
+    [OPT_NO_SUITE] = { "--no-suite", CLI_FLAG, NULL, "self-test: skip the regression-fixture score" },
+    [OPT_FORMAT] = { "--format", CLI_CHOICE, "FMT", "text (default) or json", .choices = cli_text_json },
+    [OPT_JUNIT] = { "--junit", CLI_FILE, "FILE",
+                    "also write a JUnit XML report (one testcase: the campaign) to FILE" },
+};
+
+const cli_command cli_cmd_fuzz_spec = {
+    .name = "fuzz",
+    .summary = "differential fuzzing of a backend against the reference",
+    .usage = "usage: sebt fuzz --backend NAME [--seed S] [--stream K] [--iterations N | --time SECONDS]\n"
+             "                 [--big-share F] [--base FILE] [--max-tie-rate R]\n"
+             "                 [--format text|json] [--junit FILE] [--save DIR | --no-save] [--no-shrink]\n"
+             "       sebt fuzz --self-test [--seed S] [--time SECONDS] [--no-parity] [--no-suite]\n"
+             "                 [--format text|json]\n",
+    .about = "Generates series and combos meant to break backends and checks the backend against\n"
+             "the reference on each. Small cases: random walks at prices from 1e-6 to 1e6, volumes\n"
+             "to 1e12, holes everywhere, flat and high == low bars, gaps through the stop, bars\n"
+             "that touch a stop or target exactly, windows of 1, 2 and longer than the series,\n"
+             "0-2 bar series, one thread. Big cases (a share of the time): 100,000+ real bars\n"
+             "with holes punched in, many combos on either side of the 10^6 bars x combos point,\n"
+             "2-8 threads and memory budgets down to 1 byte, so the backend runs on several\n"
+             "threads, in several batches and blocks. The same seed gives the same cases on\n"
+             "every machine. The first divergence is shrunk to a small case (keeping the batch\n"
+             "when the bug needs one), written as a regression fixture, and printed.\n",
+    .opts = CLI_OPTS(fuzz_opts),
+    .epilog_fn = fuzz_epilog,
+    .fn = cli_cmd_fuzz,
+    .mpi = true,
+};
 
 static int parse_args(int argc, char **argv, fuzz_args *a)
 {
@@ -100,83 +105,30 @@ static int parse_args(int argc, char **argv, fuzz_args *a)
     a->shrink = true;
     a->big_share = SEBT_FUZZ_DEFAULT_BIG_SHARE;
     a->max_tie_rate = SEBT_DEFAULT_MAX_TIE_RATE;
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            if (cli_mpi.rank == 0)
-                usage(stdout);
-            return CLI_EXIT_OK;
-        }
-    bool have_iter = false, have_time = false;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *v = NULL;
-        bool missing = false;
-        int rc = CLI_EXIT_OK;
-        if (strcmp(arg, "--self-test") == 0) {
-            a->self_test = true;
-        } else if (strcmp(arg, "--no-shrink") == 0) {
-            a->shrink = false;
-        } else if (strcmp(arg, "--no-save") == 0) {
-            a->no_save = true;
-        } else if (strcmp(arg, "--no-parity") == 0) {
-            a->no_parity = true;
-        } else if (strcmp(arg, "--no-suite") == 0) {
-            a->no_suite = true;
-        } else if (cli_opt_value(argc, argv, &i, "--stream", &v, &missing)) {
-            rc = parse_u64(cmd, "--stream", v, &a->stream);
-        } else if (cli_opt_value(argc, argv, &i, "--big-share", &v, &missing)) {
-            char *end = NULL;
-            double f = v ? strtod(v, &end) : -1;
-            if (!v || end == v || *end || !(f >= 0 && f <= 1))
-                return cli_usage_error(cmd, "--big-share expects a share from 0 to 1, got '%s'", v ? v : "");
-            a->big_share = f;
-        } else if (cli_opt_value(argc, argv, &i, "--base", &v, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--base needs a FILE");
-            a->base = v;
-        } else if (cli_opt_value(argc, argv, &i, "--max-tie-rate", &v, &missing)) {
-            char *end = NULL;
-            double r = v ? strtod(v, &end) : -1;
-            if (!v || end == v || *end || !(r >= 0) || r > 1e6)
-                return cli_usage_error(cmd, "--max-tie-rate expects ties per 10^6 decisions, 0 to 1000000, "
-                                       "got '%s'", v ? v : "");
-            a->max_tie_rate = r;
-        } else if (cli_opt_value(argc, argv, &i, "--backend", &v, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--backend needs a NAME");
-            a->backend = v;
-        } else if (cli_opt_value(argc, argv, &i, "--seed", &v, &missing)) {
-            rc = parse_u64(cmd, "--seed", v, &a->seed);
-        } else if (cli_opt_value(argc, argv, &i, "--iterations", &v, &missing)) {
-            rc = parse_u64(cmd, "--iterations", v, &a->iterations);
-            if (rc == CLI_EXIT_OK && a->iterations == 0)
-                return cli_usage_error(cmd, "--iterations must be at least 1");
-            have_iter = true;
-        } else if (cli_opt_value(argc, argv, &i, "--time", &v, &missing)) {
-            char *end = NULL;
-            a->time_s = v ? strtod(v, &end) : 0;
-            if (!v || end == v || *end || !(a->time_s > 0) || a->time_s > 1e7)
-                return cli_usage_error(cmd, "--time expects a number of seconds > 0, got '%s'", v ? v : "");
-            have_time = true;
-        } else if (cli_opt_value(argc, argv, &i, "--junit", &v, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--junit needs a FILE");
-            a->junit = v;
-        } else if (cli_opt_value(argc, argv, &i, "--save", &v, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--save needs a DIR");
-            a->save_dir = v;
-        } else if (cli_opt_value(argc, argv, &i, "--format", &v, &missing)) {
-            if (missing || (strcmp(v, "text") != 0 && strcmp(v, "json") != 0))
-                return cli_usage_error(cmd, "--format expects text or json");
-            a->json = strcmp(v, "json") == 0;
-        } else if (arg[0] == '-') {
-            return cli_usage_error(cmd, "unknown option '%s'", arg);
-        } else {
-            return cli_usage_error(cmd, "unexpected argument '%s'", arg);
-        }
-        if (rc != CLI_EXIT_OK)
-            return rc;
-    }
+    cli_args o;
+    int rc = cli_parse(&cli_cmd_fuzz_spec, argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    a->self_test = cli_given(&o, OPT_SELF_TEST);
+    a->shrink = !cli_given(&o, OPT_NO_SHRINK);
+    a->no_save = cli_given(&o, OPT_NO_SAVE);
+    a->no_parity = cli_given(&o, OPT_NO_PARITY);
+    a->no_suite = cli_given(&o, OPT_NO_SUITE);
+    if (cli_given(&o, OPT_SEED))
+        a->seed = o.v[OPT_SEED].u;
+    a->stream = o.v[OPT_STREAM].u;
+    if (cli_given(&o, OPT_BIG_SHARE))
+        a->big_share = o.v[OPT_BIG_SHARE].r;
+    if (cli_given(&o, OPT_MAX_TIE_RATE))
+        a->max_tie_rate = o.v[OPT_MAX_TIE_RATE].r;
+    a->base = cli_str(&o, OPT_BASE);
+    a->backend = cli_str(&o, OPT_BACKEND);
+    a->iterations = o.v[OPT_ITERATIONS].u;
+    a->time_s = o.v[OPT_TIME].r;
+    a->junit = cli_str(&o, OPT_JUNIT);
+    a->save_dir = cli_str(&o, OPT_SAVE);
+    a->json = cli_given(&o, OPT_FORMAT) && o.v[OPT_FORMAT].choice == 1;
+    bool have_iter = cli_given(&o, OPT_ITERATIONS), have_time = cli_given(&o, OPT_TIME);
     if (have_iter && have_time)
         return cli_usage_error(cmd, "give --iterations or --time, not both");
     if (a->save_dir && a->no_save)

@@ -7,19 +7,27 @@
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "sweep.h"
 
-static const char usage[] =
-    "usage: sebt merge [--output FILE] SHARD_FILE...\n"
-    "\n"
-    "Joins the N shard files written by `sebt sweep --shard I/N --output FILE`\n"
-    "(in any order) into the output of the whole sweep: the same bytes as the\n"
-    "sweep run in one go, with the --format, --top and --by the shards were given.\n"
-    "Refuses a missing or repeated shard, a damaged one, and shards of different\n"
-    "data, grids, backends, options or versions of sebt.\n"
-    "\n"
-    "  --output FILE      write there instead of stdout (atomically)\n"
-    "  -h, --help         this help\n";
+enum { OPT_OUTPUT };
+static const cli_opt merge_opts[] = {
+    [OPT_OUTPUT] = { "--output", CLI_FILE, "FILE", "write there instead of stdout (atomically)" },
+};
+
+const cli_command cli_cmd_merge_spec = {
+    .name = "merge",
+    .summary = "join the shard files of `sweep --shard` into the whole sweep's output",
+    .usage = "usage: sebt merge [--output FILE] SHARD_FILE...\n",
+    .about = "Joins the N shard files written by `sebt sweep --shard I/N --output FILE`\n"
+             "(in any order) into the output of the whole sweep: the same bytes as the\n"
+             "sweep run in one go, with the --format, --top and --by the shards were given.\n"
+             "Refuses a missing or repeated shard, a damaged one, and shards of different\n"
+             "data, grids, backends, options or versions of sebt.\n",
+    .opts = CLI_OPTS(merge_opts),
+    .positional = "SHARD_FILE...",
+    .fn = cli_cmd_merge,
+};
 
 typedef struct {
     const char *path;
@@ -171,29 +179,19 @@ static const char *mismatch(const sweep_shard_header *a, const sweep_shard_heade
 
 int cli_cmd_merge(int argc, char **argv)
 {
-    const char *cmd = argv[0], *output = NULL;
-    shard_file *files = calloc((size_t)argc, sizeof *files);
+    const char *cmd = argv[0];
+    cli_args a;
+    int rc = cli_parse(&cli_cmd_merge_spec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    rc = CLI_EXIT_OK;
+    const char *output = cli_str(&a, OPT_OUTPUT);
+    shard_file *files = calloc(a.n_pos + 1, sizeof *files);
     if (!files)
         return CLI_EXIT_CHECK_FAILED;
     size_t n_files = 0;
-    int rc = CLI_EXIT_OK;
-    for (int i = 1; i < argc && rc == CLI_EXIT_OK; i++) {
-        const char *v = NULL;
-        bool missing = false;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage, stdout);
-            free(files);
-            return CLI_EXIT_OK;
-        } else if (cli_opt_value(argc, argv, &i, "--output", &v, &missing)) {
-            if (missing)
-                rc = cli_usage_error(cmd, "--output needs a FILE");
-            output = v;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            rc = cli_usage_error(cmd, "unknown option '%s'", argv[i]);
-        } else {
-            files[n_files++].path = argv[i];
-        }
-    }
+    for (size_t k = 0; k < a.n_pos; k++)
+        files[n_files++].path = a.pos[k];
     if (rc == CLI_EXIT_OK && n_files == 0)
         rc = cli_usage_error(cmd, "give the shard files to merge");
     for (size_t k = 0; k < n_files && rc == CLI_EXIT_OK; k++)

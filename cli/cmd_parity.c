@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 #include "sebt/grid.h"
 
 int cli_select_oracle_backend(const char *cmd, const char *name, const sebt_backend **out)
@@ -58,43 +59,6 @@ void cli_json_divergence(cli_json *j, const char *key, const sebt_divergence *d)
     cli_json_end_object(j);
 }
 
-static const char usage[] =
-    "usage: sebt parity --backend NAME [--data FILE]... [--grid FILE | --combos FILE]\n"
-    "                   [--gaps both|plain|filled] [--fill-gaps] [--lenient] [--threads N]\n"
-    "                   [--memory-budget BYTES] [--max-tie-rate R] [--format text|json]\n"
-    "\n"
-    "Runs every combo on the backend and checks it against the reference (SPEC §8):\n"
-    "exact backends bit for bit; tolerant ones within their tolerance, a differing\n"
-    "decision adjudicated only where the reference margin is a near-tie and the\n"
-    "backend's own operands are not the reference's bits (rounding can explain it).\n"
-    "\n"
-    "With no --data it checks the bundled data set (fixtures/data): each file as\n"
-    "loaded and gap-filled, smallest first, then the one-minute files joined into one\n"
-    "569,276-bar series run with a 1-byte memory budget (as many batches as the\n"
-    "backend makes). With no --grid or --combos it uses oracle/parity-combos.csv,\n"
-    "whose combos make every planted bug of sebt fuzz --self-test fail.\n"
-    "\n"
-    "  --backend NAME       reference, fast_cpu, cuda, cpu|gpu|auto, or mutant:BUG (see\n"
-    "                       sebt fuzz --help for the mutants)\n"
-    "  --data FILE          a data file (repeatable); CSV with a header or a Binance kline\n"
-    "                       file, .gz read as gzip\n"
-    "  --grid FILE          a parameter grid (as for sebt sweep)\n"
-    "  --combos FILE        a CSV of combos, one per row (as for sebt sweep)\n"
-    "  --gaps MODE          each --data file: both (default: as loaded, then gap-filled),\n"
-    "                       plain (as loaded) or filled (gap-filled)\n"
-    "  --fill-gaps          the same as --gaps filled\n"
-    "  --lenient            keep a bad row as a missing bar instead of failing\n"
-    "  --threads N          CPU threads, 1 to 4096 (default: OMP_NUM_THREADS, else every core)\n"
-    "  --memory-budget B    the backend's working-memory budget in bytes (default: its own)\n"
-    "  --max-tie-rate R     fail when more than R decisions per 10^6 are adjudicated ties\n"
-    "                       (default 100; exact backends never tie)\n"
-    "  --format FMT         text (default) or json\n"
-    "  --junit FILE         also write a JUnit XML report (a testcase per series) to FILE\n"
-    "  -h, --help           this help\n"
-    "\n"
-    "Exit codes: 0 every combo agrees, 1 a divergence or too many ties, 2 bad usage or\n"
-    "input, 3 no usable GPU.\n";
-
 #define MAX_DATA 8
 #define MAX_INPUTS 16
 
@@ -109,90 +73,83 @@ typedef struct {
     double max_tie_rate;
 } parity_args;
 
+enum { OPT_BACKEND, OPT_DATA, OPT_GRID, OPT_COMBOS, OPT_GAPS, OPT_FILL_GAPS, OPT_LENIENT, OPT_THREADS,
+       OPT_MEMORY_BUDGET, OPT_MAX_TIE_RATE, OPT_FORMAT, OPT_JUNIT };
+static const char *const gaps_modes[] = { "both", "plain", "filled", NULL };
+static const cli_opt parity_opts[] = {
+    [OPT_BACKEND] = { "--backend", CLI_TEXT, "NAME", "reference, fast_cpu, cuda, cpu|gpu|auto, or mutant:BUG (see\n"
+                      "sebt fuzz --help for the mutants)", .complete = cli_backend_words },
+    [OPT_DATA] = { "--data", CLI_FILE, "FILE", "a data file (repeatable); CSV with a header or a Binance kline\n"
+                   "file, .gz read as gzip", .flags = CLI_REPEAT, .max_count = MAX_DATA },
+    [OPT_GRID] = { "--grid", CLI_FILE, "FILE", "a parameter grid (as for sebt sweep)" },
+    [OPT_COMBOS] = { "--combos", CLI_FILE, "FILE", "a CSV of combos, one per row (as for sebt sweep)" },
+    [OPT_GAPS] = { "--gaps", CLI_CHOICE, "MODE", "each --data file: both (default: as loaded, then gap-filled),\n"
+                   "plain (as loaded) or filled (gap-filled)", .choices = gaps_modes },
+    [OPT_FILL_GAPS] = { "--fill-gaps", CLI_FLAG, NULL, "the same as --gaps filled" },
+    [OPT_LENIENT] = { "--lenient", CLI_FLAG, NULL, "keep a bad row as a missing bar instead of failing" },
+    [OPT_THREADS] = CLI_OPT_THREADS("CPU threads, 1 to 4096 (default: OMP_NUM_THREADS, else every core)"),
+    [OPT_MEMORY_BUDGET] = { "--memory-budget", CLI_UINT, "B",
+                            "the backend's working-memory budget in bytes (default: its own)", .umin = 1,
+                            .umax = CLI_UINT_MAX },
+    [OPT_MAX_TIE_RATE] = { "--max-tie-rate", CLI_REAL, "R",
+                           "fail when more than R decisions per 10^6 are adjudicated ties\n"
+                           "(default 100; exact backends never tie)", .rmin = 0, .rmax = 1e6 },
+    [OPT_FORMAT] = { "--format", CLI_CHOICE, "FMT", "text (default) or json", .choices = cli_text_json },
+    [OPT_JUNIT] = { "--junit", CLI_FILE, "FILE", "also write a JUnit XML report (a testcase per series) to FILE" },
+};
+
+const cli_command cli_cmd_parity_spec = {
+    .name = "parity",
+    .summary = "check a backend against the reference on real data",
+    .usage = "usage: sebt parity --backend NAME [--data FILE]... [--grid FILE | --combos FILE]\n"
+             "                   [--gaps both|plain|filled] [--fill-gaps] [--lenient] [--threads N]\n"
+             "                   [--memory-budget BYTES] [--max-tie-rate R] [--format text|json]\n",
+    .about = "Runs every combo on the backend and checks it against the reference (SPEC §8):\n"
+             "exact backends bit for bit; tolerant ones within their tolerance, a differing\n"
+             "decision adjudicated only where the reference margin is a near-tie and the\n"
+             "backend's own operands are not the reference's bits (rounding can explain it).\n"
+             "\n"
+             "With no --data it checks the bundled data set (fixtures/data): each file as\n"
+             "loaded and gap-filled, smallest first, then the one-minute files joined into one\n"
+             "569,276-bar series run with a 1-byte memory budget (as many batches as the\n"
+             "backend makes). With no --grid or --combos it uses oracle/parity-combos.csv,\n"
+             "whose combos make every planted bug of sebt fuzz --self-test fail.\n",
+    .opts = CLI_OPTS(parity_opts),
+    .epilog = "Exit codes: 0 every combo agrees, 1 a divergence or too many ties, 2 bad usage or\n"
+              "input, 3 no usable GPU.\n",
+    .fn = cli_cmd_parity,
+};
+
 static int parse_args(int argc, char **argv, parity_args *a)
 {
     const char *cmd = argv[0];
     memset(a, 0, sizeof *a);
     a->max_tie_rate = SEBT_DEFAULT_MAX_TIE_RATE;
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage, stdout);
-            return CLI_EXIT_OK;
-        }
-    bool have_gaps = false;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *v = NULL;
-        bool missing = false;
-        if (strcmp(arg, "--lenient") == 0) {
-            a->lenient = true;
-        } else if (strcmp(arg, "--fill-gaps") == 0) {
-            if (have_gaps && a->gaps != SEBT_PARITY_FILLED)
-                return cli_usage_error(cmd, "--fill-gaps contradicts the --gaps given");
-            a->gaps = SEBT_PARITY_FILLED;
-            have_gaps = true;
-        } else if (cli_opt_value(argc, argv, &i, "--gaps", &v, &missing)) {
-            sebt_parity_gaps g;
-            if (!missing && strcmp(v, "both") == 0)
-                g = SEBT_PARITY_BOTH;
-            else if (!missing && strcmp(v, "plain") == 0)
-                g = SEBT_PARITY_PLAIN;
-            else if (!missing && strcmp(v, "filled") == 0)
-                g = SEBT_PARITY_FILLED;
-            else
-                return cli_usage_error(cmd, "--gaps expects both, plain or filled");
-            if (have_gaps && a->gaps != g)
-                return cli_usage_error(cmd, "--gaps given twice (or with --fill-gaps) with different modes");
-            a->gaps = g;
-            have_gaps = true;
-        } else if (cli_opt_value(argc, argv, &i, "--data", &v, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--data needs a FILE");
-            if (a->n_data == MAX_DATA)
-                return cli_usage_error(cmd, "at most %d --data files", MAX_DATA);
-            a->data[a->n_data++] = v;
-        } else if (cli_opt_value(argc, argv, &i, "--grid", &v, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--grid needs a FILE");
-            a->grid = v;
-        } else if (cli_opt_value(argc, argv, &i, "--combos", &v, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--combos needs a FILE");
-            a->combos = v;
-        } else if (cli_opt_value(argc, argv, &i, "--backend", &v, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--backend needs a NAME");
-            a->backend = v;
-        } else if (cli_opt_value(argc, argv, &i, "--junit", &v, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--junit needs a FILE");
-            a->junit = v;
-        } else if (cli_opt_value(argc, argv, &i, "--format", &v, &missing)) {
-            if (missing || (strcmp(v, "text") != 0 && strcmp(v, "json") != 0))
-                return cli_usage_error(cmd, "--format expects text or json");
-            a->json = strcmp(v, "json") == 0;
-        } else if (cli_opt_value(argc, argv, &i, "--threads", &v, &missing)) {
-            if (cli_parse_threads(cmd, v, &a->threads) != CLI_EXIT_OK)
-                return CLI_EXIT_USAGE;
-        } else if (cli_opt_value(argc, argv, &i, "--memory-budget", &v, &missing)) {
-            char *end = NULL;
-            unsigned long long n = v && *v != '-' ? strtoull(v, &end, 10) : 0;
-            if (!v || end == v || *end || n < 1)
-                return cli_usage_error(cmd, "--memory-budget expects a number of bytes >= 1, got '%s'",
-                                       v ? v : "");
-            a->memory_budget = (size_t)n;
-        } else if (cli_opt_value(argc, argv, &i, "--max-tie-rate", &v, &missing)) {
-            char *end = NULL;
-            double r = v ? strtod(v, &end) : -1;
-            if (!v || end == v || *end || !(r >= 0) || r > 1e6)
-                return cli_usage_error(cmd, "--max-tie-rate expects ties per 10^6 decisions, 0 to 1000000, "
-                                       "got '%s'", v ? v : "");
-            a->max_tie_rate = r;
-        } else if (arg[0] == '-') {
-            return cli_usage_error(cmd, "unknown option '%s'", arg);
-        } else {
-            return cli_usage_error(cmd, "unexpected argument '%s'", arg);
-        }
+    cli_args o;
+    int rc = cli_parse(&cli_cmd_parity_spec, argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    static const sebt_parity_gaps modes[] = { SEBT_PARITY_BOTH, SEBT_PARITY_PLAIN, SEBT_PARITY_FILLED };
+    bool have_gaps = cli_given(&o, OPT_GAPS) || cli_given(&o, OPT_FILL_GAPS);
+    if (cli_given(&o, OPT_GAPS))
+        a->gaps = modes[o.v[OPT_GAPS].choice];
+    if (cli_given(&o, OPT_FILL_GAPS)) {
+        if (cli_given(&o, OPT_GAPS) && a->gaps != SEBT_PARITY_FILLED)
+            return cli_usage_error(cmd, "--fill-gaps contradicts the --gaps given");
+        a->gaps = SEBT_PARITY_FILLED;
     }
+    for (int k = 0; k < o.v[OPT_DATA].count; k++)
+        a->data[a->n_data++] = o.v[OPT_DATA].values[k];
+    a->grid = cli_str(&o, OPT_GRID);
+    a->combos = cli_str(&o, OPT_COMBOS);
+    a->backend = cli_str(&o, OPT_BACKEND);
+    a->junit = cli_str(&o, OPT_JUNIT);
+    a->json = cli_given(&o, OPT_FORMAT) && o.v[OPT_FORMAT].choice == 1;
+    a->lenient = cli_given(&o, OPT_LENIENT);
+    a->threads = (int)o.v[OPT_THREADS].u;
+    a->memory_budget = (size_t)o.v[OPT_MEMORY_BUDGET].u;
+    if (cli_given(&o, OPT_MAX_TIE_RATE))
+        a->max_tie_rate = o.v[OPT_MAX_TIE_RATE].r;
     if (a->grid && a->combos)
         return cli_usage_error(cmd, "give one of --grid FILE or --combos FILE, not both");
     if (!a->backend)

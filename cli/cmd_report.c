@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
 #include "report.h"
 
 #ifndef SEBT_GNUPLOT_PATH
@@ -31,12 +32,9 @@
  * noisy machine; not 0: someone should look, or re-run. */
 #define EXIT_INCONCLUSIVE 4
 
-static void usage(FILE *f)
+static void report_about(FILE *f)
 {
     fprintf(f,
-            "usage: sebt report --out DIR [--quick] [--history FILE|none]\n"
-            "       sebt report --out DIR --from BENCH.json [--history FILE|none [--append-history]]\n"
-            "       sebt report --baseline OLD.json NEW.json [--threshold PCT]\n\n"
             "The first form runs the benchmarks (sebt_bench, found next to sebt or through\n"
             "SEBT_BENCH_BINARY; its console output goes to DIR/bench.log) or reads an\n"
             "earlier run's JSON (--from), and writes DIR with index.html (opens without a\n"
@@ -56,13 +54,37 @@ static void usage(FILE *f)
             "Mann-Whitney U test (two-sided, alpha %.2f). A ratio whose median fell by more\n"
             "than PCT percent (default %.0f, the minimum effect size) is a regression when\n"
             "the test confirms it (p < alpha), and inconclusive when it does not.\n"
-            "Absolute times are shown, not gated.\n\n"
-            "Exit codes: 0 ok; 1 a backend failed parity in the run, or a regression;\n"
-            "2 bad usage or input, or the benchmark program or gnuplot is missing;\n"
-            "4 inconclusive (--baseline: a drop the repetitions cannot confirm: too noisy\n"
-            "or too few repetitions; run again on a quieter machine).\n",
+            "Absolute times are shown, not gated.\n",
             SEBT_HISTORY_DEFAULT[0] ? SEBT_HISTORY_DEFAULT : "none", SEBT_BASELINE_ALPHA, DEFAULT_THRESHOLD_PCT);
 }
+
+enum { OPT_OUT, OPT_QUICK, OPT_FROM, OPT_HISTORY, OPT_APPEND_HISTORY, OPT_BASELINE, OPT_THRESHOLD };
+static const cli_opt report_opts[] = {
+    [OPT_OUT] = { "--out", CLI_DIR, "DIR", "the report folder to write" },
+    [OPT_QUICK] = { "--quick", CLI_FLAG, NULL, "cap the sizes: about two minutes on two cores" },
+    [OPT_FROM] = { "--from", CLI_FILE, "BENCH.json", "draw the report of an earlier run instead of running" },
+    [OPT_HISTORY] = { "--history", CLI_FILE, "FILE|none", "the history file a new run appends to ('none': no history)" },
+    [OPT_APPEND_HISTORY] = { "--append-history", CLI_FLAG, NULL, "with --from: append that run to the history too" },
+    [OPT_BASELINE] = { "--baseline", CLI_FILE, "OLD.json NEW.json", "compare two runs' JSON and gate on regressions",
+                       .words = 2 },
+    [OPT_THRESHOLD] = { "--threshold", CLI_REAL, "PCT", "with --baseline: the drop in percent that counts",
+                        .rmin = 0, .rmax = INFINITY },
+};
+
+const cli_command cli_cmd_report_spec = {
+    .name = "report",
+    .summary = "benchmark and write a performance report",
+    .usage = "usage: sebt report --out DIR [--quick] [--history FILE|none]\n"
+             "       sebt report --out DIR --from BENCH.json [--history FILE|none [--append-history]]\n"
+             "       sebt report --baseline OLD.json NEW.json [--threshold PCT]\n",
+    .about_fn = report_about,
+    .opts = CLI_OPTS(report_opts),
+    .epilog = "Exit codes: 0 ok; 1 a backend failed parity in the run, or a regression;\n"
+              "2 bad usage or input, or the benchmark program or gnuplot is missing;\n"
+              "4 inconclusive (--baseline: a drop the repetitions cannot confirm: too noisy\n"
+              "or too few repetitions; run again on a quieter machine).\n",
+    .fn = cli_cmd_report,
+};
 
 /* ---- finding the programs ----------------------------------------------- */
 
@@ -366,51 +388,21 @@ done:
 
 int cli_cmd_report(int argc, char **argv)
 {
-    const char *out = NULL, *from = NULL, *old_path = NULL, *new_path = NULL;
-    const char *history = SEBT_HISTORY_DEFAULT[0] ? SEBT_HISTORY_DEFAULT : NULL;
-    bool have_history = false, force_append = false;
-    bool quick = false, have_threshold = false;
-    double threshold = DEFAULT_THRESHOLD_PCT;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            usage(stdout);
-            return CLI_EXIT_OK;
-        } else if (strcmp(a, "--quick") == 0) {
-            quick = true;
-        } else if (strcmp(a, "--append-history") == 0) {
-            force_append = true;
-        } else if (strcmp(a, "--history") == 0) {
-            if (i + 1 >= argc)
-                return cli_usage_error(CMD, "--history needs a file (or none)");
-            const char *v = argv[++i];
-            history = strcmp(v, "none") == 0 ? NULL : v;
-            have_history = true;
-        } else if (strcmp(a, "--out") == 0 || strcmp(a, "--from") == 0 || strcmp(a, "--threshold") == 0) {
-            if (i + 1 >= argc)
-                return cli_usage_error(CMD, "%s needs a value", a);
-            const char *v = argv[++i];
-            if (strcmp(a, "--out") == 0) {
-                out = v;
-            } else if (strcmp(a, "--from") == 0) {
-                from = v;
-            } else {
-                char *end;
-                errno = 0;
-                threshold = strtod(v, &end);
-                if (end == v || *end != '\0' || errno || !isfinite(threshold) || threshold < 0)
-                    return cli_usage_error(CMD, "--threshold takes a percentage >= 0, got '%s'", v);
-                have_threshold = true;
-            }
-        } else if (strcmp(a, "--baseline") == 0) {
-            if (i + 2 >= argc)
-                return cli_usage_error(CMD, "--baseline needs two files: OLD.json NEW.json");
-            old_path = argv[++i];
-            new_path = argv[++i];
-        } else {
-            return cli_usage_error(CMD, "unknown argument '%s'", a);
-        }
+    cli_args o;
+    int rc = cli_parse(&cli_cmd_report_spec, argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    const char *out = cli_str(&o, OPT_OUT), *from = cli_str(&o, OPT_FROM), *old_path = NULL, *new_path = NULL;
+    if (cli_given(&o, OPT_BASELINE)) {
+        old_path = o.v[OPT_BASELINE].values[0];
+        new_path = o.v[OPT_BASELINE].values[1];
     }
+    const char *history = SEBT_HISTORY_DEFAULT[0] ? SEBT_HISTORY_DEFAULT : NULL;
+    bool have_history = cli_given(&o, OPT_HISTORY), force_append = cli_given(&o, OPT_APPEND_HISTORY);
+    if (have_history)
+        history = strcmp(cli_str(&o, OPT_HISTORY), "none") == 0 ? NULL : cli_str(&o, OPT_HISTORY);
+    bool quick = cli_given(&o, OPT_QUICK), have_threshold = cli_given(&o, OPT_THRESHOLD);
+    double threshold = have_threshold ? o.v[OPT_THRESHOLD].r : DEFAULT_THRESHOLD_PCT;
     if (old_path) {
         if (out || from || quick || have_history)
             return cli_usage_error(CMD, "--baseline compares two files; it takes no --out, --from, --quick or "

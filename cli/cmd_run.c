@@ -5,30 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-
-static const char usage[] =
-    "usage: sebt run --data FILE [--set NAME=VALUE]... [--backend NAME]\n"
-    "                [--format json|csv|text] [--output FILE] [--lenient] [--fill-gaps]\n"
-    "\n"
-    "One backtest of one parameter combo over a data file.\n"
-    "\n"
-    "  --data FILE        CSV with a header, or a Binance kline file; .gz is read as gzip\n"
-    "  --set NAME=VALUE   a parameter of the strategy (repeatable); booleans true|false.\n"
-    "                     Names: ema_fast ema_slow z_window atr_window vol_z tr_z cloc_min\n"
-    "                     use_stop atr_stop_mult use_tp reward_r use_time max_hold fee_bp\n"
-    "                     slippage_bp (defaults: SPEC.md section 2)\n"
-    "  --backend NAME     reference, fast_cpu, cuda, or cpu|gpu|auto\n"
-    "                     (default: BACKTEST_BACKEND, else cpu)\n"
-    "  --format FMT       json (default; the stable machine format), csv (one row per\n"
-    "                     trade) or text (aligned columns, then a summary that says what\n"
-    "                     each figure means)\n"
-    "  --output FILE      write there instead of stdout\n"
-    "  --lenient          keep a bad row as a missing bar (counted on stderr) instead of failing\n"
-    "  --fill-gaps        insert missing bars where timestamps skip (without it, gaps are\n"
-    "                     counted in a warning on stderr)\n"
-    "  -h, --help         this help\n"
-    "\n"
-    "Exit codes: 0 ok, 2 bad usage, parameter or input, 3 no usable GPU.\n";
+#include "options.h"
 
 typedef enum { FORMAT_JSON, FORMAT_CSV, FORMAT_TEXT } run_format;
 
@@ -214,7 +191,7 @@ int cli_cmd_run(int argc, char **argv)
 {
     const char *cmd = argv[0];
     cli_combo_args a;
-    int rc = cli_parse_combo_args(argc, argv, true, usage, &a);
+    int rc = cli_parse_combo_args(&cli_cmd_run_spec, argc, argv, &a);
     if (rc >= 0)
         return rc;
 
@@ -285,3 +262,35 @@ done:
     sebt_series_free(&s);
     return rc;
 }
+
+static const char *const run_formats[] = { "json", "csv", "text", NULL };
+
+static const cli_opt run_opts[] = {
+    [COMBO_DATA] = { "--data", CLI_FILE, "FILE", "CSV with a header, or a Binance kline file; .gz is read as gzip" },
+    [COMBO_SET] = { "--set", CLI_ASSIGN, "NAME=VALUE",
+                    "a parameter of the strategy (repeatable); booleans true|false.\n"
+                    "Names: ema_fast ema_slow z_window atr_window vol_z tr_z cloc_min\n"
+                    "use_stop atr_stop_mult use_tp reward_r use_time max_hold fee_bp\n"
+                    "slippage_bp (defaults: SPEC.md section 2)", .flags = CLI_REPEAT },
+    [COMBO_BACKEND] = { "--backend", CLI_TEXT, "NAME", "reference, fast_cpu, cuda, or cpu|gpu|auto\n"
+                        "(default: BACKTEST_BACKEND, else cpu)", .complete = cli_backend_words },
+    [COMBO_OUTPUT] = { "--output", CLI_FILE, "FILE", "write there instead of stdout" },
+    [COMBO_LENIENT] = { "--lenient", CLI_FLAG, NULL,
+                        "keep a bad row as a missing bar (counted on stderr) instead of failing" },
+    [COMBO_FILL_GAPS] = { "--fill-gaps", CLI_FLAG, NULL, "insert missing bars where timestamps skip (without it, gaps are\n"
+                          "counted in a warning on stderr)" },
+    [COMBO_FORMAT] = { "--format", CLI_CHOICE, "FMT", "json (default; the stable machine format), csv (one row per\n"
+                       "trade) or text (aligned columns, then a summary that says what\n"
+                       "each figure means)", .choices = run_formats },
+};
+
+const cli_command cli_cmd_run_spec = {
+    .name = "run",
+    .summary = "one backtest of one combo over a data file",
+    .usage = "usage: sebt run --data FILE [--set NAME=VALUE]... [--backend NAME]\n"
+             "                [--format json|csv|text] [--output FILE] [--lenient] [--fill-gaps]\n",
+    .about = "One backtest of one parameter combo over a data file.\n",
+    .opts = CLI_OPTS(run_opts),
+    .epilog = "Exit codes: 0 ok, 2 bad usage, parameter or input, 3 no usable GPU.\n",
+    .fn = cli_cmd_run,
+};

@@ -13,47 +13,11 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "options.h"
 #include "mpi.h"
 #include "sebt/grid.h"
 #include "sebt/shard.h"
 #include "sweep.h"
-
-static const char usage[] =
-    "usage: sebt sweep --data FILE (--grid FILE | --combos FILE) [options]\n"
-    "\n"
-    "Backtests every combo of a grid (or of a combos CSV) over one series and\n"
-    "prints one row per combo, in input order whatever the thread count.\n"
-    "\n"
-    "  --data FILE        the bars (CSV or Binance klines, .gz read as is)\n"
-    "  --grid FILE        one parameter per line: a list 'vol_z = 1.5, 2.0' or a\n"
-    "                     range 'ema_fast = 24:192:24' (stop included when it lands);\n"
-    "                     # comments; unnamed parameters keep their defaults; the\n"
-    "                     combos are the product, the file's first parameter slowest\n"
-    "  --combos FILE      CSV: a header of parameter names, then one combo per row\n"
-    "  --backend NAME     fast_cpu (default), reference, cuda, or cpu|gpu|auto\n"
-    "  --threads N        CPU threads, 1 to 4096 (default: OMP_NUM_THREADS, else every core)\n"
-    "  --top K            keep the K best combos, best first\n"
-    "  --by METRIC        what --top ranks by: sharpe (default), n, win_rate, avg_r,\n"
-    "                     total_pnl, max_dd (higher is better; ties keep input order)\n"
-    "  --trades DIR       also write each listed combo's trades to DIR/combo_<index>.csv\n"
-    "  --format FMT       csv (default), json, or text: for people, the best combos by\n"
-    "                     --by as an aligned table (the top 10 unless --top K)\n"
-    "  --output FILE      write there instead of stdout (atomically: the file appears\n"
-    "                     whole when the sweep is done, never in part)\n"
-    "  --lenient          turn rejected rows into missing bars (counted on stderr)\n"
-    "  --fill-gaps        insert missing bars where timestamps skip\n"
-    "\n"
-    "Spanning machines:\n"
-    "  --shard I/N        run only the I-th of N deterministic shards (1 <= I <= N) and\n"
-    "                     write a shard file; `sebt merge` joins the N files into the\n"
-    "                     bytes of the whole sweep (--format and --top apply there)\n"
-    "  --checkpoint DIR   keep finished chunks in DIR (written durably); the same\n"
-    "                     command after a crash or a kill resumes where it stopped\n"
-    "  --chunk N          combos per checkpoint chunk (default: 1% of the work)\n"
-    "  Under mpirun/srun the ranks share the combos and rank 0 writes the output.\n"
-    "\n"
-    "Columns: combo (0-based input index), the 15 parameters, n, win_rate, avg_r,\n"
-    "total_pnl, max_dd, sharpe, open_at_end (0|1), valid_bars.\n";
 
 static int write_trades(const char *cmd, const char *dir, size_t idx, const sebt_series *s,
                         const sebt_result *r)
@@ -126,72 +90,89 @@ static bool parse_shard(const char *v, unsigned *i, unsigned *n)
     return true;
 }
 
+enum { OPT_DATA, OPT_GRID, OPT_COMBOS, OPT_BACKEND, OPT_THREADS, OPT_TOP, OPT_BY, OPT_TRADES, OPT_FORMAT,
+       OPT_OUTPUT, OPT_LENIENT, OPT_FILL_GAPS, OPT_SHARD, OPT_CHECKPOINT, OPT_CHUNK };
+static const char *const sweep_formats[] = { "csv", "json", "text", NULL };
+static const char *const sweep_metrics[] = { "sharpe", "n", "win_rate", "avg_r", "total_pnl", "max_dd", NULL };
+static const cli_opt sweep_opts[] = {
+    [OPT_DATA] = { "--data", CLI_FILE, "FILE", "the bars (CSV or Binance klines, .gz read as is)" },
+    [OPT_GRID] = { "--grid", CLI_FILE, "FILE", "one parameter per line: a list 'vol_z = 1.5, 2.0' or a\n"
+                   "range 'ema_fast = 24:192:24' (stop included when it lands);\n"
+                   "# comments; unnamed parameters keep their defaults; the\n"
+                   "combos are the product, the file's first parameter slowest" },
+    [OPT_COMBOS] = { "--combos", CLI_FILE, "FILE", "CSV: a header of parameter names, then one combo per row" },
+    [OPT_BACKEND] = { "--backend", CLI_TEXT, "NAME", "fast_cpu (default), reference, cuda, or cpu|gpu|auto",
+                      .complete = cli_backend_words },
+    [OPT_THREADS] = CLI_OPT_THREADS("CPU threads, 1 to 4096 (default: OMP_NUM_THREADS, else every core)"),
+    [OPT_TOP] = { "--top", CLI_UINT, "K", "keep the K best combos, best first", .umin = 1, .umax = 1000000000 },
+    [OPT_BY] = { "--by", CLI_CHOICE, "METRIC", "what --top ranks by: sharpe (default), n, win_rate, avg_r,\n"
+                 "total_pnl, max_dd (higher is better; ties keep input order)", .choices = sweep_metrics },
+    [OPT_TRADES] = { "--trades", CLI_DIR, "DIR", "also write each listed combo's trades to DIR/combo_<index>.csv" },
+    [OPT_FORMAT] = { "--format", CLI_CHOICE, "FMT", "csv (default), json, or text: for people, the best combos by\n"
+                     "--by as an aligned table (the top 10 unless --top K)", .choices = sweep_formats },
+    [OPT_OUTPUT] = { "--output", CLI_FILE, "FILE", "write there instead of stdout (atomically: the file appears\n"
+                     "whole when the sweep is done, never in part)" },
+    [OPT_LENIENT] = { "--lenient", CLI_FLAG, NULL, "turn rejected rows into missing bars (counted on stderr)" },
+    [OPT_FILL_GAPS] = { "--fill-gaps", CLI_FLAG, NULL, "insert missing bars where timestamps skip" },
+    [OPT_SHARD] = { "--shard", CLI_TEXT, "I/N", "run only the I-th of N deterministic shards (1 <= I <= N) and\n"
+                    "write a shard file; `sebt merge` joins the N files into the\n"
+                    "bytes of the whole sweep (--format and --top apply there)",
+                    .section = "Spanning machines (under mpirun/srun the ranks share the combos and rank 0\n"
+                               "writes the output):" },
+    [OPT_CHECKPOINT] = { "--checkpoint", CLI_DIR, "DIR", "keep finished chunks in DIR (written durably); the same\n"
+                         "command after a crash or a kill resumes where it stopped" },
+    [OPT_CHUNK] = { "--chunk", CLI_UINT, "N", "combos per checkpoint chunk (default: 1% of the work)", .umin = 1,
+                    .umax = 1000000000 },
+};
+
+const cli_command cli_cmd_sweep_spec = {
+    .name = "sweep",
+    .summary = "backtest a grid or a list of combos",
+    .usage = "usage: sebt sweep --data FILE (--grid FILE | --combos FILE) [options]\n",
+    .about = "Backtests every combo of a grid (or of a combos CSV) over one series and\n"
+             "prints one row per combo, in input order whatever the thread count.\n",
+    .opts = CLI_OPTS(sweep_opts),
+    .epilog = "Columns: combo (0-based input index), the 15 parameters, n, win_rate, avg_r,\n"
+              "total_pnl, max_dd, sharpe, open_at_end (0|1), valid_bars.\n",
+    .fn = cli_cmd_sweep,
+    .mpi = true,
+};
+
 /* Returns -1 to go on, else an exit code. */
 static int parse_args(int argc, char **argv, sweep_args *a)
 {
     const char *cmd = argv[0];
     memset(a, 0, sizeof *a);
-    for (int i = 1; i < argc; i++) {
-        const char *v = NULL;
-        bool missing = false;
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            if (cli_mpi.rank == 0)
-                fputs(usage, stdout);
-            return CLI_EXIT_OK;
-        } else if (strcmp(argv[i], "--lenient") == 0) {
-            a->lenient = true;
-        } else if (strcmp(argv[i], "--fill-gaps") == 0) {
-            a->fill_gaps = true;
-        } else if (cli_opt_value(argc, argv, &i, "--data", &v, &missing)) {
-            a->data = v;
-        } else if (cli_opt_value(argc, argv, &i, "--grid", &v, &missing)) {
-            a->grid = v;
-        } else if (cli_opt_value(argc, argv, &i, "--combos", &v, &missing)) {
-            a->combos = v;
-        } else if (cli_opt_value(argc, argv, &i, "--backend", &v, &missing)) {
-            a->backend = v;
-        } else if (cli_opt_value(argc, argv, &i, "--trades", &v, &missing)) {
-            a->trades = v;
-        } else if (cli_opt_value(argc, argv, &i, "--format", &v, &missing)) {
-            a->format = v;
-        } else if (cli_opt_value(argc, argv, &i, "--output", &v, &missing)) {
-            a->output = v;
-        } else if (cli_opt_value(argc, argv, &i, "--by", &v, &missing)) {
-            a->by = v;
-        } else if (cli_opt_value(argc, argv, &i, "--checkpoint", &v, &missing)) {
-            a->checkpoint = v;
-        } else if (cli_opt_value(argc, argv, &i, "--threads", &v, &missing)) {
-            int t = 0;
-            if (!missing && cli_parse_threads(cmd, v, &t) != CLI_EXIT_OK)
-                return CLI_EXIT_USAGE;
-            a->threads = t;
-        } else if (cli_opt_value(argc, argv, &i, "--chunk", &v, &missing)) {
-            if (!missing && !parse_count(v, &a->chunk))
-                return cli_usage_error(cmd, "--chunk %s: expected a whole number of combos >= 1", v);
-        } else if (cli_opt_value(argc, argv, &i, "--top", &v, &missing)) {
-            if (!missing && !parse_count(v, &a->top))
-                return cli_usage_error(cmd, "--top %s: expected a whole number >= 1", v);
-            a->have_top = true;
-        } else if (cli_opt_value(argc, argv, &i, "--shard", &v, &missing)) {
-            if (!missing && !parse_shard(v, &a->shard_i, &a->shard_n))
-                return cli_usage_error(cmd, "--shard %s: expected I/N, two whole numbers with 1 <= I <= N "
-                                       "(shards are numbered from 1)", v);
-            if (!missing && a->shard_i > a->shard_n)
-                return cli_usage_error(cmd, "--shard %s: shard %u does not exist: shards are numbered 1 to %u",
-                                       v, a->shard_i, a->shard_n);
-        } else {
-            return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
-        }
-        if (missing)
-            return cli_usage_error(cmd, "%s needs a value", argv[i]);
-    }
+    cli_args o;
+    int rc = cli_parse(&cli_cmd_sweep_spec, argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    a->data = cli_str(&o, OPT_DATA);
+    a->grid = cli_str(&o, OPT_GRID);
+    a->combos = cli_str(&o, OPT_COMBOS);
+    a->backend = cli_str(&o, OPT_BACKEND);
+    a->trades = cli_str(&o, OPT_TRADES);
+    a->format = cli_str(&o, OPT_FORMAT);
+    a->output = cli_str(&o, OPT_OUTPUT);
+    a->by = cli_str(&o, OPT_BY);
+    a->checkpoint = cli_str(&o, OPT_CHECKPOINT);
+    a->threads = (long)o.v[OPT_THREADS].u;
+    a->chunk = (long)o.v[OPT_CHUNK].u;
+    a->top = (long)o.v[OPT_TOP].u;
+    a->have_top = cli_given(&o, OPT_TOP);
+    a->lenient = cli_given(&o, OPT_LENIENT);
+    a->fill_gaps = cli_given(&o, OPT_FILL_GAPS);
+    const char *v = cli_str(&o, OPT_SHARD);
+    if (v && !parse_shard(v, &a->shard_i, &a->shard_n))
+        return cli_usage_error(cmd, "--shard %s: expected I/N, two whole numbers with 1 <= I <= N "
+                               "(shards are numbered from 1)", v);
+    if (v && a->shard_i > a->shard_n)
+        return cli_usage_error(cmd, "--shard %s: shard %u does not exist: shards are numbered 1 to %u",
+                               v, a->shard_i, a->shard_n);
     if (!a->data)
         return cli_usage_error(cmd, "--data FILE is required");
     if (!a->grid == !a->combos)
         return cli_usage_error(cmd, "give exactly one of --grid FILE and --combos FILE");
-    if (a->format && strcmp(a->format, "csv") != 0 && strcmp(a->format, "json") != 0 &&
-        strcmp(a->format, "text") != 0)
-        return cli_usage_error(cmd, "--format %s: expected csv, json or text", a->format);
     bool text = a->format && strcmp(a->format, "text") == 0;
     if (a->by && !a->have_top && !text)
         return cli_usage_error(cmd, "--by ranks the combos kept by --top K: give --top too");

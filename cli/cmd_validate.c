@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
 #include "select.h"
 
 /* Messages and commands are built in fixed buffers that live in shared
@@ -48,51 +49,6 @@
 #define MAX_DATA 8             /* --data files; each runs plain and gap-filled */
 #define MAX_INPUTS 16
 #define MAX_CHECKS 512
-
-static const char usage_text[] =
-    "usage: sebt validate --backend NAME|PATH [--time SECONDS] [--seed S] [--threads N]\n"
-    "                     [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR]\n"
-    "                     [--isolate | --no-isolate]\n"
-    "                     [--format text|json] [--junit FILE] [--markdown FILE]\n"
-    "       sebt validate --backend NAME|PATH --replay FIXTURE_DIR\n"
-    "\n"
-    "The release gate for one backend: a built-in one (fast_cpu, cuda) or a plugin\n"
-    "(a path: ./libmine.so). In one run it\n"
-    "  replays every fixture of fixtures/regressions against the reference,\n"
-    "  checks parity on every bundled real series, plain and gap-filled, with the\n"
-    "    parity combos (exact: bit for bit; tolerant: within tol, ties adjudicated),\n"
-    "  fuzzes it for --time seconds (series up to thousands of bars, up to 6 combos a\n"
-    "    batch, 1 to N threads), shrinking a divergence to a small reproducer,\n"
-    "  proves the harness is not vacuous: every mutant (planted bug) is caught in this\n"
-    "    run, and the backend produced trades on real data,\n"
-    "  times a fixed sweep against fast_cpu (reported; a gate only with --min-speedup).\n"
-    "Each check runs in a child process: a crash is reported as a crash, with the\n"
-    "command that reproduces it.\n"
-    "\n"
-    "  --backend X        fast_cpu, cuda, reference, or the path of a plugin\n"
-    "  --time SECONDS     fuzz budget (default 120)\n"
-    "  --seed S           first fuzz seed (default 1); round k uses seed S+k\n"
-    "  --threads N        most threads given to the backend (default: OMP_NUM_THREADS or\n"
-    "                     all cores); fuzz rounds cycle 1, 2, ..., N\n"
-    "  --data FILE        check parity on FILE instead of the bundled series (repeatable)\n"
-    "  --min-speedup X    fail unless the backend is at least X times fast_cpu's speed\n"
-    "  --no-speed         skip the speed stage\n"
-    "  --save DIR         where a fuzz reproducer is written (default ./sebt-validate)\n"
-    "  --replay DIR       only replay this fixture folder (what a failure tells you to run)\n"
-    "  --no-isolate       run the checks in this process (a crash then ends the run);\n"
-    "                     the default for cuda, whose CUDA context does not survive fork\n"
-    "  --isolate          one child process per check (the default for other backends)\n"
-    "  --format FMT       text (default) or json, on stdout\n"
-    "  --junit FILE       JUnit XML: one testcase per stage and data set\n"
-    "  --markdown FILE    a summary for a CI job page (GitHub's $GITHUB_STEP_SUMMARY)\n"
-    "  -h, --help         this help\n"
-    "\n"
-    "Environment: SEBT_SHARE_DIR, the folder holding fixtures/ and parity-combos.csv\n"
-    "(default: PREFIX/share/sebt beside an installed sebt, else the source tree).\n"
-    "\n"
-    "Exit codes: 0 every check passed, 1 a check failed (divergence, crash, mutant\n"
-    "missed, no trades, too slow), 2 bad usage, bad input or a plugin that does not\n"
-    "load, 3 the backend needs a GPU and none is usable.\n";
 
 typedef struct {
     const char *backend;
@@ -879,6 +835,62 @@ static const char *base_name(const char *path)
 
 /* ---- options -------------------------------------------------------------------- */
 
+enum { OPT_BACKEND, OPT_TIME, OPT_SEED, OPT_THREADS, OPT_DATA, OPT_MIN_SPEEDUP, OPT_NO_SPEED, OPT_SAVE,
+       OPT_REPLAY, OPT_NO_ISOLATE, OPT_ISOLATE, OPT_FORMAT, OPT_JUNIT, OPT_MARKDOWN };
+static const cli_opt validate_opts[] = {
+    [OPT_BACKEND] = { "--backend", CLI_TEXT, "X", "fast_cpu, cuda, reference, or the path of a plugin",
+                      .complete = cli_backend_words },
+    [OPT_TIME] = { "--time", CLI_REAL, "SECONDS", "fuzz budget (default 120)", .flags = CLI_ABOVE_MIN, .rmin = 0,
+                   .rmax = 1e6 },
+    [OPT_SEED] = { "--seed", CLI_UINT, "S", "first fuzz seed (default 1); round k uses seed S+k",
+                   .umax = CLI_UINT_MAX },
+    [OPT_THREADS] = CLI_OPT_THREADS("most threads given to the backend (default: OMP_NUM_THREADS or\n"
+                                    "all cores); fuzz rounds cycle 1, 2, ..., N"),
+    [OPT_DATA] = { "--data", CLI_FILE, "FILE", "check parity on FILE instead of the bundled series (repeatable)",
+                   .flags = CLI_REPEAT, .max_count = MAX_DATA },
+    [OPT_MIN_SPEEDUP] = { "--min-speedup", CLI_REAL, "X", "fail unless the backend is at least X times fast_cpu's speed",
+                          .flags = CLI_ABOVE_MIN, .rmin = 0, .rmax = INFINITY },
+    [OPT_NO_SPEED] = { "--no-speed", CLI_FLAG, NULL, "skip the speed stage" },
+    [OPT_SAVE] = { "--save", CLI_DIR, "DIR", "where a fuzz reproducer is written (default ./sebt-validate)" },
+    [OPT_REPLAY] = { "--replay", CLI_DIR, "DIR", "only replay this fixture folder (what a failure tells you to run)" },
+    [OPT_NO_ISOLATE] = { "--no-isolate", CLI_FLAG, NULL, "run the checks in this process (a crash then ends the run);\n"
+                         "the default for cuda, whose CUDA context does not survive fork" },
+    [OPT_ISOLATE] = { "--isolate", CLI_FLAG, NULL, "one child process per check (the default for other backends)" },
+    [OPT_FORMAT] = { "--format", CLI_CHOICE, "FMT", "text (default) or json, on stdout", .choices = cli_text_json },
+    [OPT_JUNIT] = { "--junit", CLI_FILE, "FILE", "JUnit XML: one testcase per stage and data set" },
+    [OPT_MARKDOWN] = { "--markdown", CLI_FILE, "FILE", "a summary for a CI job page (GitHub's $GITHUB_STEP_SUMMARY)" },
+};
+
+const cli_command cli_cmd_validate_spec = {
+    .name = "validate",
+    .summary = "the release gate for one backend or plugin: replay, parity, fuzz, speed",
+    .usage = "usage: sebt validate --backend NAME|PATH [--time SECONDS] [--seed S] [--threads N]\n"
+             "                     [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR]\n"
+             "                     [--isolate | --no-isolate]\n"
+             "                     [--format text|json] [--junit FILE] [--markdown FILE]\n"
+             "       sebt validate --backend NAME|PATH --replay FIXTURE_DIR\n",
+    .about = "The release gate for one backend: a built-in one (fast_cpu, cuda) or a plugin\n"
+             "(a path: ./libmine.so). In one run it\n"
+             "  replays every fixture of fixtures/regressions against the reference,\n"
+             "  checks parity on every bundled real series, plain and gap-filled, with the\n"
+             "    parity combos (exact: bit for bit; tolerant: within tol, ties adjudicated),\n"
+             "  fuzzes it for --time seconds (series up to thousands of bars, up to 6 combos a\n"
+             "    batch, 1 to N threads), shrinking a divergence to a small reproducer,\n"
+             "  proves the harness is not vacuous: every mutant (planted bug) is caught in this\n"
+             "    run, and the backend produced trades on real data,\n"
+             "  times a fixed sweep against fast_cpu (reported; a gate only with --min-speedup).\n"
+             "Each check runs in a child process: a crash is reported as a crash, with the\n"
+             "command that reproduces it.\n",
+    .opts = CLI_OPTS(validate_opts),
+    .epilog = "Environment: SEBT_SHARE_DIR, the folder holding fixtures/ and parity-combos.csv\n"
+              "(default: PREFIX/share/sebt beside an installed sebt, else the source tree).\n"
+              "\n"
+              "Exit codes: 0 every check passed, 1 a check failed (divergence, crash, mutant\n"
+              "missed, no trades, too slow), 2 bad usage, bad input or a plugin that does not\n"
+              "load, 3 the backend needs a GPU and none is usable.\n",
+    .fn = cli_cmd_validate,
+};
+
 static int parse_args(int argc, char **argv, validate_args *a)
 {
     const char *cmd = argv[0];
@@ -887,76 +899,32 @@ static int parse_args(int argc, char **argv, validate_args *a)
     a->seed = 1;
     a->save_dir = "sebt-validate";
     a->isolate = -1;
-    for (int i = 1; i < argc; i++)
-        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage_text, stdout);
-            return CLI_EXIT_OK;
-        }
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *v = NULL;
-        bool missing = false;
-        char *end = NULL;
-        if (strcmp(arg, "--no-speed") == 0) {
-            a->no_speed = true;
-        } else if (strcmp(arg, "--isolate") == 0) {
-            a->isolate = 1;
-        } else if (strcmp(arg, "--no-isolate") == 0) {
-            a->isolate = 0;
-        } else if (cli_opt_value(argc, argv, &i, "--backend", &v, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--backend needs a NAME or the PATH of a plugin");
-            a->backend = v;
-        } else if (cli_opt_value(argc, argv, &i, "--time", &v, &missing)) {
-            a->time_s = v ? strtod(v, &end) : 0;
-            if (!v || end == v || *end || !(a->time_s > 0) || a->time_s > 1e6)
-                return cli_usage_error(cmd, "--time expects a number of seconds > 0, got '%s'", v ? v : "");
-        } else if (cli_opt_value(argc, argv, &i, "--seed", &v, &missing)) {
-            unsigned long long x = v && *v && *v != '-' ? strtoull(v, &end, 10) : 0;
-            if (!v || !*v || *v == '-' || *end)
-                return cli_usage_error(cmd, "--seed expects a whole number, got '%s'", v ? v : "");
-            a->seed = x;
-        } else if (cli_opt_value(argc, argv, &i, "--threads", &v, &missing)) {
-            long n = v ? strtol(v, &end, 10) : 0;
-            if (!v || end == v || *end || n < 1 || n > 4096)
-                return cli_usage_error(cmd, "--threads expects a whole number from 1 to 4096, got '%s'",
-                                       v ? v : "");
-            a->threads = (int)n;
-        } else if (cli_opt_value(argc, argv, &i, "--data", &v, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--data needs a FILE");
-            if (a->n_data == MAX_DATA)
-                return cli_usage_error(cmd, "at most %d --data files", MAX_DATA);
-            a->data[a->n_data++] = v;
-        } else if (cli_opt_value(argc, argv, &i, "--min-speedup", &v, &missing)) {
-            a->min_speedup = v ? strtod(v, &end) : 0;
-            if (!v || end == v || *end || !(a->min_speedup > 0) || !isfinite(a->min_speedup))
-                return cli_usage_error(cmd, "--min-speedup expects a ratio > 0, got '%s'", v ? v : "");
-        } else if (cli_opt_value(argc, argv, &i, "--save", &v, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--save needs a DIR");
-            a->save_dir = v;
-        } else if (cli_opt_value(argc, argv, &i, "--replay", &v, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--replay needs a fixture DIR");
-            a->replay = v;
-        } else if (cli_opt_value(argc, argv, &i, "--format", &v, &missing)) {
-            if (missing || (strcmp(v, "text") != 0 && strcmp(v, "json") != 0))
-                return cli_usage_error(cmd, "--format expects text or json");
-            a->json = strcmp(v, "json") == 0;
-        } else if (cli_opt_value(argc, argv, &i, "--junit", &v, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--junit needs a FILE");
-            a->junit = v;
-        } else if (cli_opt_value(argc, argv, &i, "--markdown", &v, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--markdown needs a FILE");
-            a->markdown = v;
-        } else if (arg[0] == '-') {
-            return cli_usage_error(cmd, "unknown option '%s'", arg);
-        } else {
-            return cli_usage_error(cmd, "unexpected argument '%s'", arg);
-        }
-    }
+    cli_args o;
+    int rc = cli_parse(&cli_cmd_validate_spec, argc, argv, &o);
+    if (rc >= 0)
+        return rc;
+    a->no_speed = cli_given(&o, OPT_NO_SPEED);
+    if (cli_given(&o, OPT_ISOLATE) && cli_given(&o, OPT_NO_ISOLATE))
+        return cli_usage_error(cmd, "--isolate and --no-isolate contradict each other");
+    if (cli_given(&o, OPT_ISOLATE))
+        a->isolate = 1;
+    if (cli_given(&o, OPT_NO_ISOLATE))
+        a->isolate = 0;
+    a->backend = cli_str(&o, OPT_BACKEND);
+    if (cli_given(&o, OPT_TIME))
+        a->time_s = o.v[OPT_TIME].r;
+    if (cli_given(&o, OPT_SEED))
+        a->seed = o.v[OPT_SEED].u;
+    a->threads = (int)o.v[OPT_THREADS].u;
+    for (int k = 0; k < o.v[OPT_DATA].count; k++)
+        a->data[a->n_data++] = o.v[OPT_DATA].values[k];
+    a->min_speedup = o.v[OPT_MIN_SPEEDUP].r;
+    if (cli_given(&o, OPT_SAVE))
+        a->save_dir = cli_str(&o, OPT_SAVE);
+    a->replay = cli_str(&o, OPT_REPLAY);
+    a->json = cli_given(&o, OPT_FORMAT) && o.v[OPT_FORMAT].choice == 1;
+    a->junit = cli_str(&o, OPT_JUNIT);
+    a->markdown = cli_str(&o, OPT_MARKDOWN);
     if (!a->backend)
         return cli_usage_error(cmd, "--backend NAME|PATH is required");
     return -1;

@@ -1,69 +1,37 @@
 /* The options that `sebt run` and `sebt features` share: one data file,
- * one combo, one backend. */
+ * one combo, one backend. Their tables (cmd_run.c, cmd_features.c) list
+ * these options in the order of cli_combo_opt. */
 #include <string.h>
 
 #include "cli.h"
+#include "options.h"
 
-static bool is_help(const char *arg)
+int cli_parse_combo_args(const cli_command *c, int argc, char **argv, cli_combo_args *out)
 {
-    return strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0;
-}
-
-int cli_parse_combo_args(int argc, char **argv, bool allow_format, const char *usage,
-                         cli_combo_args *out)
-{
-    const char *cmd = argv[0];
+    const char *cmd = c->name;
     memset(out, 0, sizeof *out);
     out->params = sebt_params_default();
-
-    /* --help wins wherever it stands, so a half-typed command line still
-     * gets its help rather than an error about some other word. */
-    for (int i = 1; i < argc; i++)
-        if (is_help(argv[i])) {
-            fputs(usage, stdout);
-            return CLI_EXIT_OK;
-        }
-
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i], *value = NULL;
-        bool missing = false;
-        if (strcmp(arg, "--lenient") == 0) {
-            out->lenient = true;
-        } else if (strcmp(arg, "--fill-gaps") == 0) {
-            out->fill_gaps = true;
-        } else if (cli_opt_value(argc, argv, &i, "--data", &value, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--data needs a FILE");
-            out->data = value;
-        } else if (cli_opt_value(argc, argv, &i, "--backend", &value, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--backend needs a NAME");
-            out->backend = value;
-        } else if (cli_opt_value(argc, argv, &i, "--output", &value, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--output needs a FILE");
-            out->output = value;
-        } else if (allow_format && cli_opt_value(argc, argv, &i, "--format", &value, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--format needs one of json, csv, text");
-            out->format = value;
-        } else if (cli_opt_value(argc, argv, &i, "--set", &value, &missing)) {
-            if (missing)
-                return cli_usage_error(cmd, "--set needs NAME=VALUE");
-            int rc = cli_apply_set(cmd, &out->params, value);
-            if (rc != CLI_EXIT_OK)
-                return rc;
-        } else if (arg[0] == '-') {
-            return cli_usage_error(cmd, "unknown option '%s'", arg);
-        } else {
-            return cli_usage_error(cmd, "unexpected argument '%s'", arg);
-        }
+    cli_args a;
+    int rc = cli_parse(c, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    out->data = cli_str(&a, COMBO_DATA);
+    out->backend = cli_str(&a, COMBO_BACKEND);
+    out->output = cli_str(&a, COMBO_OUTPUT);
+    out->lenient = cli_given(&a, COMBO_LENIENT);
+    out->fill_gaps = cli_given(&a, COMBO_FILL_GAPS);
+    if (c->n_opts > COMBO_FORMAT)
+        out->format = cli_str(&a, COMBO_FORMAT);
+    for (int k = 0; k < a.v[COMBO_SET].count; k++) {
+        rc = cli_apply_set(cmd, &out->params, a.v[COMBO_SET].values[k]);
+        if (rc != CLI_EXIT_OK)
+            return rc;
     }
     if (!out->data)
         return cli_usage_error(cmd, "--data FILE is required");
     /* Parameters are checked before the data is read: a bad combo is an
      * error however large the file. */
-    int rc = cli_validate_params(cmd, &out->params);
+    rc = cli_validate_params(cmd, &out->params);
     if (rc != CLI_EXIT_OK)
         return rc;
     return -1;

@@ -303,30 +303,6 @@ int cli_validate_params(const char *cmd, const sebt_params *p)
     return CLI_EXIT_OK;
 }
 
-bool cli_opt_value(int argc, char **argv, int *i, const char *name, const char **value, bool *missing)
-{
-    const char *arg = argv[*i];
-    size_t len = strlen(name);
-    if (strncmp(arg, name, len) != 0)
-        return false;
-    if (arg[len] == '=') {
-        *value = arg + len + 1;
-        *missing = false;
-        return true;
-    }
-    if (arg[len] != '\0')
-        return false;
-    if (*i + 1 >= argc) {
-        *value = NULL;
-        *missing = true;
-        return true;
-    }
-    *i += 1;
-    *value = argv[*i];
-    *missing = false;
-    return true;
-}
-
 /* ---- results that are not finite (docs/decisions.md) --------------------- */
 
 static bool first_bad(const double *v, const char *const *names, size_t n, const char **name, double *val)
@@ -383,16 +359,4 @@ int cli_check_result(const char *cmd, size_t combo, const sebt_params *p, const 
             cmd, combo, where, name, isnan(val) ? "nan" : val > 0 ? "inf" : "-inf",
             so ? "from " : "the prices are too large for this arithmetic", suspects);
     return CLI_EXIT_USAGE;
-}
-
-int cli_parse_threads(const char *cmd, const char *v, int *out)
-{
-    char *end = NULL;
-    errno = 0;
-    long n = v ? strtol(v, &end, 10) : 0;
-    if (!v || end == v || *end || errno || n < 1 || n > CLI_MAX_THREADS)
-        return cli_usage_error(cmd, "--threads expects a whole number from 1 to %d (default: OMP_NUM_THREADS, "
-                               "else every core), got '%s'", CLI_MAX_THREADS, v ? v : "");
-    *out = (int)n;
-    return CLI_EXIT_OK;
 }

@@ -5,34 +5,25 @@
 
 #include "cli.h"
 #include "mpi.h"
+#include "options.h"
 #include "sebt/outfile.h"
 
-static const struct {
-    const char *name;
-    int (*fn)(int, char **);
-    const char *summary;
-    bool mpi;     /* shares its work across the ranks of an MPI job */
-} commands[] = {
-    { "run", cli_cmd_run, "one backtest of one combo over a data file", false },
-    { "features", cli_cmd_features, "the indicator columns and signal of one combo, as CSV", false },
-    { "backends", cli_cmd_backends, "the backends built into this binary and their contracts", false },
-    { "sweep", cli_cmd_sweep, "backtest a grid or a list of combos", true },
-    { "merge", cli_cmd_merge, "join the shard files of `sweep --shard` into the whole sweep's output", false },
-    { "parity", cli_cmd_parity, "check a backend against the reference on real data", false },
-    { "fuzz", cli_cmd_fuzz, "differential fuzzing of a backend against the reference", true },
-    { "validate", cli_cmd_validate, "the release gate for one backend or plugin: replay, parity, fuzz, speed", false },
-    { "report", cli_cmd_report, "benchmark and write a performance report", false },
-    { "check-gpu", cli_cmd_check_gpu, "the GPUs this process can use and what each mode would pick", false },
+/* The commands, in the order of `sebt --help`; each declares its options in
+ * its own file (cli/options.h). */
+const cli_command *const cli_commands[] = {
+    &cli_cmd_run_spec, &cli_cmd_features_spec, &cli_cmd_backends_spec, &cli_cmd_sweep_spec,
+    &cli_cmd_merge_spec, &cli_cmd_parity_spec, &cli_cmd_fuzz_spec, &cli_cmd_validate_spec,
+    &cli_cmd_report_spec, &cli_cmd_check_gpu_spec, &cli_cmd_completion_spec,
 };
-#define N_COMMANDS (sizeof commands / sizeof commands[0])
+const size_t cli_n_commands = sizeof cli_commands / sizeof cli_commands[0];
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: sebt COMMAND [OPTIONS]\n\n"
                "Seller-exhaustion backtests on several backends, checked against a reference.\n\n"
                "Commands:\n");
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    for (size_t i = 0; i < cli_n_commands; i++)
+        fprintf(f, "  %-10s %s\n", cli_commands[i]->name, cli_commands[i]->summary);
     fprintf(f, "\nRun 'sebt help COMMAND' (or 'sebt COMMAND --help') for a command's options.\n"
                "Exit codes: 0 success, 1 a check failed, 2 bad usage or input, 3 no usable GPU.\n"
                "Environment: BACKTEST_BACKEND=cpu|gpu|auto, BACKTEST_GPU_ID, OMP_NUM_THREADS.\n");
@@ -68,14 +59,6 @@ static void install_signal_handlers(void)
     atexit(sebt_outfile_remove_temps);
 }
 
-static int find_command(const char *name)
-{
-    for (size_t i = 0; i < N_COMMANDS; i++)
-        if (strcmp(name, commands[i].name) == 0)
-            return (int)i;
-    return -1;
-}
-
 int main(int argc, char **argv)
 {
     install_signal_handlers();
@@ -90,27 +73,29 @@ int main(int argc, char **argv)
     }
     if (strcmp(argv[1], "help") == 0) {
         /* sebt help CMD is sebt CMD --help. */
-        int k = find_command(argv[2]);
-        if (k < 0 || argc > 3) {
-            if (k < 0)
+        const cli_command *c = cli_find_command(argv[2]);
+        if (!c || argc > 3) {
+            if (!c)
                 fprintf(stderr, "sebt help: error: unknown command '%s'\n", argv[2]);
             else
                 fprintf(stderr, "sebt help: error: expected one command, got %d words\n", argc - 2);
             fprintf(stderr, "Try 'sebt --help' for the list of commands.\n");
             return CLI_EXIT_USAGE;
         }
-        char *help_argv[] = { (char *)commands[k].name, (char *)"--help", NULL };
-        return commands[k].fn(2, help_argv);
+        char *help_argv[] = { (char *)c->name, (char *)"--help", NULL };
+        return c->fn(2, help_argv);
     }
     if (strcmp(argv[1], "--version") == 0) {
         printf("sebt %s\n", SEBT_VERSION);
         return CLI_EXIT_OK;
     }
-    int k = find_command(argv[1]);
-    if (k >= 0) {
+    if (strcmp(argv[1], "__options") == 0)
+        return cli_list_options(argc == 3 ? argv[2] : NULL);
+    const cli_command *c = cli_find_command(argv[1]);
+    if (c) {
         int launched = cli_mpi_launcher_size();
-        if (commands[k].mpi && launched != 0) {
-            int rc = cli_mpi_start(commands[k].name);
+        if (c->mpi && launched != 0) {
+            int rc = cli_mpi_start(c->name);
             if (rc != CLI_EXIT_OK)
                 return rc;
         } else if (launched > 1) {
@@ -119,10 +104,10 @@ int main(int argc, char **argv)
                 return CLI_EXIT_USAGE;    /* rank 0 says it, once */
             fprintf(stderr, "sebt %s: error: started by an MPI launcher with %d processes, but '%s' does not "
                     "share its work across ranks (sweep and fuzz do): run it once, without mpirun\n",
-                    commands[k].name, launched, commands[k].name);
+                    c->name, launched, c->name);
             return CLI_EXIT_USAGE;
         }
-        int rc = commands[k].fn(argc - 1, argv + 1);
+        int rc = c->fn(argc - 1, argv + 1);
         cli_mpi_finish();
         return rc;
     }

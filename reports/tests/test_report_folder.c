@@ -161,7 +161,7 @@ Test(report_folder, bad_usage)
     cr_assert_eq(r.status, 2, "%s", r.out);
     run_sebt("", "report --frob", &r);
     cr_assert_eq(r.status, 2, "%s", r.out);
-    cr_assert(strstr(r.out, "unknown argument '--frob'"), "%s", r.out);
+    cr_assert(strstr(r.out, "unknown option '--frob'"), "%s", r.out);
 }
 
 /* A quick run recorded on the shared 2-core machine (data/recorded/,
