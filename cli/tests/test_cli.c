@@ -423,6 +423,21 @@ Test(cli, sweep_text_shows_the_best_combos_aligned)
     assert_has(p.out, "\n   1      0    0.5        1    100.0%");
     assert_lacks(p.out, "\n   2 ");
     assert_has(p.out, "top 1 of 2 combos by n ");
+
+    /* In two shards, merged: the same bytes as the one process. */
+    proc whole = run_sebt("sweep", "--data", data, "--combos", combos, "--backend", "reference", "--format", "text",
+                          "--by", "total_pnl", NULL);
+    cr_assert_eq(whole.code, 0, "stderr: %s", whole.err);
+    const char *s1 = tmp_path("p1.shard"), *s2 = tmp_path("p2.shard");
+    p = run_sebt("sweep", "--data", data, "--combos", combos, "--backend", "reference", "--format", "text", "--by",
+                 "total_pnl", "--shard", "1/2", "--output", s1, NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    p = run_sebt("sweep", "--data", data, "--combos", combos, "--backend", "reference", "--format", "text", "--by",
+                 "total_pnl", "--shard", "2/2", "--output", s2, NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    p = run_sebt("merge", s2, s1, NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    cr_assert_str_eq(p.out, whole.out);
 }
 
 /* The default combo on the bundled 15m data: the reference makes money in
