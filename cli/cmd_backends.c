@@ -19,7 +19,7 @@ static const cli_opt backends_opts[] = {
 const cli_command cli_cmd_backends_spec = {
     .name = "backends",
     .summary = "the backends built into this binary and their contracts",
-    .usage = "usage: sebt backends [--backend NAME|PATH] [--format text|json]\n",
+    .usage = "[--backend NAME|PATH] [--format text|json]\n",
     .about = "The backends built into this binary, their parity contract against the\n"
              "reference (exact, or tolerant(tol)) and a description; a backend that\n"
              "cannot be opened here is listed as unavailable, with the reason.\n",

@@ -264,8 +264,8 @@ static const cli_opt check_gpu_opts[] = {
 const cli_command cli_cmd_check_gpu_spec = {
     .name = "check-gpu",
     .summary = "the GPUs this process can use and what each mode would pick",
-    .usage = "usage: sebt check-gpu [--bars N] [--combos N]\n"
-             "       sebt check-gpu --benchmark [--data FILE] [--max-combos N] [--budget SECONDS] [--save]\n",
+    .usage = "[--bars N] [--combos N]\n"
+             "--benchmark [--data FILE] [--max-combos N] [--budget SECONDS] [--save]\n",
     .about = "Lists the CUDA devices this process can use (name, compute capability,\n"
              "memory, multiprocessors, driver and runtime versions) and which backend\n"
              "each mode (cpu, gpu, auto) would pick for a sweep of --bars x --combos\n"

@@ -122,7 +122,7 @@ static void bash_script(FILE *f)
 const cli_command cli_cmd_completion_spec = {
     .name = "completion",
     .summary = "print a shell completion script (bash)",
-    .usage = "usage: sebt completion bash\n",
+    .usage = "bash\n",
     .about = "Prints the bash completion script of sebt: commands, each command's options,\n"
              "the values of enumerated options and file names where a path goes. Load it\n"
              "with `source <(sebt completion bash)`; `make install` puts it where\n"

@@ -82,8 +82,7 @@ static const cli_opt features_opts[] = {
 const cli_command cli_cmd_features_spec = {
     .name = "features",
     .summary = "the indicator columns and signal of one combo, as CSV",
-    .usage = "usage: sebt features --data FILE [--set NAME=VALUE]... [--backend NAME]\n"
-             "                     [--output FILE] [--lenient] [--fill-gaps]\n",
+    .usage = "--data FILE [--set NAME=VALUE]... [--backend NAME] [--output FILE] [--lenient] [--fill-gaps]\n",
     .about = "The indicators and signal of one combo, one CSV row per bar:\n"
              "  ts,ema_f,ema_s,tr,atr,vol_z,tr_z,cloc,signal,valid\n"
              "ts in milliseconds (UTC), doubles as %.17g (they read back bit-exact),\n"

@@ -76,11 +76,8 @@ static const cli_opt fuzz_opts[] = {
 const cli_command cli_cmd_fuzz_spec = {
     .name = "fuzz",
     .summary = "differential fuzzing of a backend against the reference",
-    .usage = "usage: sebt fuzz --backend NAME [--seed S] [--stream K] [--iterations N | --time SECONDS]\n"
-             "                 [--big-share F] [--base FILE] [--max-tie-rate R]\n"
-             "                 [--format text|json] [--junit FILE] [--save DIR | --no-save] [--no-shrink]\n"
-             "       sebt fuzz --self-test [--seed S] [--time SECONDS] [--no-parity] [--no-suite]\n"
-             "                 [--format text|json]\n",
+    .usage = "--backend NAME [--seed S] [--stream K] [--iterations N | --time SECONDS] [--big-share F] [--base FILE] [--max-tie-rate R] [--format text|json] [--junit FILE] [--save DIR | --no-save] [--no-shrink]\n"
+             "--self-test [--seed S] [--time SECONDS] [--no-parity] [--no-suite] [--format text|json]\n",
     .about = "Generates series and combos meant to break backends and checks the backend against\n"
              "the reference on each. Small cases: random walks at prices from 1e-6 to 1e6, volumes\n"
              "to 1e12, holes everywhere, flat and high == low bars, gaps through the stop, bars\n"

@@ -18,7 +18,7 @@ static const cli_opt merge_opts[] = {
 const cli_command cli_cmd_merge_spec = {
     .name = "merge",
     .summary = "join the shard files of `sweep --shard` into the whole sweep's output",
-    .usage = "usage: sebt merge [--output FILE] SHARD_FILE...\n",
+    .usage = "[--output FILE] SHARD_FILE...\n",
     .about = "Joins the N shard files written by `sebt sweep --shard I/N --output FILE`\n"
              "(in any order) into the output of the whole sweep: the same bytes as the\n"
              "sweep run in one go, with the --format, --top and --by the shards were given.\n"

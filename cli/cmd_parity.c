@@ -101,9 +101,7 @@ static const cli_opt parity_opts[] = {
 const cli_command cli_cmd_parity_spec = {
     .name = "parity",
     .summary = "check a backend against the reference on real data",
-    .usage = "usage: sebt parity --backend NAME [--data FILE]... [--grid FILE | --combos FILE]\n"
-             "                   [--gaps both|plain|filled] [--fill-gaps] [--lenient] [--threads N]\n"
-             "                   [--memory-budget BYTES] [--max-tie-rate R] [--format text|json]\n",
+    .usage = "--backend NAME [--data FILE]... [--grid FILE | --combos FILE] [--gaps both|plain|filled] [--fill-gaps] [--lenient] [--threads N] [--memory-budget BYTES] [--max-tie-rate R] [--format text|json]\n",
     .about = "Runs every combo on the backend and checks it against the reference (SPEC §8):\n"
              "exact backends bit for bit; tolerant ones within their tolerance, a differing\n"
              "decision adjudicated only where the reference margin is a near-tie and the\n"

@@ -74,9 +74,9 @@ static const cli_opt report_opts[] = {
 const cli_command cli_cmd_report_spec = {
     .name = "report",
     .summary = "benchmark and write a performance report",
-    .usage = "usage: sebt report --out DIR [--quick] [--history FILE|none]\n"
-             "       sebt report --out DIR --from BENCH.json [--history FILE|none [--append-history]]\n"
-             "       sebt report --baseline OLD.json NEW.json [--threshold PCT]\n",
+    .usage = "--out DIR [--quick] [--history FILE|none]\n"
+             "--out DIR --from BENCH.json [--history FILE|none [--append-history]]\n"
+             "--baseline OLD.json NEW.json [--threshold PCT]\n",
     .about_fn = report_about,
     .opts = CLI_OPTS(report_opts),
     .epilog = "Exit codes: 0 ok; 1 a backend failed parity in the run, or a regression;\n"

@@ -287,8 +287,7 @@ static const cli_opt run_opts[] = {
 const cli_command cli_cmd_run_spec = {
     .name = "run",
     .summary = "one backtest of one combo over a data file",
-    .usage = "usage: sebt run --data FILE [--set NAME=VALUE]... [--backend NAME]\n"
-             "                [--format json|csv|text] [--output FILE] [--lenient] [--fill-gaps]\n",
+    .usage = "--data FILE [--set NAME=VALUE]... [--backend NAME] [--format json|csv|text] [--output FILE] [--lenient] [--fill-gaps]\n",
     .about = "One backtest of one parameter combo over a data file.\n",
     .opts = CLI_OPTS(run_opts),
     .epilog = "Exit codes: 0 ok, 2 bad usage, parameter or input, 3 no usable GPU.\n",

@@ -128,7 +128,7 @@ static const cli_opt sweep_opts[] = {
 const cli_command cli_cmd_sweep_spec = {
     .name = "sweep",
     .summary = "backtest a grid or a list of combos",
-    .usage = "usage: sebt sweep --data FILE (--grid FILE | --combos FILE) [options]\n",
+    .usage = "--data FILE (--grid FILE | --combos FILE) [options]\n",
     .about = "Backtests every combo of a grid (or of a combos CSV) over one series and\n"
              "prints one row per combo, in input order whatever the thread count.\n",
     .opts = CLI_OPTS(sweep_opts),

@@ -864,11 +864,8 @@ static const cli_opt validate_opts[] = {
 const cli_command cli_cmd_validate_spec = {
     .name = "validate",
     .summary = "the release gate for one backend or plugin: replay, parity, fuzz, speed",
-    .usage = "usage: sebt validate --backend NAME|PATH [--time SECONDS] [--seed S] [--threads N]\n"
-             "                     [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR]\n"
-             "                     [--isolate | --no-isolate]\n"
-             "                     [--format text|json] [--junit FILE] [--markdown FILE]\n"
-             "       sebt validate --backend NAME|PATH --replay FIXTURE_DIR\n",
+    .usage = "--backend NAME|PATH [--time SECONDS] [--seed S] [--threads N] [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR] [--isolate | --no-isolate] [--format text|json] [--junit FILE] [--markdown FILE]\n"
+             "--backend NAME|PATH --replay FIXTURE_DIR\n",
     .about = "The release gate for one backend: a built-in one (fast_cpu, cuda) or a plugin\n"
              "(a path: ./libmine.so). In one run it\n"
              "  replays every fixture of fixtures/regressions against the reference,\n"

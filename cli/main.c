@@ -19,7 +19,7 @@ const size_t cli_n_commands = sizeof cli_commands / sizeof cli_commands[0];
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: sebt COMMAND [OPTIONS]\n\n"
+    fprintf(f, "Usage: sebt COMMAND [OPTIONS]\n\n"
                "Seller-exhaustion backtests on several backends, checked against a reference.\n\n"
                "Commands:\n");
     for (size_t i = 0; i < cli_n_commands; i++)

@@ -270,7 +270,12 @@ static void print_indented(FILE *f, const char *text, int col)
 
 void cli_print_help(const cli_command *c, FILE *f)
 {
-    fputs(c->usage, f);
+    const char *form = c->usage;
+    for (bool first = true; *form; first = false) {
+        size_t len = strcspn(form, "\n");
+        fprintf(f, "%s sebt %s %.*s\n", first ? "Usage:" : "  or: ", c->name, (int)len, form);
+        form += len + (form[len] == '\n');
+    }
     if (c->about || c->about_fn)
         fputc('\n', f);
     if (c->about)

@@ -50,7 +50,9 @@ typedef struct {
 typedef struct cli_command {
     const char *name;
     const char *summary;              /* one line for `sebt --help` */
-    const char *usage;                /* "usage: sebt NAME ..." lines, the synopsis */
+    const char *usage;                /* the synopsis: its forms, one a line, each what follows
+                                         "sebt NAME" (printed as help2man reads it:
+                                         "Usage: sebt NAME ..." then "  or:  sebt NAME ...") */
     const char *about;                /* what it does, before the options */
     void (*about_fn)(FILE *f);        /* instead of about, when it has values to print */
     const cli_opt *opts;

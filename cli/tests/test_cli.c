@@ -175,7 +175,7 @@ Test(cli, top_level_help_and_version_exit_0)
 {
     proc p = run_sebt("--help", NULL);
     cr_assert_eq(p.code, 0, "stderr: %s", p.err);
-    assert_has(p.out, "usage: sebt COMMAND");
+    assert_has(p.out, "Usage: sebt COMMAND");
     p = run_sebt("--version", NULL);
     cr_assert_eq(p.code, 0);
     assert_has(p.out, "sebt ");
@@ -188,7 +188,7 @@ Test(cli, subcommand_help_goes_to_stdout_with_exit_0)
                            "check-gpu" };
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char want[64];
-        snprintf(want, sizeof want, "usage: sebt %s", cmds[i]);
+        snprintf(want, sizeof want, "Usage: sebt %s", cmds[i]);
         proc p = run_sebt(cmds[i], "--help", NULL);
         cr_assert_eq(p.code, 0, "sebt %s --help exited %d: %s", cmds[i], p.code, p.err);
         assert_has(p.out, want);

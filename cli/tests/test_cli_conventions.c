@@ -117,7 +117,7 @@ Test(conventions, help_cmd_prints_the_commands_help)
     cr_assert(strncmp(p->err, "sebt help: error: unknown command 'nope'", 40) == 0, "%s", p->err);
     p = run("help", NULL);
     cr_assert_eq(p->code, 0);
-    cr_assert_not_null(strstr(p->out, "usage: sebt COMMAND"));
+    cr_assert_not_null(strstr(p->out, "Usage: sebt COMMAND"));
 }
 
 /* ---- a closed pipe --------------------------------------------------------- */

@@ -293,7 +293,7 @@ Test(options, values_and_their_forms)
     /* --help wins wherever it stands, even after a mistake. */
     p = run("sweep", "--no-such", "--help", NULL);
     cr_assert_eq(p->code, 0);
-    cr_assert_not_null(strstr(p->out, "usage: sebt sweep"));
+    cr_assert_not_null(strstr(p->out, "Usage: sebt sweep"));
     /* The hidden table dump refuses an unknown command. */
     p = run("__options", "nope", NULL);
     cr_assert_eq(p->code, 2);
