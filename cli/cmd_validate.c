@@ -1128,6 +1128,238 @@ static void run_check(v_ctx *c, v_check *k, v_fn fn, const void *arg)
     run_isolated(c, fn, arg, k);
 }
 
+/* ---- the stages, in the order they run ----------------------------------------- */
+
+/* A stage that found nothing to check is an error, not a pass. */
+static void nothing_to_check(v_ctx *c, const char *stage, const char *where, const char *what)
+{
+    v_check *k = add_check(c, stage, "%s", where);
+    k->out.status = V_ERROR;
+    k->out.err_code = SEBT_ERR_INPUT;
+    snprintf(k->out.message, sizeof k->out.message, "no %s under %s", what, where);
+    announce(c, k);
+}
+
+/* --replay DIR: that one fixture and nothing else. */
+static void stage_replay_one(v_ctx *c, const char *dir)
+{
+    char abs[PATH_MAX];
+    v_check *k = add_check(c, "replay", "%s", base_name(dir));
+    run_check(c, k, do_replay, dir);
+    if (k->out.status != V_PASS)
+        snprintf(k->out.replay, sizeof k->out.replay, "sebt validate --backend %s --replay %s", c->sel,
+                 realpath(dir, abs) ? abs : dir);
+    announce(c, k);
+}
+
+/* Every fixture of fixtures/regressions against the reference. */
+static void stage_replay(v_ctx *c)
+{
+    char dir[PATH_MAX + 64], **fixtures = NULL;
+    snprintf(dir, sizeof dir, "%s/regressions", c->fixtures);
+    size_t n = list_dir(dir, true, &fixtures);
+    if (n == 0)
+        nothing_to_check(c, "replay", dir, "regression fixtures");
+    for (size_t i = 0; i < n; i++) {
+        v_check *k = add_check(c, "replay", "%s", base_name(fixtures[i]));
+        run_check(c, k, do_replay, fixtures[i]);
+        if (k->out.status == V_FAIL || k->out.status == V_CRASH)
+            snprintf(k->out.replay, sizeof k->out.replay, "sebt validate --backend %s --replay %s", c->sel,
+                     fixtures[i]);
+        announce(c, k);
+    }
+    free_list(fixtures, n);
+}
+
+/* The series parity runs on: the oracle's parity set (each file plain and
+ * gap-filled, and the one-minute files joined), or each --data file both
+ * ways. They live until the process ends (the speed stage reuses them). */
+static size_t parity_inputs(v_ctx *c, sebt_parity_input **out, char *dir, size_t dsize)
+{
+    static sebt_parity_input inputs[MAX_INPUTS];
+    static char input_paths[8][SEBT_PARITY_PATH_MAX];
+    snprintf(dir, dsize, "%s/data", c->fixtures);
+    *out = inputs;
+    if (c->a->n_data)
+        return sebt_parity_inputs_for_files(c->a->data, c->a->n_data, SEBT_PARITY_BOTH, inputs, MAX_INPUTS);
+    return sebt_parity_default_inputs(dir, inputs, MAX_INPUTS, input_paths, 8);
+}
+
+/* Parity with the parity combos on every input; adds the trades made. */
+static void stage_parity(v_ctx *c, const sebt_parity_input *inputs, size_t n, uint64_t *trades)
+{
+    char abs[PATH_MAX];
+    for (size_t i = 0; i < n; i++) {
+        const sebt_parity_input *in = &inputs[i];
+        v_check *k = add_check(c, "parity", "%s", in->label);
+        run_check(c, k, do_parity, in);
+        *trades += k->out.trades;
+        if (k->out.status == V_FAIL || k->out.status == V_CRASH) {
+            /* A joined series exists only in the bundled set: replay the set. */
+            if (in->n_paths == 1)
+                snprintf(k->out.replay, sizeof k->out.replay,
+                         "sebt parity --backend %s --combos %s --data %s --gaps %s", c->sel, c->combos_path,
+                         realpath(in->paths[0], abs) ? abs : in->paths[0], in->fill_gaps ? "filled" : "plain");
+            else
+                snprintf(k->out.replay, sizeof k->out.replay, "sebt parity --backend %s --combos %s", c->sel,
+                         c->combos_path);
+        }
+        announce(c, k);
+    }
+}
+
+/* Parity on grid-shaped combos: the longest single bundled file as loaded. */
+static void stage_parity_grid(v_ctx *c, const sebt_parity_input *inputs, size_t n, uint64_t *trades)
+{
+    const sebt_parity_input *in = NULL;
+    for (size_t i = 0; i < n; i++)
+        if (inputs[i].n_paths == 1 && !inputs[i].fill_gaps && (!in || strstr(inputs[i].paths[0], "15m")))
+            in = &inputs[i];
+    if (!in)
+        return;
+    char abs[PATH_MAX], grid[PATH_MAX];
+    v_check *k = add_check(c, "parity", "%s, %d grid-shaped combos", in->label, SEBT_PARITY_GRID_COMBOS);
+    run_check(c, k, do_parity_grid, in);
+    *trades += k->out.trades;
+    if ((k->out.status == V_FAIL || k->out.status == V_CRASH) && write_grid_file(c->a->save_dir, grid, sizeof grid))
+        snprintf(k->out.replay, sizeof k->out.replay, "sebt parity --backend %s --grid %s --data %s --gaps plain",
+                 c->sel, grid, realpath(in->paths[0], abs) ? abs : in->paths[0]);
+    announce(c, k);
+}
+
+static void stage_fuzz(v_ctx *c)
+{
+    char buf[PATH_MAX + 64];
+    v_check *k = add_check(c, "fuzz", "seed %" PRIu64 ", %g s", c->a->seed, c->a->time_s);
+    run_check(c, k, do_fuzz, NULL);
+    snprintf(buf, sizeof buf, "sebt fuzz --backend %s --seed %" PRIu64 " --iterations %" PRIu64 " --no-save",
+             c->sel, k->out.at_seed, k->out.at_case + 1);
+    crash_replay(k, buf);
+    if (k->out.status == V_CRASH) {
+        size_t len = strlen(k->out.message);
+        snprintf(k->out.message + len, sizeof k->out.message - len, " in fuzz case %" PRIu64 " of seed %" PRIu64,
+                 k->out.at_case, k->out.at_seed);
+    }
+    announce(c, k);
+}
+
+/* Determinism, independence and refusing bad input: judged without the reference. */
+static void stage_own_checks(v_ctx *c)
+{
+    char buf[PATH_MAX + 64];
+    v_check *k = add_check(c, "determinism", "same call, order, threads, split, companions");
+    run_check(c, k, do_determinism, NULL);
+    snprintf(buf, sizeof buf, "sebt validate --backend %s --seed %" PRIu64 " --time 1", c->sel, c->a->seed);
+    crash_replay(k, buf);
+    announce(c, k);
+
+    k = add_check(c, "bad-input", "invalid combos and series refused");
+    run_check(c, k, do_bad_input, NULL);
+    snprintf(buf, sizeof buf, "sebt validate --backend %s --time 1", c->sel);
+    crash_replay(k, buf);
+    announce(c, k);
+}
+
+/* The harness is not vacuous: every mutant is caught, and the backend
+ * traded on real data (parity on a backend that never trades proves nothing). */
+static void stage_anti_vacuity(v_ctx *c, uint64_t trades)
+{
+    for (size_t i = 0; i < sebt_mutant_count(); i++) {
+        const sebt_backend *m = sebt_mutant_at(i);
+        v_check *k = add_check(c, "anti-vacuity", "%s", m->name);
+        run_check(c, k, do_mutant, m);
+        announce(c, k);
+    }
+    v_check *k = add_check(c, "anti-vacuity", "trades on real data");
+    bool parity_ran = false;
+    for (size_t i = 0; i < c->n_checks; i++)
+        parity_ran |= strcmp(c->checks[i].stage, "parity") == 0 && c->checks[i].out.status == V_PASS;
+    if (!parity_ran) {
+        k->out.status = V_SKIP;
+        snprintf(k->out.message, sizeof k->out.message, "no parity check passed to count trades in");
+    } else if (trades == 0) {
+        k->out.status = V_FAIL;
+        snprintf(k->out.message, sizeof k->out.message, "%s made no trade on any bundled series with the "
+                 "parity combos: parity there proves nothing", c->cand->name);
+    } else {
+        k->out.status = V_PASS;
+        snprintf(k->out.message, sizeof k->out.message, "%" PRIu64 " trades over the parity checks", trades);
+    }
+    k->out.trades = trades;
+    announce(c, k);
+}
+
+/* A fixed sweep timed against fast_cpu, on the January 2019 minutes when
+ * they are among the inputs. */
+static void stage_speed(v_ctx *c, const sebt_parity_input *inputs, size_t n)
+{
+    const char *speed_data = NULL;
+    for (size_t i = 0; i < n && !speed_data; i++)
+        if (inputs[i].n_paths == 1 && strstr(inputs[i].paths[0], "BTCUSDT-1m-2019-01"))
+            speed_data = inputs[i].paths[0];
+    if (!speed_data && n)
+        speed_data = inputs[0].paths[0];
+    v_check *k = add_check(c, "speed", "fixed sweep vs fast_cpu");
+    if (c->a->no_speed || !speed_data) {
+        k->out.status = V_SKIP;
+        snprintf(k->out.message, sizeof k->out.message, "%s", c->a->no_speed ? "--no-speed" : "no data");
+    } else {
+        run_check(c, k, do_speed, speed_data);
+        snprintf(k->name, sizeof k->name, "fixed sweep vs fast_cpu (%s)", base_name(speed_data));
+    }
+    announce(c, k);
+}
+
+/* A broken setup (2) or a missing device (3) says more than the checks it
+ * stopped; otherwise any failed check is 1. */
+static int exit_code(const v_ctx *c)
+{
+    bool failed = false, error = false, nodevice = false;
+    for (size_t i = 0; i < c->n_checks; i++) {
+        const v_outcome *o = &c->checks[i].out;
+        failed |= o->status == V_FAIL || o->status == V_CRASH;
+        if (o->status == V_ERROR) {
+            error = true;
+            nodevice |= o->err_code == SEBT_ERR_NODEVICE;
+        }
+    }
+    return nodevice ? CLI_EXIT_NO_DEVICE : failed ? CLI_EXIT_CHECK_FAILED : error ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+}
+
+/* Opens the backend, finds the bundled data and loads the parity combos.
+ * Returns -1 to go on, else the exit code (printed). */
+static int setup(const char *cmd, const validate_args *a, v_ctx *c)
+{
+    int rc = cli_select_oracle_backend(cmd, a->backend, &c->cand);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    c->sel = sebt_backend_selector(c->cand);
+    /* The built-in cuda backend holds a CUDA context from the moment it is
+     * opened, and a CUDA runtime does not survive fork: it runs in-process
+     * unless asked. A plugin should open its device lazily (docs/kernels.md). */
+    c->isolate = a->isolate >= 0 ? a->isolate == 1 : strcmp(c->sel, "cuda") != 0;
+    cli_share_paths(c->fixtures, sizeof c->fixtures, c->combos_path, sizeof c->combos_path);
+    /* Absolute, so the commands printed for a failure work from anywhere. */
+    char abs[PATH_MAX];
+    if (realpath(c->fixtures, abs))
+        snprintf(c->fixtures, sizeof c->fixtures, "%s", abs);
+    if (realpath(c->combos_path, abs))
+        snprintf(c->combos_path, sizeof c->combos_path, "%s", abs);
+    sebt_error err = { 0 };
+    if (sebt_combos_load(c->combos_path, &c->combos, &c->n_combos, &err) != SEBT_OK) {
+        fprintf(stderr, "sebt %s: error: the parity combos: %s (set SEBT_SHARE_DIR to the folder holding "
+                "fixtures/ and parity-combos.csv)\n", cmd, err.msg);
+        return CLI_EXIT_USAGE;
+    }
+    c->checks = calloc(MAX_CHECKS, sizeof *c->checks);
+    if (!c->checks) {
+        free(c->combos);
+        fprintf(stderr, "sebt %s: error: out of memory\n", cmd);
+        return CLI_EXIT_NOMEM;
+    }
+    return -1;
+}
+
 int cli_cmd_validate(int argc, char **argv)
 {
     const char *cmd = argv[0];
@@ -1135,35 +1367,10 @@ int cli_cmd_validate(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0)
         return rc;
-
     v_ctx c = { .a = &a };
-    rc = cli_select_oracle_backend(cmd, a.backend, &c.cand);
-    if (rc != CLI_EXIT_OK)
+    rc = setup(cmd, &a, &c);
+    if (rc >= 0)
         return rc;
-    c.sel = sebt_backend_selector(c.cand);
-    /* The built-in cuda backend holds a CUDA context from the moment it is
-     * opened, and a CUDA runtime does not survive fork: it runs in-process
-     * unless asked. A plugin should open its device lazily (docs/kernels.md). */
-    c.isolate = a.isolate >= 0 ? a.isolate == 1 : strcmp(c.sel, "cuda") != 0;
-    cli_share_paths(c.fixtures, sizeof c.fixtures, c.combos_path, sizeof c.combos_path);
-    /* Absolute, so the commands printed for a failure work from anywhere. */
-    char abs[PATH_MAX];
-    if (realpath(c.fixtures, abs))
-        snprintf(c.fixtures, sizeof c.fixtures, "%s", abs);
-    if (realpath(c.combos_path, abs))
-        snprintf(c.combos_path, sizeof c.combos_path, "%s", abs);
-    sebt_error err = { 0 };
-    if (sebt_combos_load(c.combos_path, &c.combos, &c.n_combos, &err) != SEBT_OK) {
-        fprintf(stderr, "sebt %s: error: the parity combos: %s (set SEBT_SHARE_DIR to the folder holding "
-                "fixtures/ and parity-combos.csv)\n", cmd, err.msg);
-        return CLI_EXIT_USAGE;
-    }
-    c.checks = calloc(MAX_CHECKS, sizeof *c.checks);
-    if (!c.checks) {
-        free(c.combos);
-        fprintf(stderr, "sebt %s: error: out of memory\n", cmd);
-        return CLI_EXIT_NOMEM;
-    }
     /* The parent keeps the combos and the list of checks; it never runs a
      * backend, so a crash in one check leaves the others to run. */
     signal(SIGPIPE, SIG_IGN);
@@ -1171,194 +1378,28 @@ int cli_cmd_validate(int argc, char **argv)
     char contract[64];
     cli_contract_text(&c.cand->contract, contract, sizeof contract);
     if (!a.json)
-        printf("validate %s (%s)%s%s%s\n", c.cand->name, contract, strcmp(c.sel, c.cand->name) ? " from " : "",
-               strcmp(c.sel, c.cand->name) ? c.sel : "", "");
+        printf("validate %s (%s)%s%s\n", c.cand->name, contract, strcmp(c.sel, c.cand->name) ? " from " : "",
+               strcmp(c.sel, c.cand->name) ? c.sel : "");
 
-    char **fixtures = NULL;
-    size_t n_fixtures = 0;
-    char buf[PATH_MAX + 64];
     if (a.replay) {
-        v_check *k = add_check(&c, "replay", "%s", base_name(a.replay));
-        run_check(&c, k, do_replay, a.replay);
-        snprintf(buf, sizeof buf, "sebt validate --backend %s --replay %s", c.sel,
-                 realpath(a.replay, abs) ? abs : a.replay);
-        if (k->out.status != V_PASS)
-            snprintf(k->out.replay, sizeof k->out.replay, "%s", buf);
-        announce(&c, k);
-        goto report;
+        stage_replay_one(&c, a.replay);
+    } else {
+        stage_replay(&c);
+        sebt_parity_input *inputs;
+        char data_dir[PATH_MAX + 64];
+        size_t n_inputs = parity_inputs(&c, &inputs, data_dir, sizeof data_dir);
+        if (n_inputs == 0)
+            nothing_to_check(&c, "parity", data_dir, "bundled series");
+        uint64_t trades = 0;
+        stage_parity(&c, inputs, n_inputs, &trades);
+        stage_parity_grid(&c, inputs, n_inputs, &trades);
+        stage_fuzz(&c);
+        stage_own_checks(&c);
+        stage_anti_vacuity(&c, trades);
+        stage_speed(&c, inputs, n_inputs);
     }
 
-    /* replay */
-    snprintf(buf, sizeof buf, "%s/regressions", c.fixtures);
-    n_fixtures = list_dir(buf, true, &fixtures);
-    if (n_fixtures == 0) {
-        v_check *k = add_check(&c, "replay", "%s", buf);
-        k->out.status = V_ERROR;
-        k->out.err_code = SEBT_ERR_INPUT;
-        snprintf(k->out.message, sizeof k->out.message, "no regression fixtures under %s", buf);
-        announce(&c, k);
-    }
-    for (size_t i = 0; i < n_fixtures; i++) {
-        v_check *k = add_check(&c, "replay", "%s", base_name(fixtures[i]));
-        run_check(&c, k, do_replay, fixtures[i]);
-        if (k->out.status == V_FAIL || k->out.status == V_CRASH)
-            snprintf(k->out.replay, sizeof k->out.replay, "sebt validate --backend %s --replay %s", c.sel,
-                     fixtures[i]);
-        announce(&c, k);
-    }
-
-    /* parity: the oracle's parity set (each file plain and gap-filled, and
-     * the one-minute files joined), or each --data file both ways */
-    static sebt_parity_input inputs[MAX_INPUTS];
-    static char input_paths[8][SEBT_PARITY_PATH_MAX];
-    size_t n_inputs;
-    snprintf(buf, sizeof buf, "%s/data", c.fixtures);
-    if (a.n_data)
-        n_inputs = sebt_parity_inputs_for_files(a.data, a.n_data, SEBT_PARITY_BOTH, inputs, MAX_INPUTS);
-    else
-        n_inputs = sebt_parity_default_inputs(buf, inputs, MAX_INPUTS, input_paths, 8);
-    if (n_inputs == 0) {
-        v_check *k = add_check(&c, "parity", "%s", buf);
-        k->out.status = V_ERROR;
-        k->out.err_code = SEBT_ERR_INPUT;
-        snprintf(k->out.message, sizeof k->out.message, "no bundled series under %s", buf);
-        announce(&c, k);
-    }
-    uint64_t trades = 0;
-    for (size_t i = 0; i < n_inputs; i++) {
-        const sebt_parity_input *in = &inputs[i];
-        v_check *k = add_check(&c, "parity", "%s", in->label);
-        run_check(&c, k, do_parity, in);
-        trades += k->out.trades;
-        if (k->out.status == V_FAIL || k->out.status == V_CRASH) {
-            /* A joined series exists only in the bundled set: replay the set. */
-            if (in->n_paths == 1)
-                snprintf(k->out.replay, sizeof k->out.replay,
-                         "sebt parity --backend %s --combos %s --data %s --gaps %s", c.sel, c.combos_path,
-                         realpath(in->paths[0], abs) ? abs : in->paths[0], in->fill_gaps ? "filled" : "plain");
-            else
-                snprintf(k->out.replay, sizeof k->out.replay, "sebt parity --backend %s --combos %s", c.sel,
-                         c.combos_path);
-        }
-        announce(&c, k);
-    }
-
-    /* parity on grid-shaped combos: the longest single bundled file as loaded */
-    {
-        const sebt_parity_input *in = NULL;
-        for (size_t i = 0; i < n_inputs; i++)
-            if (inputs[i].n_paths == 1 && !inputs[i].fill_gaps &&
-                (!in || strstr(inputs[i].paths[0], "15m")))
-                in = &inputs[i];
-        if (in) {
-            v_check *k = add_check(&c, "parity", "%s, %d grid-shaped combos", in->label, SEBT_PARITY_GRID_COMBOS);
-            run_check(&c, k, do_parity_grid, in);
-            trades += k->out.trades;
-            char grid[PATH_MAX];
-            if ((k->out.status == V_FAIL || k->out.status == V_CRASH) && write_grid_file(a.save_dir, grid, sizeof grid))
-                snprintf(k->out.replay, sizeof k->out.replay, "sebt parity --backend %s --grid %s --data %s --gaps plain",
-                         c.sel, grid, realpath(in->paths[0], abs) ? abs : in->paths[0]);
-            announce(&c, k);
-        }
-    }
-
-    /* fuzz */
-    {
-        v_check *k = add_check(&c, "fuzz", "seed %" PRIu64 ", %g s", a.seed, a.time_s);
-        run_check(&c, k, do_fuzz, NULL);
-        snprintf(buf, sizeof buf, "sebt fuzz --backend %s --seed %" PRIu64 " --iterations %" PRIu64 " --no-save",
-                 c.sel, k->out.at_seed, k->out.at_case + 1);
-        crash_replay(k, buf);
-        if (k->out.status == V_CRASH) {
-            size_t len = strlen(k->out.message);
-            snprintf(k->out.message + len, sizeof k->out.message - len, " in fuzz case %" PRIu64 " of seed %" PRIu64,
-                     k->out.at_case, k->out.at_seed);
-        }
-        announce(&c, k);
-    }
-
-    /* determinism and independence, judged without the reference */
-    {
-        v_check *k = add_check(&c, "determinism", "same call, order, threads, split, companions");
-        run_check(&c, k, do_determinism, NULL);
-        snprintf(buf, sizeof buf, "sebt validate --backend %s --seed %" PRIu64 " --time 1", c.sel, a.seed);
-        crash_replay(k, buf);
-        announce(&c, k);
-    }
-    /* bad input */
-    {
-        v_check *k = add_check(&c, "bad-input", "invalid combos and series refused");
-        run_check(&c, k, do_bad_input, NULL);
-        snprintf(buf, sizeof buf, "sebt validate --backend %s --time 1", c.sel);
-        crash_replay(k, buf);
-        announce(&c, k);
-    }
-
-    /* anti-vacuity */
-    for (size_t i = 0; i < sebt_mutant_count(); i++) {
-        const sebt_backend *m = sebt_mutant_at(i);
-        v_check *k = add_check(&c, "anti-vacuity", "%s", m->name);
-        run_check(&c, k, do_mutant, m);
-        announce(&c, k);
-    }
-    {
-        v_check *k = add_check(&c, "anti-vacuity", "trades on real data");
-        bool parity_ran = false;
-        for (size_t i = 0; i < c.n_checks; i++)
-            parity_ran |= strcmp(c.checks[i].stage, "parity") == 0 && c.checks[i].out.status == V_PASS;
-        if (!parity_ran) {
-            k->out.status = V_SKIP;
-            snprintf(k->out.message, sizeof k->out.message, "no parity check passed to count trades in");
-        } else if (trades == 0) {
-            k->out.status = V_FAIL;
-            snprintf(k->out.message, sizeof k->out.message, "%s made no trade on any bundled series with the "
-                     "parity combos: parity there proves nothing", c.cand->name);
-        } else {
-            k->out.status = V_PASS;
-            snprintf(k->out.message, sizeof k->out.message, "%" PRIu64 " trades over the parity checks", trades);
-        }
-        k->out.trades = trades;
-        announce(&c, k);
-    }
-
-    /* speed */
-    {
-        const char *speed_data = NULL;
-        for (size_t i = 0; i < n_inputs && !speed_data; i++)
-            if (inputs[i].n_paths == 1 && strstr(inputs[i].paths[0], "BTCUSDT-1m-2019-01"))
-                speed_data = inputs[i].paths[0];
-        if (!speed_data && n_inputs)
-            speed_data = inputs[0].paths[0];
-        v_check *k = add_check(&c, "speed", "fixed sweep vs fast_cpu");
-        if (a.no_speed || !speed_data) {
-            k->out.status = V_SKIP;
-            snprintf(k->out.message, sizeof k->out.message, "%s", a.no_speed ? "--no-speed" : "no data");
-        } else {
-            run_check(&c, k, do_speed, speed_data);
-            snprintf(k->name, sizeof k->name, "fixed sweep vs fast_cpu (%s)", base_name(speed_data));
-        }
-        announce(&c, k);
-    }
-
-report:;
-    /* Exit code: a broken setup (2) or a missing device (3) says more than
-     * the checks it stopped; otherwise any failed check is 1. */
-    int code = CLI_EXIT_OK;
-    bool failed = false, error = false, nodevice = false;
-    for (size_t i = 0; i < c.n_checks; i++) {
-        const v_outcome *o = &c.checks[i].out;
-        failed |= o->status == V_FAIL || o->status == V_CRASH;
-        if (o->status == V_ERROR) {
-            error = true;
-            nodevice |= o->err_code == SEBT_ERR_NODEVICE;
-        }
-    }
-    if (nodevice)
-        code = CLI_EXIT_NO_DEVICE;
-    else if (failed)
-        code = CLI_EXIT_CHECK_FAILED;
-    else if (error)
-        code = CLI_EXIT_USAGE;
+    int code = exit_code(&c);
     if (a.json)
         write_json(&c, code);
     else
@@ -1368,7 +1409,6 @@ report:;
         wrc = CLI_EXIT_USAGE;
     if (a.markdown && write_markdown(&c, code) != CLI_EXIT_OK)
         wrc = CLI_EXIT_USAGE;
-    free_list(fixtures, n_fixtures);
     free(c.checks);
     free(c.combos);
     if (cli_close_output(stdout))
