@@ -23,9 +23,8 @@ int cli_select_oracle_backend(const char *cmd, const char *name, const sebt_back
 
 static const char *exit_outcome_name(double v)
 {
-    if (v >= 0 && v <= 3 && v == (int)v)
-        return sebt_exit_reason_name((sebt_exit_reason)(int)v);
-    return v == 4 ? "no exit" : "unknown";
+    const char *name = sebt_exit_outcome_name(v);
+    return name ? name : "unknown";
 }
 
 void cli_json_divergence(cli_json *j, const char *key, const sebt_divergence *d)

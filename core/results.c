@@ -55,13 +55,33 @@ void sebt_results_free(sebt_result *r, size_t n)
         sebt_result_free(&r[i]);
 }
 
+/* The one table of exit outcomes: SPEC §6's reasons in chain order, then
+ * the outcome of a bar that closes nothing. Everything that names or reads
+ * an exit (results, fixtures, the oracle's divergences) goes through it. */
+static const char *const exit_outcomes[SEBT_EXIT_KINDS + 1] = {
+    [SEBT_EXIT_STOP_GAP] = "stop_gap",
+    [SEBT_EXIT_STOP] = "stop",
+    [SEBT_EXIT_TP] = "tp",
+    [SEBT_EXIT_TIME] = "time",
+    [SEBT_EXIT_KINDS] = "no exit",
+};
+
 const char *sebt_exit_reason_name(sebt_exit_reason reason)
 {
-    switch (reason) {
-    case SEBT_EXIT_STOP_GAP: return "stop_gap";
-    case SEBT_EXIT_STOP: return "stop";
-    case SEBT_EXIT_TP: return "tp";
-    case SEBT_EXIT_TIME: return "time";
-    }
-    return "unknown";
+    return (int)reason >= 0 && (int)reason < SEBT_EXIT_KINDS ? exit_outcomes[reason] : "unknown";
+}
+
+const char *sebt_exit_outcome_name(double v)
+{
+    return v >= 0 && v <= SEBT_EXIT_KINDS && v == (int)v ? exit_outcomes[(int)v] : NULL;
+}
+
+bool sebt_exit_reason_parse(const char *name, size_t len, sebt_exit_reason *out)
+{
+    for (int i = 0; i < SEBT_EXIT_KINDS; i++)
+        if (strlen(exit_outcomes[i]) == len && strncmp(name, exit_outcomes[i], len) == 0) {
+            *out = (sebt_exit_reason)i;
+            return true;
+        }
+    return false;
 }

@@ -478,7 +478,7 @@ static void format_ts(int64_t ms, char *buf, size_t size)
         snprintf(buf, size, "%sZ", date);
 }
 
-/* An exit divergence carries SPEC §6 outcomes (0-3, 4 = no exit) as its
+/* An exit divergence carries SPEC §6 outcomes (sebt_exit_outcome_name) as its
  * values: a person reads them by name. */
 static bool is_exit_divergence(const sebt_divergence *d)
 {
@@ -487,10 +487,9 @@ static bool is_exit_divergence(const sebt_divergence *d)
 
 static void fmt_outcome(double v, char *buf, size_t size)
 {
-    if (v >= 0 && v <= 3 && v == (int)v)
-        snprintf(buf, size, "%s", sebt_exit_reason_name((sebt_exit_reason)(int)v));
-    else if (v == 4)
-        snprintf(buf, size, "no exit");
+    const char *name = sebt_exit_outcome_name(v);
+    if (name)
+        snprintf(buf, size, "%s", name);
     else
         snprintf(buf, size, "%g (no exit reason)", v);
 }

@@ -198,22 +198,14 @@ static bool json_number(const char *from, const char *to, const char *key, doubl
 
 static bool json_reason(const char *from, const char *to, sebt_exit_reason *out)
 {
-    static const sebt_exit_reason all[] = { SEBT_EXIT_STOP_GAP, SEBT_EXIT_STOP, SEBT_EXIT_TP, SEBT_EXIT_TIME };
     const char *k = strstr(from, "\"reason\":");
     if (!k || k >= to)
         return false;
     const char *q = strchr(k + 9, '"');
     if (!q || q >= to)
         return false;
-    for (int i = 0; i < 4; i++) {
-        const char *name = sebt_exit_reason_name(all[i]);
-        size_t n = strlen(name);
-        if (strncmp(q + 1, name, n) == 0 && q[1 + n] == '"') {
-            *out = all[i];
-            return true;
-        }
-    }
-    return false;
+    const char *end = strchr(q + 1, '"');
+    return end && end < to && sebt_exit_reason_parse(q + 1, (size_t)(end - (q + 1)), out);
 }
 
 static sebt_status read_expected(const char *path, sebt_result *r, sebt_error *err)

@@ -1,14 +1,20 @@
-/* Mutant backends: one plain implementation of SPEC §3-7 with switches,
- * each mutant turning on exactly one planted bug. They exist to prove the
- * oracle bites (`sebt fuzz --self-test`, the oracle's tests, `sebt parity
- * --backend mutant:NAME`) and are never listed in the public registry.
+/* Mutant backends: the reference's own code with one planted bug each.
+ * They exist to prove the oracle bites (`sebt fuzz --self-test`, the
+ * oracle's tests, `sebt parity --backend mutant:NAME`) and are never listed
+ * in the public registry.
  *
- * The base is written for reading, not speed: naive window sums, one bar at
- * a time. With no bug switched on it agrees with the reference. */
+ * No SPEC rule is restated here (SQLite's practice: the harness mutates the
+ * real code, not a copy). The features are the reference's columns, one of
+ * them then bent; the simulation is the reference's walk (reference/
+ * simulate.c) with a decision hook that perturbs one decision, or, for the
+ * two bugs that change the walk's shape (overlapping positions, entry-bar
+ * exits), the reference's step taken in another order. With no bug
+ * switched on the result is the reference's. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../reference/ref.h"
 #include "oracle_internal.h"
 #include "sebt/oracle.h"
 #include "sebt/sebt.h"
@@ -73,117 +79,92 @@ static const mutant_info mutant_infos[] = {
 };
 #define N_MUTANTS (sizeof mutant_infos / sizeof mutant_infos[0])
 
-/* ---- indicators -------------------------------------------------------- */
+/* ---- features: the reference's columns, one bent ---------------------- */
 
 static bool present(const sebt_series *s, size_t t) { return !isnan(s->close[t]); }
 
-static void ema(const sebt_series *s, int span, bug_kind bug, double *out)
+/* EMA seeded with the SMA of its first span present closes (NaN before). */
+static void ema_seeded(const sebt_series *s, int32_t span, double *out)
 {
-    double a = 2.0 / (span + 1), b = 1.0 - a, y = NAN;
+    double a = 2.0 / ((double)span + 1.0), y = NAN, seed_sum = 0.0;
     size_t seen = 0;
-    double seed_sum = 0.0;
     for (size_t t = 0; t < s->n; t++) {
         out[t] = NAN;
-        if (!present(s, t)) {
-            if (bug == BUG_EMA_MISSING)
-                out[t] = y;
+        if (!present(s, t))
             continue;
-        }
-        double c = s->close[t];
-        if (bug == BUG_SMA) {
-            if (t + 1 < (size_t)span)
-                continue;
-            double sum = 0.0;
-            bool ok = true;
-            for (size_t i = t + 1 - (size_t)span; i <= t; i++) {
-                ok = ok && present(s, i);
-                sum += s->close[i];
-            }
-            out[t] = ok ? sum / span : NAN;
-            continue;
-        }
-        seen++;
-        if (bug == BUG_EMA_SEED && seen <= (size_t)span) {
-            seed_sum += c;
+        if (++seen <= (size_t)span) {
+            seed_sum += s->close[t];
             if (seen == (size_t)span)
                 out[t] = y = seed_sum / span;
             continue;
         }
-        y = seen == 1 ? c : a * c + b * y;
+        y = a * s->close[t] + (1.0 - a) * y;
         out[t] = y;
     }
 }
 
-static void true_range(const sebt_series *s, bug_kind bug, double *tr)
+/* A missing bar repeats the EMA's last value instead of NaN. */
+static void hold_over_missing(const sebt_series *s, double *ema)
 {
-    double last_close = NAN;
+    double y = NAN;
     for (size_t t = 0; t < s->n; t++) {
-        if (!present(s, t)) {
-            tr[t] = NAN;
+        if (present(s, t))
+            y = ema[t];
+        else
+            ema[t] = y;
+    }
+}
+
+/* TR right after a hole takes the close before the hole as its previous close. */
+static void tr_across_holes(const sebt_series *s, double *tr)
+{
+    double before = NAN;
+    for (size_t t = 0; t < s->n; t++) {
+        if (!present(s, t))
             continue;
-        }
         double h = s->high[t], l = s->low[t];
-        double before = last_close;
-        last_close = s->close[t];
-        if (t == 0 || !present(s, t - 1)) {
-            tr[t] = bug == BUG_TR_HOLE && !isnan(before)
-                        ? fmax(h - l, fmax(fabs(h - before), fabs(l - before)))
-                        : h - l;
-            continue;
-        }
-        double pc = s->close[t - 1];
-        tr[t] = fmax(h - l, fmax(fabs(h - pc), fabs(l - pc)));
+        if ((t == 0 || !present(s, t - 1)) && !isnan(before))
+            tr[t] = fmax(h - l, fmax(fabs(h - before), fabs(l - before)));
+        before = s->close[t];
     }
 }
 
 /* ATR is computed block by block, as fast_cpu does, so a block-boundary
- * bug has a boundary to sit on. */
+ * bug has a boundary to sit on: there the window loses its oldest bar. */
 #define MUTANT_ATR_BLOCK 512
 
-static void window_mean(const double *x, size_t n, int w, bug_kind bug, double *out)
+static void atr_short_at_block_edges(const double *tr, size_t n, int32_t w, double *atr)
 {
-    for (size_t t = 0; t < n; t++) {
-        out[t] = NAN;
+    for (size_t t = MUTANT_ATR_BLOCK; w > 1 && t < n; t += MUTANT_ATR_BLOCK) {
         if (t + 1 < (size_t)w)
             continue;
         double sum = 0.0;
         bool ok = true;
-        size_t lo = t + 1 - (size_t)w;
-        if (bug == BUG_BLOCK_EDGE && t > 0 && t % MUTANT_ATR_BLOCK == 0 && w > 1)
-            lo++;
-        for (size_t i = lo; i <= t; i++) {
-            ok = ok && !isnan(x[i]);
-            sum += x[i];
+        for (size_t i = t + 2 - (size_t)w; i <= t; i++) {
+            ok = ok && !isnan(tr[i]);
+            sum += tr[i];
         }
-        if (ok)
-            out[t] = sum / w;
+        atr[t] = ok ? sum / w : NAN;
     }
 }
 
-static void zscore(const double *x, size_t n, int w, bug_kind bug, double *out)
+/* The z-score over the sample variance (w - 1) instead of the population's. */
+static void sample_variance(double *z, size_t n, int32_t w)
 {
-    for (size_t t = 0; t < n; t++) {
-        out[t] = NAN;
-        if (t + 1 < (size_t)w)
-            continue;
-        size_t lo = t + 1 - (size_t)w;
-        bool ok = true, flat = true;
-        double sum = 0.0;
-        for (size_t i = lo; i <= t; i++) {
-            ok = ok && !isnan(x[i]);
-            flat = flat && x[i] == x[lo];
-            sum += x[i];
-        }
-        if (!ok || flat)
-            continue;
-        double m = sum / w, ss = 0.0;
-        for (size_t i = lo; i <= t; i++)
-            ss += (x[i] - m) * (x[i] - m);
-        double var = ss / (bug == BUG_SAMPLE_VAR ? w - 1 : w);
-        /* Squares that underflow leave a window flat in practice (SPEC §3). */
-        if (var == 0.0)
-            continue;
-        out[t] = (x[t] - m) / sqrt(var);
+    double k = sqrt((double)(w - 1) / (double)w);
+    for (size_t t = 0; t < n; t++)
+        z[t] *= k;
+}
+
+/* Which of SPEC §4's terms (sebt_ref_signal_terms' order) a bug loosens to >=. */
+static int loosened_term(bug_kind bug)
+{
+    switch (bug) {
+    case BUG_SIG_EMA: return 0;
+    case BUG_SIG_VOL: return 1;
+    case BUG_SIG_TR: return 2;
+    case BUG_SIG_CLOC: return 3;
+    default: return -1;
     }
 }
 
@@ -197,151 +178,171 @@ static sebt_status mutant_features(const sebt_backend *self, const sebt_series *
     if (f->n != s->n)
         return sebt_fail(err, SEBT_ERR_USAGE, "mutant features: output holds %zu bars, series %zu",
                          f->n, s->n);
-    ema(s, p->ema_fast, bug, f->ema_f);
-    ema(s, p->ema_slow, bug, f->ema_s);
-    true_range(s, bug, f->tr);
-    window_mean(f->tr, s->n, p->atr_window, bug, f->atr);
-    zscore(s->volume, s->n, p->z_window, bug, f->vol_z);
-    zscore(f->atr, s->n, p->z_window, bug, f->tr_z);
-    for (size_t t = 0; t < s->n; t++) {
-        double h = s->high[t], l = s->low[t];
-        f->cloc[t] = present(s, t) && h != l ? (s->close[t] - l) / (h - l) : NAN;
-        bool e = bug == BUG_SIG_EMA ? f->ema_f[t] <= f->ema_s[t] : f->ema_f[t] < f->ema_s[t];
-        bool v = bug == BUG_SIG_VOL ? f->vol_z[t] >= p->vol_z : f->vol_z[t] > p->vol_z;
-        bool r = bug == BUG_SIG_TR ? f->tr_z[t] >= p->tr_z : f->tr_z[t] > p->tr_z;
-        bool c = bug == BUG_SIG_CLOC ? f->cloc[t] >= p->cloc_min : f->cloc[t] > p->cloc_min;
-        f->signal[t] = e && v && r && c;
-        f->valid[t] = !isnan(f->atr[t]);
+    size_t n = s->n;
+    sebt_ref_indicators(s, p, f);
+    switch (bug) {
+    case BUG_SMA:       /* the window mean of close: ATR's own rule */
+        sebt_ref_atr(s->close, n, p->ema_fast, f->ema_f);
+        sebt_ref_atr(s->close, n, p->ema_slow, f->ema_s);
+        break;
+    case BUG_EMA_SEED:
+        ema_seeded(s, p->ema_fast, f->ema_f);
+        ema_seeded(s, p->ema_slow, f->ema_s);
+        break;
+    case BUG_EMA_MISSING:
+        hold_over_missing(s, f->ema_f);
+        hold_over_missing(s, f->ema_s);
+        break;
+    case BUG_TR_HOLE:
+        tr_across_holes(s, f->tr);
+        sebt_ref_atr(f->tr, n, p->atr_window, f->atr);
+        sebt_ref_zscore(f->atr, n, p->z_window, f->tr_z);
+        break;
+    case BUG_BLOCK_EDGE:
+        atr_short_at_block_edges(f->tr, n, p->atr_window, f->atr);
+        sebt_ref_zscore(f->atr, n, p->z_window, f->tr_z);
+        break;
+    case BUG_SAMPLE_VAR:
+        sample_variance(f->vol_z, n, p->z_window);
+        sample_variance(f->tr_z, n, p->z_window);
+        break;
+    default:
+        break;
+    }
+    sebt_ref_decide_bars(f, p);
+    int loose = loosened_term(bug);
+    for (size_t t = 0; loose >= 0 && t < n; t++) {
+        double lhs[SEBT_REF_SIGNAL_TERMS], rhs[SEBT_REF_SIGNAL_TERMS];
+        sebt_ref_signal_terms(f, p, t, lhs, rhs);
+        bool all = true;
+        for (int i = 0; i < SEBT_REF_SIGNAL_TERMS; i++)
+            all = all && (i == loose ? lhs[i] >= rhs[i] : lhs[i] > rhs[i]);
+        f->signal[t] = all;
     }
     return SEBT_OK;
 }
 
-/* ---- simulation -------------------------------------------------------- */
+/* ---- simulation: the reference's walk, one decision bent --------------- */
 
 typedef struct {
-    int64_t signal, entry;
-    double entry_price, stop, tp, risk;
-    int32_t bars;
-} position;
+    bug_kind bug;
+    const sebt_params *p;
+} bend;
 
-/* Checks position q against bar u; fills tr and returns true on an exit. */
-static bool check_exit(const sebt_series *s, const sebt_params *p, bug_kind bug, position *q,
-                       int64_t u, sebt_trade *tr)
+static int bent_decision(void *user, const sebt_ref_decision *d)
 {
-    q->bars += 1;
-    double o = s->open[u], lo = s->low[u], hi = s->high[u];
-    double price = 0.0;
-    sebt_exit_reason why;
-    bool stop_gap = p->use_stop && (bug == BUG_GAP_LT ? o < q->stop : o <= q->stop);
-    bool stop = p->use_stop && (bug == BUG_STOP_LT ? lo < q->stop : lo <= q->stop);
-    bool tp = p->use_tp && q->tp > 0 && (bug == BUG_TP_GT ? hi > q->tp : hi >= q->tp);
-    int32_t hold = bug == BUG_HOLD ? p->max_hold + 1 : p->max_hold;
-    bool time = p->use_time && q->bars >= hold;
-    if (bug == BUG_TP_FIRST && tp) {
-        price = q->tp;
-        why = SEBT_EXIT_TP;
-    } else if (stop_gap) {
-        price = o;
-        why = SEBT_EXIT_STOP_GAP;
-    } else if (stop) {
-        price = q->stop;
-        why = SEBT_EXIT_STOP;
-    } else if (tp) {
-        price = q->tp;
-        why = SEBT_EXIT_TP;
-    } else if (time) {
-        price = s->close[u];
-        why = SEBT_EXIT_TIME;
-    } else {
-        return false;
+    const bend *b = user;
+    switch (d->kind) {
+    case SEBT_REF_GAP: return b->bug == BUG_GAP_LT ? d->answer && d->lhs < d->rhs : d->answer;
+    case SEBT_REF_STOP: return b->bug == BUG_STOP_LT ? d->answer && d->lhs < d->rhs : d->answer;
+    case SEBT_REF_TP: return b->bug == BUG_TP_GT ? d->answer && d->lhs > d->rhs : d->answer;
+    case SEBT_REF_TIME: return b->bug == BUG_HOLD ? d->answer && d->lhs >= d->rhs + 1 : d->answer;
+    case SEBT_REF_EXIT:
+        return b->bug == BUG_TP_FIRST && d->hit[SEBT_EXIT_TP] ? SEBT_EXIT_TP : d->answer;
+    default: return d->answer;
     }
-    double fee = (bug == BUG_FEE_ONE_SIDE ? q->entry_price : q->entry_price + price) *
-                 (p->fee_bp + p->slippage_bp) / 10000.0;
-    double pnl = price - q->entry_price - fee;
-    *tr = (sebt_trade){ q->signal, q->entry, u, q->entry_price, price, q->stop, q->tp, q->risk,
-                        pnl, pnl / q->risk, why, q->bars };
+}
+
+static bool bent_trade(void *user, sebt_trade *tr)
+{
+    const bend *b = user;
+    if (b->bug == BUG_FEE_ONE_SIDE) {
+        tr->pnl = tr->exit_price - tr->entry_price -
+                  tr->entry_price * (b->p->fee_bp + b->p->slippage_bp) / 10000.0;
+        tr->r = tr->pnl / tr->risk;
+    }
     return true;
 }
 
 #define MAX_OPEN 64
 
-static sebt_status simulate(const sebt_series *s, const sebt_params *p, const sebt_features *f,
-                            bug_kind bug, sebt_result *r, sebt_error *err)
+/* The walks of another shape, from the reference's step: with overlap, a
+ * signal while in a position opens another (up to MAX_OPEN); with
+ * entry-bar exits, the entry bar is checked for an exit at once. */
+static sebt_status reshaped_walk(const sebt_series *s, const sebt_params *p, const sebt_features *f,
+                                 bug_kind bug, const sebt_ref_hook *hook, sebt_result *r,
+                                 sebt_error *err)
 {
     size_t k = 0;
-    int64_t *v = malloc((s->n ? s->n : 1) * sizeof *v);
+    size_t *v = malloc((s->n ? s->n : 1) * sizeof *v);
     if (!v)
         return sebt_fail(err, SEBT_ERR_NOMEM, "mutant: out of memory");
     for (size_t t = 0; t < s->n; t++)
-        if (bug == BUG_WARMUP ? present(s, t) : f->valid[t] != 0)
-            v[k++] = (int64_t)t;
-    /* valid_bars is the number of bars the simulation walks (SPEC §5's K):
-     * a backend that keeps its warm-up rows walks, and reports, more. */
+        if (f->valid[t])
+            v[k++] = t;
     r->valid_bars = k;
 
     oracle_trade_vec trades = { 0 };
-    position open[MAX_OPEN];
+    sebt_ref_position open[MAX_OPEN];
     size_t n_open = 0;
-    for (size_t i = 0; i + 1 < k; i++) {
-        int64_t t = v[i], u = v[i + 1];
-        /* Exits first (on bar u), for every open position but one just opened. */
+    bool ok = true;
+    for (size_t i = 0; i + 1 < k && ok; i++) {
+        size_t t = v[i], u = v[i + 1];
+        /* Exits first (on bar u), for every open position. */
         size_t keep = 0;
+        bool was_in = n_open > 0;
         for (size_t j = 0; j < n_open; j++) {
             sebt_trade tr;
-            if (check_exit(s, p, bug, &open[j], u, &tr)) {
-                if (!oracle_trade_push(&trades, &tr)) {
-                    free(v);
-                    free(trades.v);
-                    return sebt_fail(err, SEBT_ERR_NOMEM, "mutant: out of memory");
-                }
-            } else {
+            if (sebt_ref_step(s, f, p, hook, &open[j], t, u, &tr))
+                ok = ok && oracle_trade_push(&trades, &tr);
+            else
                 open[keep++] = open[j];
-            }
         }
-        bool was_in = n_open > 0;
         n_open = keep;
-        /* In the SPEC the bar that closes a position is not also a signal
-         * bar for a new one in the same step: the loop body is either the
-         * entry branch or the exit branch. */
         bool may_enter = bug == BUG_OVERLAP ? n_open < MAX_OPEN : !was_in;
-        if (!may_enter || !f->signal[t])
+        if (!may_enter)
             continue;
-        position q = { .signal = t, .entry = u, .entry_price = s->open[u], .bars = 0 };
-        q.stop = p->use_stop ? s->low[t] - p->atr_stop_mult * f->atr[t] : 0.0;
-        q.risk = p->use_stop ? fmax(1e-8, q.entry_price - q.stop) : q.entry_price * 0.01;
-        q.tp = p->use_tp ? q.entry_price + p->reward_r * q.risk : 0.0;
-        if (bug == BUG_ENTRY_EXIT) {
-            sebt_trade tr;
-            if (check_exit(s, p, bug, &q, u, &tr)) {
-                if (!oracle_trade_push(&trades, &tr)) {
-                    free(v);
-                    free(trades.v);
-                    return sebt_fail(err, SEBT_ERR_NOMEM, "mutant: out of memory");
-                }
-                continue;
-            }
-        }
-        open[n_open++] = q;
+        sebt_ref_position q = { 0 };
+        sebt_trade tr;
+        sebt_ref_step(s, f, p, hook, &q, t, u, &tr);        /* flat: enters on a signal */
+        if (!q.open)
+            continue;
+        if (bug == BUG_ENTRY_EXIT && sebt_ref_step(s, f, p, hook, &q, t, u, &tr))
+            ok = ok && oracle_trade_push(&trades, &tr);
+        else
+            open[n_open++] = q;
     }
     free(v);
-    memset(&r->open_at_end, 0, sizeof r->open_at_end);
-    if (n_open) {
-        r->open_at_end = (sebt_open_position){ true, open[0].signal, open[0].entry,
-                                               open[0].entry_price, open[0].stop, open[0].tp,
-                                               open[0].risk, open[0].bars };
+    if (!ok) {
+        free(trades.v);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "mutant: out of memory");
     }
-    r->metrics = sebt_oracle_metrics(trades.v, trades.n);
+    memset(&r->open_at_end, 0, sizeof r->open_at_end);
+    if (n_open)
+        r->open_at_end = (sebt_open_position){ true, (int64_t)open[0].signal_bar,
+                                               (int64_t)open[0].entry_bar, open[0].entry,
+                                               open[0].stop, open[0].tp, open[0].risk, open[0].bars };
+    r->n_trades = trades.n;
+    r->trades = trades.v;
+    return SEBT_OK;
+}
+
+/* f is the batch's own copy: the warm-up bug may rewrite its valid column. */
+static sebt_status simulate(const sebt_series *s, const sebt_params *p, sebt_features *f,
+                            bug_kind bug, sebt_result *r, sebt_error *err)
+{
+    /* Warm-up not dropped: every present bar is walked (SPEC §5's K counts
+     * them too, as a backend that keeps its warm-up rows reports). */
+    if (bug == BUG_WARMUP)
+        for (size_t t = 0; t < s->n; t++)
+            f->valid[t] = present(s, t);
+    bend b = { bug, p };
+    sebt_ref_hook hook = { .user = &b, .decide = bent_decision, .closed = bent_trade };
+    sebt_status st = bug == BUG_OVERLAP || bug == BUG_ENTRY_EXIT
+                         ? reshaped_walk(s, p, f, bug, &hook, r, err)
+                         : sebt_ref_walk(s, f, p, &hook, r, err);
+    if (st)
+        return st;
+    sebt_ref_metrics(r->trades, r->n_trades, &r->metrics);
     if (bug == BUG_DD_ZERO) {
         double cum = 0.0, peak = 0.0, dd = 0.0;
-        for (size_t i = 0; i < trades.n; i++) {
-            cum += trades.v[i].pnl;
+        for (size_t i = 0; i < r->n_trades; i++) {
+            cum += r->trades[i].pnl;
             peak = cum > peak ? cum : peak;
             dd = fmin(dd, cum - peak);
         }
         r->metrics.max_dd = dd;
     }
-    r->n_trades = trades.n;
-    r->trades = trades.v;
     return SEBT_OK;
 }
 

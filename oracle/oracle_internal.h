@@ -5,7 +5,7 @@
 #include "sebt/oracle.h"
 #include "sebt/sebt.h"
 
-/* A growing list of trades (the replay's and the mutants'). */
+/* A growing list of trades (the mutants' reshaped walks). */
 typedef struct {
     sebt_trade *v;
     size_t n, cap;

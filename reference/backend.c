@@ -108,7 +108,7 @@ static sebt_status ref_run_batch(const sebt_backend *self, const sebt_series *s,
         sebt_result *r = &results[i];
         memset(r, 0, sizeof *r);
         sebt_ref_compute(s, &combos[i], &f);
-        st = sebt_ref_simulate(s, &f, &combos[i], r, err);
+        st = sebt_ref_walk(s, &f, &combos[i], NULL, r, err);
         if (st != SEBT_OK) {
             columns_free(&f);
             release(results, i + 1);

@@ -7,6 +7,8 @@
 #ifndef SEBT_REF_H
 #define SEBT_REF_H
 
+#include <stdbool.h>
+
 #include "sebt/backend.h"
 #include "sebt/types.h"
 
@@ -17,12 +19,75 @@ void sebt_ref_atr(const double *tr, size_t n, int32_t w, double *out);
 void sebt_ref_zscore(const double *x, size_t n, int32_t w, double *out);
 void sebt_ref_cloc(const sebt_series *s, double *out);
 
-/* SPEC §3-5 for one combo into caller-owned columns of s->n entries. */
+/* SPEC §3-5 for one combo into caller-owned columns of s->n entries:
+ * the indicator columns, then the signal and valid columns from them. */
 void sebt_ref_compute(const sebt_series *s, const sebt_params *p, sebt_features *f);
+void sebt_ref_indicators(const sebt_series *s, const sebt_params *p, sebt_features *f);
+void sebt_ref_decide_bars(sebt_features *f, const sebt_params *p);
 
-/* SPEC §6 over the valid bars; trades are malloc'd into r (NULL if none). */
-sebt_status sebt_ref_simulate(const sebt_series *s, const sebt_features *f,
-                              const sebt_params *p, sebt_result *r, sebt_error *err);
+/* SPEC §4's four comparisons at bar t, each written "lhs[i] > rhs[i]"
+ * (the signal is all four), in the order ema, vol_z, tr_z, cloc. */
+#define SEBT_REF_SIGNAL_TERMS 4
+void sebt_ref_signal_terms(const sebt_features *f, const sebt_params *p, size_t t,
+                           double lhs[SEBT_REF_SIGNAL_TERMS], double rhs[SEBT_REF_SIGNAL_TERMS]);
+
+/* ---- SPEC §6: the walk, one step at a time, with a decision hook ------
+ *
+ * The oracle does not restate §6: its replay and its mutants run this walk
+ * (SQLite's practice: the harness bends the real code, not a copy). A hook,
+ * NULL in the reference backend, sees every decision with the reference's
+ * answer and returns the answer the walk acts on: the replay follows a
+ * tolerant candidate through a near-tie, a mutant perturbs one decision. */
+typedef enum {
+    SEBT_REF_TAKE,      /* flat at signal bar t: enter at u? answer: signal[t] */
+    SEBT_REF_GAP,       /* open[u] <= stop (lhs, rhs) */
+    SEBT_REF_STOP,      /* low[u] <= stop */
+    SEBT_REF_TP,        /* high[u] >= tp */
+    SEBT_REF_TIME,      /* bars held >= max_hold */
+    SEBT_REF_EXIT,      /* the outcome: the first of the four that holds, in
+                           that order (a sebt_exit_reason), SEBT_EXIT_KINDS if none */
+} sebt_ref_decision_kind;
+
+typedef struct sebt_ref_position sebt_ref_position;
+
+typedef struct {
+    sebt_ref_decision_kind kind;
+    size_t t, u;                    /* the step: valid bar t, the next valid bar u */
+    double lhs, rhs;                /* a comparison's operands (GAP..TIME) */
+    const bool *hit;                /* EXIT: the four answers acted on, GAP..TIME */
+    const sebt_ref_position *pos;   /* the position as it stands */
+    int answer;                     /* the reference's own */
+} sebt_ref_decision;
+
+typedef struct {
+    void *user;
+    /* The answer the walk acts on (d->answer when the hook has no opinion). */
+    int (*decide)(void *user, const sebt_ref_decision *d);
+    /* A trade just closed, before it is kept; it may be edited. false ends
+     * the walk there (the replay found a divergence). May be NULL. */
+    bool (*closed)(void *user, sebt_trade *tr);
+} sebt_ref_hook;
+
+/* One position at a time, as SPEC §6 keeps it. */
+struct sebt_ref_position {
+    bool open;
+    size_t signal_bar, entry_bar;
+    double entry, stop, risk, tp;
+    int32_t bars;
+};
+
+/* One step of the walk from valid bar t to the next valid bar u: flat, a
+ * signal at t enters at u's open; in a position, bar u is checked for an
+ * exit. Returns true with *tr filled when the position closes at u. */
+bool sebt_ref_step(const sebt_series *s, const sebt_features *f, const sebt_params *p,
+                   const sebt_ref_hook *hook, sebt_ref_position *pos, size_t t, size_t u,
+                   sebt_trade *tr);
+
+/* The walk over the valid bars; trades are malloc'd into r (NULL if none),
+ * with r->valid_bars and r->open_at_end (metrics left to the caller). hook
+ * may be NULL: then it is SPEC §6 exactly. */
+sebt_status sebt_ref_walk(const sebt_series *s, const sebt_features *f, const sebt_params *p,
+                          const sebt_ref_hook *hook, sebt_result *r, sebt_error *err);
 
 /* SPEC §7 over r->trades[0 .. r->n_trades). */
 void sebt_ref_metrics(const sebt_trade *trades, size_t n, sebt_metrics *m);

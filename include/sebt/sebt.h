@@ -70,6 +70,11 @@ void sebt_features_free(sebt_features *f);
 void sebt_result_free(sebt_result *r);
 void sebt_results_free(sebt_result *r, size_t n);
 const char *sebt_exit_reason_name(sebt_exit_reason reason); /* stop_gap|stop|tp|time */
+/* An exit outcome 0 .. SEBT_EXIT_KINDS (types.h) by name: the reasons' and
+ * "no exit"; NULL for anything else (v need not be a whole number). */
+const char *sebt_exit_outcome_name(double v);
+/* The reason named name[0 .. len): true and *out set, or false. */
+bool sebt_exit_reason_parse(const char *name, size_t len, sebt_exit_reason *out);
 
 /* ---- loader (core/loader.c) -------------------------------------------- */
 

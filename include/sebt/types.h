@@ -114,6 +114,10 @@ typedef enum {
     SEBT_EXIT_TP = 2,
     SEBT_EXIT_TIME = 3
 } sebt_exit_reason;
+/* The exit kinds, in the order SPEC §6 checks them. As a decision's
+ * outcome (the oracle's), SEBT_EXIT_KINDS means "no exit on this bar";
+ * their names come from one table: sebt_exit_outcome_name (sebt.h). */
+#define SEBT_EXIT_KINDS 4
 
 /* Indices are into the series as loaded (missing bars counted). */
 typedef struct {

@@ -29,7 +29,7 @@ static sim_case simulate(const bar5 *bars, size_t n, const char *signal, const s
         c.f.valid[t] = (uint8_t)present;
         c.f.signal[t] = signal[t] == '1';
     }
-    cr_assert_eq(sebt_ref_simulate(&c.s, &c.f, p, &c.r, &err), SEBT_OK, "%s", err.msg);
+    cr_assert_eq(sebt_ref_walk(&c.s, &c.f, p, NULL, &c.r, &err), SEBT_OK, "%s", err.msg);
     sebt_ref_metrics(c.r.trades, c.r.n_trades, &c.r.metrics);
     return c;
 }
