@@ -20,9 +20,8 @@
  *                  after its trade's exit, its pnl and R.
  * sebt_k_trade_at is SPEC §6 for the trade one signal opens (the one place
  * the exit rules live); sebt_k_run_combo_hop runs a combo by hops through
- * the memo (filled lazily on the CPU, up front on a device);
- * sebt_k_run_combo runs it over a per-key candidate list (sebt_k_cands),
- * the cuda backend's present form.
+ * the memo (filled lazily on the CPU, up front on a device) and finishes
+ * its SPEC §7 metrics (sebt_k_finish).
  *
  * Why it is exact for the simulation: "next bar" means the next valid bar,
  * and for a present bar low <= open, so the first valid bar with
@@ -68,12 +67,6 @@ typedef struct {
     const int32_t *vbar;       /* n_valid: the valid bars, ascending */
     int64_t n_valid;
 } sebt_k_valid;
-
-typedef struct {
-    int64_t n;
-    const int32_t *bar;        /* ascending */
-    const double *vol_z, *tr_z, *cloc, *atr;
-} sebt_k_cands;
 
 /* Fills level `lev` (len entries) from the level below (below_len entries). */
 SEBT_HD static inline void sebt_k_tree_build_level(const double *below, int64_t below_len,
@@ -285,50 +278,6 @@ SEBT_HD static inline int sebt_k_trade_at(const sebt_k_market *m, const sebt_k_v
     return 1;
 }
 
-/* SPEC §6 for one combo over a list of candidate bars (the cuda backend's
- * form: candidates filtered per combo), jumping from signal to signal. */
-SEBT_HD static inline void sebt_k_simulate(const sebt_k_market *m, const sebt_k_valid *v,
-                                           const sebt_k_cands *c, const sebt_params *p,
-                                           sebt_k_acc *acc, sebt_open_position *open_at_end)
-{
-    sebt_open_position none = { false, 0, 0, 0.0, 0.0, 0.0, 0.0, 0 };
-    *open_at_end = none;
-    int64_t i = 0;
-    while (i < c->n) {
-        if (!(c->vol_z[i] > p->vol_z && c->tr_z[i] > p->tr_z && c->cloc[i] > p->cloc_min)) {
-            i++;
-            continue;
-        }
-        sebt_trade tr;
-        int st = sebt_k_trade_at(m, v, c->bar[i], c->atr[i], p, &tr, open_at_end);
-        if (st <= 0)
-            break;
-        sebt_k_acc_trade(acc, &tr);
-        int64_t exit_bar = tr.exit_index;
-        /* A signal on the exit bar may open the next trade: skip to the
-         * first candidate at or after it, galloping then bisecting. */
-        int64_t lo = i + 1, step = 1;
-        while (lo < c->n && c->bar[lo] < exit_bar) {
-            int64_t hi = lo + step;
-            if (hi >= c->n || c->bar[hi] >= exit_bar) {
-                int64_t a = lo + 1, b = hi < c->n ? hi : c->n;
-                while (a < b) {
-                    int64_t mid = a + (b - a) / 2;
-                    if (c->bar[mid] < exit_bar)
-                        a = mid + 1;
-                    else
-                        b = mid;
-                }
-                lo = a;
-                break;
-            }
-            lo = hi;
-            step *= 2;
-        }
-        i = lo;
-    }
-}
-
 /* ---- the shared-sweep form: candidate union, bitsets, exit memo ---------
 
  * For one atr_window, a sweep gathers U: every valid bar where some combo
@@ -466,49 +415,49 @@ SEBT_HD static inline void sebt_k_hop(const sebt_k_market *m, const sebt_k_valid
     *acc_out = acc;
 }
 
-/* The metrics of SPEC §7 from a first pass's accumulator; sharpe's sum of
- * squares from rbuf or the trades when they fit, else from second_pass
- * (what a GPU thread without a buffer does; the bits are the same). */
-#define SEBT_K_FINISH(acc_, out_, second_pass_)                                              \
-    do {                                                                                     \
-        int64_t n_ = (acc_).n;                                                               \
-        (out_)->n_trades = (size_t)n_;                                                       \
-        (out_)->metrics.n = n_;                                                              \
-        (out_)->metrics.win_rate = 0.0;                                                      \
-        (out_)->metrics.avg_r = 0.0;                                                         \
-        (out_)->metrics.total_pnl = 0.0;                                                     \
-        (out_)->metrics.max_dd = 0.0;                                                        \
-        (out_)->metrics.sharpe = 0.0;                                                        \
-        if (n_ == 0)                                                                         \
-            break;                                                                           \
-        double mean_r_ = (acc_).sum_r / (double)n_;                                          \
-        double sharpe_ = 0.0;                                                                \
-        if (n_ >= 2) {                                                                       \
-            double ss_ = 0.0;                                                                \
-            if (n_ <= (acc_).rcap) {                                                         \
-                for (int64_t k_ = 0; k_ < n_; k_++)                                          \
-                    ss_ += ((acc_).rbuf[k_] - mean_r_) * ((acc_).rbuf[k_] - mean_r_);        \
-            } else if (n_ <= (acc_).cap) {                                                   \
-                for (int64_t k_ = 0; k_ < n_; k_++)                                          \
-                    ss_ += ((acc_).trades[k_].r - mean_r_) * ((acc_).trades[k_].r - mean_r_); \
-            } else {                                                                         \
-                sebt_k_acc second = (acc_);                                                  \
-                second.ss_pass = 1;                                                          \
-                second.mean_r = mean_r_;                                                     \
-                second.ss = 0.0;                                                             \
-                second_pass_;                                                                \
-                ss_ = second.ss;                                                             \
-            }                                                                                \
-            double sd_ = sqrt(ss_ / (double)(n_ - 1));                                       \
-            if (sd_ != 0.0)                                                                  \
-                sharpe_ = mean_r_ / sd_;                                                     \
-        }                                                                                    \
-        (out_)->metrics.win_rate = (double)(acc_).wins / (double)n_;                         \
-        (out_)->metrics.avg_r = mean_r_;                                                     \
-        (out_)->metrics.total_pnl = (acc_).total;                                            \
-        (out_)->metrics.max_dd = (acc_).max_dd;                                              \
-        (out_)->metrics.sharpe = sharpe_;                                                    \
-    } while (0)
+/* Whether the sum of squares behind the Sharpe needs a second pass: the R
+ * values fit neither in rbuf nor in the trade buffer (what a GPU thread
+ * without a buffer meets). The caller then runs the combo again with
+ * ss_pass set and mean_r = sum_r / n, and hands its ss to sebt_k_finish. */
+SEBT_HD static inline int sebt_k_needs_second_pass(const sebt_k_acc *a)
+{
+    return a->n >= 2 && a->n > a->rcap && a->n > a->cap;
+}
+
+/* The metrics of SPEC §7 from a first pass's accumulator; the sum of
+ * squares from rbuf or the trades when they fit, else second_ss (the bits
+ * are the same either way). */
+SEBT_HD static inline void sebt_k_finish(const sebt_k_acc *acc, double second_ss, sebt_result *out)
+{
+    int64_t n = acc->n;
+    out->n_trades = (size_t)n;
+    sebt_metrics none = { n, 0.0, 0.0, 0.0, 0.0, 0.0 };
+    out->metrics = none;
+    if (n == 0)
+        return;
+    double mean_r = acc->sum_r / (double)n;
+    double sharpe = 0.0;
+    if (n >= 2) {
+        double ss = 0.0;
+        if (n <= acc->rcap) {
+            for (int64_t k = 0; k < n; k++)
+                ss += (acc->rbuf[k] - mean_r) * (acc->rbuf[k] - mean_r);
+        } else if (n <= acc->cap) {
+            for (int64_t k = 0; k < n; k++)
+                ss += (acc->trades[k].r - mean_r) * (acc->trades[k].r - mean_r);
+        } else {
+            ss = second_ss;
+        }
+        double sd = sqrt(ss / (double)(n - 1));
+        if (sd != 0.0)
+            sharpe = mean_r / sd;
+    }
+    out->metrics.win_rate = (double)acc->wins / (double)n;
+    out->metrics.avg_r = mean_r;
+    out->metrics.total_pnl = acc->total;
+    out->metrics.max_dd = acc->max_dd;
+    out->metrics.sharpe = sharpe;
+}
 
 /* One combo by hops (see sebt_k_hop), SPEC §6-7: trades to trades[0 .. cap)
  * (NULL/0 for metrics only); out->n_trades counts all of them, so a caller
@@ -523,22 +472,16 @@ SEBT_HD static inline void sebt_k_run_combo_hop(const sebt_k_market *m, const se
                        rbuf, rbuf ? rcap : 0 };
     sebt_k_hop(m, v, u, sb, memo, epoch, p, &acc, &out->open_at_end);
     out->valid_bars = (size_t)v->n_valid;
-    SEBT_K_FINISH(acc, out, sebt_k_hop(m, v, u, sb, memo, epoch, p, &second, NULL));
-}
-
-/* One combo over a candidate list (sebt_k_simulate), SPEC §6-7: as
- * sebt_k_run_combo_hop. */
-SEBT_HD static inline void sebt_k_run_combo(const sebt_k_market *m, const sebt_k_valid *v,
-                                            const sebt_k_cands *c, const sebt_params *p,
-                                            sebt_trade *trades, int64_t cap, double *rbuf,
-                                            int64_t rcap, sebt_result *out)
-{
-    sebt_k_acc acc = { 0, 0.0, 0.0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, trades, trades ? cap : 0,
-                       rbuf, rbuf ? rcap : 0 };
-    sebt_k_simulate(m, v, c, p, &acc, &out->open_at_end);
-    out->valid_bars = (size_t)v->n_valid;
-    sebt_open_position ignored_;
-    SEBT_K_FINISH(acc, out, sebt_k_simulate(m, v, c, p, &second, &ignored_));
+    double second_ss = 0.0;
+    if (sebt_k_needs_second_pass(&acc)) {
+        sebt_k_acc second = acc;
+        second.ss_pass = 1;
+        second.mean_r = acc.sum_r / (double)acc.n;
+        second.ss = 0.0;
+        sebt_k_hop(m, v, u, sb, memo, epoch, p, &second, NULL);
+        second_ss = second.ss;
+    }
+    sebt_k_finish(&acc, second_ss, out);
 }
 
 #endif

@@ -23,6 +23,22 @@ typedef struct {
 void fast_tr_column(const sebt_series *s, double *out);
 void fast_cloc_column(const sebt_series *s, double *out);
 void fast_atr_range(const double *tr, size_t n, int32_t w, size_t from, size_t to, double *out);
+
+/* acc[j] = the sum of base[j .. j + ws) oldest first, the reference's order,
+ * for the len bars j < len side by side: each lane its own window and its
+ * own accumulator, so the compiler vectorises across bars without
+ * reordering any sum (ATR's windows, the exact z's means). */
+static inline void fast_window_sums(const double *__restrict__ base, size_t ws, size_t len,
+                                    double *__restrict__ acc)
+{
+    for (size_t j = 0; j < len; j++)
+        acc[j] = 0.0;
+    for (size_t i = 0; i < ws; i++) {
+        const double *row = base + i;
+        for (size_t j = 0; j < len; j++)
+            acc[j] += row[j];
+    }
+}
 void fast_valid_from_atr(const double *atr, size_t n, uint8_t *valid, int32_t *rank, int32_t *vbar,
                          int64_t *n_valid);
 void fast_zscore_exact(const double *x, size_t n, int32_t w, double *out);

@@ -57,14 +57,7 @@ void fast_atr_range(const double *tr, size_t n, int32_t w, size_t from, size_t t
     double acc[ATR_BLOCK];
     while (t < to) {
         size_t len = to - t < ATR_BLOCK ? to - t : ATR_BLOCK;
-        const double *base = tr + (t + 1 - ws);   /* window start of bar t */
-        for (size_t j = 0; j < len; j++)
-            acc[j] = 0.0;
-        for (size_t i = 0; i < ws; i++) {
-            const double *row = base + i;
-            for (size_t j = 0; j < len; j++)
-                acc[j] += row[j];
-        }
+        fast_window_sums(tr + (t + 1 - ws), ws, len, acc);    /* from bar t's window start */
         for (size_t j = 0; j < len; j++)
             out[t + j] = acc[j] / (double)w;
         t += len;
@@ -520,172 +513,195 @@ void fast_zbatch_free(fast_zbatch *zb)
     memset(zb, 0, sizeof *zb);
 }
 
-/* Everything the combos refs[q0 .. q1) of one batch read (their z slots
- * are [z0, z1)): candidates, unions, bitsets, each combo's bitset slots,
- * the tasks. fast_cpu and the cuda backend both run combos from it. */
-sebt_status fast_zbatch_build(fast_sweep *w, size_t q0, size_t q1, size_t z0, size_t z1, fast_zbatch *zb,
-                              sebt_error *err)
-{
-    memset(zb, 0, sizeof *zb);
-    size_t n = w->n, cols = n ? n : 1, nz = z1 - z0;
-    int nt = w->threads;
-    fast_combo_ref *R = w->refs;
-    zlist *zls = calloc(nz, sizeof *zls);
-    fast_zpair *pairs = NULL;
-    fast_aset *sets = NULL;
-    size_t n_pairs = 0, n_sets = 0;
-    int32_t *pair_of = NULL, *span_list = NULL;
-    size_t *task_start = NULL;
-    int failed = 0;
-    if (!zls)
-        goto nomem;
-    for (size_t z = 0; z < nz; z++)
-        zls[z].vmin = zls[z].cmin = INFINITY;
+/* A batch under construction: what the steps of fast_zbatch_build hand on. */
+typedef struct {
+    fast_sweep *w;
+    size_t q0, q1, z0, nz;         /* its combos refs[q0 .. q1), its z slots [z0, z0 + nz) */
+    zlist *zls;                    /* per z window of the batch */
+    fast_zpair *pairs;             /* per (z_window, atr_window) */
+    size_t n_pairs;
+    fast_aset *sets;               /* per atr_window */
+    size_t n_sets;
+    int32_t *set_atr;              /* the atr slot of each set */
+} zbuild;
 
-    /* Atr sets (refs are sorted by atr slot within the batch) and pairs. */
+/* Step 1: the atr sets (refs are sorted by atr slot within the batch) and
+ * the (z, atr) pairs, each with the loosest thresholds of its combos. */
+static int group_combos(zbuild *b)
+{
+    fast_combo_ref *R = b->w->refs;
+    size_t q0 = b->q0, q1 = b->q1, nz = b->nz, z0 = b->z0, n_atrs = b->w->n_atrs;
     for (size_t q = q0; q < q1; q++)
         if (q == q0 || R[q].a != R[q - 1].a)
-            n_sets++;
-    sets = calloc(n_sets, sizeof *sets);
-    pair_of = malloc(w->n_atrs * nz * sizeof *pair_of);
-    if (!sets || !pair_of)
-        goto nomem;
-    for (size_t i = 0; i < w->n_atrs * nz; i++)
+            b->n_sets++;
+    b->sets = calloc(b->n_sets ? b->n_sets : 1, sizeof *b->sets);
+    b->set_atr = malloc((b->n_sets ? b->n_sets : 1) * sizeof *b->set_atr);
+    size_t n_slots = n_atrs * nz > 0 ? n_atrs * nz : 1;
+    int32_t *pair_of = malloc(n_slots * sizeof *pair_of);
+    if (!b->sets || !b->set_atr || !pair_of) {
+        free(pair_of);
+        return -1;
+    }
+    for (size_t i = 0; i < n_atrs * nz; i++)
         pair_of[i] = -1;
-    int32_t *set_atr = malloc(n_sets * sizeof *set_atr);
-    if (!set_atr)
-        goto nomem;
-    {
-        size_t si = (size_t)-1;
-        for (size_t q = q0; q < q1; q++) {
-            if (q == q0 || R[q].a != R[q - 1].a) {
-                sets[++si].q0 = q;
-                set_atr[si] = R[q].a;
-            }
-            sets[si].q1 = q + 1;
-            int32_t *slot = &pair_of[(size_t)R[q].a * nz + (size_t)(R[q].z - (int32_t)z0)];
-            if (*slot < 0)
-                *slot = (int32_t)n_pairs++;
+    size_t si = (size_t)-1;
+    for (size_t q = q0; q < q1; q++) {
+        if (q == q0 || R[q].a != R[q - 1].a) {
+            b->sets[++si].q0 = q;
+            b->set_atr[si] = R[q].a;
         }
+        b->sets[si].q1 = q + 1;
+        int32_t *slot = &pair_of[(size_t)R[q].a * nz + (size_t)(R[q].z - (int32_t)z0)];
+        if (*slot < 0)
+            *slot = (int32_t)b->n_pairs++;
     }
-    pairs = calloc(n_pairs ? n_pairs : 1, sizeof *pairs);
-    if (!pairs) {
-        free(set_atr);
-        goto nomem;
+    b->pairs = calloc(b->n_pairs ? b->n_pairs : 1, sizeof *b->pairs);
+    if (!b->pairs) {
+        free(pair_of);
+        return -1;
     }
-    for (size_t i = 0; i < n_pairs; i++)
-        pairs[i].vmin = pairs[i].tmin = pairs[i].cmin = INFINITY;
+    for (size_t i = 0; i < b->n_pairs; i++)
+        b->pairs[i].vmin = b->pairs[i].tmin = b->pairs[i].cmin = INFINITY;
     for (size_t q = q0; q < q1; q++) {
         R[q].pair = pair_of[(size_t)R[q].a * nz + (size_t)(R[q].z - (int32_t)z0)];
-        fast_zpair *p = &pairs[R[q].pair];
+        fast_zpair *p = &b->pairs[R[q].pair];
         p->z = R[q].z;
         p->a = R[q].a;
         p->vmin = fmin(p->vmin, R[q].vz);
         p->tmin = fmin(p->tmin, R[q].tz);
         p->cmin = fmin(p->cmin, R[q].cm);
     }
-    /* Distinct thresholds per pair, cloc_min, spans and EMA pairs per set. */
-    {
-        size_t cnt = q1 - q0;
-        double *dv = malloc((cnt ? cnt : 1) * sizeof *dv);
-        int32_t *iv = malloc(2 * (cnt ? cnt : 1) * sizeof *iv);
-        int32_t *pv = malloc(2 * (cnt ? cnt : 1) * sizeof *pv);
-        if (!dv || !iv || !pv) {
-            free(dv), free(iv), free(pv), free(set_atr);
-            goto nomem;
-        }
-        for (size_t i = 0; i < n_pairs && !failed; i++) {
-            for (int which = 0; which < 2; which++) {
-                size_t k = 0;
-                for (size_t q = q0; q < q1; q++)
-                    if (R[q].pair == (int32_t)i)
-                        dv[k++] = which ? R[q].tz : R[q].vz;
-                k = uniq_d(dv, k);
-                double *thr = malloc((k ? k : 1) * sizeof *thr);
-                if (!thr) {
-                    failed = 1;
-                    break;
-                }
-                memcpy(thr, dv, k * sizeof *thr);
-                if (which) { pairs[i].tthr = thr; pairs[i].n_tthr = k; }
-                else { pairs[i].vthr = thr; pairs[i].n_vthr = k; }
-            }
-        }
-        for (size_t si = 0; si < n_sets && !failed; si++) {
-            fast_aset *s = &sets[si];
-            size_t k = 0;
-            for (size_t q = s->q0; q < s->q1; q++)
-                dv[k++] = R[q].cm;
-            s->n_cthr = uniq_d(dv, k);
-            s->cthr = malloc((s->n_cthr ? s->n_cthr : 1) * sizeof *s->cthr);
-            k = 0;
-            for (size_t q = s->q0; q < s->q1; q++) {
-                iv[k++] = R[q].fast;
-                iv[k++] = R[q].slow;
-            }
-            s->n_spans = uniq_i32(iv, k);
-            s->spans = malloc((s->n_spans ? s->n_spans : 1) * sizeof *s->spans);
-            /* EMA pairs as fast * 2^31 + slow, sorted. */
-            size_t np = 0;
-            for (size_t q = s->q0; q < s->q1; q++)
-                if (q == s->q0 || R[q].fast != R[q - 1].fast || R[q].slow != R[q - 1].slow ||
-                    R[q].z != R[q - 1].z || exit_cmp(&R[q], &R[q - 1])) {
-                    pv[2 * np] = R[q].fast;
-                    pv[2 * np + 1] = R[q].slow;
-                    np++;
-                }
-            s->pairs = malloc((np ? np : 1) * 2 * sizeof *s->pairs);
-            if (!s->cthr || !s->spans || !s->pairs) {
-                failed = 1;
-                break;
-            }
-            memcpy(s->cthr, dv, s->n_cthr * sizeof *dv);
-            memcpy(s->spans, iv, s->n_spans * sizeof *iv);
-            /* sort pairs and drop repeats */
-            int64_t *keys = (int64_t *)malloc((np ? np : 1) * sizeof *keys);
-            if (!keys) {
-                failed = 1;
-                break;
-            }
-            for (size_t i = 0; i < np; i++)
-                keys[i] = ((int64_t)pv[2 * i] << 31) | pv[2 * i + 1];
-            for (size_t i = 1; i < np; i++) {   /* insertion sort: few pairs, mostly sorted */
-                int64_t x = keys[i];
-                size_t j = i;
-                while (j > 0 && keys[j - 1] > x) {
-                    keys[j] = keys[j - 1];
-                    j--;
-                }
-                keys[j] = x;
-            }
-            size_t u = 0;
-            for (size_t i = 0; i < np; i++)
-                if (u == 0 || keys[i] != keys[u - 1])
-                    keys[u++] = keys[i];
-            s->n_pairs = u;
-            for (size_t i = 0; i < u; i++) {
-                s->pairs[2 * i] = (int32_t)(keys[i] >> 31);
-                s->pairs[2 * i + 1] = (int32_t)(keys[i] & 0x7fffffff);
-            }
-            free(keys);
-        }
-        free(dv);
-        free(iv);
-        free(pv);
-    }
-    if (failed) {
-        free(set_atr);
-        goto nomem;
-    }
+    free(pair_of);
+    return 0;
+}
 
-    /* Per z window of the batch, the bars its vol_z thresholds let
-     * through (exact vol_z); then each pair's candidates. */
+/* Step 2a: each pair's distinct vol_z and tr_z thresholds, ascending (the
+ * rows of its sebt_k_sigbits bitsets). dv: scratch for q1 - q0 values. */
+static int pair_thresholds(zbuild *b, double *dv)
+{
+    const fast_combo_ref *R = b->w->refs;
+    for (size_t i = 0; i < b->n_pairs; i++) {
+        for (int which = 0; which < 2; which++) {
+            size_t k = 0;
+            for (size_t q = b->q0; q < b->q1; q++)
+                if (R[q].pair == (int32_t)i)
+                    dv[k++] = which ? R[q].tz : R[q].vz;
+            k = uniq_d(dv, k);
+            double *thr = malloc((k ? k : 1) * sizeof *thr);
+            if (!thr)
+                return -1;
+            memcpy(thr, dv, k * sizeof *thr);
+            if (which) {
+                b->pairs[i].tthr = thr;
+                b->pairs[i].n_tthr = k;
+            } else {
+                b->pairs[i].vthr = thr;
+                b->pairs[i].n_vthr = k;
+            }
+        }
+    }
+    return 0;
+}
+
+/* The distinct (fast, slow) EMA pairs of set s, sorted, into s->pairs
+ * (flattened); pv: scratch for 2 (q1 - q0) spans. */
+static int set_ema_pairs(const fast_combo_ref *R, fast_aset *s, int32_t *pv)
+{
+    size_t np = 0;
+    for (size_t q = s->q0; q < s->q1; q++)
+        if (q == s->q0 || R[q].fast != R[q - 1].fast || R[q].slow != R[q - 1].slow ||
+            R[q].z != R[q - 1].z || exit_cmp(&R[q], &R[q - 1])) {
+            pv[2 * np] = R[q].fast;
+            pv[2 * np + 1] = R[q].slow;
+            np++;
+        }
+    s->pairs = malloc((np ? np : 1) * 2 * sizeof *s->pairs);
+    /* As fast * 2^31 + slow, sorted, repeats dropped. */
+    int64_t *keys = malloc((np ? np : 1) * sizeof *keys);
+    if (!s->pairs || !keys) {
+        free(keys);
+        return -1;
+    }
+    for (size_t i = 0; i < np; i++)
+        keys[i] = ((int64_t)pv[2 * i] << 31) | pv[2 * i + 1];
+    for (size_t i = 1; i < np; i++) {   /* insertion sort: few pairs, mostly sorted */
+        int64_t x = keys[i];
+        size_t j = i;
+        while (j > 0 && keys[j - 1] > x) {
+            keys[j] = keys[j - 1];
+            j--;
+        }
+        keys[j] = x;
+    }
+    size_t u = 0;
+    for (size_t i = 0; i < np; i++)
+        if (u == 0 || keys[i] != keys[u - 1])
+            keys[u++] = keys[i];
+    s->n_pairs = u;
+    for (size_t i = 0; i < u; i++) {
+        s->pairs[2 * i] = (int32_t)(keys[i] >> 31);
+        s->pairs[2 * i + 1] = (int32_t)(keys[i] & 0x7fffffff);
+    }
+    free(keys);
+    return 0;
+}
+
+/* Step 2b: each set's distinct cloc_min values, EMA spans and EMA pairs. */
+static int set_distinct(zbuild *b, double *dv, int32_t *iv, int32_t *pv)
+{
+    const fast_combo_ref *R = b->w->refs;
+    for (size_t si = 0; si < b->n_sets; si++) {
+        fast_aset *s = &b->sets[si];
+        size_t k = 0;
+        for (size_t q = s->q0; q < s->q1; q++)
+            dv[k++] = R[q].cm;
+        s->n_cthr = uniq_d(dv, k);
+        s->cthr = malloc((s->n_cthr ? s->n_cthr : 1) * sizeof *s->cthr);
+        k = 0;
+        for (size_t q = s->q0; q < s->q1; q++) {
+            iv[k++] = R[q].fast;
+            iv[k++] = R[q].slow;
+        }
+        s->n_spans = uniq_i32(iv, k);
+        s->spans = malloc((s->n_spans ? s->n_spans : 1) * sizeof *s->spans);
+        if (!s->cthr || !s->spans || set_ema_pairs(R, s, pv) != 0)
+            return -1;
+        memcpy(s->cthr, dv, s->n_cthr * sizeof *dv);
+        memcpy(s->spans, iv, s->n_spans * sizeof *iv);
+    }
+    return 0;
+}
+
+/* Step 2: the distinct values the bitsets have rows for. */
+static int distinct_values(zbuild *b)
+{
+    size_t cnt = b->q1 - b->q0 ? b->q1 - b->q0 : 1;
+    double *dv = malloc(cnt * sizeof *dv);
+    int32_t *iv = malloc(2 * cnt * sizeof *iv);
+    int32_t *pv = malloc(2 * cnt * sizeof *pv);
+    int failed = !dv || !iv || !pv || pair_thresholds(b, dv) != 0 || set_distinct(b, dv, iv, pv) != 0;
+    free(dv);
+    free(iv);
+    free(pv);
+    return failed ? -1 : 0;
+}
+
+/* Step 3: per z window of the batch, the bars its vol_z thresholds let
+ * through (exact vol_z); then each pair's candidates (exact tr_z): the
+ * bars where some combo of the pair could signal. */
+static int find_candidates(zbuild *b)
+{
+    size_t nz = b->nz, z0 = b->z0, n_pairs = b->n_pairs, cols = b->w->n ? b->w->n : 1;
+    const fast_sweep *w = b->w;
+    zlist *zls = b->zls;
+    fast_zpair *pairs = b->pairs;
     for (size_t i = 0; i < n_pairs; i++) {
         zlist *zl = &zls[(size_t)pairs[i].z - z0];
         zl->vmin = fmin(zl->vmin, pairs[i].vmin);
         zl->cmin = fmin(zl->cmin, pairs[i].cmin);
     }
-    #pragma omp parallel num_threads(nt) reduction(|:failed)
+    int failed = 0;
+    #pragma omp parallel num_threads(w->threads) reduction(|:failed)
     {
         double *scratch = malloc(cols * sizeof(double));
         if (!scratch)
@@ -700,43 +716,48 @@ sebt_status fast_zbatch_build(fast_sweep *w, size_t q0, size_t q1, size_t z0, si
                 failed = 1;
         free(scratch);
     }
-    if (failed) {
-        free(set_atr);
-        goto nomem;
-    }
+    return failed ? -1 : 0;
+}
 
-    /* U per atr set, the threshold bitsets. */
-    #pragma omp parallel num_threads(nt) reduction(|:failed)
+/* Step 4: U per atr set (sebt_k_union) and the threshold bitsets over it
+ * (vol_z, tr_z, cloc rows of sebt_k_sigbits). */
+static int build_unions(zbuild *b)
+{
+    int failed = 0;
+    size_t cols = b->w->n ? b->w->n : 1;
+    #pragma omp parallel num_threads(b->w->threads) reduction(|:failed)
     {
         uint8_t *mask = malloc(cols);
         if (!mask)
             failed = 1;
         #pragma omp for schedule(dynamic, 1)
-        for (size_t si = 0; si < n_sets; si++)
-            if (!failed && aset_build(w, &sets[si], set_atr[si], pairs, n_pairs, mask) != 0)
+        for (size_t si = 0; si < b->n_sets; si++)
+            if (!failed && aset_build(b->w, &b->sets[si], b->set_atr[si], b->pairs, b->n_pairs, mask) != 0)
                 failed = 1;
         free(mask);
     }
-    if (failed) {
-        free(set_atr);
-        goto nomem;
-    }
+    return failed ? -1 : 0;
+}
 
-    /* EMA per distinct span of the batch, kept only at each set's U. */
-    size_t n_span_all = 0;
-    for (size_t si = 0; si < n_sets; si++)
+/* Step 5: the EMA rows of sebt_k_sigbits: each distinct span of the batch
+ * computed once, kept only at each set's U, then ema_f < ema_s per pair. */
+static int ema_bits(zbuild *b)
+{
+    const fast_sweep *w = b->w;
+    size_t n = w->n, cols = n ? n : 1, n_span_all = 0;
+    fast_aset *sets = b->sets;
+    for (size_t si = 0; si < b->n_sets; si++)
         n_span_all += sets[si].n_spans;
-    span_list = malloc((n_span_all ? n_span_all : 1) * sizeof *span_list);
-    if (!span_list) {
-        free(set_atr);
-        goto nomem;
-    }
+    int32_t *span_list = malloc((n_span_all ? n_span_all : 1) * sizeof *span_list);
+    if (!span_list)
+        return -1;
     n_span_all = 0;
-    for (size_t si = 0; si < n_sets; si++)
+    for (size_t si = 0; si < b->n_sets; si++)
         for (size_t k = 0; k < sets[si].n_spans; k++)
             span_list[n_span_all++] = sets[si].spans[k];
     n_span_all = uniq_i32(span_list, n_span_all);
-    #pragma omp parallel num_threads(nt) reduction(|:failed)
+    int failed = 0;
+    #pragma omp parallel num_threads(w->threads) reduction(|:failed)
     {
         double *col = malloc(cols * sizeof(double));
         if (!col)
@@ -746,7 +767,7 @@ sebt_status fast_zbatch_build(fast_sweep *w, size_t q0, size_t q1, size_t z0, si
             if (failed)
                 continue;
             sebt_k_ema(w->s->close, (int64_t)n, span_list[k], col);
-            for (size_t si = 0; si < n_sets; si++) {
+            for (size_t si = 0; si < b->n_sets; si++) {
                 fast_aset *s = &sets[si];
                 int32_t j = find_i32(s->spans, s->n_spans, span_list[k]);
                 if ((size_t)j >= s->n_spans || s->spans[j] != span_list[k])
@@ -758,11 +779,10 @@ sebt_status fast_zbatch_build(fast_sweep *w, size_t q0, size_t q1, size_t z0, si
         }
         free(col);
     }
-    if (failed) {
-        free(set_atr);
-        goto nomem;
-    }
-    for (size_t si = 0; si < n_sets; si++) {
+    free(span_list);
+    if (failed)
+        return -1;
+    for (size_t si = 0; si < b->n_sets; si++) {
         fast_aset *s = &sets[si];
         memset(s->ebits, 0, s->n_pairs * s->words * sizeof *s->ebits);
         for (size_t pi = 0; pi < s->n_pairs; pi++) {
@@ -773,9 +793,19 @@ sebt_status fast_zbatch_build(fast_sweep *w, size_t q0, size_t q1, size_t z0, si
                 if (ef[u] < es[u])
                     row[u >> 6] |= (uint64_t)1 << (u & 63);
         }
-        /* Each combo's four bitsets. */
+    }
+    return 0;
+}
+
+/* Step 6: each combo's four rows (its sebt_k_sigbits): vol_z, tr_z and
+ * cloc threshold slots, EMA pair slot. */
+static void combo_slots(zbuild *b)
+{
+    fast_combo_ref *R = b->w->refs;
+    for (size_t si = 0; si < b->n_sets; si++) {
+        const fast_aset *s = &b->sets[si];
         for (size_t q = s->q0; q < s->q1; q++) {
-            const fast_zpair *p = &pairs[R[q].pair];
+            const fast_zpair *p = &b->pairs[R[q].pair];
             R[q].vslot = find_d(p->vthr, p->n_vthr, R[q].vz);
             R[q].tslot = find_d(p->tthr, p->n_tthr, R[q].tz);
             R[q].cslot = find_d(s->cthr, s->n_cthr, R[q].cm);
@@ -784,17 +814,24 @@ sebt_status fast_zbatch_build(fast_sweep *w, size_t q0, size_t q1, size_t z0, si
             while (lo < hi) {
                 size_t mid = lo + (hi - lo) / 2;
                 int64_t k2 = ((int64_t)s->pairs[2 * mid] << 31) | s->pairs[2 * mid + 1];
-                if (k2 < key) lo = mid + 1; else hi = mid;
+                if (k2 < key)
+                    lo = mid + 1;
+                else
+                    hi = mid;
             }
             R[q].ema = (int32_t)lo;
         }
     }
+}
 
-    /* Tasks: runs of one exit key, split so that every thread gets work. A
-     * task's memo is its own (filled lazily), so the split changes what is
-     * computed twice, never a result. */
-    size_t cnt = q1 - q0;
-    size_t task_size = cnt / ((size_t)nt * 8);
+/* Step 7: the tasks: runs of one exit key (one sebt_k_memo each), split so
+ * that every thread gets work. A task's memo is its own (filled lazily),
+ * so the split changes what is computed twice, never a result. */
+static int split_tasks(zbuild *b, size_t **task_start_out, size_t *n_tasks_out)
+{
+    const fast_combo_ref *R = b->w->refs;
+    size_t q0 = b->q0, q1 = b->q1;
+    size_t task_size = (q1 - q0) / ((size_t)b->w->threads * 8);
     if (task_size < 32)
         task_size = 32;
     size_t n_tasks = 0;
@@ -803,11 +840,9 @@ sebt_status fast_zbatch_build(fast_sweep *w, size_t q0, size_t q1, size_t z0, si
             n_tasks++;
             run = 0;
         }
-    task_start = malloc((n_tasks + 1) * sizeof *task_start);
-    if (!task_start) {
-        free(set_atr);
-        goto nomem;
-    }
+    size_t *task_start = malloc((n_tasks + 1) * sizeof *task_start);
+    if (!task_start)
+        return -1;
     n_tasks = 0;
     for (size_t q = q0, run = 0; q < q1; q++, run++)
         if (q == q0 || exit_cmp(&R[q], &R[q - 1]) || run >= task_size) {
@@ -815,54 +850,73 @@ sebt_status fast_zbatch_build(fast_sweep *w, size_t q0, size_t q1, size_t z0, si
             run = 0;
         }
     task_start[n_tasks] = q1;
-    w->stats.chunks += n_tasks;
-    size_t umax = 1;
-    for (size_t si = 0; si < n_sets; si++)
-        if (sets[si].n + 1 > umax)
-            umax = sets[si].n + 1;
-    int32_t *set_of_atr = malloc(w->n_atrs * sizeof *set_of_atr);
+    *task_start_out = task_start;
+    *n_tasks_out = n_tasks;
+    return 0;
+}
+
+static void zbuild_free(zbuild *b)
+{
+    for (size_t z = 0; b->zls && z < b->nz; z++) {
+        free(b->zls[z].bar);
+        free(b->zls[z].vz);
+    }
+    free(b->zls);
+    for (size_t i = 0; b->pairs && i < b->n_pairs; i++)
+        zpair_free(&b->pairs[i]);
+    free(b->pairs);
+    for (size_t i = 0; b->sets && i < b->n_sets; i++)
+        aset_free(&b->sets[i]);
+    free(b->sets);
+    free(b->set_atr);
+}
+
+/* Everything the combos refs[q0 .. q1) of one batch read (their z slots
+ * are [z0, z1)), in the order of the plan at the top of combo_kernel.h:
+ * candidates, unions, bitsets, each combo's bitset slots, the tasks (one
+ * memo each). fast_cpu and the cuda backend both run combos from it. */
+sebt_status fast_zbatch_build(fast_sweep *w, size_t q0, size_t q1, size_t z0, size_t z1, fast_zbatch *zb,
+                              sebt_error *err)
+{
+    memset(zb, 0, sizeof *zb);
+    zbuild b = { .w = w, .q0 = q0, .q1 = q1, .z0 = z0, .nz = z1 - z0 };
+    b.zls = calloc(b.nz ? b.nz : 1, sizeof *b.zls);
+    size_t *task_start = NULL, n_tasks = 0;
+    int32_t *set_of_atr = NULL;
+    if (!b.zls)
+        goto nomem;
+    for (size_t z = 0; z < b.nz; z++)
+        b.zls[z].vmin = b.zls[z].cmin = INFINITY;
+    if (group_combos(&b) != 0 || distinct_values(&b) != 0 || find_candidates(&b) != 0 ||
+        build_unions(&b) != 0 || ema_bits(&b) != 0)
+        goto nomem;
+    combo_slots(&b);
+    if (split_tasks(&b, &task_start, &n_tasks) != 0)
+        goto nomem;
+    set_of_atr = malloc((w->n_atrs ? w->n_atrs : 1) * sizeof *set_of_atr);
     if (!set_of_atr) {
-        free(set_atr);
+        free(task_start);
         goto nomem;
     }
-    for (size_t si = 0; si < n_sets; si++)
-        set_of_atr[set_atr[si]] = (int32_t)si;
-    free(set_atr);
+    for (size_t si = 0; si < b.n_sets; si++)
+        set_of_atr[b.set_atr[si]] = (int32_t)si;
+    size_t umax = 1;
+    for (size_t si = 0; si < b.n_sets; si++)
+        if (b.sets[si].n + 1 > umax)
+            umax = b.sets[si].n + 1;
+    w->stats.chunks += n_tasks;
 
-    zb->q0 = q0;
-    zb->q1 = q1;
-    zb->pairs = pairs;
-    zb->n_pairs = n_pairs;
-    zb->sets = sets;
-    zb->n_sets = n_sets;
-    zb->set_of_atr = set_of_atr;
-    zb->task_start = task_start;
-    zb->n_tasks = n_tasks;
-    zb->umax = umax;
-    pairs = NULL;
-    sets = NULL;
-    task_start = NULL;
-    sebt_status st = SEBT_OK;
-    goto out;
+    *zb = (fast_zbatch){ .q0 = q0, .q1 = q1, .pairs = b.pairs, .n_pairs = b.n_pairs, .sets = b.sets,
+                         .n_sets = b.n_sets, .set_of_atr = set_of_atr, .task_start = task_start,
+                         .n_tasks = n_tasks, .umax = umax };
+    b.pairs = NULL;
+    b.sets = NULL;
+    zbuild_free(&b);
+    return SEBT_OK;
 nomem:
-    st = sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory for a batch of %zu combos over %zu bars",
-                   q1 - q0, n);
-out:
-    for (size_t z = 0; zls && z < nz; z++) {
-        free(zls[z].bar);
-        free(zls[z].vz);
-    }
-    free(zls);
-    for (size_t i = 0; pairs && i < n_pairs; i++)
-        zpair_free(&pairs[i]);
-    free(pairs);
-    for (size_t i = 0; sets && i < n_sets; i++)
-        aset_free(&sets[i]);
-    free(sets);
-    free(pair_of);
-    free(span_list);
-    free(task_start);
-    return st;
+    zbuild_free(&b);
+    return sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory for a batch of %zu combos over %zu bars",
+                     q1 - q0, w->n);
 }
 
 /* The combos of a built batch, in parallel, one task at a time. */
@@ -1014,6 +1068,71 @@ void fast_sweep_next_batch(const fast_sweep *w, size_t q0, size_t *q1, size_t *z
     *z1 = *z0 + w->zper < w->n_zs ? *z0 + w->zper : w->n_zs;
 }
 
+/* ATR and the valid bars (SPEC §5: sebt_k_valid) per atr_window of the
+ * sweep: ATR in blocks of bars, so one window still spreads over the threads. */
+static int atr_columns(fast_sweep *w)
+{
+    size_t n = w->n, cols = n ? n : 1, na = w->n_atrs;
+    w->atr_col = calloc(na ? na : 1, sizeof *w->atr_col);
+    w->valid = calloc(na ? na : 1, sizeof *w->valid);
+    w->rank = calloc(na ? na : 1, sizeof *w->rank);
+    w->vbar = calloc(na ? na : 1, sizeof *w->vbar);
+    w->n_valid = calloc(na ? na : 1, sizeof *w->n_valid);
+    if (!w->atr_col || !w->valid || !w->rank || !w->vbar || !w->n_valid)
+        return -1;
+    for (size_t a = 0; a < na; a++)
+        if (!(w->atr_col[a] = malloc(cols * sizeof(double))) || !(w->valid[a] = malloc(cols)) ||
+            !(w->rank[a] = malloc(cols * sizeof(int32_t))) || !(w->vbar[a] = malloc(cols * sizeof(int32_t))))
+            return -1;
+    size_t atr_blocks = (n + 8191) / 8192;
+    w->stats.blocks = na * atr_blocks;
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(w->threads)
+    for (size_t q = 0; q < na * atr_blocks; q++) {
+        size_t a = q / atr_blocks, blk = q % atr_blocks;
+        size_t from = blk * 8192, to = from + 8192 < n ? from + 8192 : n;
+        fast_atr_range(w->tr, n, w->atrs[a], from, to, w->atr_col[a]);
+    }
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(w->threads)
+    for (size_t a = 0; a < na; a++)
+        fast_valid_from_atr(w->atr_col[a], n, w->valid[a], w->rank[a], w->vbar[a], &w->n_valid[a]);
+    return 0;
+}
+
+/* Batches of z windows: what stays for the whole sweep is fixed (the
+ * series-wide columns and trees, 17 B a bar per atr_window, two scratch
+ * columns per thread); each z window of a batch adds one rolling vol_z
+ * column. At least one z window per batch. */
+static size_t z_windows_per_batch(const fast_sweep *w, size_t budget)
+{
+    size_t n = w->n, cols = n ? n : 1;
+    size_t fixed = n * (24 + 2 + 17 * w->n_atrs + 17 * (size_t)w->threads);
+    size_t per_z = 12 * cols;   /* worst case of a z window's list: every bar */
+    size_t zper = budget > fixed ? (budget - fixed) / per_z : 1;
+    return zper < 1 ? 1 : zper;
+}
+
+/* Combo i as the sweep sorts it: its window slots, batch and exit key. */
+static void combo_ref(const fast_sweep *w, const sebt_params *p, size_t i, fast_combo_ref *r)
+{
+    memset(r, 0, sizeof *r);
+    r->a = find_i32(w->atrs, w->n_atrs, p->atr_window);
+    r->z = find_i32(w->zs, w->n_zs, p->z_window);
+    r->batch = (int32_t)((size_t)r->z / w->zper);
+    r->fast = p->ema_fast;
+    r->slow = p->ema_slow;
+    r->use_stop = p->use_stop;
+    r->stop_mult = p->use_stop ? p->atr_stop_mult : 0.0;
+    r->use_tp = p->use_tp;
+    r->reward = p->use_tp ? p->reward_r : 0.0;
+    r->use_time = p->use_time;
+    r->max_hold = p->use_time ? p->max_hold : 0;
+    r->cost = p->fee_bp + p->slippage_bp;
+    r->vz = p->vol_z;
+    r->tz = p->tr_z;
+    r->cm = p->cloc_min;
+    r->index = i;
+}
+
 /* Everything a sweep computes once, before its batches: series-wide
  * columns, trees, ATR and valid bars per atr_window, the combos sorted into
  * batches and exit keys. The combos and series must be valid already. */
@@ -1021,7 +1140,6 @@ sebt_status fast_sweep_begin(const sebt_series *s, const sebt_params *combos, si
                              const sebt_batch_opts *opts, int threads, sebt_result *results, fast_sweep *w_out,
                              sebt_error *err)
 {
-    sebt_status st = SEBT_OK;
 #ifdef _OPENMP
     if (threads <= 0)
         threads = omp_get_max_threads();
@@ -1057,8 +1175,8 @@ sebt_status fast_sweep_begin(const sebt_series *s, const sebt_params *combos, si
     w.n_zs = uniq_i32(w.zs, n_combos);
 
     /* Three independent whole-series passes side by side, then ATR and the
-     * valid bars per atr_window (in blocks of bars, so one window still
-     * spreads over the threads). */
+     * valid bars per atr_window; then each combo sorted into its batch and
+     * exit key. */
     sebt_error market_err = { 0 };
     sebt_status market_st = SEBT_OK;
     #pragma omp parallel sections num_threads(threads < 3 ? threads : 3)
@@ -1076,63 +1194,13 @@ sebt_status fast_sweep_begin(const sebt_series *s, const sebt_params *combos, si
         fast_sweep_end(&w);
         return market_st;
     }
-    (void)st;
-    w.atr_col = calloc(w.n_atrs, sizeof *w.atr_col);
-    w.valid = calloc(w.n_atrs, sizeof *w.valid);
-    w.rank = calloc(w.n_atrs, sizeof *w.rank);
-    w.vbar = calloc(w.n_atrs, sizeof *w.vbar);
-    w.n_valid = calloc(w.n_atrs, sizeof *w.n_valid);
-    if (!w.atr_col || !w.valid || !w.rank || !w.vbar || !w.n_valid)
+    if (atr_columns(&w) != 0)
         goto nomem;
-    for (size_t a = 0; a < w.n_atrs; a++)
-        if (!(w.atr_col[a] = malloc(cols * sizeof(double))) || !(w.valid[a] = malloc(cols)) ||
-            !(w.rank[a] = malloc(cols * sizeof(int32_t))) || !(w.vbar[a] = malloc(cols * sizeof(int32_t))))
-            goto nomem;
-    size_t atr_blocks = (n + 8191) / 8192;
-    w.stats.blocks = w.n_atrs * atr_blocks;
-    #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (size_t q = 0; q < w.n_atrs * atr_blocks; q++) {
-        size_t a = q / atr_blocks, blk = q % atr_blocks;
-        size_t from = blk * 8192, to = from + 8192 < n ? from + 8192 : n;
-        fast_atr_range(w.tr, n, w.atrs[a], from, to, w.atr_col[a]);
-    }
-    #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-    for (size_t a = 0; a < w.n_atrs; a++)
-        fast_valid_from_atr(w.atr_col[a], n, w.valid[a], w.rank[a], w.vbar[a], &w.n_valid[a]);
-
-    /* Batches of z windows: what stays for the whole sweep is fixed (the
-     * series-wide columns and trees, 17 B a bar per atr_window, two scratch
-     * columns per thread); each z window of a batch adds one rolling vol_z
-     * column. At least one z window per batch. */
     size_t budget = opts && opts->memory_budget ? opts->memory_budget : fast_memory_budget();
-    size_t fixed = n * (24 + 2 + 17 * w.n_atrs + 17 * (size_t)threads);
-    size_t per_z = 12 * cols;   /* worst case of a z window's list: every bar */
-    size_t zper = budget > fixed ? (budget - fixed) / per_z : 1;
-    if (zper < 1)
-        zper = 1;
-    for (size_t i = 0; i < n_combos; i++) {
-        const sebt_params *p = &combos[i];
-        fast_combo_ref *r = &w.refs[i];
-        memset(r, 0, sizeof *r);
-        r->a = find_i32(w.atrs, w.n_atrs, p->atr_window);
-        r->z = find_i32(w.zs, w.n_zs, p->z_window);
-        r->batch = (int32_t)((size_t)r->z / zper);
-        r->fast = p->ema_fast;
-        r->slow = p->ema_slow;
-        r->use_stop = p->use_stop;
-        r->stop_mult = p->use_stop ? p->atr_stop_mult : 0.0;
-        r->use_tp = p->use_tp;
-        r->reward = p->use_tp ? p->reward_r : 0.0;
-        r->use_time = p->use_time;
-        r->max_hold = p->use_time ? p->max_hold : 0;
-        r->cost = p->fee_bp + p->slippage_bp;
-        r->vz = p->vol_z;
-        r->tz = p->tr_z;
-        r->cm = p->cloc_min;
-        r->index = i;
-    }
+    w.zper = z_windows_per_batch(&w, budget);
+    for (size_t i = 0; i < n_combos; i++)
+        combo_ref(&w, &combos[i], i, &w.refs[i]);
     qsort(w.refs, n_combos, sizeof *w.refs, ref_cmp);
-    w.zper = zper;
     *w_out = w;
     return SEBT_OK;
 

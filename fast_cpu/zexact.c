@@ -50,13 +50,7 @@ void fast_zscore_exact(const double *x, size_t n, int32_t w, double *out)
     while (t < n) {
         size_t len = n - t < Z_BLOCK ? n - t : Z_BLOCK;
         const double *base = x + (t + 1 - ws);   /* window start of bar t */
-        for (size_t j = 0; j < len; j++)
-            acc[j] = 0.0;
-        for (size_t i = 0; i < ws; i++) {
-            const double *row = base + i;
-            for (size_t j = 0; j < len; j++)
-                acc[j] += row[j];
-        }
+        fast_window_sums(base, ws, len, acc);
         for (size_t j = 0; j < len; j++) {
             mean[j] = acc[j] / (double)w;
             acc[j] = 0.0;
