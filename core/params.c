@@ -7,23 +7,23 @@
 
 #include "sebt/sebt.h"
 
-#define P(name, type) { #name, type, offsetof(sebt_params, name) }
+#define P(name, type, min, excluded) { #name, type, offsetof(sebt_params, name), min, excluded }
 const sebt_param_info sebt_param_table[SEBT_N_PARAMS] = {
-    P(ema_fast, SEBT_PARAM_INT),
-    P(ema_slow, SEBT_PARAM_INT),
-    P(z_window, SEBT_PARAM_INT),
-    P(atr_window, SEBT_PARAM_INT),
-    P(vol_z, SEBT_PARAM_DOUBLE),
-    P(tr_z, SEBT_PARAM_DOUBLE),
-    P(cloc_min, SEBT_PARAM_DOUBLE),
-    P(use_stop, SEBT_PARAM_BOOL),
-    P(atr_stop_mult, SEBT_PARAM_DOUBLE),
-    P(use_tp, SEBT_PARAM_BOOL),
-    P(reward_r, SEBT_PARAM_DOUBLE),
-    P(use_time, SEBT_PARAM_BOOL),
-    P(max_hold, SEBT_PARAM_INT),
-    P(fee_bp, SEBT_PARAM_DOUBLE),
-    P(slippage_bp, SEBT_PARAM_DOUBLE),
+    P(ema_fast, SEBT_PARAM_INT, 1, false),
+    P(ema_slow, SEBT_PARAM_INT, 1, false),
+    P(z_window, SEBT_PARAM_INT, 2, false),
+    P(atr_window, SEBT_PARAM_INT, 1, false),
+    P(vol_z, SEBT_PARAM_DOUBLE, -INFINITY, false),
+    P(tr_z, SEBT_PARAM_DOUBLE, -INFINITY, false),
+    P(cloc_min, SEBT_PARAM_DOUBLE, -INFINITY, false),
+    P(use_stop, SEBT_PARAM_BOOL, -INFINITY, false),
+    P(atr_stop_mult, SEBT_PARAM_DOUBLE, 0, false),
+    P(use_tp, SEBT_PARAM_BOOL, -INFINITY, false),
+    P(reward_r, SEBT_PARAM_DOUBLE, 0, true),
+    P(use_time, SEBT_PARAM_BOOL, -INFINITY, false),
+    P(max_hold, SEBT_PARAM_INT, 1, false),
+    P(fee_bp, SEBT_PARAM_DOUBLE, 0, false),
+    P(slippage_bp, SEBT_PARAM_DOUBLE, 0, false),
 };
 #undef P
 
@@ -100,28 +100,33 @@ sebt_status sebt_params_set(sebt_params *p, const char *name, const char *value,
     return SEBT_OK;
 }
 
-static sebt_status bad(sebt_error *err, const char *name, const char *rule, double v)
+void sebt_param_rule(int idx, char *buf, size_t bufsize)
 {
-    return sebt_fail(err, SEBT_ERR_PARAM, "parameter %s = %.17g breaks its rule: %s", name, v, rule);
+    const sebt_param_info *info = &sebt_param_table[idx];
+    const char *finite = info->type == SEBT_PARAM_DOUBLE ? "finite" : "";
+    if (isinf(info->min))
+        snprintf(buf, bufsize, "%s", info->type == SEBT_PARAM_DOUBLE ? "must be finite" : "");
+    else
+        snprintf(buf, bufsize, "must be %s%s%s %g", finite, *finite ? " and " : "",
+                 info->min_excluded ? ">" : ">=", info->min);
 }
 
 sebt_status sebt_params_validate(const sebt_params *p, sebt_error *err)
 {
-    if (p->ema_fast < 1) return bad(err, "ema_fast", "must be >= 1", p->ema_fast);
-    if (p->ema_slow < 1) return bad(err, "ema_slow", "must be >= 1", p->ema_slow);
-    if (p->z_window < 2) return bad(err, "z_window", "must be >= 2", p->z_window);
-    if (p->atr_window < 1) return bad(err, "atr_window", "must be >= 1", p->atr_window);
-    if (!isfinite(p->vol_z)) return bad(err, "vol_z", "must be finite", p->vol_z);
-    if (!isfinite(p->tr_z)) return bad(err, "tr_z", "must be finite", p->tr_z);
-    if (!isfinite(p->cloc_min)) return bad(err, "cloc_min", "must be finite", p->cloc_min);
-    if (!isfinite(p->atr_stop_mult) || p->atr_stop_mult < 0)
-        return bad(err, "atr_stop_mult", "must be finite and >= 0", p->atr_stop_mult);
-    if (!isfinite(p->reward_r) || !(p->reward_r > 0))
-        return bad(err, "reward_r", "must be finite and > 0", p->reward_r);
-    if (p->max_hold < 1) return bad(err, "max_hold", "must be >= 1", p->max_hold);
-    if (!isfinite(p->fee_bp) || p->fee_bp < 0) return bad(err, "fee_bp", "must be finite and >= 0", p->fee_bp);
-    if (!isfinite(p->slippage_bp) || p->slippage_bp < 0)
-        return bad(err, "slippage_bp", "must be finite and >= 0", p->slippage_bp);
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        const sebt_param_info *info = &sebt_param_table[i];
+        if (info->type == SEBT_PARAM_BOOL)
+            continue;
+        double v = sebt_params_get_double(p, i);
+        bool ok = (info->type != SEBT_PARAM_DOUBLE || isfinite(v)) &&
+                  (info->min_excluded ? v > info->min : v >= info->min);
+        if (!ok) {
+            char rule[64];
+            sebt_param_rule(i, rule, sizeof rule);
+            return sebt_fail(err, SEBT_ERR_PARAM, "parameter %s = %.17g breaks its rule: %s", info->name,
+                             v, rule);
+        }
+    }
     return SEBT_OK;
 }
 

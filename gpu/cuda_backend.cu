@@ -48,7 +48,7 @@ sebt_status cuda_check_kernels(sebt_error *err)
     if (e != cudaSuccess) {
         cudaGetLastError();
         const cudaDeviceProp *p = &cuda_backend_state.prop;
-        return cuda_fail(err, SEBT_ERR_NODEVICE,
+        return sebt_fail(err, SEBT_ERR_NODEVICE,
                          "CUDA device %d (%s, sm_%d%d) cannot run this build's kernels (%s); "
                          "rebuild with -DCMAKE_CUDA_ARCHITECTURES=%d%d",
                          cuda_backend_state.device, p->name, p->major, p->minor, cudaGetErrorString(e),
@@ -124,8 +124,8 @@ static size_t free_device_bytes(void)
 static sebt_status cuda_error(sebt_error *err, cudaError_t e, const char *what)
 {
     if (e == cudaErrorMemoryAllocation)
-        return cuda_fail(err, SEBT_ERR_NOMEM, "cuda: out of device memory %s", what);
-    return cuda_fail(err, SEBT_ERR_INTERNAL, "cuda: %s: %s", what, cudaGetErrorString(e));
+        return sebt_fail(err, SEBT_ERR_NOMEM, "cuda: out of device memory %s", what);
+    return sebt_fail(err, SEBT_ERR_INTERNAL, "cuda: %s: %s", what, cudaGetErrorString(e));
 }
 
 /* ---- kernels --------------------------------------------------------------- */
@@ -232,7 +232,7 @@ static sebt_status upload_market(sweep *w, sebt_error *err)
     size_t na = w->fs.n_atrs;
     w->dv = (sebt_k_valid *)calloc(na ? na : 1, sizeof *w->dv);
     if (!w->dv)
-        return cuda_fail(err, SEBT_ERR_NOMEM, "cuda: out of host memory");
+        return sebt_fail(err, SEBT_ERR_NOMEM, "cuda: out of host memory");
     for (size_t a = 0; a < na; a++) {
         sebt_k_valid *v = &w->dv[a];
         v->n_valid = w->fs.n_valid[a];
@@ -366,7 +366,7 @@ static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *d
     int64_t *off = want_trades ? (int64_t *)malloc((n + 1) * sizeof *off) : NULL;
     if (!hp || !hr || (want_trades && !off)) {
         free(hp), free(hr), free(off);
-        return cuda_fail(err, SEBT_ERR_NOMEM, "cuda: out of host memory for a chunk of %zu combos", n);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "cuda: out of host memory for a chunk of %zu combos", n);
     }
     for (size_t q = q0; q < q1; q++)
         hp[q - q0] = w->combos[R[q].index];
@@ -420,7 +420,7 @@ static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *d
             }
             for (size_t i = 0; i < n && st == SEBT_OK; i++)
                 if (!same_result(&hr[i], &hr2[i]))
-                    st = cuda_fail(err, SEBT_ERR_INTERNAL,
+                    st = sebt_fail(err, SEBT_ERR_INTERNAL,
                                    "cuda: combo %zu's trades pass gave other results than its metrics pass "
                                    "(%zu trades, then %zu)", R[q0 + i].index, hr[i].n_trades, hr2[i].n_trades);
             free(hr2);
@@ -430,7 +430,7 @@ static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *d
                     continue;
                 sebt_trade *t = (sebt_trade *)malloc(k * sizeof *t);
                 if (!t) {
-                    st = cuda_fail(err, SEBT_ERR_NOMEM, "cuda: out of host memory for %zu trades", k);
+                    st = sebt_fail(err, SEBT_ERR_NOMEM, "cuda: out of host memory for %zu trades", k);
                     break;
                 }
                 memcpy(t, ht + off[i], k * sizeof *t);
@@ -550,17 +550,17 @@ static sebt_status cuda_run_batch(const sebt_backend *self, const sebt_series *s
     if (opts && opts->stats)
         memset(opts->stats, 0, sizeof *opts->stats);
     if (!s || (n_combos && (!combos || !results)))
-        return cuda_fail(err, SEBT_ERR_USAGE, "cuda run_batch: series, combos and results are required");
+        return sebt_fail(err, SEBT_ERR_USAGE, "cuda run_batch: series, combos and results are required");
     for (size_t i = 0; i < n_combos; i++) {
         sebt_error e = { SEBT_OK, "" };
         if (sebt_params_validate(&combos[i], &e) != SEBT_OK)
-            return cuda_fail(err, SEBT_ERR_PARAM, "combo %zu: %s", i, e.msg);
+            return sebt_fail(err, SEBT_ERR_PARAM, "combo %zu: %s", i, e.msg);
     }
     sebt_status st = sebt_series_check(s, err);
     if (st != SEBT_OK)
         return st;
     if (s->n >= (size_t)INT32_MAX)
-        return cuda_fail(err, SEBT_ERR_INPUT, "cuda: %zu bars is more than it handles (%d)", s->n, INT32_MAX - 1);
+        return sebt_fail(err, SEBT_ERR_INPUT, "cuda: %zu bars is more than it handles (%d)", s->n, INT32_MAX - 1);
     if (n_combos == 0)
         return SEBT_OK;
     cudaError_t e = cudaSetDevice(cs->device);
@@ -671,10 +671,10 @@ static sebt_status cuda_features(const sebt_backend *self, const sebt_series *s,
 {
     const cuda_state *cs = (const cuda_state *)self->state;
     if (!s || !p || !out)
-        return cuda_fail(err, SEBT_ERR_USAGE, "cuda features: series, params and out are required");
+        return sebt_fail(err, SEBT_ERR_USAGE, "cuda features: series, params and out are required");
     if (out->n != s->n || (s->n && (!out->ema_f || !out->ema_s || !out->tr || !out->atr || !out->vol_z ||
                                     !out->tr_z || !out->cloc || !out->signal || !out->valid)))
-        return cuda_fail(err, SEBT_ERR_USAGE,
+        return sebt_fail(err, SEBT_ERR_USAGE,
                          "cuda features: out holds %zu bars, the series %zu "
                          "(allocate it with sebt_features_alloc(s->n))", out->n, s->n);
     sebt_status st = sebt_params_validate(p, err);

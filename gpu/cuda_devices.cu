@@ -1,23 +1,10 @@
 /* Finding and opening a device: the module's two entry points. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
 #include "sebt/backends.h"
-
-sebt_status cuda_fail(sebt_error *err, sebt_status code, const char *fmt, ...)
-{
-    if (err) {
-        va_list ap;
-        va_start(ap, fmt);
-        err->code = code;
-        vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-        va_end(ap);
-    }
-    return code;
-}
 
 /* BACKTEST_GPU_ID as a number (0 when unset); a malformed value is bad
  * input whether or not a device exists, so it is checked first. */
@@ -30,7 +17,7 @@ static sebt_status parse_gpu_id(long *id, sebt_error *err)
     char *end;
     *id = strtol(env, &end, 10);
     if (*end || *id < 0 || end == env)
-        return cuda_fail(err, SEBT_ERR_USAGE, "BACKTEST_GPU_ID='%s': expected a device number (0, 1, ...)", env);
+        return sebt_fail(err, SEBT_ERR_USAGE, "BACKTEST_GPU_ID='%s': expected a device number (0, 1, ...)", env);
     return SEBT_OK;
 }
 
@@ -41,7 +28,7 @@ sebt_status cuda_pick_device(int n_devices, int *id, sebt_error *err)
     if (st != SEBT_OK)
         return st;
     if (v >= n_devices)
-        return cuda_fail(err, SEBT_ERR_NODEVICE,
+        return sebt_fail(err, SEBT_ERR_NODEVICE,
                          "BACKTEST_GPU_ID=%ld: this process sees %d CUDA device(s), numbered from 0%s", v,
                          n_devices, getenv("CUDA_VISIBLE_DEVICES") ? " after CUDA_VISIBLE_DEVICES" : "");
     *id = (int)v;
@@ -53,13 +40,13 @@ static sebt_status no_device(sebt_error *err, cudaError_t e, int driver)
 {
     const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
     if (driver == 0 || e == cudaErrorInsufficientDriver)
-        return cuda_fail(err, SEBT_ERR_NODEVICE,
+        return sebt_fail(err, SEBT_ERR_NODEVICE,
                          "no usable CUDA driver (%s): is the NVIDIA driver installed and libcuda.so.1 on the library path?",
                          cudaGetErrorString(e));
     if (e == cudaSuccess || e == cudaErrorNoDevice)
-        return cuda_fail(err, SEBT_ERR_NODEVICE, "no CUDA device visible to this process%s%s%s",
+        return sebt_fail(err, SEBT_ERR_NODEVICE, "no CUDA device visible to this process%s%s%s",
                          cvd ? " (CUDA_VISIBLE_DEVICES='" : "", cvd ? cvd : "", cvd ? "')" : "");
-    return cuda_fail(err, SEBT_ERR_NODEVICE, "cannot list CUDA devices: %s", cudaGetErrorString(e));
+    return sebt_fail(err, SEBT_ERR_NODEVICE, "cannot list CUDA devices: %s", cudaGetErrorString(e));
 }
 
 /* What the runtime knows of a device without a context on it: listing
@@ -92,7 +79,7 @@ SEBT_CUDA_EXPORT sebt_status sebt_cuda_devices(sebt_gpu_info *info, sebt_error *
     /* Host execution lists no device: it must never pass for a GPU (auto
      * never picks it, gpu mode refuses it); `--backend cuda` still runs it. */
     if (CUDA_HOST_EXECUTION)
-        return cuda_fail(err, SEBT_ERR_NODEVICE, "the cuda module is %s", CUDA_HOST_EXECUTION_NOTE);
+        return sebt_fail(err, SEBT_ERR_NODEVICE, "the cuda module is %s", CUDA_HOST_EXECUTION_NOTE);
     cudaRuntimeGetVersion(&info->runtime_version);
     cudaDriverGetVersion(&info->driver_version);
     int n = 0;
@@ -113,7 +100,7 @@ SEBT_CUDA_EXPORT sebt_status sebt_cuda_devices(sebt_gpu_info *info, sebt_error *
     /* Only the selected device gets a context: its free memory needs one. */
     if ((e = cudaSetDevice(id)) != cudaSuccess) {
         cudaGetLastError();
-        return cuda_fail(err, SEBT_ERR_NODEVICE, "CUDA device %d cannot be used: %s", id, cudaGetErrorString(e));
+        return sebt_fail(err, SEBT_ERR_NODEVICE, "CUDA device %d cannot be used: %s", id, cudaGetErrorString(e));
     }
     size_t free_b = 0, total_b = 0;
     if (cudaMemGetInfo(&free_b, &total_b) == cudaSuccess)
@@ -144,7 +131,7 @@ SEBT_CUDA_EXPORT const sebt_backend *sebt_cuda_open(sebt_error *err)
     st->device = id;
     if ((e = cudaSetDevice(id)) != cudaSuccess || (e = cudaGetDeviceProperties(&st->prop, id)) != cudaSuccess
         || (e = cudaFree(0)) != cudaSuccess) {
-        cuda_fail(err, SEBT_ERR_NODEVICE, "CUDA device %d cannot be used: %s", id, cudaGetErrorString(e));
+        sebt_fail(err, SEBT_ERR_NODEVICE, "CUDA device %d cannot be used: %s", id, cudaGetErrorString(e));
         return NULL;
     }
     if (cuda_check_kernels(err) != SEBT_OK)

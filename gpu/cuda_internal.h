@@ -9,6 +9,7 @@
 
 #include "sebt/backend.h"
 #include "sebt/gpu.h"
+#include "sebt/sebt.h" /* sebt_fail: core is linked in, with fast_cpu */
 
 #define SEBT_CUDA_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -22,11 +23,6 @@
 #define CUDA_HOST_EXECUTION_NOTE                                                                              \
     "host execution, no device: the CUDA sources compiled by the host compiler, run on CPU threads under a " \
     "checking CUDA runtime stand-in (libsebt_cuda_host.so)"
-
-/* The module links no sebt library (it stays a leaf), so errors are filled
- * here, in the same form as core's sebt_fail. */
-sebt_status cuda_fail(sebt_error *err, sebt_status code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
 
 /* The device BACKTEST_GPU_ID names among n visible ones (0 when unset). */
 sebt_status cuda_pick_device(int n_devices, int *id, sebt_error *err);

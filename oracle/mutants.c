@@ -232,13 +232,15 @@ typedef struct {
 static int bent_decision(void *user, const sebt_ref_decision *d)
 {
     const bend *b = user;
-    switch (d->kind) {
-    case SEBT_REF_GAP: return b->bug == BUG_GAP_LT ? d->answer && d->lhs < d->rhs : d->answer;
-    case SEBT_REF_STOP: return b->bug == BUG_STOP_LT ? d->answer && d->lhs < d->rhs : d->answer;
-    case SEBT_REF_TP: return b->bug == BUG_TP_GT ? d->answer && d->lhs > d->rhs : d->answer;
-    case SEBT_REF_TIME: return b->bug == BUG_HOLD ? d->answer && d->lhs >= d->rhs + 1 : d->answer;
-    case SEBT_REF_EXIT:
+    if (d->kind == SEBT_REF_EXIT)
         return b->bug == BUG_TP_FIRST && d->hit[SEBT_EXIT_TP] ? SEBT_EXIT_TP : d->answer;
+    if (d->kind != SEBT_REF_CHAIN)
+        return d->answer;
+    switch (d->reason) {
+    case SEBT_EXIT_STOP_GAP: return b->bug == BUG_GAP_LT ? d->answer && d->lhs < d->rhs : d->answer;
+    case SEBT_EXIT_STOP: return b->bug == BUG_STOP_LT ? d->answer && d->lhs < d->rhs : d->answer;
+    case SEBT_EXIT_TP: return b->bug == BUG_TP_GT ? d->answer && d->lhs > d->rhs : d->answer;
+    case SEBT_EXIT_TIME: return b->bug == BUG_HOLD ? d->answer && d->lhs >= d->rhs + 1 : d->answer;
     default: return d->answer;
     }
 }

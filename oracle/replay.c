@@ -165,7 +165,8 @@ typedef struct {
     const uint8_t *tie_bars;
     double tol;
     size_t ci;                  /* the candidate's next trade */
-    double lhs[SEBT_EXIT_KINDS], rhs[SEBT_EXIT_KINDS]; /* this bar's exit operands */
+    double lhs[SEBT_EXIT_KINDS], rhs[SEBT_EXIT_KINDS]; /* this bar's exit chain: operands */
+    bool enabled[SEBT_EXIT_KINDS];                      /* and which rules are on */
     bool diverged;
     sebt_divergence *div;
     oracle_tally *tally;
@@ -246,9 +247,10 @@ static int replay_exit(replay_state *r, const sebt_ref_decision *d)
     const sebt_open_position *co = &r->cand->open_at_end;
     double cstop = cur ? cur->stop : co->open ? co->stop : NAN;
     double ctp = cur ? cur->tp : co->open ? co->tp : NAN;
-    bool enabled[SEBT_EXIT_KINDS] = { r->p->use_stop, r->p->use_stop, r->p->use_tp && d->pos->tp > 0,
-                                      false };
-    if (j < SEBT_EXIT_TIME && enabled[j]) {
+    /* Only a rule whose operand the candidate's trade carries (its stop or
+     * target) can be a near-tie; time, or a rule added later, never is. */
+    bool carried = j == SEBT_EXIT_STOP_GAP || j == SEBT_EXIT_STOP || j == SEBT_EXIT_TP;
+    if (carried && r->enabled[j]) {
         lhs = r->lhs[j];
         rhs = r->rhs[j];
         cand_rhs = j == SEBT_EXIT_TP ? ctp : cstop;
@@ -281,8 +283,9 @@ static int replay_decide(void *user, const sebt_ref_decision *d)
         answer = r->diverged ? SEBT_EXIT_KINDS : replay_exit(r, d);
         return r->diverged ? SEBT_EXIT_KINDS : answer;
     default:                    /* one of the chain's comparisons: noted */
-        r->lhs[d->kind - SEBT_REF_GAP] = d->lhs;
-        r->rhs[d->kind - SEBT_REF_GAP] = d->rhs;
+        r->lhs[d->reason] = d->lhs;
+        r->rhs[d->reason] = d->rhs;
+        r->enabled[d->reason] = d->enabled;
         return d->answer;
     }
 }

@@ -1,5 +1,10 @@
-/* SPEC §1 and §2 checked by the reference itself: it calls no core code,
- * so these are its own literal copies of the rules. */
+/* SPEC §1 and §2 checked by the reference itself. It calls no core code on
+ * purpose: the reference is what everything else is judged against, so a
+ * bug in core (the parameter table, the error formatter, the series check)
+ * must not be able to hide in it too. These are therefore its own literal
+ * copies of the rules and its own error formatter (sebt_ref_fail); the
+ * copy of SPEC §2 is held to core's table by reference/tests/
+ * test_param_rules.c. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>

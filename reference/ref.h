@@ -40,12 +40,10 @@ void sebt_ref_signal_terms(const sebt_features *f, const sebt_params *p, size_t 
  * tolerant candidate through a near-tie, a mutant perturbs one decision. */
 typedef enum {
     SEBT_REF_TAKE,      /* flat at signal bar t: enter at u? answer: signal[t] */
-    SEBT_REF_GAP,       /* open[u] <= stop (lhs, rhs) */
-    SEBT_REF_STOP,      /* low[u] <= stop */
-    SEBT_REF_TP,        /* high[u] >= tp */
-    SEBT_REF_TIME,      /* bars held >= max_hold */
-    SEBT_REF_EXIT,      /* the outcome: the first of the four that holds, in
-                           that order (a sebt_exit_reason), SEBT_EXIT_KINDS if none */
+    SEBT_REF_CHAIN,     /* in a position: one comparison of the exit chain,
+                           the one for exit `reason` (lhs, rhs; answer: it holds) */
+    SEBT_REF_EXIT,      /* the outcome: the first of the chain that holds (a
+                           sebt_exit_reason), SEBT_EXIT_KINDS if none */
 } sebt_ref_decision_kind;
 
 typedef struct sebt_ref_position sebt_ref_position;
@@ -53,8 +51,10 @@ typedef struct sebt_ref_position sebt_ref_position;
 typedef struct {
     sebt_ref_decision_kind kind;
     size_t t, u;                    /* the step: valid bar t, the next valid bar u */
-    double lhs, rhs;                /* a comparison's operands (GAP..TIME) */
-    const bool *hit;                /* EXIT: the four answers acted on, GAP..TIME */
+    int reason;                     /* CHAIN: the exit this comparison is for */
+    bool enabled;                   /* CHAIN: its rule is switched on (use_stop, ...) */
+    double lhs, rhs;                /* CHAIN: the operands */
+    const bool *hit;                /* EXIT: the chain's answers acted on, by reason */
     const sebt_ref_position *pos;   /* the position as it stands */
     int answer;                     /* the reference's own */
 } sebt_ref_decision;

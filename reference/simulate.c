@@ -13,11 +13,13 @@ static int decide(const sebt_ref_hook *hook, sebt_ref_decision *d)
     return hook && hook->decide ? hook->decide(hook->user, d) : d->answer;
 }
 
-/* A comparison of the exit chain, as the walk will act on it. */
-static bool check(const sebt_ref_hook *hook, sebt_ref_decision *d, sebt_ref_decision_kind kind,
+/* One comparison of the exit chain, as the walk will act on it. */
+static bool check(const sebt_ref_hook *hook, sebt_ref_decision *d, sebt_exit_reason reason,
                   bool enabled, double lhs, double rhs, bool holds)
 {
-    d->kind = kind;
+    d->kind = SEBT_REF_CHAIN;
+    d->reason = (int)reason;
+    d->enabled = enabled;
     d->lhs = lhs;
     d->rhs = rhs;
     d->answer = enabled && holds;
@@ -52,13 +54,13 @@ bool sebt_ref_step(const sebt_series *s, const sebt_features *f, const sebt_para
     pos->bars += 1;
     /* The exit chain in SPEC §6's order: the first that holds decides. */
     bool hit[SEBT_EXIT_KINDS];
-    hit[SEBT_EXIT_STOP_GAP] = check(hook, &d, SEBT_REF_GAP, p->use_stop, s->open[u], pos->stop,
+    hit[SEBT_EXIT_STOP_GAP] = check(hook, &d, SEBT_EXIT_STOP_GAP, p->use_stop, s->open[u], pos->stop,
                                     s->open[u] <= pos->stop);
-    hit[SEBT_EXIT_STOP] = check(hook, &d, SEBT_REF_STOP, p->use_stop, s->low[u], pos->stop,
+    hit[SEBT_EXIT_STOP] = check(hook, &d, SEBT_EXIT_STOP, p->use_stop, s->low[u], pos->stop,
                                 s->low[u] <= pos->stop);
-    hit[SEBT_EXIT_TP] = check(hook, &d, SEBT_REF_TP, p->use_tp && pos->tp > 0, s->high[u], pos->tp,
+    hit[SEBT_EXIT_TP] = check(hook, &d, SEBT_EXIT_TP, p->use_tp && pos->tp > 0, s->high[u], pos->tp,
                               s->high[u] >= pos->tp);
-    hit[SEBT_EXIT_TIME] = check(hook, &d, SEBT_REF_TIME, p->use_time, pos->bars, p->max_hold,
+    hit[SEBT_EXIT_TIME] = check(hook, &d, SEBT_EXIT_TIME, p->use_time, pos->bars, p->max_hold,
                                 pos->bars >= p->max_hold);
     int reason = SEBT_EXIT_KINDS;                  /* no exit */
     for (int i = SEBT_EXIT_KINDS - 1; i >= 0; i--)

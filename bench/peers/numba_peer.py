@@ -541,10 +541,33 @@ def reference_trades(sebt, data, fill_gaps, cols, rows):
 
 # ---- main --------------------------------------------------------------------
 
+def check_params_file(path):
+    """Each 'name value' line judged by parse_value, the peer's own SPEC §2."""
+    try:
+        with open(path) as f:
+            lines = [ln.split() for ln in f if ln.strip()]
+    except OSError as e:
+        fail("cannot read %s: %s" % (path, e.strerror))
+    for words in lines:
+        if len(words) != 2 or words[0] not in KIND:
+            fail("%s: expected 'name value', got '%s'" % (path, " ".join(words)))
+        try:
+            with open(os.devnull, "w") as quiet:
+                saved, sys.stderr = sys.stderr, quiet
+                try:
+                    parse_value(path, words[0], words[1])
+                finally:
+                    sys.stderr = saved
+            verdict = "ok"
+        except SystemExit:
+            verdict = "refused"
+        print("%s %s %s" % (words[0], words[1], verdict))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", required=True, help="bars: CSV with a header or Binance klines, .gz read as is")
+    ap.add_argument("--data", help="bars: CSV with a header or Binance klines, .gz read as is (required)")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--grid", help="a sebt grid file (default: the SPEC default combo)")
     g.add_argument("--combos", help="a sebt combos CSV")
@@ -557,7 +580,15 @@ def main():
     ap.add_argument("--fill-gaps", action="store_true", help="insert missing bars where timestamps skip")
     ap.add_argument("--no-time", action="store_true", help="check only; time nothing")
     ap.add_argument("--results", help="write per-combo results (CSV) here")
+    ap.add_argument("--check-params", metavar="FILE",
+                    help="only judge parameter values: each line 'name value', printed back with ok or "
+                         "refused (bench/peers/test_numba_param_rules.sh)")
     a = ap.parse_args()
+    if a.check_params:
+        check_params_file(a.check_params)
+        return
+    if not a.data:
+        fail("--data FILE is required")
     if a.repetitions < 1:
         fail("--repetitions takes a count >= 1")
     if a.check_sample < 0:

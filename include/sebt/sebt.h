@@ -57,8 +57,11 @@ int sebt_param_index(const char *name);
  * into the named field. Range rules are checked by sebt_params_validate. */
 sebt_status sebt_params_set(sebt_params *p, const char *name, const char *value,
                             sebt_error *err);
-/* SPEC §2 rules; the message names the parameter and the value. */
+/* SPEC §2 rules (sebt_param_table); the message names the parameter, the
+ * value and the rule. */
 sebt_status sebt_params_validate(const sebt_params *p, sebt_error *err);
+/* Parameter idx's rule in words ("must be finite and > 0"; "" for none). */
+void sebt_param_rule(int idx, char *buf, size_t bufsize);
 /* Formats field idx of p: ints as %d, doubles as %.17g, booleans true|false. */
 void sebt_params_format(const sebt_params *p, int idx, char *buf, size_t bufsize);
 double sebt_params_get_double(const sebt_params *p, int idx); /* any type, as double */

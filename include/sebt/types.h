@@ -82,11 +82,17 @@ typedef struct {
 
 typedef enum { SEBT_PARAM_INT, SEBT_PARAM_DOUBLE, SEBT_PARAM_BOOL } sebt_param_type;
 
-/* One row per field of sebt_params, in SPEC §2 order. */
+/* One row per field of sebt_params, in SPEC §2 order, with its rule: the
+ * one place SPEC §2's table is written for everything but the roles that
+ * keep their own copy on purpose (the reference, the template, the numba
+ * peer), which tests check against it. A double must be finite; a number
+ * must be >= min, or > min where min_excluded; a boolean has no rule. */
 typedef struct {
     const char *name;
     sebt_param_type type;
     size_t offset;         /* offsetof(sebt_params, field) */
+    double min;            /* -INFINITY: no lower bound */
+    bool min_excluded;
 } sebt_param_info;
 
 /* ---- features (SPEC §3-5) ---------------------------------------------- */
