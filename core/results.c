@@ -55,6 +55,33 @@ void sebt_results_free(sebt_result *r, size_t n)
         sebt_result_free(&r[i]);
 }
 
+sebt_status sebt_features_check(const char *who, const sebt_series *s, const sebt_params *p,
+                                const sebt_features *out, sebt_error *err)
+{
+    if (!s || !p || !out)
+        return sebt_fail(err, SEBT_ERR_USAGE, "%s features: series, params and out are required", who);
+    if (out->n != s->n || (s->n && (!out->ema_f || !out->ema_s || !out->tr || !out->atr || !out->vol_z ||
+                                    !out->tr_z || !out->cloc || !out->signal || !out->valid)))
+        return sebt_fail(err, SEBT_ERR_USAGE,
+                         "%s features: out holds %zu bars, the series %zu "
+                         "(allocate it with sebt_features_alloc(s->n))", who, out->n, s->n);
+    sebt_status st = sebt_params_validate(p, err);
+    return st != SEBT_OK ? st : sebt_series_check(s, err);
+}
+
+sebt_status sebt_batch_check(const char *who, const sebt_series *s, const sebt_params *combos,
+                             size_t n_combos, const sebt_result *results, sebt_error *err)
+{
+    if (!s || (n_combos && (!combos || !results)))
+        return sebt_fail(err, SEBT_ERR_USAGE, "%s run_batch: series, combos and results are required", who);
+    for (size_t i = 0; i < n_combos; i++) {
+        sebt_error e = { SEBT_OK, "" };
+        if (sebt_params_validate(&combos[i], &e) != SEBT_OK)
+            return sebt_fail(err, SEBT_ERR_PARAM, "combo %zu: %s", i, e.msg);
+    }
+    return sebt_series_check(s, err);
+}
+
 /* The one table of exit outcomes: SPEC §6's reasons in chain order, then
  * the outcome of a bar that closes nothing. Everything that names or reads
  * an exit (results, fixtures, the oracle's divergences) goes through it. */

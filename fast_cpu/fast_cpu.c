@@ -10,17 +10,7 @@ static sebt_status fast_features(const sebt_backend *self, const sebt_series *s,
                                  sebt_features *out, sebt_error *err)
 {
     (void)self;
-    if (!s || !p || !out)
-        return sebt_fail(err, SEBT_ERR_USAGE, "fast_cpu features: series, params and out are required");
-    if (out->n != s->n || (s->n && (!out->ema_f || !out->ema_s || !out->tr || !out->atr || !out->vol_z ||
-                                    !out->tr_z || !out->cloc || !out->signal || !out->valid)))
-        return sebt_fail(err, SEBT_ERR_USAGE,
-                         "fast_cpu features: out holds %zu bars, the series %zu "
-                         "(allocate it with sebt_features_alloc(s->n))", out->n, s->n);
-    sebt_status st = sebt_params_validate(p, err);
-    if (st != SEBT_OK)
-        return st;
-    st = sebt_series_check(s, err);
+    sebt_status st = sebt_features_check("fast_cpu", s, p, out, err);
     if (st != SEBT_OK)
         return st;
     size_t n = s->n;

@@ -1000,14 +1000,7 @@ sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const
     (void)self;
     if (opts && opts->stats)
         memset(opts->stats, 0, sizeof *opts->stats);
-    if (!s || (n_combos && (!combos || !results)))
-        return sebt_fail(err, SEBT_ERR_USAGE, "fast_cpu run_batch: series, combos and results are required");
-    for (size_t i = 0; i < n_combos; i++) {
-        sebt_error e = { 0 };
-        if (sebt_params_validate(&combos[i], &e) != SEBT_OK)
-            return sebt_fail(err, SEBT_ERR_PARAM, "combo %zu: %s", i, e.msg);
-    }
-    sebt_status st = sebt_series_check(s, err);
+    sebt_status st = sebt_batch_check("fast_cpu", s, combos, n_combos, results, err);
     if (st != SEBT_OK)
         return st;
     if (s->n >= (size_t)INT32_MAX)

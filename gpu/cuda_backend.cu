@@ -549,14 +549,7 @@ static sebt_status cuda_run_batch(const sebt_backend *self, const sebt_series *s
     const cuda_state *cs = (const cuda_state *)self->state;
     if (opts && opts->stats)
         memset(opts->stats, 0, sizeof *opts->stats);
-    if (!s || (n_combos && (!combos || !results)))
-        return sebt_fail(err, SEBT_ERR_USAGE, "cuda run_batch: series, combos and results are required");
-    for (size_t i = 0; i < n_combos; i++) {
-        sebt_error e = { SEBT_OK, "" };
-        if (sebt_params_validate(&combos[i], &e) != SEBT_OK)
-            return sebt_fail(err, SEBT_ERR_PARAM, "combo %zu: %s", i, e.msg);
-    }
-    sebt_status st = sebt_series_check(s, err);
+    sebt_status st = sebt_batch_check("cuda", s, combos, n_combos, results, err);
     if (st != SEBT_OK)
         return st;
     if (s->n >= (size_t)INT32_MAX)
@@ -670,17 +663,8 @@ static sebt_status cuda_features(const sebt_backend *self, const sebt_series *s,
                                  sebt_features *out, sebt_error *err)
 {
     const cuda_state *cs = (const cuda_state *)self->state;
-    if (!s || !p || !out)
-        return sebt_fail(err, SEBT_ERR_USAGE, "cuda features: series, params and out are required");
-    if (out->n != s->n || (s->n && (!out->ema_f || !out->ema_s || !out->tr || !out->atr || !out->vol_z ||
-                                    !out->tr_z || !out->cloc || !out->signal || !out->valid)))
-        return sebt_fail(err, SEBT_ERR_USAGE,
-                         "cuda features: out holds %zu bars, the series %zu "
-                         "(allocate it with sebt_features_alloc(s->n))", out->n, s->n);
-    sebt_status st = sebt_params_validate(p, err);
-    if (st != SEBT_OK)
-        return st;
-    if ((st = sebt_series_check(s, err)) != SEBT_OK || s->n == 0)
+    sebt_status st = sebt_features_check("cuda", s, p, out, err);
+    if (st != SEBT_OK || s->n == 0)
         return st;
     cudaError_t e = cudaSetDevice(cs->device);
     if (e != cudaSuccess)

@@ -172,12 +172,9 @@ static sebt_status mutant_features(const sebt_backend *self, const sebt_series *
                                    const sebt_params *p, sebt_features *f, sebt_error *err)
 {
     bug_kind bug = self->state ? *(const bug_kind *)self->state : BUG_NONE;
-    sebt_status st = sebt_params_validate(p, err);
+    sebt_status st = sebt_features_check("mutant", s, p, f, err);
     if (st)
         return st;
-    if (f->n != s->n)
-        return sebt_fail(err, SEBT_ERR_USAGE, "mutant features: output holds %zu bars, series %zu",
-                         f->n, s->n);
     size_t n = s->n;
     sebt_ref_indicators(s, p, f);
     switch (bug) {
@@ -366,16 +363,11 @@ static sebt_status mutant_run_batch(const sebt_backend *self, const sebt_series 
                                     sebt_error *err)
 {
     bug_kind bug = self->state ? *(const bug_kind *)self->state : BUG_NONE;
-    for (size_t i = 0; i < n_combos; i++) {
-        sebt_status st = sebt_params_validate(&combos[i], err);
-        if (st) {
-            char msg[SEBT_ERROR_MSG_MAX];
-            snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
-            return sebt_fail(err, st, "combo %zu: %s", i, msg);
-        }
-    }
+    sebt_status st = sebt_batch_check("mutant", s, combos, n_combos, results, err);
+    if (st)
+        return st;
     sebt_features f;
-    sebt_status st = sebt_features_alloc(&f, s->n, err);
+    st = sebt_features_alloc(&f, s->n, err);
     if (st)
         return st;
     size_t per = batch_size(s, opts, n_combos), batches = 0;

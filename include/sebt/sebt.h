@@ -72,6 +72,16 @@ sebt_status sebt_features_alloc(sebt_features *f, size_t n, sebt_error *err);
 void sebt_features_free(sebt_features *f);
 void sebt_result_free(sebt_result *r);
 void sebt_results_free(sebt_result *r, size_t n);
+/* What a backend's features checks before computing (backend.h): series,
+ * params and out given, out sized for the series, the params' SPEC §2 and
+ * the series' SPEC §1. who ("fast_cpu") names the backend in the message. */
+sebt_status sebt_features_check(const char *who, const sebt_series *s, const sebt_params *p,
+                                const sebt_features *out, sebt_error *err);
+/* What a backend's run_batch checks before running any combo: series,
+ * combos and results given, every combo's SPEC §2 (the message names the
+ * combo), the series' SPEC §1. */
+sebt_status sebt_batch_check(const char *who, const sebt_series *s, const sebt_params *combos,
+                             size_t n_combos, const sebt_result *results, sebt_error *err);
 const char *sebt_exit_reason_name(sebt_exit_reason reason); /* stop_gap|stop|tp|time */
 /* An exit outcome 0 .. SEBT_EXIT_KINDS (types.h) by name: the reasons' and
  * "no exit"; NULL for anything else (v need not be a whole number). */
