@@ -13,7 +13,8 @@ packages=(
   gnuplot-nox                     # report figures
   libjansson-dev                  # the report reads benchmark JSON through jansson
   libopenmpi-dev openmpi-bin      # sebt under mpirun (optional part)
-  python3-numba                   # the numba peer of the benchmarks
+  python3-numba                   # the numba peer of the benchmarks, validated over the kernel protocol
+  python3-torch                   # the torch example kernel (python/examples; ~50 MB, ~3 min)
   clang libclang-rt-14-dev        # libFuzzer harnesses of the parsers
 )
 

@@ -25,6 +25,15 @@ validate() {
     --data "$SEBT_ROOT/fixtures/data/BTCUSDT-1m-2018-02-08.raw.csv" \
     --junit "$SEBT_LOG_DIR/validate-$name.xml" --markdown "$SEBT_LOG_DIR/validate-$name.md" "$@"
 }
+# A kernel in another language goes through the same gate: the numba peer,
+# served over the kernel protocol (docs/kernels-python.md), tolerant(1e-9).
+numba_kernel="exec:/usr/bin/python3 $SEBT_ROOT/bench/peers/numba_peer.py --serve"
+validate_numba() {
+  "$plain/sebt" validate --backend "$numba_kernel" --time 10 \
+    --data "$SEBT_ROOT/fixtures/data/BTCUSDT-1m-2019-01.csv.gz" \
+    --data "$SEBT_ROOT/fixtures/data/BTCUSDT-1m-2018-02-08.raw.csv" \
+    --junit "$SEBT_LOG_DIR/validate-numba_peer.xml" --markdown "$SEBT_LOG_DIR/validate-numba_peer.md"
+}
 # cuda through host execution: its CUDA sources on CPU threads under the
 # checking runtime stand-in (gpu/README.md).
 validate_host() (export SEBT_CUDA_LIBRARY="$plain/libsebt_cuda_host.so"; validate "$@")
@@ -43,6 +52,11 @@ unset SEBT_FUZZ_SECONDS
 step "validate fast_cpu" validate fast_cpu
 if [[ -f "$plain/libsebt_cuda_host.so" ]]; then
   step "validate cuda (host execution)" validate_host cuda
+fi
+if /usr/bin/python3 -c "import numba" 2>/dev/null; then
+  step "validate numba_peer (kernel protocol)" validate_numba
+else
+  echo "validate numba_peer: skipped (python3-numba is not installed)"
 fi
 
 # The nvcc-built CUDA module stays out of the sanitized build (the CUDA

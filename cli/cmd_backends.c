@@ -33,7 +33,7 @@ static int show_one(const char *cmd, const char *value, bool json)
     const sebt_backend *b = NULL;
     sebt_error err = { 0 };
     if (sebt_backend_get(value, &b, &err) != SEBT_OK) {
-        if (!sebt_backend_is_path(value) && err.code != SEBT_ERR_USAGE && !json) {
+        if (!sebt_backend_is_path(value) && !sebt_backend_is_kernel(value) && err.code != SEBT_ERR_USAGE && !json) {
             /* A built-in that cannot open here is an answer, as in the list. */
             printf("%-10s  %-16s  %s\n", value, "unavailable", err.msg);
             return CLI_EXIT_OK;
@@ -61,6 +61,10 @@ static int show_one(const char *cmd, const char *value, bool json)
         } else {
             cli_json_null(&j, "plugin");
         }
+        if (sebt_backend_is_kernel(value)) {
+            cli_json_string(&j, "kernel", sebt_backend_selector(b));
+            cli_json_int(&j, "protocol", 1);
+        }
         cli_json_end_object(&j);
         cli_json_end_array(&j);
         cli_json_end_object(&j);
@@ -70,6 +74,8 @@ static int show_one(const char *cmd, const char *value, bool json)
         printf("%-10s  %-16s  %s\n", b->name, contract, b->description ? b->description : "");
         if (plugin)
             printf("plugin: %s (ABI %d)\n", sebt_backend_selector(b), SEBT_PLUGIN_ABI_VERSION);
+        if (sebt_backend_is_kernel(value))
+            printf("kernel: %s (kernel protocol 1)\n", sebt_backend_selector(b));
     }
     return cli_close_output(stdout) ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 }

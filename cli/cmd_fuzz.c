@@ -294,6 +294,18 @@ static int fuzz_one(const fuzz_args *a)
         sebt_series_free(&base);
     if (st) {
         rc = cli_report_error(cli_mpi_cmd(cmd), &err);
+        /* A kernel process that broke: the same cases break it again. */
+        const char *sel = sebt_backend_selector(b);
+        if ((strncmp(sel, "exec:", 5) == 0 || strncmp(sel, "'exec:", 6) == 0) && cli_mpi.rank == 0) {
+            fprintf(stderr, "replay: sebt fuzz --backend %s --seed %" PRIu64, sel, a->seed);
+            if (a->stream)
+                fprintf(stderr, " --stream %" PRIu64, a->stream);
+            if (a->iterations)
+                fprintf(stderr, " --iterations %" PRIu64, a->iterations);
+            else
+                fprintf(stderr, " --time %g", a->time_s);
+            fprintf(stderr, " --no-save\n");
+        }
         if (ranks)
             cli_mpi_abort(rc);
         return rc;

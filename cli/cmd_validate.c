@@ -142,6 +142,7 @@ static void run_isolated(v_ctx *c, v_fn fn, const void *arg, v_check *check)
     if (pid == 0) {
         fn(c, arg, shared);
         shared->written = true;
+        sebt_kernels_close();   /* _exit runs no atexit: end the kernel this check started */
         /* _exit: no atexit handlers of the parent's, no stdio flushed twice. */
         _exit(0);
     }
@@ -838,7 +839,8 @@ static const char *base_name(const char *path)
 enum { OPT_BACKEND, OPT_TIME, OPT_SEED, OPT_THREADS, OPT_DATA, OPT_MIN_SPEEDUP, OPT_NO_SPEED, OPT_SAVE,
        OPT_REPLAY, OPT_NO_ISOLATE, OPT_ISOLATE, OPT_FORMAT, OPT_JUNIT, OPT_MARKDOWN };
 static const cli_opt validate_opts[] = {
-    [OPT_BACKEND] = { "--backend", CLI_TEXT, "X", "fast_cpu, cuda, reference, or the path of a plugin",
+    [OPT_BACKEND] = { "--backend", CLI_TEXT, "X", "fast_cpu, cuda, reference, the path of a plugin, or a kernel\n"
+                      "command: 'exec:python3 mine.py' (docs/kernel-protocol.md)",
                       .complete = cli_backend_words },
     [OPT_TIME] = { "--time", CLI_REAL, "SECONDS", "fuzz budget (default 120)", .flags = CLI_ABOVE_MIN, .rmin = 0,
                    .rmax = 1e6 },
@@ -854,7 +856,8 @@ static const cli_opt validate_opts[] = {
     [OPT_SAVE] = { "--save", CLI_DIR, "DIR", "where a fuzz reproducer is written (default ./sebt-validate)" },
     [OPT_REPLAY] = { "--replay", CLI_DIR, "DIR", "only replay this fixture folder (what a failure tells you to run)" },
     [OPT_NO_ISOLATE] = { "--no-isolate", CLI_FLAG, NULL, "run the checks in this process (a crash then ends the run);\n"
-                         "the default for cuda, whose CUDA context does not survive fork" },
+                         "the default for cuda, whose CUDA context does not survive fork,\n"
+                         "and for a kernel command (exec:), which has its own process" },
     [OPT_ISOLATE] = { "--isolate", CLI_FLAG, NULL, "one child process per check (the default for other backends)" },
     [OPT_FORMAT] = { "--format", CLI_CHOICE, "FMT", "text (default) or json, on stdout", .choices = cli_text_json },
     [OPT_JUNIT] = { "--junit", CLI_FILE, "FILE", "JUnit XML: one testcase per stage and data set" },
@@ -864,7 +867,7 @@ static const cli_opt validate_opts[] = {
 const cli_command cli_cmd_validate_spec = {
     .name = "validate",
     .summary = "the release gate for one backend or plugin: replay, parity, fuzz, speed",
-    .usage = "--backend NAME|PATH [--time SECONDS] [--seed S] [--threads N] [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR] [--isolate | --no-isolate] [--format text|json] [--junit FILE] [--markdown FILE]\n"
+    .usage = "--backend NAME|PATH|exec:CMD [--time SECONDS] [--seed S] [--threads N] [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR] [--isolate | --no-isolate] [--format text|json] [--junit FILE] [--markdown FILE]\n"
              "--backend NAME|PATH --replay FIXTURE_DIR\n",
     .about = "The release gate for one backend: a built-in one (fast_cpu, cuda) or a plugin\n"
              "(a path: ./libmine.so). In one run it\n"
@@ -1117,7 +1120,7 @@ static void announce(const v_ctx *c, const v_check *k)
  * because the child that knew the details is gone. */
 static void crash_replay(v_check *k, const char *what)
 {
-    if (k->out.status == V_CRASH && !k->out.replay[0])
+    if ((k->out.status == V_CRASH || k->out.status == V_ERROR) && !k->out.replay[0])
         snprintf(k->out.replay, sizeof k->out.replay, "%s", what);
 }
 
@@ -1163,7 +1166,7 @@ static void stage_replay(v_ctx *c)
     for (size_t i = 0; i < n; i++) {
         v_check *k = add_check(c, "replay", "%s", base_name(fixtures[i]));
         run_check(c, k, do_replay, fixtures[i]);
-        if (k->out.status == V_FAIL || k->out.status == V_CRASH)
+        if (k->out.status == V_FAIL || k->out.status == V_CRASH || k->out.status == V_ERROR)
             snprintf(k->out.replay, sizeof k->out.replay, "sebt validate --backend %s --replay %s", c->sel,
                      fixtures[i]);
         announce(c, k);
@@ -1194,7 +1197,7 @@ static void stage_parity(v_ctx *c, const sebt_parity_input *inputs, size_t n, ui
         v_check *k = add_check(c, "parity", "%s", in->label);
         run_check(c, k, do_parity, in);
         *trades += k->out.trades;
-        if (k->out.status == V_FAIL || k->out.status == V_CRASH) {
+        if (k->out.status == V_FAIL || k->out.status == V_CRASH || k->out.status == V_ERROR) {
             /* A joined series exists only in the bundled set: replay the set. */
             if (in->n_paths == 1)
                 snprintf(k->out.replay, sizeof k->out.replay,
@@ -1337,7 +1340,12 @@ static int setup(const char *cmd, const validate_args *a, v_ctx *c)
     /* The built-in cuda backend holds a CUDA context from the moment it is
      * opened, and a CUDA runtime does not survive fork: it runs in-process
      * unless asked. A plugin should open its device lazily (docs/kernels.md). */
-    c->isolate = a->isolate >= 0 ? a->isolate == 1 : strcmp(c->sel, "cuda") != 0;
+    /* A kernel command (exec:) is isolated already: it runs in its own
+     * process, and whatever it does is reported as the kernel's. Run in
+     * this process, one kernel serves the whole session instead of being
+     * started (and compiled) again for every check. */
+    bool kernel = strncmp(c->sel, "exec:", 5) == 0 || strncmp(c->sel, "'exec:", 6) == 0;
+    c->isolate = a->isolate >= 0 ? a->isolate == 1 : strcmp(c->sel, "cuda") != 0 && !kernel;
     cli_share_paths(c->fixtures, sizeof c->fixtures, c->combos_path, sizeof c->combos_path);
     /* Absolute, so the commands printed for a failure work from anywhere. */
     char abs[PATH_MAX];

@@ -276,7 +276,8 @@ int cli_select_backend(const char *cmd, const char *flag_value, size_t bars, siz
         choice = "cpu";
         source = "default";
     }
-    if (sebt_backend_is_path(choice)) {
+    if (sebt_backend_is_path(choice) || sebt_backend_is_kernel(choice)) {
+        bool kernel = sebt_backend_is_kernel(choice);
         sebt_error err = { 0 };
         if (sebt_backend_get(choice, out, &err) != SEBT_OK) {
             fprintf(stderr, "sebt %s: error: %s%s%s: %s\n", cmd, source, strcmp(source, "--backend") == 0 ? " " : "=",
@@ -285,8 +286,10 @@ int cli_select_backend(const char *cmd, const char *flag_value, size_t bars, siz
         }
         char contract[64];
         cli_contract_text(&(*out)->contract, contract, sizeof contract);
-        fprintf(stderr, "sebt %s: backend %s (%s) from plugin %s\n", cmd, (*out)->name, contract,
-                sebt_backend_selector(*out));
+        fprintf(stderr, "sebt %s: backend %s (%s) from %s %s\n", cmd, (*out)->name, contract,
+                kernel ? "kernel" : "plugin", sebt_backend_selector(*out));
+        if (kernel)
+            return CLI_EXIT_OK;   /* its crashes are its own process's */
         cli_note_plugin_crashes(cmd, *out);
         return CLI_EXIT_OK;
     }
@@ -297,7 +300,7 @@ int cli_select_backend(const char *cmd, const char *flag_value, size_t bars, siz
             strncat(names, sebt_backend_name_at(i), sizeof names - strlen(names) - 1);
         }
         return cli_usage_error(cmd, "%s%s'%s': unknown backend (valid: cpu, gpu, auto%s, or the path "
-                               "of a plugin such as ./libmine.so)",
+                               "of a plugin such as ./libmine.so, or a kernel command: 'exec:python3 mine.py')",
                                source, strcmp(source, "--backend") == 0 ? " " : "=", choice, names);
     }
 

@@ -9,6 +9,7 @@
 #include "sebt/gpu.h"
 #include "sebt/plugin.h"
 #include "sebt/sebt.h"
+#include "kernel_process.h"
 
 /* The cuda backend lives in libsebt_cuda.so, opened only when asked for by
  * name: a process that stays on the CPU never maps libcuda or libcudart. */
@@ -100,9 +101,14 @@ static struct {
 } plugins[MAX_PLUGINS];
 static size_t n_plugins;
 
+bool sebt_backend_is_kernel(const char *value)
+{
+    return value && strncmp(value, SEBT_KERNEL_PREFIX, strlen(SEBT_KERNEL_PREFIX)) == 0;
+}
+
 bool sebt_backend_is_path(const char *value)
 {
-    if (!value)
+    if (!value || sebt_backend_is_kernel(value))
         return false;
     size_t n = strlen(value);
     return strchr(value, '/') != NULL || (n > 3 && strcmp(value + n - 3, ".so") == 0);
@@ -110,6 +116,9 @@ bool sebt_backend_is_path(const char *value)
 
 const char *sebt_backend_selector(const sebt_backend *b)
 {
+    const char *k = kernel_selector(b);
+    if (k)
+        return k;
     for (size_t i = 0; i < n_plugins; i++)
         if (plugins[i].backend == b)
             return plugins[i].path;
@@ -191,6 +200,8 @@ sebt_status sebt_plugin_open(const char *value, const sebt_backend **out, sebt_e
 sebt_status sebt_backend_get(const char *name, const sebt_backend **out, sebt_error *err)
 {
     *out = NULL;
+    if (sebt_backend_is_kernel(name))
+        return kernel_open(name, out, err);
     if (sebt_backend_is_path(name))
         return sebt_plugin_open(name, out, err);
     if (strcmp(name, "reference") == 0) {
@@ -204,5 +215,5 @@ sebt_status sebt_backend_get(const char *name, const sebt_backend **out, sebt_er
     if (strcmp(name, "cuda") == 0)
         return open_cuda(out, err);
     return sebt_fail(err, SEBT_ERR_USAGE, "unknown backend '%s' (valid: reference, fast_cpu, cuda, "
-                     "or the path of a plugin: ./libmine.so)", name);
+                     "the path of a plugin: ./libmine.so, or a kernel command: 'exec:python3 mine.py')", name);
 }

@@ -380,7 +380,7 @@ static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
         bool diverged = false;
         cerr = (sebt_error){ 0 };
         cst = cand->features(cand, s, &combos[i], &cf, &cerr);
-        if (cst == SEBT_ERR_NODEVICE || cst == SEBT_ERR_NOMEM) {
+        if (cst == SEBT_ERR_NODEVICE || cst == SEBT_ERR_NOMEM || cst == SEBT_ERR_UNAVAILABLE) {
             st = cst;
             if (err)
                 *err = cerr;

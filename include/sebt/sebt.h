@@ -124,14 +124,24 @@ const char *sebt_backend_name_at(size_t i);
  * a message that lists the valid ones. */
 sebt_status sebt_backend_get(const char *name, const sebt_backend **out, sebt_error *err);
 
-/* A backend value that names a plugin: it contains '/' or ends in ".so". */
+/* A backend value that is a kernel command: it starts with "exec:", and
+ * the rest is a shell command that serves the kernel protocol on its stdin
+ * and stdout (docs/kernel-protocol.md). It is never a plugin path. */
+bool sebt_backend_is_kernel(const char *value);
+/* Ends every kernel process this process started (sending BYE, then ending
+ * its process group) and reaps them. Runs at exit by itself; a forked child
+ * that leaves with _exit calls it first. */
+void sebt_kernels_close(void);
+/* A backend value that names a plugin: it contains '/' or ends in ".so",
+ * and is not a kernel command. */
 bool sebt_backend_is_path(const char *value);
 /* Opens the plugin at path (include/sebt/plugin.h), once per process: an
  * ABI mismatch, a missing entry point or a malformed table is an error
  * (SEBT_ERR_USAGE) naming the path; SEBT_ERR_NODEVICE when the plugin says
  * it has no device. sebt_backend_get does this for path values. */
 sebt_status sebt_plugin_open(const char *path, const sebt_backend **out, sebt_error *err);
-/* What to pass to --backend to get b again: a plugin's absolute path, else
+/* What to pass to --backend to get b again: a plugin's absolute path, a
+ * kernel's command (quoted for a POSIX shell when it needs quoting), else
  * its name. Reproducer commands print this, so they work when pasted. */
 const char *sebt_backend_selector(const sebt_backend *b);
 

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# What the kernel protocol costs: the numba peer fuzzed through the protocol,
+# with both ends timing themselves. sebt times each request from the first
+# byte written to the last byte of the reply (SEBT_KERNEL_STATS); the
+# kernel times its own functions (SEBT_KERNEL_PROFILE). Their difference is
+# the protocol: pipes, framing, numpy conversions on both sides. The same
+# kernel in process would run the same cases with that difference taken
+# away, so
+#   in-process cases/s = cases / (campaign seconds - protocol seconds)
+# and the protocol's cost is protocol seconds / campaign seconds.
+# usage: bench/kernel_protocol.sh SEBT [RUNS] [ITERATIONS]   (writes bench/results/kernel-protocol/)
+set -eu
+sebt="$(realpath "$1")" runs="${2:-3}" iters="${3:-1000}"
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+out="$here/results/kernel-protocol"
+tmp="$(mktemp -d /tmp/sebt-kp-bench.XXXXXX)"
+trap 'rm -rf "$tmp"' EXIT
+kernel="exec:/usr/bin/python3 $here/peers/numba_peer.py --serve"
+echo "load before: $(uptime)" | tee "$tmp/load.txt"
+for r in $(seq 1 "$runs"); do
+  rm -f "$tmp/s.json" "$tmp/p.json"
+  SEBT_KERNEL_STATS="$tmp/s.json" SEBT_KERNEL_PROFILE="$tmp/p.json" \
+    "$sebt" fuzz --backend "$kernel" --iterations "$iters" --no-save > "$tmp/fuzz.txt" 2>&1 || true
+  grep -E '^cases ' "$tmp/fuzz.txt" > "$tmp/cases.txt"
+  /usr/bin/python3 - "$tmp" "$r" >> "$tmp/runs.jsonl" <<'PY'
+import json, re, sys
+tmp, run = sys.argv[1], int(sys.argv[2])
+m = re.match(r"cases (\d+), combos checked (\d+), ([0-9.]+) s", open(tmp + "/cases.txt").read())
+cases, combos, secs = int(m.group(1)), int(m.group(2)), float(m.group(3))
+s = json.loads(open(tmp + "/s.json").read().splitlines()[-1])
+p = json.loads(open(tmp + "/p.json").read().splitlines()[-1])
+proto = s["exchange_seconds"] - p["compute_seconds"]
+print(json.dumps({"run": run, "cases": cases, "combos": combos, "campaign_seconds": secs,
+                  "requests": s["requests"], "bytes_out": s["bytes_out"], "bytes_in": s["bytes_in"],
+                  "exchange_seconds": s["exchange_seconds"], "kernel_compute_seconds": p["compute_seconds"],
+                  "kernel_busy_seconds": p["busy_seconds"], "protocol_seconds": proto,
+                  "protocol_share": proto / secs, "cases_per_s_protocol": cases / secs,
+                  "cases_per_s_in_process": cases / (secs - proto),
+                  "latency_ms_per_request": 1000 * proto / s["requests"],
+                  "bytes_per_request": (s["bytes_out"] + s["bytes_in"]) / s["requests"]}))
+PY
+  tail -1 "$tmp/runs.jsonl"
+done
+echo "load after: $(uptime)" | tee -a "$tmp/load.txt"
+mkdir -p "$out"
+cp "$tmp/runs.jsonl" "$out/runs.jsonl"
+/usr/bin/python3 - "$tmp" "$out" "$iters" <<'PY' | tee "$out/summary.txt"
+import json, statistics, sys
+tmp, out, iters = sys.argv[1], sys.argv[2], sys.argv[3]
+runs = [json.loads(l) for l in open(tmp + "/runs.jsonl")]
+med = lambda k: statistics.median(r[k] for r in runs)
+print("kernel protocol cost, numba peer (bench/peers/numba_peer.py --serve), sebt fuzz --iterations %s, %d runs (medians)" % (iters, len(runs)))
+print(open(tmp + "/load.txt").read().strip())
+print("cases per run                    %d (%d combos)" % (med("cases"), med("combos")))
+print("requests per run                 %d (RUN and FEATURES)" % med("requests"))
+print("bytes per request                %.0f (both ways)" % med("bytes_per_request"))
+print("protocol latency per request     %.3f ms (sebt's exchange time minus the kernel's compute time)" % med("latency_ms_per_request"))
+print("fuzz cases/s through protocol    %.1f" % med("cases_per_s_protocol"))
+print("fuzz cases/s in process (est.)   %.1f" % med("cases_per_s_in_process"))
+print("protocol share of the campaign   %.1f%%  (target <= 20%%)" % (100 * med("protocol_share")))
+PY

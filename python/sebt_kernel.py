@@ -1,0 +1,345 @@
+"""sebt_kernel: serve a backtest kernel written in Python to sebt.
+
+sebt starts your kernel's command once (`--backend 'exec:python3 mine.py'`)
+and talks the kernel protocol, version 1 (docs/kernel-protocol.md), over its
+stdin and stdout. This module does the protocol; you write the strategy:
+
+    import sebt_kernel as sk
+
+    def run(series, combos, want_trades):      # all combos at once, or ...
+        ...
+        return results                          # an sk.Results
+
+    def run_one(series, p, want_trades):        # ... one combo at a time
+        ...
+        return sk.Result(trades=[...], valid_bars=..., open_at_end=None)
+
+    def features(series, p):                    # one combo's indicator columns
+        return dict(ema_f=..., ema_s=..., tr=..., atr=..., vol_z=..., tr_z=...,
+                    cloc=..., signal=..., valid=...)
+
+    sk.serve("mine", contract="exact", run_one=run_one, features=features)
+
+series has numpy arrays ts (int64 ms), open, high, low, close, volume
+(float64, NaN on a missing bar) and n. combos has one numpy array per
+parameter (sk.PARAMS: int64 for bar counts, float64, bool) and n; p is one
+combo as a dict of Python numbers. Numbers cross the pipe as raw IEEE-754
+doubles, so an exact kernel stays exact.
+
+While serving, print() and anything else written to stdout goes to stderr:
+stdout carries the protocol. An exception in your code is sent to sebt as
+an ERROR naming the combo (sebt counts it as a divergence of that input);
+its traceback goes to stderr.
+
+Standard library and numpy only. Installed under PREFIX/share/sebt/python:
+    PYTHONPATH=PREFIX/share/sebt/python python3 mine.py
+"""
+import math
+import os
+import struct
+import sys
+import time
+import traceback
+
+import numpy as np
+
+PROTOCOL_VERSION = 1
+MAGIC = 0x4B424553  # b"SEBK"
+HEADER = struct.Struct("<IHHQ")
+HELLO, HELLO_OK, SERIES, RUN, RESULTS, FEATURES, FEATURE_COLUMNS, ERROR, BYE = range(1, 10)
+
+# SPEC §2, in order: name, numpy type.
+PARAMS = [
+    ("ema_fast", np.int64), ("ema_slow", np.int64), ("z_window", np.int64), ("atr_window", np.int64),
+    ("vol_z", np.float64), ("tr_z", np.float64), ("cloc_min", np.float64), ("use_stop", np.bool_),
+    ("atr_stop_mult", np.float64), ("use_tp", np.bool_), ("reward_r", np.float64), ("use_time", np.bool_),
+    ("max_hold", np.int64), ("fee_bp", np.float64), ("slippage_bp", np.float64),
+]
+# One result row (RESULTS frame).
+RESULT_FIELDS = ["n", "win_rate", "avg_r", "total_pnl", "max_dd", "sharpe", "valid_bars", "open",
+                 "open_signal_index", "open_entry_index", "open_entry_price", "open_stop", "open_tp",
+                 "open_risk", "open_bars_held", "n_trades"]
+# One trade row; reason: 0 stop_gap, 1 stop, 2 tp, 3 time (SPEC §6).
+TRADE_FIELDS = ["signal_index", "entry_index", "exit_index", "entry_price", "exit_price", "stop", "tp",
+                "risk", "pnl", "r", "reason", "bars_held"]
+FEATURE_NAMES = ["ema_f", "ema_s", "tr", "atr", "vol_z", "tr_z", "cloc", "signal", "valid"]
+STOP_GAP, STOP, TP, TIME = 0, 1, 2, 3
+
+
+class Series:
+    """The bars sebt sent: numpy arrays ts, open, high, low, close, volume."""
+
+    def __init__(self, ts, o, h, lo, c, v):
+        self.ts, self.open, self.high, self.low, self.close, self.volume = ts, o, h, lo, c, v
+        self.n = len(ts)
+
+
+class Combos:
+    """A batch of combos: one numpy array per parameter, n rows."""
+
+    def __init__(self, table):
+        self.n = table.shape[0]
+        for j, (name, typ) in enumerate(PARAMS):
+            setattr(self, name, table[:, j].astype(typ))
+
+    def row(self, i):
+        """Combo i as a dict of Python numbers (int, float, bool)."""
+        out = {}
+        for name, typ in PARAMS:
+            v = getattr(self, name)[i]
+            out[name] = bool(v) if typ is np.bool_ else int(v) if typ is np.int64 else float(v)
+        return out
+
+
+def metrics(trades):
+    """SPEC §7 over trade rows (TRADE_FIELDS order), in the reference's order
+    of operations: (n, win_rate, avg_r, total_pnl, max_dd, sharpe). A
+    helper; a kernel may compute its own."""
+    n = len(trades)
+    if n == 0:
+        return (0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    pnls = [float(t[8]) for t in trades]
+    rs = [float(t[9]) for t in trades]
+    wins = sum(1 for x in pnls if x > 0)
+    sum_r = 0.0
+    total = 0.0
+    for x in rs:
+        sum_r += x
+    for x in pnls:
+        total += x
+    # drawdown against the running maximum of the cumulative pnl after each
+    # trade: the curve starts at the first trade
+    cum = peak = dd = 0.0
+    for i, x in enumerate(pnls):
+        cum += x
+        if i == 0 or cum > peak:
+            peak = cum
+        if cum - peak < dd:
+            dd = cum - peak
+    mean = sum_r / n
+    sharpe = 0.0
+    if n >= 2:
+        ss = 0.0
+        for x in rs:
+            ss += (x - mean) * (x - mean)
+        sd = math.sqrt(ss / (n - 1))
+        if sd != 0.0:
+            sharpe = mean / sd
+    return (n, wins / n, mean, total, dd, sharpe)
+
+
+class Result:
+    """One combo's backtest. trades: rows in TRADE_FIELDS order (a list of
+    tuples or an (k, 12) array); open_at_end: None, or (signal_index,
+    entry_index, entry_price, stop, tp, risk, bars_held); metrics: the six
+    SPEC §7 values (None: computed from trades by sk.metrics)."""
+
+    def __init__(self, trades=(), valid_bars=0, open_at_end=None, metrics=None):
+        self.trades = trades
+        self.valid_bars = valid_bars
+        self.open_at_end = open_at_end
+        self.metrics = metrics
+
+
+class Results:
+    """All combos of a batch as arrays: rows (n, 16) in RESULT_FIELDS order
+    (its n_trades column says how many trade rows each combo has) and trades
+    (T, 12), the combos' trades one after another. A batched kernel fills
+    these directly."""
+
+    def __init__(self, rows, trades=None):
+        self.rows = np.ascontiguousarray(rows, dtype="<f8")
+        self.trades = np.zeros((0, 12)) if trades is None else np.ascontiguousarray(trades, dtype="<f8")
+
+
+def results_from(list_of_result):
+    rows = np.zeros((len(list_of_result), 16))
+    parts = []
+    for i, r in enumerate(list_of_result):
+        tr = np.asarray(r.trades, dtype=np.float64).reshape(-1, 12)
+        m = r.metrics if r.metrics is not None else metrics(tr)
+        rows[i, 0:6] = m
+        rows[i, 6] = r.valid_bars
+        if r.open_at_end is not None:
+            rows[i, 7] = 1
+            rows[i, 8:15] = r.open_at_end
+        rows[i, 15] = tr.shape[0]
+        parts.append(tr)
+    return Results(rows, np.concatenate(parts) if parts else None)
+
+
+# ---- the protocol ------------------------------------------------------------------
+
+class _Channel:
+    def __init__(self):
+        # stdout is the protocol's: keep a private copy of it, and send
+        # whatever else writes to fd 1 (print, C libraries) to stderr.
+        self.out_fd = os.dup(1)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+        self.in_fd = 0
+
+    def read_exact(self, n):
+        buf = bytearray(n)
+        view = memoryview(buf)
+        got = 0
+        while got < n:
+            k = os.readv(self.in_fd, [view[got:]])
+            if k == 0:
+                return None
+            got += k
+        return buf
+
+    def send(self, type_, payload):
+        data = HEADER.pack(MAGIC, PROTOCOL_VERSION, type_, len(payload)) + payload
+        view = memoryview(data)
+        while len(view):
+            k = os.write(self.out_fd, view)
+            view = view[k:]
+
+    def send_parts(self, type_, parts):
+        """One frame of float64 arrays, in one writev where the pipe takes it."""
+        bufs = [memoryview(np.ascontiguousarray(p, dtype="<f8")).cast("B") for p in parts if np.size(p)]
+        total = sum(b.nbytes for b in bufs)
+        bufs.insert(0, memoryview(HEADER.pack(MAGIC, PROTOCOL_VERSION, type_, total)))
+        while bufs:
+            k = os.writev(self.out_fd, bufs[:512])   # at most IOV_MAX (1024) buffers a call
+            while bufs and k >= bufs[0].nbytes:
+                k -= bufs[0].nbytes
+                bufs.pop(0)
+            if k:
+                bufs[0] = bufs[0][k:]
+
+    def send_raw(self, data):
+        if len(data) == 0:
+            return
+        view = memoryview(data)
+        while len(view):
+            k = os.write(self.out_fd, view)
+            view = view[k:]
+
+
+def _error_payload(combo, text):
+    msg = text.encode("utf-8", "replace")[:65000]
+    return struct.pack("<qI", combo, len(msg)) + msg
+
+
+def _check_rows(res, n_combos, want_trades):
+    rows = res.rows
+    if rows.shape != (n_combos, 16):
+        raise ValueError("the kernel returned results of shape %s for %d combos (expected (%d, 16))"
+                         % (rows.shape, n_combos, n_combos))
+
+
+def serve(name, contract="exact", tol=0.0, run=None, run_one=None, features=None, description=""):
+    """Serves sebt until it says BYE or closes the pipe. contract: "exact"
+    (tol 0) or "tolerant" with 0 < tol < 1 (SPEC §8). Give run (batched)
+    or run_one (looped), and features."""
+    if (run is None) == (run_one is None):
+        raise ValueError("serve: give exactly one of run= (batched) or run_one= (looped)")
+    kind = {"exact": 0, "tolerant": 1}[contract]
+    ch = _Channel()
+    # SEBT_KERNEL_PROFILE=FILE: at the end, one JSON line of where the time
+    # went (the protocol benchmark compares it with sebt's side).
+    prof = {"requests": 0, "compute_seconds": 0.0, "total_seconds": 0.0}
+    try:
+        return _loop(ch, prof, kind, tol, name, description, run, run_one, features)
+    finally:
+        path = os.environ.get("SEBT_KERNEL_PROFILE")
+        if path:
+            with open(path, "a") as f:
+                f.write('{"kernel": "%s", "requests": %d, "compute_seconds": %.6f, "busy_seconds": %.6f}\n'
+                        % (name, prof["requests"], prof["compute_seconds"], prof["total_seconds"]))
+
+
+def _loop(ch, prof, kind, tol, name, description, run, run_one, features):
+    clock = time.perf_counter
+    series = None
+    nm = name.encode()
+    desc = description.encode()[:1000]
+    while True:
+        head = ch.read_exact(HEADER.size)
+        if head is None:
+            return 0
+        magic, version, type_, length = HEADER.unpack(head)
+        if magic != MAGIC:
+            print("sebt_kernel: not a protocol frame from sebt; stopping", file=sys.stderr)
+            return 2
+        payload = ch.read_exact(length) if length else bytearray()
+        if payload is None:
+            return 0
+        t_req = clock()
+        if type_ == HELLO:
+            ch.send(HELLO_OK, struct.pack("<IdH", kind, float(tol), len(nm)) + nm + struct.pack("<H", len(desc)) + desc)
+        elif type_ == BYE:
+            return 0
+        elif type_ == SERIES:
+            (n,) = struct.unpack_from("<Q", payload, 0)
+            ts = np.frombuffer(payload, dtype="<i8", count=n, offset=8).astype(np.int64)
+            cols = np.frombuffer(payload, dtype="<f8", count=5 * n, offset=8 + 8 * n).reshape(5, n).astype(np.float64)
+            series = Series(ts, cols[0], cols[1], cols[2], cols[3], cols[4])
+        elif type_ == FEATURES:
+            (count,) = struct.unpack_from("<Q", payload, 0)
+            table = np.frombuffer(payload, dtype="<f8", count=15 * count, offset=8).reshape(count, 15)
+            combos = Combos(table)
+            cols = []
+            at = 0
+            try:
+                for at in range(count):
+                    t0 = clock()
+                    f = features(series, combos.row(at))
+                    prof["compute_seconds"] += clock() - t0
+                    if isinstance(f, dict):
+                        f = [f[k] for k in FEATURE_NAMES]
+                    if isinstance(f, np.ndarray) and f.dtype == np.float64 and f.shape == (9, series.n):
+                        cols.append(f)      # already the frame's layout: sent as it is
+                        continue
+                    f = [np.asarray(c, dtype=np.float64) for c in f]
+                    if len(f) != 9:
+                        raise ValueError("features returned %d columns, expected 9 (%s)" % (len(f), FEATURE_NAMES))
+                    for k, c in zip(FEATURE_NAMES, f):
+                        if c.shape != (series.n,):
+                            raise ValueError("feature %s has shape %s, expected (%d,)" % (k, c.shape, series.n))
+                    cols.extend(f)
+            except Exception as e:  # the kernel's own failure: tell sebt, keep serving
+                traceback.print_exc()
+                ch.send(ERROR, _error_payload(at, "%s: %s" % (type(e).__name__, e)))
+                continue
+            ch.send_parts(FEATURE_COLUMNS, cols)
+            prof["requests"] += 1
+            prof["total_seconds"] += clock() - t_req
+        elif type_ == RUN:
+            n_combos, flags, threads = struct.unpack_from("<QII", payload, 0)
+            table = np.frombuffer(payload, dtype="<f8", count=15 * n_combos, offset=16).reshape(n_combos, 15)
+            combos = Combos(table)
+            want = bool(flags & 1)
+            at = -1
+            try:
+                t0 = clock()
+                if run is not None:
+                    res = run(series, combos, want)
+                    prof["compute_seconds"] += clock() - t0
+                    if isinstance(res, list):
+                        res = results_from(res)
+                else:
+                    out = []
+                    for i in range(n_combos):
+                        at = i
+                        out.append(run_one(series, combos.row(i), want))
+                    at = -1
+                    prof["compute_seconds"] += clock() - t0
+                    res = results_from(out)
+                _check_rows(res, n_combos, want)
+            except Exception as e:
+                traceback.print_exc()
+                ch.send(ERROR, _error_payload(at, "%s: %s" % (type(e).__name__, e)))
+                continue
+            parts = [res.rows]
+            if want:
+                parts.append(res.trades)
+            ch.send_parts(RESULTS, parts)
+            prof["requests"] += 1
+            prof["total_seconds"] += clock() - t_req
+        else:
+            print("sebt_kernel: unknown frame type %d from sebt; stopping" % type_, file=sys.stderr)
+            return 2

@@ -1,0 +1,106 @@
+#!/usr/bin/python3
+"""A kernel that breaks the protocol in one chosen way, for the fault tests.
+Written on the raw protocol (struct only), not on sebt_kernel, so each fault
+is exactly the bytes below.
+
+    fault_kernel.py MODE [TAG]
+
+TAG is ignored: the tests put it on the command line to find leftovers.
+Modes answer the handshake (except die, hello_hang, version, chatty) and
+then, on the first RUN or FEATURES request:
+  die         exit 3 before the handshake, saying why on stderr
+  hello_hang  never answer the handshake
+  version     answer the handshake with protocol version 2
+  chatty      print a greeting on stdout before the handshake
+  exit_mid    exit 4 on the request
+  hang        sleep forever on the request (with a child process that
+              sleeps too: ending the kernel must end its whole group)
+  garbage     print text on stdout instead of a reply
+  truncated   send half a RESULTS frame, then exit
+  wrong_size  send RESULTS rows of 15 doubles instead of 16
+  bad_index   send a trade whose exit bar is past the series
+  error       send ERROR naming combo 0 (a refusal: a divergence in checks)
+"""
+import os
+import struct
+import subprocess
+import sys
+import time
+
+MAGIC = 0x4B424553
+H = struct.Struct("<IHHQ")
+mode = sys.argv[1]
+out = os.fdopen(1, "wb", buffering=0)
+inp = os.fdopen(0, "rb", buffering=0)
+
+
+def read_exact(n):
+    buf = b""
+    while len(buf) < n:
+        chunk = inp.read(n - len(buf))
+        if not chunk:
+            sys.exit(0)
+        buf += chunk
+    return buf
+
+
+def send(type_, payload, version=1):
+    out.write(H.pack(MAGIC, version, type_, len(payload)) + payload)
+
+
+if mode == "die":
+    print("fault_kernel: cannot start: no GPU here (on purpose)", file=sys.stderr)
+    sys.exit(3)
+if mode == "chatty":
+    out.write(b"Hello from the kernel! Loading model...\n")
+
+name = b"fault_" + mode.encode()
+while True:
+    magic, version, type_, length = H.unpack(read_exact(16))
+    payload = read_exact(length) if length else b""
+    if type_ == 1:  # HELLO
+        if mode == "hello_hang":
+            time.sleep(3600)
+        hello = struct.pack("<IdH", 0, 0.0, len(name)) + name + struct.pack("<H", 0)
+        send(2, hello, version=2 if mode == "version" else 1)
+        continue
+    if type_ == 3:  # SERIES: no reply
+        n = struct.unpack_from("<Q", payload)[0]
+        continue
+    if type_ == 9:  # BYE
+        sys.exit(0)
+    # RUN or FEATURES
+    print("fault_kernel: %s on request type %d" % (mode, type_), file=sys.stderr)
+    sys.stderr.flush()
+    if mode == "exit_mid":
+        sys.exit(4)
+    if mode == "hang":
+        subprocess.Popen(["sleep", "3600"])
+        time.sleep(3600)
+    if mode == "garbage":
+        out.write(b"result: 42 trades, looks good\n")
+        time.sleep(3600)
+    if mode == "error":
+        msg = b"ValueError: cannot handle ema_fast=%d" % 1
+        send(8, struct.pack("<qI", 0, len(msg)) + msg)
+        continue
+    if type_ == 4:
+        n_combos = struct.unpack_from("<Q", payload)[0]
+        rows = b"".join(struct.pack("<16d", *([0.0] * 6 + [1.0] + [0.0] * 9)) for _ in range(n_combos))
+        if mode == "truncated":
+            frame = H.pack(MAGIC, 1, 5, len(rows)) + rows
+            out.write(frame[: len(frame) // 2])
+            sys.exit(5)
+        if mode == "wrong_size":
+            rows = b"".join(struct.pack("<15d", *([0.0] * 15)) for _ in range(n_combos))
+            send(5, rows)
+            continue
+        if mode == "bad_index":
+            want = struct.unpack_from("<I", payload, 8)[0] & 1
+            rows = b"".join(struct.pack("<16d", *([1.0, 1.0, 1.0, 1.0, 0.0, 0.0, 5.0] + [0.0] * 8 + [1.0]))
+                            for _ in range(n_combos))
+            trades = b"".join(struct.pack("<12d", 1, 2, n + 7, 1, 2, 0, 0, 1, 1, 1, 2, 1)
+                              for _ in range(n_combos)) if want else b""
+            send(5, rows + trades)
+            continue
+    send(8, struct.pack("<qI", -1, 7) + b"unknown")
