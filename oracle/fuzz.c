@@ -369,10 +369,12 @@ static sebt_status gen_sweep(sebt_rng *r, size_t n_bars, size_t target, sebt_fuz
     out->combos = combos;
     out->n_combos = target;
     /* Budgets that split the batch with a partial tail, and a few threads. */
-    size_t col = (n_bars ? n_bars : 1) * 8;
+    /* A combo's share of a budget is a column or a few (eight for the
+     * mutants' engine): k of them and a part of one more. */
+    size_t col = (n_bars ? n_bars : 1) * 8 * (chance(r, 0.5) ? 8 : 1);
     switch (sebt_rng_range(r, 0, 3)) {
     case 0: out->memory_budget = 1; break;
-    case 1: out->memory_budget = col * (size_t)sebt_rng_range(r, 1, 12) + (size_t)sebt_rng_range(r, 1, (int64_t)col - 1); break;
+    case 1: out->memory_budget = col * (size_t)sebt_rng_range(r, 2, 12) + (size_t)sebt_rng_range(r, 1, (int64_t)col - 1); break;
     default: out->memory_budget = 0; break;
     }
     out->threads = chance(r, 0.4) ? (int)sebt_rng_range(r, 2, 4) : 1;

@@ -424,13 +424,19 @@ _Static_assert(sizeof mutant_backends / sizeof mutant_backends[0] + 1 ==
                sizeof bug_values / sizeof bug_values[0], "one bug value per mutant");
 #undef MUTANT
 
-size_t sebt_mutant_count(void) { return N_MUTANTS; }
+size_t sebt_mutant_count(void) { return N_MUTANTS + oracle_sweep_mutant_count(); }
 
-const sebt_backend *sebt_mutant_at(size_t i) { return i < N_MUTANTS ? &mutant_backends[i] : NULL; }
+const sebt_backend *sebt_mutant_at(size_t i)
+{
+    return i < N_MUTANTS ? &mutant_backends[i] : oracle_sweep_mutant_at(i - N_MUTANTS);
+}
 
-const char *sebt_mutant_bug(size_t i) { return i < N_MUTANTS ? mutant_infos[i].what : NULL; }
+const char *sebt_mutant_bug(size_t i) { return i < N_MUTANTS ? mutant_infos[i].what : oracle_sweep_mutant_bug(i - N_MUTANTS); }
 
-const char *sebt_mutant_needs(size_t i) { return i < N_MUTANTS ? mutant_infos[i].needs : NULL; }
+const char *sebt_mutant_needs(size_t i)
+{
+    return i < N_MUTANTS ? mutant_infos[i].needs : oracle_sweep_mutant_needs(i - N_MUTANTS);
+}
 
 sebt_status sebt_mutant_get(const char *name, const sebt_backend **out, sebt_error *err)
 {
@@ -444,11 +450,15 @@ sebt_status sebt_mutant_get(const char *name, const sebt_backend **out, sebt_err
             *out = &mutant_backends[i];
             return SEBT_OK;
         }
-    char names[1024] = "";
+    for (size_t i = 0; i < oracle_sweep_mutant_count(); i++)
+        if (strcmp(bare, oracle_sweep_mutant_name(i)) == 0) {
+            *out = oracle_sweep_mutant_at(i);
+            return SEBT_OK;
+        }
+    char names[1400] = "";
     size_t used = 0;
-    for (size_t i = 0; i < N_MUTANTS && used < sizeof names; i++)
-        used += (size_t)snprintf(names + used, sizeof names - used, "%smutant:%s", i ? ", " : "",
-                                 mutant_infos[i].name);
+    for (size_t i = 0; i < sebt_mutant_count() && used < sizeof names; i++)
+        used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", sebt_mutant_at(i)->name);
     *out = NULL;
     return sebt_fail(err, SEBT_ERR_USAGE, "unknown mutant '%s' (valid: %s)", name, names);
 }

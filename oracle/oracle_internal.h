@@ -78,4 +78,12 @@ bool oracle_same_divergence(const sebt_divergence *a, const sebt_divergence *b);
 
 double oracle_now(void);
 
+/* The sweep-engine mutants (oracle/mutants_sweep.c), listed after the
+ * others by sebt_mutant_count and friends. */
+size_t oracle_sweep_mutant_count(void);
+const sebt_backend *oracle_sweep_mutant_at(size_t i);
+const char *oracle_sweep_mutant_name(size_t i);
+const char *oracle_sweep_mutant_bug(size_t i);
+const char *oracle_sweep_mutant_needs(size_t i);
+
 #endif
