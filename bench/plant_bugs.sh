@@ -1,7 +1,10 @@
 #!/bin/bash
-# Plants each single-line bug of issue 10 in turn, in a scratch copy of the
-# committed tree (never in this checkout), rebuilds sebt there and runs
-# parity on the bundled data. usage: bench/plant_bugs.sh
+# Plants each single-line bug of issue 10 (and the shared-work bug of issue
+# 19) in turn, in a scratch copy of the committed tree (never in this
+# checkout), rebuilds sebt there and runs parity on the bundled data with
+# the planted grid, then the release gate as an outside kernel author would
+# (`sebt validate --time 10`: its summary line and first failure).
+# usage: bench/plant_bugs.sh
 set -uo pipefail
 src="$(cd "$(dirname "$0")/.." && pwd)"
 scratch="$(mktemp -d /tmp/sebt_plant_XXXXXX)"
@@ -18,6 +21,9 @@ run() {
   echo "\$ sebt parity --data $D --grid $G --backend fast_cpu --threads 2"
   ./build/sebt parity --data $D --grid $G --backend fast_cpu --threads 2 > out.txt; rc=$?
   head -2 out.txt; grep -m3 -A6 "^combo\|diverg" out.txt | head -14; tail -1 out.txt; echo "exit $rc"
+  echo "\$ sebt validate --backend fast_cpu --time 10 --no-speed"
+  ./build/sebt validate --backend fast_cpu --time 10 --no-speed --save "$scratch/v" > v.txt 2>&1; rc=$?
+  grep -m1 "^validate fast_cpu:" v.txt; grep -m3 -E "^(fail|crash) " v.txt; echo "exit $rc"
 }
 cp fast_cpu/combo_kernel.h /tmp/ck.h; cp fast_cpu/sweep.c /tmp/sw.c
 sed -i 's/if (m->open\[j\] <= stop) {/if (m->open[j] < stop) {/' fast_cpu/combo_kernel.h
@@ -29,4 +35,8 @@ cp /tmp/sw.c fast_cpu/sweep.c
 sed -i 's/            if (cl\[j\] > s->cthr\[r\])/            if (cl[j] >= s->cthr[r])/' fast_cpu/sweep.c
 grep -c 'cl\[j\] >= s->cthr' fast_cpu/sweep.c
 run "cloc test written '>=' (sweep.c: the cloc bitsets)"
+cp /tmp/sw.c fast_cpu/sweep.c
+sed -i 's/ || R\[q\].slow != R\[q - 1\].slow ||/ ||/' fast_cpu/sweep.c
+grep -c 'R\[q\].slow != R\[q - 1\].slow' fast_cpu/sweep.c
+run "shared work ignores ema_slow (sweep.c: the EMA pair list keyed on fast alone)"
 cp /tmp/sw.c fast_cpu/sweep.c
