@@ -25,6 +25,9 @@ typedef struct {
     bool no_save;
     const char *save_dir;
     const char *junit;
+    int threads;             /* 0: each case's own */
+    bool one_case, one_big;  /* --case N / --big-case N */
+    uint64_t case_index;
 } fuzz_args;
 
 #define DEFAULT_SAVE_DIR "sebt-fuzz-repro"
@@ -40,7 +43,8 @@ static void fuzz_epilog(FILE *f)
 }
 
 enum { OPT_BACKEND, OPT_SEED, OPT_STREAM, OPT_ITERATIONS, OPT_TIME, OPT_BIG_SHARE, OPT_BASE, OPT_MAX_TIE_RATE,
-       OPT_SAVE, OPT_NO_SAVE, OPT_NO_SHRINK, OPT_SELF_TEST, OPT_NO_PARITY, OPT_NO_SUITE, OPT_FORMAT, OPT_JUNIT };
+       OPT_SAVE, OPT_NO_SAVE, OPT_NO_SHRINK, OPT_SELF_TEST, OPT_NO_PARITY, OPT_NO_SUITE, OPT_FORMAT, OPT_JUNIT,
+       OPT_CASE, OPT_BIG_CASE, OPT_THREADS };
 static const cli_opt fuzz_opts[] = {
     [OPT_BACKEND] = { "--backend", CLI_TEXT, "NAME", "reference, fast_cpu, cuda, cpu|gpu|auto, or mutant:BUG",
                       .complete = cli_backend_words },
@@ -71,6 +75,12 @@ static const cli_opt fuzz_opts[] = {
     [OPT_FORMAT] = { "--format", CLI_CHOICE, "FMT", "text (default) or json", .choices = cli_text_json },
     [OPT_JUNIT] = { "--junit", CLI_FILE, "FILE",
                     "also write a JUnit XML report (one testcase: the campaign) to FILE" },
+    [OPT_CASE] = { "--case", CLI_UINT, "N", "run only small case N of the seed (what a replay command names)",
+                   .umax = CLI_UINT_MAX },
+    [OPT_BIG_CASE] = { "--big-case", CLI_UINT, "N", "run only big case N of the seed (cut from --base)",
+                       .umax = CLI_UINT_MAX },
+    [OPT_THREADS] = CLI_OPT_THREADS("run every case on N threads instead of its own (small cases 1,\n"
+                                    "big cases 2-8)"),
 };
 
 const cli_command cli_cmd_fuzz_spec = {
@@ -125,7 +135,15 @@ static int parse_args(int argc, char **argv, fuzz_args *a)
     a->junit = cli_str(&o, OPT_JUNIT);
     a->save_dir = cli_str(&o, OPT_SAVE);
     a->json = cli_given(&o, OPT_FORMAT) && o.v[OPT_FORMAT].choice == 1;
+    a->threads = cli_given(&o, OPT_THREADS) ? (int)o.v[OPT_THREADS].u : 0;
+    a->one_case = cli_given(&o, OPT_CASE) || cli_given(&o, OPT_BIG_CASE);
+    a->one_big = cli_given(&o, OPT_BIG_CASE);
+    a->case_index = a->one_big ? o.v[OPT_BIG_CASE].u : o.v[OPT_CASE].u;
     bool have_iter = cli_given(&o, OPT_ITERATIONS), have_time = cli_given(&o, OPT_TIME);
+    if (cli_given(&o, OPT_CASE) && cli_given(&o, OPT_BIG_CASE))
+        return cli_usage_error(cmd, "give --case or --big-case, not both");
+    if (a->one_case && (have_iter || have_time || a->self_test))
+        return cli_usage_error(cmd, "--case and --big-case run one case: no --iterations, --time or --self-test");
     if (have_iter && have_time)
         return cli_usage_error(cmd, "give --iterations or --time, not both");
     if (a->save_dir && a->no_save)
@@ -187,7 +205,7 @@ static void print_params(FILE *f, const sebt_params *p)
 static int load_base(const char *cmd, const fuzz_args *a, sebt_series *base, bool *have)
 {
     *have = false;
-    if (!(a->big_share > 0))
+    if (!(a->big_share > 0) && !a->one_big)
         return CLI_EXIT_OK;
     const char *path = a->base ? a->base : DEFAULT_BASE;
     FILE *probe = a->base ? NULL : fopen(path, "rb");
@@ -276,7 +294,9 @@ static int fuzz_one(const fuzz_args *a)
                          .time_s = a->time_s, .big_share = a->big_share > 0 ? a->big_share : -1,
                          .base = have_base ? &base : NULL, .shrink = a->shrink, .save_dir = save,
                          .progress = cli_progress_update, .progress_user = &prog,
-                         .should_stop = ranks ? cli_fuzz_should_stop : NULL };
+                         .should_stop = ranks ? cli_fuzz_should_stop : NULL, .threads = a->threads,
+                         .one_case = a->one_case, .one_big = a->one_big, .case_index = a->case_index,
+                         .base_path = have_base ? (a->base ? a->base : DEFAULT_BASE) : NULL };
     sebt_fuzz_opts finish = o;
     if (ranks) {
         o.shrink = false;        /* only the winning rank shrinks and saves */
@@ -418,6 +438,11 @@ static int fuzz_one(const fuzz_args *a)
             }
             sebt_divergence_text(&r.divergence, text, sizeof text);
             fputs(text, stdout);
+            sebt_fuzz_opts at = o;
+            at.stream = a->stream + (uint64_t)(rk.winner > 0 ? rk.winner : 0);
+            char again[1600];
+            sebt_fuzz_replay_command(b, &at, &r, again, sizeof again);
+            printf("the case as generated: %s\n", again);
             printf("reproducer (%zu bars):\n", r.repro.n);
             if (r.repro.n <= 200)
                 print_series(stdout, &r.repro);

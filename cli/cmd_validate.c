@@ -353,6 +353,13 @@ static void do_fuzz(v_ctx *c, const void *arg, v_outcome *o)
     (void)arg;
     const validate_args *a = c->a;
     int max_threads = a->threads > 0 ? a->threads : cli_cpu_threads();
+    /* Big cases are cut from the bundled 15m series, as `sebt fuzz` cuts
+     * them by default, so its --big-case replays them. */
+    char base_path[PATH_MAX + 64];
+    snprintf(base_path, sizeof base_path, "%s/data/BTCUSDT-15m-2017-2021.csv.gz", c->fixtures);
+    sebt_series base;
+    sebt_load_opts lo = { 0 };
+    bool have_base = access(base_path, R_OK) == 0 && sebt_load_csv(base_path, &lo, &base, NULL) == SEBT_OK;
     double start = cli_now();
     for (uint64_t round = 0;; round++) {
         double left = a->time_s - (cli_now() - start);
@@ -371,12 +378,13 @@ static void do_fuzz(v_ctx *c, const void *arg, v_outcome *o)
             round_s = left;
         sebt_fuzz_opts fo = { .seed = seed, .iterations = FUZZ_ROUND, .time_s = round_s > 0.05 ? round_s : 0.05,
                               .shrink = true, .save_dir = a->save_dir, .progress = fuzz_progress,
-                              .progress_user = &pc, .selector = c->sel, .threads = threads };
+                              .progress_user = &pc, .selector = c->sel, .threads = threads,
+                              .base = have_base ? &base : NULL, .base_path = have_base ? base_path : NULL };
         sebt_fuzz_report r;
         sebt_error err = { 0 };
         if (sebt_fuzz_run(c->cand, &fo, &r, &err) != SEBT_OK) {
             set_error(o, &err);
-            return;
+            goto out;
         }
         o->cases += r.cases_run;
         o->combos += r.combos_checked;
@@ -410,14 +418,16 @@ static void do_fuzz(v_ctx *c, const void *arg, v_outcome *o)
                 snprintf(o->replay, sizeof o->replay, "sebt validate --backend %s --replay %s", c->sel,
                          realpath(r.saved_path, abs) ? abs : r.saved_path);
             else
-                snprintf(o->replay, sizeof o->replay, "sebt fuzz --backend %s --seed %" PRIu64
-                         " --iterations %" PRIu64 " --no-save", c->sel, seed, r.found_iteration + 1);
+                sebt_fuzz_replay_command(c->cand, &fo, &r, o->replay, sizeof o->replay);
             sebt_fuzz_report_free(&r);
-            return;
+            goto out;
         }
         sebt_fuzz_report_free(&r);
     }
     o->status = V_PASS;
+out:
+    if (have_base)
+        sebt_series_free(&base);
 }
 
 /* ---- determinism and independence (no reference) ------------------------- */

@@ -875,11 +875,12 @@ sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opt
             used = snprintf(note, sizeof note, "As found: combo %zu, %s at bar %lld (reference %.17g, "
                             "candidate %.17g).\n", rep->original.combo, rep->original.what,
                             (long long)rep->original.bar, rep->original.ref_value, rep->original.cand_value);
+        char cmd[1600];
+        sebt_fuzz_replay_command(cand, opts, rep, cmd, sizeof cmd);
         used += snprintf(note + used, sizeof note - (size_t)used,
-                            "Found by `sebt fuzz --backend %s --seed %llu%s` at %s %llu (%s), shrunk from "
+                            "Found by `%s` (the case as generated) at %s %llu (%s), shrunk from "
                             "%zu to %zu bars and from %zu to %zu combos.\nDivergence: %s at bar %lld: %s\n",
-                            sel, (unsigned long long)opts->seed, opts->stream ? " (stream)" : "",
-                            rep->found_big ? "big case" : "case", (unsigned long long)rep->found_iteration,
+                            cmd, rep->found_big ? "big case" : "case", (unsigned long long)rep->found_iteration,
                             rep->shape, rep->original_bars, rep->repro.n, rep->original_combos,
                             rep->repro_n_combos, rep->divergence.what, (long long)rep->divergence.bar,
                             rep->divergence.detail);
@@ -900,10 +901,65 @@ sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opt
     return SEBT_OK;
 }
 
+void sebt_fuzz_replay_command(const sebt_backend *cand, const sebt_fuzz_opts *opts, const sebt_fuzz_report *rep,
+                              char *buf, size_t size)
+{
+    const char *sel = opts->selector ? opts->selector : sebt_backend_selector(cand);
+    int used = snprintf(buf, size, "sebt fuzz --backend %s --seed %llu", sel, (unsigned long long)opts->seed);
+    if (opts->stream && used > 0 && (size_t)used < size)
+        used += snprintf(buf + used, size - (size_t)used, " --stream %llu", (unsigned long long)opts->stream);
+    if (opts->threads > 0 && used > 0 && (size_t)used < size)
+        used += snprintf(buf + used, size - (size_t)used, " --threads %d", opts->threads);
+    if (used > 0 && (size_t)used < size)
+        used += snprintf(buf + used, size - (size_t)used, " --%s %llu", rep->found_big ? "big-case" : "case",
+                         (unsigned long long)rep->found_iteration);
+    /* Without a base path the big case was synthetic: so is the replay's
+     * when the default base is absent too (sebt fuzz --base). */
+    if (rep->found_big && opts->base_path && used > 0 && (size_t)used < size)
+        snprintf(buf + used, size - (size_t)used, " --base %s", opts->base_path);
+}
+
+/* One case, as a replay command names it. */
+static sebt_status run_one(const sebt_backend *cand, const sebt_fuzz_opts *opts, sebt_fuzz_report *rep,
+                           sebt_error *err)
+{
+    uint64_t seed = sebt_fuzz_stream_seed(opts->seed, opts->stream);
+    double start = oracle_now();
+    sebt_fuzz_case c;
+    sebt_status st = opts->one_big ? sebt_fuzz_generate_big(seed, opts->case_index, opts->base, &c, err)
+                                   : sebt_fuzz_generate(seed, opts->case_index, &c, err);
+    if (st)
+        return st;
+    if (opts->threads > 0)
+        c.threads = opts->threads;
+    bool diverged = false;
+    size_t which = 0;
+    sebt_divergence div;
+    sebt_batch_stats bs = { 0 };
+    oracle_case_opts co = { c.threads, c.memory_budget, &bs };
+    oracle_tally tally = { 0, 0 };
+    st = oracle_check_case(cand, &c.series, c.combos, c.n_combos, &co, &diverged, &div, &tally, &which, err);
+    rep->cases_run = 1;
+    rep->ties = (size_t)tally.ties;
+    rep->decisions = tally.decisions;
+    rep->combos_checked = diverged ? which + 1 : c.n_combos;
+    note_paths(&rep->paths, &c, &bs);
+    if (st == SEBT_OK && diverged) {
+        rep->found_iteration = opts->case_index;
+        rep->seconds_to_find = oracle_now() - start;
+        st = keep_divergence(cand, opts, &c, which, &div, rep, err);
+    }
+    sebt_fuzz_case_free(&c);
+    rep->seconds = oracle_now() - start;
+    return st;
+}
+
 sebt_status sebt_fuzz_run(const sebt_backend *cand, const sebt_fuzz_opts *opts,
                           sebt_fuzz_report *rep, sebt_error *err)
 {
     memset(rep, 0, sizeof *rep);
+    if (opts->one_case)
+        return run_one(cand, opts, rep, err);
     if (opts->iterations == 0 && !(opts->time_s > 0))
         return sebt_fail(err, SEBT_ERR_USAGE, "fuzz: give a number of cases or a time limit");
     double share = opts->big_share == 0 ? SEBT_FUZZ_DEFAULT_BIG_SHARE : opts->big_share;

@@ -271,7 +271,13 @@ typedef struct {
      * registry's selector of candidate (a copied table has only its name). */
     const char *selector;
     int threads;             /* > 0: every case runs on this many threads instead of its own */
+    /* Run only case `case_index` (a big one when one_big): what a replay
+     * command asks for. iterations and time_s are then ignored. */
+    bool one_case, one_big;
+    uint64_t case_index;
+    const char *base_path;   /* where base was loaded from, for replay commands; may be NULL */
 } sebt_fuzz_opts;
+
 
 /* The paths a campaign made the backend take, from its sebt_batch_stats. */
 typedef struct {
@@ -333,6 +339,10 @@ sebt_status sebt_fuzz_run(const sebt_backend *candidate, const sebt_fuzz_opts *o
 sebt_status sebt_fuzz_finish(const sebt_backend *candidate, const sebt_fuzz_opts *opts,
                              sebt_fuzz_report *report, sebt_error *err);
 void sebt_fuzz_report_free(sebt_fuzz_report *r);
+/* The command that runs exactly the case a report found (its seed, stream,
+ * threads, kind and number, and base), for a person to paste. */
+void sebt_fuzz_replay_command(const sebt_backend *candidate, const sebt_fuzz_opts *opts,
+                              const sebt_fuzz_report *report, char *buf, size_t size);
 
 /* ---- shrinking (oracle/shrink.c) --------------------------------------- */
 

@@ -94,4 +94,14 @@ expect 1 'fail +fuzz .*non-deterministic' -- "$sebt" "${v[@]}" --backend "$dir/l
 # A kernel that computes invalid combos and series instead of refusing them.
 expect 1 'fail +bad-input' -- "$sebt" "${v[@]}" --backend "$dir/liblax.so"
 grep -q 'accepted combo 2 with ema_fast 0' "$tmp/out" || { echo "FAIL: lax plugin: no detail"; fail=1; }
+# Every case comes back by the command printed for it (seed, threads, kind,
+# number, base), with the plugin's path.
+"$sebt" fuzz --backend "$dir/libmine_planted_bug.so" --threads 2 --time 5 --no-save >"$tmp/f1" 2>&1
+again=$(grep -m1 '^the case as generated: ' "$tmp/f1" | sed 's/^the case as generated: sebt //')
+found=$(grep -m1 -o '^result: DIVERGENCE in [a-z ]*[0-9]*' "$tmp/f1")
+if [[ $again != "fuzz --backend $dir/libmine_planted_bug.so --seed 1 --threads 2 --"* || -z $found ]]; then
+  echo "FAIL: no replay command for the case:"; cat "$tmp/f1"; fail=1
+else
+  expect 1 "^$found " -- "$sebt" $again --no-save
+fi
 exit $fail
