@@ -438,6 +438,11 @@ const char *sebt_mutant_needs(size_t i)
     return i < N_MUTANTS ? mutant_infos[i].needs : oracle_sweep_mutant_needs(i - N_MUTANTS);
 }
 
+const char *sebt_mutant_parity_blind(size_t i)
+{
+    return i < N_MUTANTS ? NULL : oracle_sweep_mutant_parity_blind(i - N_MUTANTS);
+}
+
 sebt_status sebt_mutant_get(const char *name, const sebt_backend **out, sebt_error *err)
 {
     const char *bare = strncmp(name, "mutant:", 7) == 0 ? name + 7 : name;

@@ -85,5 +85,6 @@ const sebt_backend *oracle_sweep_mutant_at(size_t i);
 const char *oracle_sweep_mutant_name(size_t i);
 const char *oracle_sweep_mutant_bug(size_t i);
 const char *oracle_sweep_mutant_needs(size_t i);
+const char *oracle_sweep_mutant_parity_blind(size_t i);
 
 #endif

@@ -392,6 +392,10 @@ const char *sebt_mutant_bug(size_t i);    /* one line: what is planted */
 /* What a reproducer of mutant i needs beyond 50 bars ("more than 512
  * bars: a block boundary"), or NULL when 50 bars or fewer can show it. */
 const char *sebt_mutant_needs(size_t i);
+/* Why parity on the bundled data (hand-picked and grid-shaped combos)
+ * cannot show mutant i's bug, NULL when it can: the self-test asks only
+ * the fuzzer to catch such a mutant. */
+const char *sebt_mutant_parity_blind(size_t i);
 sebt_status sebt_mutant_get(const char *name, const sebt_backend **out, sebt_error *err);
 /* The mutants' correct base (no bug), used to test the oracle itself. */
 extern const sebt_backend sebt_mutant_base_backend;
