@@ -321,9 +321,10 @@ static void name_trade_list_cause(const sebt_series *s, const sebt_params *p, co
     }
     if (cr->n_trades != rr->n_trades)
         oracle_diverge(div, s, p, "trade count", (int64_t)t, (double)rr->n_trades, (double)cr->n_trades, NAN,
-                       "SPEC §6: the reference %s a trade at signal bar %zu and the candidate does not, "
+                       "SPEC §6: the reference %s a trade at signal bar %zu and the candidate %s, "
                        "though its signal column agrees there (%d): %zu trades against the reference's %zu",
-                       ref_takes ? "opens" : "does not open", t, rf->signal[t] != 0, cr->n_trades,
+                       ref_takes ? "opens" : "does not open", t, ref_takes ? "does not" : "does",
+                       rf->signal[t] != 0, cr->n_trades,
                        rr->n_trades);
 }
 
