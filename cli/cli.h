@@ -97,13 +97,14 @@ double cli_now(void);
  * be the cause, and returns 2; else 0. combo is the index printed. */
 int cli_check_result(const char *cmd, size_t combo, const sebt_params *p, const sebt_result *r);
 
-/* Prints a double so that it reads back bit-exact (%.17g; nan, inf, -inf). */
+/* Prints a double in the shortest form that reads back bit-exact
+ * (sebt_format_double; nan, inf, -inf). */
 void cli_print_double(FILE *f, double v);
 
 /* ---- JSON output (cli/output_json.c) ------------------------------
  * A small streaming writer shared by every subcommand that emits JSON, so
  * all of them agree on the format: no spaces ("key":value), strings escaped,
- * doubles %.17g so they read back bit-exact, and a double that is not
+ * doubles in the shortest form that reads back bit-exact, and a double that is not
  * finite (NaN, inf) written as null because JSON has no token for it.
  * Containers opened at depth < wrap_depth put each element on its own line
  * (indented two spaces a level); deeper ones stay on one line, so a

@@ -85,7 +85,7 @@ const cli_command cli_cmd_features_spec = {
     .usage = "--data FILE [--set NAME=VALUE]... [--backend NAME] [--output FILE] [--lenient] [--fill-gaps]\n",
     .about = "The indicators and signal of one combo, one CSV row per bar:\n"
              "  ts,ema_f,ema_s,tr,atr,vol_z,tr_z,cloc,signal,valid\n"
-             "ts in milliseconds (UTC), doubles as %.17g (they read back bit-exact),\n"
+             "ts in milliseconds (UTC), doubles in the shortest form that reads back bit-exact,\n"
              "undefined values as nan, signal and valid as 0|1.\n",
     .opts = CLI_OPTS(features_opts),
     .epilog = "Exit codes: 0 ok, 2 bad usage, parameter or input, 3 no usable GPU.\n",

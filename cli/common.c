@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "sebt/outfile.h"
+#include "sebt/number.h"
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
@@ -193,12 +194,9 @@ void cli_progress_finish(cli_progress *p)
 
 void cli_print_double(FILE *f, double v)
 {
-    if (isnan(v))
-        fputs("nan", f);
-    else if (isinf(v))
-        fputs(v > 0 ? "inf" : "-inf", f);
-    else
-        fprintf(f, "%.17g", v);
+    char buf[SEBT_DOUBLE_CHARS];
+    size_t n = sebt_format_double(v, buf);
+    fwrite(buf, 1, n, f);
 }
 
 void cli_format_utc(int64_t ms, char *buf, size_t bufsize)

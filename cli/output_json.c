@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "sebt/number.h"
 
 void cli_json_init(cli_json *j, FILE *f, int wrap_depth)
 {
@@ -99,9 +100,10 @@ void cli_json_int(cli_json *j, const char *key, int64_t v)
 void cli_json_double(cli_json *j, const char *key, double v)
 {
     begin_value(j, key);
-    if (isfinite(v))
-        fprintf(j->f, "%.17g", v);
-    else
+    if (isfinite(v)) {
+        char buf[SEBT_DOUBLE_CHARS];
+        fwrite(buf, 1, sebt_format_double(v, buf), j->f);
+    } else
         fputs("null", j->f);
 }
 

@@ -55,6 +55,7 @@
 #include "loader_io.h"
 #include "loader_parse.h"
 #include "sebt/sebt.h"
+#include "sebt/number.h"
 
 #define LOADER_MAX_BARS (UINT64_C(1) << 28)
 /* --fill-gaps inserts at most this many missing bars per row of the file,
@@ -762,10 +763,11 @@ static bool ms_reads_back(const sebt_series *s)
 
 static void put_double(FILE *f, double v)
 {
-    if (isnan(v))
-        fputs(",nan", f); /* never "-nan": the sign of a NaN means nothing here */
-    else
-        fprintf(f, ",%.17g", v);
+    /* never "-nan": the sign of a NaN means nothing here */
+    char buf[SEBT_DOUBLE_CHARS + 1];
+    buf[0] = ',';
+    size_t n = 1 + sebt_format_double(isnan(v) ? NAN : v, buf + 1);
+    fwrite(buf, 1, n, f);
 }
 
 sebt_status sebt_write_csv(const sebt_series *s, FILE *f, sebt_error *err)

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sebt/sebt.h"
+#include "sebt/number.h"
 
 #define P(name, type, min, excluded) { #name, type, offsetof(sebt_params, name), min, excluded }
 const sebt_param_info sebt_param_table[SEBT_N_PARAMS] = {
@@ -144,7 +145,9 @@ void sebt_params_format(const sebt_params *p, int idx, char *buf, size_t bufsize
     case SEBT_PARAM_DOUBLE: {
         double v;
         memcpy(&v, at, sizeof v);
-        snprintf(buf, bufsize, "%.17g", v);
+        char num[SEBT_DOUBLE_CHARS];
+        sebt_format_double(v, num);
+        snprintf(buf, bufsize, "%s", num);
         break;
     }
     case SEBT_PARAM_BOOL: {

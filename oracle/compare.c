@@ -13,6 +13,7 @@
 
 #include "oracle_internal.h"
 #include "sebt/backends.h"
+#include "sebt/number.h"
 
 #define ORACLE_CROSS_CHECK_BARS 20000
 
@@ -519,12 +520,9 @@ static size_t params_line(const sebt_params *p, char *buf, size_t size)
 
 static void fmt_num(double v, char *buf, size_t size)
 {
-    if (isnan(v))
-        snprintf(buf, size, "nan");
-    else if (isinf(v))
-        snprintf(buf, size, v > 0 ? "inf" : "-inf");
-    else
-        snprintf(buf, size, "%.17g", v);
+    char num[SEBT_DOUBLE_CHARS];
+    sebt_format_double(v, num);
+    snprintf(buf, size, "%s", num);
 }
 
 void sebt_divergence_text(const sebt_divergence *d, char *buf, size_t size)

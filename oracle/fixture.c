@@ -17,6 +17,7 @@
 #include "sebt/backends.h"
 #include "sebt/grid.h"
 #include "sebt/outfile.h"
+#include "sebt/number.h"
 
 static sebt_status make_dir(const char *path, sebt_error *err)
 {
@@ -29,8 +30,10 @@ static void put_double(FILE *f, double v)
 {
     if (isnan(v) || isinf(v))
         fputs("null", f);
-    else
-        fprintf(f, "%.17g", v);
+    else {
+        char buf[SEBT_DOUBLE_CHARS];
+        fwrite(buf, 1, sebt_format_double(v, buf), f);
+    }
 }
 
 static void write_expected(FILE *f, const sebt_series *s, const sebt_result *r)

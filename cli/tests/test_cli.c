@@ -330,7 +330,7 @@ Test(cli, run_json_lists_all_15_params_in_spec_order)
     cr_assert_eq(p.code, 0, "stderr: %s", p.err);
     const char *order[] = { "\"ema_fast\":1,", "\"ema_slow\":3,", "\"z_window\":2,",
                             "\"atr_window\":1,", "\"vol_z\":0.5,", "\"tr_z\":0.5,",
-                            "\"cloc_min\":0.59999999999999998,", "\"use_stop\":true,",
+                            "\"cloc_min\":0.6,", "\"use_stop\":true,",
                             "\"atr_stop_mult\":1,", "\"use_tp\":true,", "\"reward_r\":2,",
                             "\"use_time\":false,", "\"max_hold\":3,", "\"fee_bp\":50,",
                             "\"slippage_bp\":50" };

@@ -733,7 +733,7 @@ Test(loader, write_format)
     cr_assert_eq(sebt_write_csv(&s, f, NULL), SEBT_OK);
     fclose(f);
     cr_assert_str_eq(buf, "open_time,open,high,low,close,volume\n"
-                          "1609459200000,10,12.5,0.10000000000000001,11,3\n"
+                          "1609459200000,10,12.5,0.1,11,3\n"
                           "1609459260000,nan,nan,nan,nan,nan\n");
     sebt_series_free(&s);
 }

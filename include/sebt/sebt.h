@@ -62,7 +62,8 @@ sebt_status sebt_params_set(sebt_params *p, const char *name, const char *value,
 sebt_status sebt_params_validate(const sebt_params *p, sebt_error *err);
 /* Parameter idx's rule in words ("must be finite and > 0"; "" for none). */
 void sebt_param_rule(int idx, char *buf, size_t bufsize);
-/* Formats field idx of p: ints as %d, doubles as %.17g, booleans true|false. */
+/* Formats field idx of p: ints as %d, doubles as sebt_format_double
+ * (sebt/number.h: shortest exact), booleans true|false. */
 void sebt_params_format(const sebt_params *p, int idx, char *buf, size_t bufsize);
 double sebt_params_get_double(const sebt_params *p, int idx); /* any type, as double */
 
