@@ -189,8 +189,11 @@ static int parse_args(int argc, char **argv, sweep_args *a)
 typedef struct {
     sweep_args a;
     int metric;
+    /* The combos: a grid made on demand (streamed sweeps), or held whole. */
+    sebt_grid *grid;
     sebt_params *combos;
     size_t n_combos;
+    bool streamed;
     sebt_series s;
     const sebt_backend *b;
     ckpt_id ck;
@@ -208,6 +211,7 @@ typedef struct {
 
 static void free_run(sweep_run *r)
 {
+    sebt_grid_close(r->grid);
     free(r->combos);
     sebt_series_free(&r->s);
     free(r->local);
@@ -273,8 +277,12 @@ static int setup(int argc, char **argv, sweep_run *r)
         return cli_usage_error(cmd, "--by %s: expected one of n, win_rate, avg_r, total_pnl, max_dd, sharpe",
                                a->by);
     sebt_error err = { 0 };
-    sebt_status st = a->grid ? sebt_grid_load(a->grid, &r->combos, &r->n_combos, &err)
-                             : sebt_combos_load(a->combos, &r->combos, &r->n_combos, &err);
+    /* One process, no shard, no checkpoint: rows leave as they are
+     * computed, and a grid's combos are made a window at a time. */
+    r->streamed = !a->shard_n && !a->checkpoint && !(cli_mpi.active && cli_mpi.size > 1);
+    sebt_status st = a->grid && r->streamed ? sebt_grid_open(a->grid, &r->grid, &r->n_combos, &err)
+                     : a->grid ? sebt_grid_load(a->grid, &r->combos, &r->n_combos, &err)
+                               : sebt_combos_load(a->combos, &r->combos, &r->n_combos, &err);
     if (st != SEBT_OK)
         return cli_report_error(cmd, &err);
     rc = cli_load_series(cmd, a->data, a->lenient, a->fill_gaps, &r->s);
@@ -290,6 +298,9 @@ static int setup(int argc, char **argv, sweep_run *r)
                 strerror(errno));
         return CLI_EXIT_USAGE;
     }
+
+    if (r->streamed)
+        return CLI_EXIT_OK;
 
     /* The shard's combos, then this rank's share of them. */
     r->shard = malloc(r->n_combos * sizeof *r->shard);
@@ -631,8 +642,6 @@ static int write_results(const char *cmd, sweep_run *r, sebt_result *all)
     return sweep_write_output(cmd, a->output, &spec, r->combos, all, NULL, NULL);
 }
 
-/* SEBT_SWEEP_STATS=1: one line on stderr from rank 0 with each rank's
- * share and time and what travelled, for the scaling notes in docs/scaling.md. */
 static double cpu_seconds(void)
 {
     struct rusage u;
@@ -642,6 +651,204 @@ static double cpu_seconds(void)
            ((double)u.ru_utime.tv_usec + (double)u.ru_stime.tv_usec) * 1e-6;
 }
 
+/* ---- streamed: one process, no shard, no checkpoint ------------------------
+ * Windows of combos in input order: made (from the grid), backtested,
+ * checked, written, freed. Memory is a window's combos and results plus the
+ * series, whatever the combo count; --top K keeps a heap of K. The bytes
+ * are those of the whole-sweep writer (sweep_write_output): the same row
+ * and document writers, in the same order. */
+
+/* Combos per window: big enough that a window holds whole indicator groups
+ * of a usual grid and its threads stay busy, small enough to be nothing
+ * next to the series (64 Ki combos: about 6 MB of parameters). */
+#define STREAM_WINDOW ((size_t)65536)
+
+static void get_combos(const sweep_run *r, size_t first, size_t n, sebt_params *out)
+{
+    if (r->grid)
+        sebt_grid_combos(r->grid, first, n, out);
+    else
+        memcpy(out, r->combos + first, n * sizeof *out);
+}
+
+typedef struct {
+    size_t idx;
+    sebt_result res;   /* metrics, valid_bars, open_at_end.open only */
+} kept_row;
+
+static int g_kept_metric;   /* qsort has no context argument in C11 */
+
+static int kept_cmp(const void *pa, const void *pb)
+{
+    const kept_row *a = pa, *b = pb;
+    return sweep_rank_compare(&a->res.metrics, a->idx, &b->res.metrics, b->idx, g_kept_metric);
+}
+
+/* A heap of the best K so far, the worst of them at its root. */
+static bool kept_worse(const kept_row *a, const kept_row *b, int metric)
+{
+    return sweep_rank_compare(&a->res.metrics, a->idx, &b->res.metrics, b->idx, metric) > 0;
+}
+
+static void kept_offer(kept_row *h, size_t *n, size_t cap, const kept_row *c, int metric)
+{
+    size_t i;
+    if (*n < cap) {
+        i = (*n)++;
+        while (i > 0 && kept_worse(c, &h[(i - 1) / 2], metric)) {
+            h[i] = h[(i - 1) / 2];
+            i = (i - 1) / 2;
+        }
+        h[i] = *c;
+        return;
+    }
+    if (!kept_worse(&h[0], c, metric))
+        return;    /* no better than the worst kept */
+    i = 0;
+    for (;;) {
+        size_t l = 2 * i + 1, w = l;
+        if (l >= *n)
+            break;
+        if (l + 1 < *n && kept_worse(&h[l + 1], &h[l], metric))
+            w = l + 1;
+        if (!kept_worse(&h[w], c, metric))
+            break;
+        h[i] = h[w];
+        i = w;
+    }
+    h[i] = *c;
+}
+
+static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double *cpu_compute)
+{
+    sweep_args *a = &r->a;
+    size_t n = r->n_combos;
+    size_t window = n < STREAM_WINDOW ? n : STREAM_WINDOW;
+    bool json = a->format && strcmp(a->format, "json") == 0;
+    bool want_trades = a->trades && !a->have_top;
+    size_t top_cap = a->have_top ? ((size_t)a->top < n ? (size_t)a->top : n) : 0;
+    sebt_params *cc = malloc((window ? window : 1) * sizeof *cc);
+    sebt_result *cr = calloc(window ? window : 1, sizeof *cr);
+    kept_row *kept = a->have_top ? malloc((top_cap ? top_cap : 1) * sizeof *kept) : NULL;
+    char *rowbuf = malloc(SWEEP_CSV_ROW_MAX);
+    size_t n_kept = 0;
+    int rc = CLI_EXIT_OK;
+    if (!cc || !cr || !rowbuf || (a->have_top && !kept)) {
+        free(cc);
+        free(cr);
+        free(kept);
+        free(rowbuf);
+        fprintf(stderr, "sebt %s: error: out of memory for a window of %zu combos\n", cmd, window);
+        return CLI_EXIT_CHECK_FAILED;
+    }
+    sweep_output_spec spec = { .json = json, .have_top = a->have_top, .top = a->top, .metric = r->metric,
+                               .backend = r->b->name, .bars = r->s.n, .n_combos = n };
+    atomic_file af;
+    char why[600];
+    if (!atomic_open(&af, a->output, why, sizeof why)) {
+        fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
+        rc = CLI_EXIT_USAGE;
+        goto out;
+    }
+    /* Rows leave in large writes, not line by line. */
+    static char obuf[1 << 20];
+    setvbuf(af.f, obuf, _IOFBF, sizeof obuf);
+    cli_json j;
+    if (!a->have_top) {
+        if (json)
+            sweep_json_begin(&j, af.f, &spec);
+        else
+            sweep_write_csv_header(af.f);
+    }
+    cli_progress prog;
+    cli_progress_init(&prog, "sweep");
+    cli_progress_units(&prog, "combos", 1.0);
+    sebt_error err = { 0 };
+    for (size_t first = 0; first < n && rc == CLI_EXIT_OK; first += window) {
+        size_t m = n - first < window ? n - first : window;
+        get_combos(r, first, m, cc);
+        memset(cr, 0, m * sizeof *cr);
+        chunk_progress cp = { .bar = &prog, .base = first, .total = n };
+        sebt_batch_opts opts = { .threads = (int)a->threads, .want_trades = want_trades,
+                                 .progress = chunk_progress_update, .progress_user = &cp };
+        double t0 = cli_now(), c0 = cpu_seconds();
+        sebt_status st = r->b->run_batch(r->b, &r->s, cc, m, &opts, cr, &err);
+        *t_compute += cli_now() - t0;
+        *cpu_compute += cpu_seconds() - c0;
+        if (st != SEBT_OK) {
+            rc = cli_report_error(cmd, &err);
+            sebt_results_free(cr, m);
+            break;
+        }
+        for (size_t k = 0; k < m && rc == CLI_EXIT_OK; k++) {
+            size_t idx = first + k;
+            rc = cli_check_result(cmd, idx, &cc[k], &cr[k]);
+            if (rc != CLI_EXIT_OK)
+                break;
+            if (want_trades && (rc = write_trades(cmd, a->trades, idx, &r->s, &cr[k])) != CLI_EXIT_OK)
+                break;
+            if (a->have_top) {
+                kept_row c = { .idx = idx };
+                c.res.metrics = cr[k].metrics;
+                c.res.valid_bars = cr[k].valid_bars;
+                c.res.open_at_end.open = cr[k].open_at_end.open;
+                kept_offer(kept, &n_kept, top_cap, &c, r->metric);
+            } else if (json) {
+                sweep_json_row(&j, idx, &cc[k], &cr[k]);
+            } else {
+                fwrite(rowbuf, 1, sweep_format_csv_row(rowbuf, idx, &cc[k], &cr[k]), af.f);
+            }
+        }
+        sebt_results_free(cr, m);
+    }
+    cli_progress_finish(&prog);
+    if (rc == CLI_EXIT_OK && a->have_top) {
+        g_kept_metric = r->metric;
+        qsort(kept, n_kept, sizeof *kept, kept_cmp);
+        if (json)
+            sweep_json_begin(&j, af.f, &spec);
+        else
+            sweep_write_csv_header(af.f);
+        for (size_t k = 0; k < n_kept && rc == CLI_EXIT_OK; k++) {
+            sebt_params p;
+            get_combos(r, kept[k].idx, 1, &p);
+            if (a->trades) {
+                sebt_result one;
+                memset(&one, 0, sizeof one);
+                sebt_batch_opts o1 = { .threads = (int)a->threads, .want_trades = true };
+                if (r->b->run_batch(r->b, &r->s, &p, 1, &o1, &one, &err) != SEBT_OK)
+                    rc = cli_report_error(cmd, &err);
+                else
+                    rc = write_trades(cmd, a->trades, kept[k].idx, &r->s, &one);
+                sebt_result_free(&one);
+            }
+            if (json)
+                sweep_json_row(&j, kept[k].idx, &p, &kept[k].res);
+            else
+                sweep_write_csv_row(af.f, kept[k].idx, &p, &kept[k].res);
+        }
+    }
+    if (rc == CLI_EXIT_OK && json)
+        sweep_json_end(&j);
+    if (rc != CLI_EXIT_OK) {
+        if (af.is_stdout)
+            fflush(stdout);
+        else
+            atomic_discard(&af);
+    } else if (!atomic_commit(&af, why, sizeof why)) {
+        fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
+        rc = CLI_EXIT_USAGE;
+    }
+out:
+    free(cc);
+    free(cr);
+    free(kept);
+    free(rowbuf);
+    return rc;
+}
+
+/* SEBT_SWEEP_STATS=1: one line on stderr from rank 0 with each rank's
+ * share and time and what travelled, for the scaling notes in docs/scaling.md. */
 static void print_stats(const sweep_run *r, double t_compute, double cpu_compute, double t_gather)
 {
     const char *gpu = getenv("BACKTEST_GPU_ID");
@@ -688,6 +895,19 @@ int cli_cmd_sweep(int argc, char **argv)
      * takes the whole job down, so no rank waits forever for it. */
     bool ranks = cli_mpi.active && cli_mpi.size > 1;
     const char *cmd = cli_mpi_cmd(argv[0]);
+    if (r.streamed) {
+        double t_compute = 0, cpu_compute = 0;
+        rc = stream_sweep(cmd, &r, &t_compute, &cpu_compute);
+        const char *want = getenv("SEBT_SWEEP_STATS");
+        if (rc == CLI_EXIT_OK && want && strcmp(want, "1") == 0) {
+            r.n_local = r.n_shard = r.n_combos;
+            print_stats(&r, t_compute, cpu_compute, 0);
+        }
+        if (cli_mpi.active)
+            rc = cli_mpi_agree(rc);
+        free_run(&r);
+        return rc;
+    }
     double t0 = cli_now(), c0 = cpu_seconds();
     rc = compute(cmd, &r);
     double t_compute = cli_now() - t0, cpu_compute = cpu_seconds() - c0;

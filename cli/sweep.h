@@ -39,6 +39,9 @@ int sweep_write_output(const char *cmd, const char *path, const sweep_output_spe
                        const sebt_params *combos, const sebt_result *results, size_t **rows_out,
                        size_t *n_rows_out);
 
+/* The ranking --top applies: < 0 when combo a (metrics ma) ranks before
+ * combo b; best first by metric, NaN last, ties by input order. */
+int sweep_rank_compare(const sebt_metrics *ma, size_t a, const sebt_metrics *mb, size_t b, int metric);
 /* The ranking --top applies: rows[0..n) sorted best first (ties: input order). */
 void sweep_rank(size_t *rows, size_t n, const sebt_result *results, int metric);
 
@@ -74,6 +77,14 @@ bool hash_writer_close(hash_writer *w, uint64_t *hash);
 
 void sweep_write_csv_header(FILE *f);
 void sweep_write_csv_row(FILE *f, size_t idx, const sebt_params *p, const sebt_result *r);
+/* The same row into b (at least SWEEP_CSV_ROW_MAX bytes, no NUL); returns its length. */
+#define SWEEP_CSV_ROW_MAX 1024
+size_t sweep_format_csv_row(char *b, size_t idx, const sebt_params *p, const sebt_result *r);
+/* The JSON document of a sweep written a row at a time (what
+ * sweep_write_output writes whole). */
+void sweep_json_begin(cli_json *j, FILE *f, const sweep_output_spec *spec);
+void sweep_json_row(cli_json *j, size_t i, const sebt_params *p, const sebt_result *r);
+void sweep_json_end(cli_json *j);
 /* Parses one data row written by sweep_write_csv_row (line without '\n').
  * Returns false on a malformed row, with what went wrong in why. */
 bool sweep_parse_csv_row(char *line, size_t *idx, sebt_params *p, sebt_result *r, char *why,

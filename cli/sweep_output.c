@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sebt/number.h"
 #include "sweep.h"
 
 const char *const sweep_metric_names[SWEEP_N_METRICS] = { "n", "win_rate", "avg_r", "total_pnl", "max_dd",
@@ -42,17 +43,21 @@ typedef struct {
 static rank_ctx g_rank;   /* qsort has no context argument in C11 */
 
 /* Best first; NaN last; ties by input order, so the ranking is total. */
-static int rank_cmp(const void *pa, const void *pb)
+int sweep_rank_compare(const sebt_metrics *ma, size_t a, const sebt_metrics *mb, size_t b, int metric)
 {
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    double va = metric_value(&g_rank.results[a].metrics, g_rank.metric);
-    double vb = metric_value(&g_rank.results[b].metrics, g_rank.metric);
+    double va = metric_value(ma, metric), vb = metric_value(mb, metric);
     int na = isnan(va), nb = isnan(vb);
     if (na != nb)
         return na - nb;
     if (!na && va != vb)
         return va > vb ? -1 : 1;
     return a < b ? -1 : a > b;
+}
+
+static int rank_cmp(const void *pa, const void *pb)
+{
+    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+    return sweep_rank_compare(&g_rank.results[a].metrics, a, &g_rank.results[b].metrics, b, g_rank.metric);
 }
 
 void sweep_rank(size_t *rows, size_t n, const sebt_result *results, int metric)
@@ -72,22 +77,61 @@ void sweep_write_csv_header(FILE *f)
     fputs(",open_at_end,valid_bars\n", f);
 }
 
-void sweep_write_csv_row(FILE *f, size_t idx, const sebt_params *p, const sebt_result *r)
+/* One field of p as sebt_params_format writes it (%d, shortest double,
+ * true|false), without its snprintf. */
+static size_t put_param(char *b, const sebt_params *p, int i)
 {
-    char buf[64];
-    fprintf(f, "%zu", idx);
-    for (int i = 0; i < SEBT_N_PARAMS; i++) {
-        sebt_params_format(p, i, buf, sizeof buf);
-        fprintf(f, ",%s", buf);
+    double v = sebt_params_get_double(p, i);
+    switch (sebt_param_table[i].type) {
+    case SEBT_PARAM_INT: {
+        long long x = (long long)v;
+        size_t k = 0;
+        if (x < 0) {
+            b[k++] = '-';
+            return k + sebt_format_u64(0ull - (unsigned long long)x, b + k);
+        }
+        return sebt_format_u64((unsigned long long)x, b);
     }
-    fprintf(f, ",%" PRId64, r->metrics.n);
+    case SEBT_PARAM_DOUBLE:
+        return sebt_format_double(v, b);
+    default:
+        memcpy(b, v != 0.0 ? "true" : "false", v != 0.0 ? 4 : 5);
+        return v != 0.0 ? 4 : 5;
+    }
+}
+
+size_t sweep_format_csv_row(char *b, size_t idx, const sebt_params *p, const sebt_result *r)
+{
+    size_t k = sebt_format_u64(idx, b);
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        b[k++] = ',';
+        k += put_param(b + k, p, i);
+    }
+    b[k++] = ',';
+    if (r->metrics.n < 0) {
+        b[k++] = '-';
+        k += sebt_format_u64(0ull - (unsigned long long)r->metrics.n, b + k);
+    } else {
+        k += sebt_format_u64((unsigned long long)r->metrics.n, b + k);
+    }
     const double v[] = { r->metrics.win_rate, r->metrics.avg_r, r->metrics.total_pnl, r->metrics.max_dd,
                          r->metrics.sharpe };
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-        fputc(',', f);
-        cli_print_double(f, v[i]);
+        b[k++] = ',';
+        k += sebt_format_double(v[i], b + k);
     }
-    fprintf(f, ",%d,%zu\n", r->open_at_end.open ? 1 : 0, r->valid_bars);
+    b[k++] = ',';
+    b[k++] = r->open_at_end.open ? '1' : '0';
+    b[k++] = ',';
+    k += sebt_format_u64(r->valid_bars, b + k);
+    b[k++] = '\n';
+    return k;
+}
+
+void sweep_write_csv_row(FILE *f, size_t idx, const sebt_params *p, const sebt_result *r)
+{
+    char buf[SWEEP_CSV_ROW_MAX];
+    fwrite(buf, 1, sweep_format_csv_row(buf, idx, p, r), f);
 }
 
 static bool parse_u64_field(const char *s, uint64_t *out)
@@ -184,34 +228,47 @@ bool sweep_parse_csv_row(char *line, size_t *idx, sebt_params *p, sebt_result *r
     return true;
 }
 
+void sweep_json_begin(cli_json *j, FILE *f, const sweep_output_spec *spec)
+{
+    cli_json_init(j, f, 2);
+    cli_json_begin_object(j, NULL);
+    cli_json_schema(j, "sweep");
+    cli_json_string(j, "backend", spec->backend);
+    cli_json_int(j, "bars", (int64_t)spec->bars);
+    cli_json_int(j, "combos", (int64_t)spec->n_combos);
+    if (spec->have_top)
+        cli_json_string(j, "ranked_by", sweep_metric_names[spec->metric]);
+    else
+        cli_json_null(j, "ranked_by");
+    cli_json_begin_array(j, "results");
+}
+
+void sweep_json_row(cli_json *j, size_t i, const sebt_params *p, const sebt_result *r)
+{
+    cli_json_begin_object(j, NULL);
+    cli_json_int(j, "combo", (int64_t)i);
+    cli_json_params(j, "params", p);
+    cli_json_metrics(j, "metrics", &r->metrics);
+    cli_json_bool(j, "open_at_end", r->open_at_end.open);
+    cli_json_int(j, "valid_bars", (int64_t)r->valid_bars);
+    cli_json_end_object(j);
+}
+
+void sweep_json_end(cli_json *j)
+{
+    cli_json_end_array(j);
+    cli_json_end_object(j);
+    cli_json_finish(j);
+}
+
 static void write_json_doc(FILE *f, const sweep_output_spec *spec, const size_t *rows, size_t n_rows,
                            const sebt_params *combos, const sebt_result *results)
 {
     cli_json j;
-    cli_json_init(&j, f, 2);
-    cli_json_begin_object(&j, NULL);
-    cli_json_schema(&j, "sweep");
-    cli_json_string(&j, "backend", spec->backend);
-    cli_json_int(&j, "bars", (int64_t)spec->bars);
-    cli_json_int(&j, "combos", (int64_t)spec->n_combos);
-    if (spec->have_top)
-        cli_json_string(&j, "ranked_by", sweep_metric_names[spec->metric]);
-    else
-        cli_json_null(&j, "ranked_by");
-    cli_json_begin_array(&j, "results");
-    for (size_t k = 0; k < n_rows; k++) {
-        size_t i = rows[k];
-        cli_json_begin_object(&j, NULL);
-        cli_json_int(&j, "combo", (int64_t)i);
-        cli_json_params(&j, "params", &combos[i]);
-        cli_json_metrics(&j, "metrics", &results[i].metrics);
-        cli_json_bool(&j, "open_at_end", results[i].open_at_end.open);
-        cli_json_int(&j, "valid_bars", (int64_t)results[i].valid_bars);
-        cli_json_end_object(&j);
-    }
-    cli_json_end_array(&j);
-    cli_json_end_object(&j);
-    cli_json_finish(&j);
+    sweep_json_begin(&j, f, spec);
+    for (size_t k = 0; k < n_rows; k++)
+        sweep_json_row(&j, rows[k], &combos[rows[k]], &results[rows[k]]);
+    sweep_json_end(&j);
 }
 
 /* ---- text: the best combos for people ----------------------------------- */

@@ -105,7 +105,8 @@ static sebt_status parse_value(const char *where, int idx, const char *text, dou
 
 typedef struct {
     size_t max;
-    int set; /* from SEBT_MAX_COMBOS */
+    int set;      /* from SEBT_MAX_COMBOS */
+    int streamed; /* sebt_grid_open: no combo is held, only counted */
 } combo_limit;
 
 static sebt_status get_limit(combo_limit *l, sebt_error *err)
@@ -116,6 +117,9 @@ static sebt_status get_limit(combo_limit *l, sebt_error *err)
 /* "more than the limit of N combos; ... set SEBT_MAX_COMBOS=N" */
 static sebt_status too_many(sebt_error *err, const combo_limit *l, const char *fmt_where, const char *what)
 {
+    if (l->streamed)
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: %s, more than %zu, the most a streamed sweep takes "
+                         "(at a million backtests a second, 13 days)", fmt_where, what, l->max);
     if (l->set)
         return sebt_fail(err, SEBT_ERR_INPUT, "%s: %s, more than SEBT_MAX_COMBOS=%zu", fmt_where, what, l->max);
     return sebt_fail(err, SEBT_ERR_INPUT,
@@ -233,23 +237,22 @@ static sebt_status parse_list(const char *where, int idx, char *spec, axis *ax, 
     return SEBT_OK;
 }
 
-sebt_status sebt_grid_parse(const char *name, const char *text, size_t len, sebt_params **out,
-                            size_t *n_out, sebt_error *err)
+/* Parses a grid's axes (their values) and counts its combos, refusing a
+ * product above lim; the combos themselves are not made. */
+static sebt_status grid_axes(const char *name, const char *text, size_t len, const combo_limit *lim_in,
+                             axis *axes, size_t *n_axes_out, size_t *total_out, sebt_error *err)
 {
-    *out = NULL;
-    *n_out = 0;
+    *n_axes_out = 0;
     char *store = NULL;
     size_t n_lines = 0;
     char **lines = NULL;
     sebt_status sl = split_lines(name, text, len, &store, &lines, &n_lines, err);
     if (sl != SEBT_OK)
         return sl;
-    axis axes[SEBT_N_PARAMS];
     size_t n_axes = 0;
     sebt_status st = SEBT_OK;
     char where[600];
-    combo_limit lim;
-    st = get_limit(&lim, err);
+    combo_limit lim = *lim_in;
     size_t total = 1;
     for (size_t l = 0; l < n_lines && st == SEBT_OK; l++) {
         char *line = lines[l];
@@ -306,30 +309,100 @@ sebt_status sebt_grid_parse(const char *name, const char *text, size_t len, sebt
         if (st == SEBT_OK)
             total *= ax->n;
     }
+    *n_axes_out = n_axes;
+    *total_out = total;
+    free(lines);
+    free(store);
+    return st;
+}
+
+static void free_axes(axis *axes, size_t n_axes)
+{
+    for (size_t a = 0; a < n_axes; a++)
+        free(axes[a].values);
+}
+
+/* Combo i of a grid: mixed radix, the last axis fastest. */
+static void grid_combo(const axis *axes, size_t n_axes, size_t i, sebt_params *out)
+{
+    sebt_params p = sebt_params_default();
+    size_t rest = i;
+    for (size_t a = n_axes; a-- > 0;) {
+        set_field(&p, axes[a].idx, axes[a].values[rest % axes[a].n]);
+        rest /= axes[a].n;
+    }
+    *out = p;
+}
+
+sebt_status sebt_grid_parse(const char *name, const char *text, size_t len, sebt_params **out,
+                            size_t *n_out, sebt_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    axis axes[SEBT_N_PARAMS];
+    size_t n_axes = 0, total = 0;
+    combo_limit lim = { 0 };
+    sebt_status st = get_limit(&lim, err);
+    if (st == SEBT_OK)
+        st = grid_axes(name, text, len, &lim, axes, &n_axes, &total, err);
     if (st == SEBT_OK) {
         sebt_params *combos = malloc(total * sizeof *combos);
         if (!combos) {
             st = sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory for %zu combos", name, total);
         } else {
-            /* Mixed radix, the last axis fastest. */
-            for (size_t i = 0; i < total; i++) {
-                sebt_params p = sebt_params_default();
-                size_t rest = i;
-                for (size_t a = n_axes; a-- > 0;) {
-                    set_field(&p, axes[a].idx, axes[a].values[rest % axes[a].n]);
-                    rest /= axes[a].n;
-                }
-                combos[i] = p;
-            }
+            for (size_t i = 0; i < total; i++)
+                grid_combo(axes, n_axes, i, &combos[i]);
             *out = combos;
             *n_out = total;
         }
     }
-    for (size_t a = 0; a < n_axes; a++)
-        free(axes[a].values);
-    free(lines);
-    free(store);
+    free_axes(axes, n_axes);
     return st;
+}
+
+struct sebt_grid {
+    axis axes[SEBT_N_PARAMS];
+    size_t n_axes, total;
+};
+
+sebt_status sebt_grid_open(const char *path, sebt_grid **out, size_t *n_out, sebt_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    char *text;
+    size_t len;
+    sebt_status st = sebt_read_file(path, &text, &len, err);
+    if (st != SEBT_OK)
+        return st;
+    sebt_grid *g = calloc(1, sizeof *g);
+    if (!g) {
+        free(text);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", path);
+    }
+    combo_limit lim = { .max = SEBT_GRID_MAX_STREAMED, .set = 0, .streamed = 1 };
+    st = grid_axes(path, text, len, &lim, g->axes, &g->n_axes, &g->total, err);
+    free(text);
+    if (st != SEBT_OK) {
+        sebt_grid_close(g);
+        return st;
+    }
+    *out = g;
+    *n_out = g->total;
+    return SEBT_OK;
+}
+
+void sebt_grid_combos(const sebt_grid *g, size_t first, size_t n, sebt_params *out)
+{
+    for (size_t k = 0; k < n; k++)
+        grid_combo(g->axes, g->n_axes, first + k, &out[k]);
+}
+
+void sebt_grid_close(sebt_grid *g)
+{
+    if (!g)
+        return;
+    free_axes(g->axes, g->n_axes);
+    free(g);
 }
 
 sebt_status sebt_grid_load(const char *path, sebt_params **out, size_t *n_out, sebt_error *err)
@@ -390,7 +463,7 @@ sebt_status sebt_combos_parse(const char *name, const char *text, size_t len, se
     size_t n_cols = 0, n = 0;
     int have_header = 0;
     char where[600];
-    combo_limit lim;
+    combo_limit lim = { 0 };
     st = get_limit(&lim, err);
     for (size_t l = 0; l < n_lines && st == SEBT_OK; l++) {
         char *line = trim(lines[l]);

@@ -39,6 +39,17 @@ sebt_status sebt_grid_parse(const char *name, const char *text, size_t len, sebt
                             size_t *n_out, sebt_error *err);
 sebt_status sebt_grid_load(const char *path, sebt_params **out, size_t *n_out, sebt_error *err);
 
+/* A grid read without making its combos (what a streamed `sebt sweep`
+ * uses): memory is its axes' values, whatever the product. The combos are
+ * made on demand, combo first..first+n-1 of sebt_grid_load's order into
+ * out. No SEBT_MAX_COMBOS cap (it guards memory): a product above
+ * SEBT_GRID_MAX_STREAMED is refused. */
+#define SEBT_GRID_MAX_STREAMED ((size_t)1 << 40)
+typedef struct sebt_grid sebt_grid;
+sebt_status sebt_grid_open(const char *path, sebt_grid **out, size_t *n_out, sebt_error *err);
+void sebt_grid_combos(const sebt_grid *g, size_t first, size_t n, sebt_params *out);
+void sebt_grid_close(sebt_grid *g);
+
 sebt_status sebt_combos_parse(const char *name, const char *text, size_t len, sebt_params **out,
                               size_t *n_out, sebt_error *err);
 sebt_status sebt_combos_load(const char *path, sebt_params **out, size_t *n_out, sebt_error *err);
