@@ -277,9 +277,12 @@ static int setup(int argc, char **argv, sweep_run *r)
         return cli_usage_error(cmd, "--by %s: expected one of n, win_rate, avg_r, total_pnl, max_dd, sharpe",
                                a->by);
     sebt_error err = { 0 };
-    /* One process, no shard, no checkpoint: rows leave as they are
-     * computed, and a grid's combos are made a window at a time. */
-    r->streamed = !a->shard_n && !a->checkpoint && !(cli_mpi.active && cli_mpi.size > 1);
+    /* One process, no shard, no checkpoint, CSV or JSON: rows leave as
+     * they are computed, and a grid's combos are made a window at a time.
+     * (--format text lists the parameters that vary across all combos:
+     * it holds them.) */
+    r->streamed = !a->shard_n && !a->checkpoint && !(cli_mpi.active && cli_mpi.size > 1) &&
+                  !(a->format && strcmp(a->format, "text") == 0);
     sebt_status st = a->grid && r->streamed ? sebt_grid_open(a->grid, &r->grid, &r->n_combos, &err)
                      : a->grid ? sebt_grid_load(a->grid, &r->combos, &r->n_combos, &err)
                                : sebt_combos_load(a->combos, &r->combos, &r->n_combos, &err);
