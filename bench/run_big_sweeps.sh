@@ -45,7 +45,7 @@ one() {  # grid format threads rep
   compute=$(sed -E 's/.*combos in ([0-9.]+) s \(cpu ([0-9.]+) s.*/\1/' <<< "$stats")
   ccpu=$(sed -E 's/.*combos in ([0-9.]+) s \(cpu ([0-9.]+) s.*/\2/' <<< "$stats")
   bytes=$(stat -c %s "$SCRATCH/out.$fmt")
-  local line="{\"grid\": \"$g\", \"combos\": $combos, \"format\": \"$fmt\", \"threads\": $t, \"rep\": $rep, \"end_to_end_s\": $wall, \"cpu_s\": $(echo "$user + $sys" | bc), \"compute_s\": $compute, \"compute_cpu_s\": $ccpu, \"peak_rss_kb\": $rss, \"bytes\": $bytes, \"load_before\": $l0, \"load_after\": $l1}"
+  local line="{\"grid\": \"$g\", \"combos\": $combos, \"format\": \"$fmt\", \"threads\": $t, \"rep\": $rep, \"end_to_end_s\": $wall, \"cpu_s\": $(printf %.2f "$(echo "$user + $sys" | bc)"), \"compute_s\": $compute, \"compute_cpu_s\": $ccpu, \"peak_rss_kb\": $rss, \"bytes\": $bytes, \"load_before\": $l0, \"load_after\": $l1}"
   echo "$line" >> "$J"
   echo "$line" >&2
 }
@@ -67,7 +67,7 @@ if [ "$NUMBA" = 1 ] && "$PY" -c "import numba" 2>/dev/null; then
   /usr/bin/time -f "TIME %e %U %S %M" "$PY" bench/peers/numba_peer.py --data "$D" --grid bench/grids/windows-10240.grid \
     --threads 2 --repetitions 1 --check-sample 0 --results "$SCRATCH/numba.csv" > "$SCRATCH/numba.json" 2> "$SCRATCH/err.txt"
   read -r _ wall user sys rss < <(grep '^TIME' "$SCRATCH/err.txt")
-  echo "{\"grid\": \"windows-10240\", \"combos\": 10240, \"engine\": \"numba\", \"threads\": 2, \"end_to_end_s\": $wall, \"cpu_s\": $(echo "$user + $sys" | bc), \"peak_rss_kb\": $rss, \"load_before\": $l0, \"load_after\": $(load), \"peer\": $(tr -d '\n' < "$SCRATCH/numba.json")}" >> "$J"
+  echo "{\"grid\": \"windows-10240\", \"combos\": 10240, \"engine\": \"numba\", \"threads\": 2, \"end_to_end_s\": $wall, \"cpu_s\": $(printf %.2f "$(echo "$user + $sys" | bc)"), \"peak_rss_kb\": $rss, \"load_before\": $l0, \"load_after\": $(load), \"peer\": $(tr -d '\n' < "$SCRATCH/numba.json")}" >> "$J"
 fi
 
 "$PY" - "$J" "$OUT/summary.md" "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end" <<'PYEOF'

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -722,27 +723,113 @@ static void kept_offer(kept_row *h, size_t *n, size_t cap, const kept_row *c, in
     h[i] = *c;
 }
 
+/* The writer: checks, --trades files, the --top heap and the rows of one
+ * window while the main thread backtests the next, so output (formatting
+ * numbers, write calls) fills the cores' idle time instead of adding to
+ * the sweep's. One window at a time, in input order: the bytes are those
+ * of a serial writer. */
+typedef struct {
+    const char *cmd;
+    sweep_run *r;
+    FILE *f;
+    bool json, want_trades;
+    cli_json *j;
+    kept_row *kept;
+    size_t n_kept, top_cap;
+    char *rowbuf;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    sebt_params *cc;   /* the window handed over (busy), its first combo and size */
+    sebt_result *cr;
+    size_t first, m;
+    bool busy, done;
+    int rc;
+} stream_writer;
+
+static int write_window(stream_writer *w, const sebt_params *cc, sebt_result *cr, size_t first, size_t m)
+{
+    sweep_run *r = w->r;
+    int rc = CLI_EXIT_OK;
+    for (size_t k = 0; k < m && rc == CLI_EXIT_OK; k++) {
+        size_t idx = first + k;
+        rc = cli_check_result(w->cmd, idx, &cc[k], &cr[k]);
+        if (rc != CLI_EXIT_OK)
+            break;
+        if (w->want_trades && (rc = write_trades(w->cmd, r->a.trades, idx, &r->s, &cr[k])) != CLI_EXIT_OK)
+            break;
+        if (r->a.have_top) {
+            kept_row c = { .idx = idx };
+            c.res.metrics = cr[k].metrics;
+            c.res.valid_bars = cr[k].valid_bars;
+            c.res.open_at_end.open = cr[k].open_at_end.open;
+            kept_offer(w->kept, &w->n_kept, w->top_cap, &c, r->metric);
+        } else if (w->json) {
+            sweep_json_row(w->j, idx, &cc[k], &cr[k]);
+        } else {
+            fwrite(w->rowbuf, 1, sweep_format_csv_row(w->rowbuf, idx, &cc[k], &cr[k]), w->f);
+        }
+    }
+    sebt_results_free(cr, m);
+    return rc;
+}
+
+static void *writer_main(void *arg)
+{
+    stream_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->busy && !w->done)
+            pthread_cond_wait(&w->cv, &w->mu);
+        if (!w->busy)
+            break;
+        sebt_params *cc = w->cc;
+        sebt_result *cr = w->cr;
+        size_t first = w->first, m = w->m;
+        bool skip = w->rc != CLI_EXIT_OK;
+        pthread_mutex_unlock(&w->mu);
+        int rc = skip ? CLI_EXIT_OK : write_window(w, cc, cr, first, m);
+        if (skip)
+            sebt_results_free(cr, m);
+        pthread_mutex_lock(&w->mu);
+        if (rc != CLI_EXIT_OK)
+            w->rc = rc;
+        w->busy = false;
+        pthread_cond_broadcast(&w->cv);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Waits until the writer is idle; returns its exit code so far. */
+static int writer_wait(stream_writer *w)
+{
+    pthread_mutex_lock(&w->mu);
+    while (w->busy)
+        pthread_cond_wait(&w->cv, &w->mu);
+    int rc = w->rc;
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
 static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double *cpu_compute)
 {
     sweep_args *a = &r->a;
     size_t n = r->n_combos;
     size_t window = n < STREAM_WINDOW ? n : STREAM_WINDOW;
     bool json = a->format && strcmp(a->format, "json") == 0;
-    bool want_trades = a->trades && !a->have_top;
     size_t top_cap = a->have_top ? ((size_t)a->top < n ? (size_t)a->top : n) : 0;
-    sebt_params *cc = malloc((window ? window : 1) * sizeof *cc);
-    sebt_result *cr = calloc(window ? window : 1, sizeof *cr);
+    /* Two windows: one backtested while the writer empties the other. */
+    sebt_params *cc[2] = { malloc((window ? window : 1) * sizeof(sebt_params)),
+                           malloc((window ? window : 1) * sizeof(sebt_params)) };
+    sebt_result *cr[2] = { calloc(window ? window : 1, sizeof(sebt_result)),
+                           calloc(window ? window : 1, sizeof(sebt_result)) };
     kept_row *kept = a->have_top ? malloc((top_cap ? top_cap : 1) * sizeof *kept) : NULL;
     char *rowbuf = malloc(SWEEP_CSV_ROW_MAX);
-    size_t n_kept = 0;
     int rc = CLI_EXIT_OK;
-    if (!cc || !cr || !rowbuf || (a->have_top && !kept)) {
-        free(cc);
-        free(cr);
-        free(kept);
-        free(rowbuf);
+    if (!cc[0] || !cc[1] || !cr[0] || !cr[1] || !rowbuf || (a->have_top && !kept)) {
         fprintf(stderr, "sebt %s: error: out of memory for a window of %zu combos\n", cmd, window);
-        return CLI_EXIT_CHECK_FAILED;
+        rc = CLI_EXIT_CHECK_FAILED;
+        goto out;
     }
     sweep_output_spec spec = { .json = json, .have_top = a->have_top, .top = a->top, .metric = r->metric,
                                .backend = r->b->name, .bars = r->s.n, .n_combos = n };
@@ -763,56 +850,75 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
         else
             sweep_write_csv_header(af.f);
     }
+    stream_writer w = { .cmd = cmd, .r = r, .f = af.f, .json = json, .want_trades = a->trades && !a->have_top,
+                        .j = &j, .kept = kept, .top_cap = top_cap, .rowbuf = rowbuf, .rc = CLI_EXIT_OK };
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+    pthread_t writer;
+    bool threaded = pthread_create(&writer, NULL, writer_main, &w) == 0;
+
     cli_progress prog;
     cli_progress_init(&prog, "sweep");
     cli_progress_units(&prog, "combos", 1.0);
     sebt_error err = { 0 };
-    for (size_t first = 0; first < n && rc == CLI_EXIT_OK; first += window) {
+    size_t win = 0;
+    for (size_t first = 0; first < n && rc == CLI_EXIT_OK; first += window, win++) {
         size_t m = n - first < window ? n - first : window;
-        get_combos(r, first, m, cc);
-        memset(cr, 0, m * sizeof *cr);
+        sebt_params *c = cc[win & 1];
+        sebt_result *res = cr[win & 1];
+        get_combos(r, first, m, c);
+        memset(res, 0, m * sizeof *res);
         chunk_progress cp = { .bar = &prog, .base = first, .total = n };
-        sebt_batch_opts opts = { .threads = (int)a->threads, .want_trades = want_trades,
+        sebt_batch_opts opts = { .threads = (int)a->threads, .want_trades = w.want_trades,
                                  .progress = chunk_progress_update, .progress_user = &cp };
         double t0 = cli_now(), c0 = cpu_seconds();
-        sebt_status st = r->b->run_batch(r->b, &r->s, cc, m, &opts, cr, &err);
+        sebt_status st = r->b->run_batch(r->b, &r->s, c, m, &opts, res, &err);
         *t_compute += cli_now() - t0;
         *cpu_compute += cpu_seconds() - c0;
         if (st != SEBT_OK) {
             rc = cli_report_error(cmd, &err);
-            sebt_results_free(cr, m);
+            sebt_results_free(res, m);
             break;
         }
-        for (size_t k = 0; k < m && rc == CLI_EXIT_OK; k++) {
-            size_t idx = first + k;
-            rc = cli_check_result(cmd, idx, &cc[k], &cr[k]);
-            if (rc != CLI_EXIT_OK)
-                break;
-            if (want_trades && (rc = write_trades(cmd, a->trades, idx, &r->s, &cr[k])) != CLI_EXIT_OK)
-                break;
-            if (a->have_top) {
-                kept_row c = { .idx = idx };
-                c.res.metrics = cr[k].metrics;
-                c.res.valid_bars = cr[k].valid_bars;
-                c.res.open_at_end.open = cr[k].open_at_end.open;
-                kept_offer(kept, &n_kept, top_cap, &c, r->metric);
-            } else if (json) {
-                sweep_json_row(&j, idx, &cc[k], &cr[k]);
-            } else {
-                fwrite(rowbuf, 1, sweep_format_csv_row(rowbuf, idx, &cc[k], &cr[k]), af.f);
-            }
+        if (!threaded) {
+            rc = write_window(&w, c, res, first, m);
+            continue;
         }
-        sebt_results_free(cr, m);
+        rc = writer_wait(&w);   /* the writer is done with the other window */
+        if (rc != CLI_EXIT_OK) {
+            sebt_results_free(res, m);
+            break;
+        }
+        pthread_mutex_lock(&w.mu);
+        w.cc = c;
+        w.cr = res;
+        w.first = first;
+        w.m = m;
+        w.busy = true;
+        pthread_cond_broadcast(&w.cv);
+        pthread_mutex_unlock(&w.mu);
     }
+    if (threaded) {
+        int wrc = writer_wait(&w);
+        if (rc == CLI_EXIT_OK)
+            rc = wrc;
+        pthread_mutex_lock(&w.mu);
+        w.done = true;
+        pthread_cond_broadcast(&w.cv);
+        pthread_mutex_unlock(&w.mu);
+        pthread_join(writer, NULL);
+    }
+    pthread_mutex_destroy(&w.mu);
+    pthread_cond_destroy(&w.cv);
     cli_progress_finish(&prog);
     if (rc == CLI_EXIT_OK && a->have_top) {
         g_kept_metric = r->metric;
-        qsort(kept, n_kept, sizeof *kept, kept_cmp);
+        qsort(kept, w.n_kept, sizeof *kept, kept_cmp);
         if (json)
             sweep_json_begin(&j, af.f, &spec);
         else
             sweep_write_csv_header(af.f);
-        for (size_t k = 0; k < n_kept && rc == CLI_EXIT_OK; k++) {
+        for (size_t k = 0; k < w.n_kept && rc == CLI_EXIT_OK; k++) {
             sebt_params p;
             get_combos(r, kept[k].idx, 1, &p);
             if (a->trades) {
@@ -843,8 +949,10 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
         rc = CLI_EXIT_USAGE;
     }
 out:
-    free(cc);
-    free(cr);
+    for (int i = 0; i < 2; i++) {
+        free(cc[i]);
+        free(cr[i]);
+    }
     free(kept);
     free(rowbuf);
     return rc;

@@ -4,6 +4,7 @@
  * digits from double-conversion cost a fraction of it. */
 #include "sebt/number.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -74,15 +75,20 @@ static int step_last(char *d, int n, int *point, int dir)
 }
 
 /* The shortest digits of v > 0 that read back to v, closest to v among
- * the shortest: the correctly rounded %.*e at 1, 2, ... 17 digits, and
- * where the rounded value misses, its neighbour on the other side of v
- * (only possible at a power of two, whose rounding interval is lopsided). */
+ * the shortest: the correctly rounded %.*e at 15, 16, 17 digits, and where
+ * the rounded value misses, its neighbour on the other side of v (only
+ * possible at a power of two, whose rounding interval is lopsided). 15
+ * digits first: any text of 15 digits or fewer that reads back to v is
+ * what v prints at 15 digits (DBL_DIG), trailing zeros aside, so the
+ * shorter ones need no try of their own (normal doubles; subnormals
+ * hold fewer digits and try every count). */
 static int portable_shortest(double v, char *digits, int *point)
 {
     uint64_t bits;
     memcpy(&bits, &v, sizeof bits);
     const int lopsided = (bits & ((1ull << 52) - 1)) == 0;
-    for (int prec = 1; prec <= 17; prec++) {
+    /* Subnormals carry fewer digits than DBL_DIG: search them all. */
+    for (int prec = v < DBL_MIN ? 1 : 15; prec <= 17; prec++) {
         char s[48];
         snprintf(s, sizeof s, "%.*e", prec - 1, v);
         int n = 0;
