@@ -13,12 +13,8 @@
 #include "sebt/gpu.h"
 #include "sebt/oracle.h"
 
-#ifndef SEBT_FIXTURES_DIR
-#define SEBT_FIXTURES_DIR "fixtures"
-#endif
-#ifndef SEBT_SOURCE_DIR
-#define SEBT_SOURCE_DIR "."
-#endif
+#include "sebt_git.h"
+
 #ifndef SEBT_C_COMPILER_DESC
 #define SEBT_C_COMPILER_DESC "unknown"
 #endif
@@ -269,10 +265,23 @@ static const char *const segment_files[] = {
 static sebt_series segments[N_SEGMENTS];
 static bool segment_loaded[N_SEGMENTS];
 
+/* sebt's shared files (core/paths.c): PREFIX/share/sebt, or the build
+ * folder's share/sebt; SEBT_SHARE_DIR overrides it. */
+static void share_path(const char *rel, char *buf, size_t size)
+{
+    const char *d = sebt_data_dir();
+    snprintf(buf, size, "%s/%s", d ? d : "share/sebt", rel);
+}
+
 static const char *fixtures_dir(void)
 {
     const char *d = getenv("SEBT_FIXTURES_DIR");
-    return d && *d ? d : SEBT_FIXTURES_DIR;
+    if (d && *d)
+        return d;
+    static char dir[2048];   /* leaves room for the file names callers add */
+    if (!dir[0])
+        share_path("fixtures", dir, sizeof dir);
+    return dir;
 }
 
 static void data_path(const char *file, char *buf, size_t size)
@@ -502,17 +511,8 @@ static void sebt_beside(char *out, size_t size)
         snprintf(out, size, "%s", env);
         return;
     }
-    char self[4096];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
-        snprintf(out, size, "sebt");
-        return;
-    }
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    if (slash)
-        *slash = '\0';
-    if ((size_t)snprintf(out, size, "%.4000s/sebt", self) >= size)
+    /* PREFIX/bin/sebt of this installation, or the build folder's. */
+    if (!sebt_part_path("sebt", out, size))
         snprintf(out, size, "sebt");
 }
 
@@ -554,7 +554,7 @@ static sebt_status prepare_peer(bench_prepared *p, sebt_error *err)
 {
     const bench_case *c = &p->c;
     char cmd[32768], data[4096], script[4096], sebt[4096];
-    snprintf(script, sizeof script, "%s/bench/peers/numba_peer.py", SEBT_SOURCE_DIR);
+    share_path("peers/numba_peer.py", script, sizeof script);
     data_path(segment_files[0], data, sizeof data);
     sebt_beside(sebt, sizeof sebt);
     const char *py = numba_python();
@@ -975,17 +975,8 @@ static void command_line(const char *cmd, char *buf, size_t size)
  * never timed here. */
 static void cuda_host_parity(char *buf, size_t size)
 {
-    char dir[4096], lib[4096 + 32], sebt[4096];
-    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
-    if (n <= 0) {
-        snprintf(buf, size, "not checked: cannot find this program's folder");
-        return;
-    }
-    dir[n] = '\0';
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *slash = '\0';
-    snprintf(lib, sizeof lib, "%s/libsebt_cuda_host.so", dir);
+    char lib[4096], sebt[4096];
+    sebt_part_path("libsebt_cuda_host.so", lib, sizeof lib);
     sebt_beside(sebt, sizeof sebt);
     if (access(lib, R_OK) != 0) {
         snprintf(buf, size, "not checked: %.900s is not built", lib);
@@ -993,7 +984,7 @@ static void cuda_host_parity(char *buf, size_t size)
     }
     char cmd[16384], data[4096], combos[4096], line[1024] = "", last[1024] = "";
     data_path("BTCUSDT-1m-2019-01.csv.gz", data, sizeof data);
-    snprintf(combos, sizeof combos, "%s/oracle/parity-combos.csv", SEBT_SOURCE_DIR);
+    share_path("parity-combos.csv", combos, sizeof combos);
     if (!shell_safe(lib) || !shell_safe(sebt) || !shell_safe(data) || !shell_safe(combos)) {
         snprintf(buf, size, "not checked: a path holds a quote");
         return;
@@ -1071,22 +1062,9 @@ void bench_context(bool quick, bench_context_fn emit, void *user)
     const char *wait = getenv("OMP_WAIT_POLICY");
     emit("sebt_omp_wait_policy", wait && *wait ? wait : "unset", user);
 
-    /* Plumbing only: git status would rewrite the index of a tree that
-     * other people are working in. */
-    char commit[128], cmd[8192];
-    snprintf(cmd, sizeof cmd, "git -C '%s' rev-parse HEAD 2>/dev/null", SEBT_SOURCE_DIR);
-    command_line(cmd, commit, sizeof commit);
-    if (commit[0]) {
-        char dirty[16];
-        snprintf(cmd, sizeof cmd,
-                 "git -C '%s' diff-index --quiet HEAD -- >/dev/null 2>&1 || echo dirty",
-                 SEBT_SOURCE_DIR);
-        command_line(cmd, dirty, sizeof dirty);
-        snprintf(buf, sizeof buf, "%s%s", commit, dirty[0] ? " (with uncommitted changes)" : "");
-    } else {
-        snprintf(buf, sizeof buf, "unknown (not a git checkout)");
-    }
-    emit("sebt_git_commit", buf, user);
+    /* Captured when this program was built (cmake/sebt_version.cmake): an
+     * installed sebt_bench has no checkout to ask. */
+    emit("sebt_git_commit", SEBT_GIT_COMMIT, user);
 
     /* Each backend's contract (SPEC §8), for the report's per-backend table. */
     static const char *const names[] = { "reference", "fast_cpu", "cuda" };

@@ -13,6 +13,7 @@ packages=(
   libbenchmark-dev                # bench/
   gnuplot-nox                     # report figures
   libjansson-dev                  # the report reads benchmark JSON through jansson
+  help2man                        # man pages, from --help and --version
   libopenmpi-dev openmpi-bin      # sebt under mpirun (optional part)
   python3-numba                   # the numba peer of the benchmarks, validated over the kernel protocol
   python3-torch                   # the torch example kernel (python/examples; ~50 MB, ~3 min)

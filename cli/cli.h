@@ -210,9 +210,14 @@ typedef struct {
 int cli_junit_write(const char *cmd, const char *path, const char *suite, const cli_junit_case *cases,
                     size_t n);
 
-/* Where the bundled data lie: SEBT_SHARE_DIR, else PREFIX/share/sebt next to
- * an installed sebt, else the source tree. fixtures receives the folder
- * holding data/ and regressions/, combos the parity combos file. */
+/* The path of rel under sebt's shared files (sebt_data_dir():
+ * SEBT_SHARE_DIR, else PREFIX/share/sebt of this installation or build
+ * folder), as "fixtures/data". The same rel gives the same pointer, valid
+ * for the life of the process. When nothing was found it names where an
+ * installed sebt would have it, so the error that follows says where. */
+const char *cli_share(const char *rel);
+/* fixtures receives the folder holding data/ and regressions/, combos
+ * the parity combos file (both under cli_share). */
 void cli_share_paths(char *fixtures, size_t fsize, char *combos, size_t csize);
 
 /* ---- the oracle's commands, parity and fuzz (cli/cmd_parity.c) ----- */

@@ -282,7 +282,7 @@ int cli_cmd_check_gpu(int argc, char **argv)
     size_t bars = 150000, combos = 10000, max_combos = 100000;
     double budget = 30;
     bool bench = false, save = false;
-    const char *data = SEBT_FIXTURES_DIR "/data/BTCUSDT-15m-2017-2021.csv.gz";
+    const char *data = cli_share("fixtures/data/BTCUSDT-15m-2017-2021.csv.gz");
     cli_args a;
     int rc = cli_parse(&cli_cmd_check_gpu_spec, argc, argv, &a);
     if (rc >= 0)

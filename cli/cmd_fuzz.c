@@ -31,7 +31,7 @@ typedef struct {
 } fuzz_args;
 
 #define DEFAULT_SAVE_DIR "sebt-fuzz-repro"
-#define DEFAULT_BASE SEBT_FIXTURES_DIR "/data/BTCUSDT-15m-2017-2021.csv.gz"
+#define DEFAULT_BASE cli_share("fixtures/data/BTCUSDT-15m-2017-2021.csv.gz")
 
 static void fuzz_epilog(FILE *f)
 {
@@ -489,9 +489,9 @@ static int fuzz_one(const fuzz_args *a)
 }
 
 #define SELF_TEST_MAX_BARS 50
-#define REGRESSIONS_DIR SEBT_FIXTURES_DIR "/regressions"
-#define PARITY_COMBOS SEBT_FIXTURES_DIR "/../oracle/parity-combos.csv"
-#define BUNDLED_DATA SEBT_FIXTURES_DIR "/data"
+#define REGRESSIONS_DIR cli_share("fixtures/regressions")
+#define PARITY_COMBOS cli_share("parity-combos.csv")
+#define BUNDLED_DATA cli_share("fixtures/data")
 
 typedef struct {
     bool fuzz_ok, parity, suite;

@@ -157,8 +157,8 @@ static int parse_args(int argc, char **argv, parity_args *a)
     return -1;
 }
 
-#define DEFAULT_COMBOS SEBT_FIXTURES_DIR "/../oracle/parity-combos.csv"
-#define BUNDLED_DATA SEBT_FIXTURES_DIR "/data"
+#define DEFAULT_COMBOS cli_share("parity-combos.csv")
+#define BUNDLED_DATA cli_share("fixtures/data")
 
 /* The combos of --grid or --combos, else the default file. */
 static int load_combos(const char *cmd, const parity_args *a, sebt_params **out, size_t *n)

@@ -21,10 +21,6 @@
 #define SEBT_BENCH_NAME "sebt_bench"
 #endif
 
-#ifndef SEBT_HISTORY_DEFAULT
-#define SEBT_HISTORY_DEFAULT ""
-#endif
-
 #define CMD "report"
 #define DEFAULT_THRESHOLD_PCT 25.0
 /* --baseline: no regression shown, but a drop the repetitions cannot
@@ -35,8 +31,8 @@
 static void report_about(FILE *f)
 {
     fprintf(f,
-            "The first form runs the benchmarks (sebt_bench, found next to sebt or through\n"
-            "SEBT_BENCH_BINARY; its console output goes to DIR/bench.log) or reads an\n"
+            "The first form runs the benchmarks (sebt_bench, installed in PREFIX/lib/sebt,\n"
+            "or SEBT_BENCH_BINARY; its console output goes to DIR/bench.log) or reads an\n"
             "earlier run's JSON (--from), and writes DIR with index.html (opens without a\n"
             "network), report.md, bench.json and the figures as .svg and .png (drawn by\n"
             "gnuplot; SEBT_GNUPLOT names another one). Every point is repeated (5 times in\n"
@@ -44,9 +40,12 @@ static void report_about(FILE *f)
             "its coefficient of variation and what else the machine was running. The numba\n"
             "peer (bench/peers/numba_peer.py) runs on the same data when numba is installed.\n"
             "--quick caps the sizes so the whole run takes about two minutes on two cores.\n"
-            "A new run appends one line to the history file (default %s;\n"
-            "'none' for no history), which the report plots; a redraw (--from) appends only\n"
-            "with --append-history (a run made elsewhere, say a CI artifact).\n\n"
+            "A new run appends one line to the history file (default\n"
+            "$XDG_STATE_HOME/sebt/history.csv, else ~/.local/state/sebt/history.csv: never\n"
+            "the source tree; 'none' for no history), which the report plots; a redraw\n"
+            "(--from) appends only with --append-history (a run made elsewhere, say a CI\n"
+            "artifact). The project's own record is bench/results/history.csv, named with\n"
+            "--history.\n\n"
             "The second form compares two runs' JSON. Machines differ and are noisy, so\n"
             "it gates only on ratios measured within one run: fast_cpu over the reference\n"
             "on one thread each (CPU time), cuda over fast_cpu on the same work. Each\n"
@@ -55,7 +54,7 @@ static void report_about(FILE *f)
             "than PCT percent (default %.0f, the minimum effect size) is a regression when\n"
             "the test confirms it (p < alpha), and inconclusive when it does not.\n"
             "Absolute times are shown, not gated.\n",
-            SEBT_HISTORY_DEFAULT[0] ? SEBT_HISTORY_DEFAULT : "none", SEBT_BASELINE_ALPHA, DEFAULT_THRESHOLD_PCT);
+            SEBT_BASELINE_ALPHA, DEFAULT_THRESHOLD_PCT);
 }
 
 enum { OPT_OUT, OPT_QUICK, OPT_FROM, OPT_HISTORY, OPT_APPEND_HISTORY, OPT_BASELINE, OPT_THRESHOLD };
@@ -136,22 +135,62 @@ static int find_bench(char *out, size_t size)
         fprintf(stderr, "sebt %s: error: SEBT_BENCH_BINARY=%s is not an executable file\n", CMD, env);
         return CLI_EXIT_USAGE;
     }
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n > 0) {
-        self[n] = '\0';
-        char *slash = strrchr(self, '/');
-        if (slash)
-            *slash = '\0';
-        int w = snprintf(out, size, "%s/%s", self, SEBT_BENCH_NAME);
-        if (w > 0 && (size_t)w < size && executable(out))
-            return CLI_EXIT_OK;
+    /* PREFIX/lib/sebt/sebt_bench, or the top of the build folder. */
+    if (sebt_part_path(SEBT_BENCH_NAME, out, size) && executable(out)) {
+        /* The benchmarks run this sebt and read these shared files, not
+         * whatever another installation would find. */
+        char self[PATH_MAX];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+        if (n > 0 && !getenv("SEBT_BINARY")) {
+            self[n] = '\0';
+            setenv("SEBT_BINARY", self, 1);
+        }
+        if (sebt_data_dir() && !getenv("SEBT_SHARE_DIR"))
+            setenv("SEBT_SHARE_DIR", sebt_data_dir(), 1);
+        return CLI_EXIT_OK;
     }
-    fprintf(stderr, "sebt %s: error: the benchmark program %s is not built next to sebt "
-                    "(%s): install Google Benchmark (apt-get install libbenchmark-dev) and "
+    fprintf(stderr, "sebt %s: error: the benchmark program %s is not installed with sebt "
+                    "(looked for %s): install Google Benchmark (apt-get install libbenchmark-dev) and "
                     "rebuild, set SEBT_BENCH_BINARY, or pass --from BENCH.json\n",
-            CMD, SEBT_BENCH_NAME, n > 0 ? out : "cannot read /proc/self/exe");
+            CMD, SEBT_BENCH_NAME, out);
     return CLI_EXIT_USAGE;
+}
+
+/* The history a new run appends to unless told (--history): outside any
+ * checkout, where the user's state lives (XDG base directories), so a
+ * report never edits the source tree. NULL when there is no home. */
+static const char *default_history(void)
+{
+    static char path[PATH_MAX];
+    const char *state = getenv("XDG_STATE_HOME");
+    const char *home = getenv("HOME");
+    if (state && state[0] == '/')
+        snprintf(path, sizeof path, "%s/sebt/history.csv", state);
+    else if (home && home[0] == '/')
+        snprintf(path, sizeof path, "%s/.local/state/sebt/history.csv", home);
+    else
+        return NULL;
+    return path;
+}
+
+/* mkdir -p of the folder holding path. */
+static int make_parent(const char *path)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (!slash || slash == dir)
+        return 0;
+    *slash = '\0';
+    for (char *p = dir + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(dir, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
 /* ---- running the benchmarks --------------------------------------------- */
@@ -256,6 +295,13 @@ static int write_report(const char *dir, const char *from, bool quick, const cha
     sebt_report_opts opts = { .gnuplot = gnuplot, .source = source, .history = history,
                               .append_history = history && (!from || force_append) && !is_planted,
                               .summary = &summary };
+    if (opts.append_history && make_parent(history) != 0) {
+        fprintf(stderr, "sebt %s: error: cannot create the folder of the history file %s: %s "
+                        "(--history FILE or none)\n", CMD, history, strerror(errno));
+        sebt_bench_set_free(&set);
+        free(json);
+        return CLI_EXIT_USAGE;
+    }
     sebt_status st = sebt_report_write(&set, json, len, dir, &opts, &err);
     free(json);
     if (st != SEBT_OK) {
@@ -397,7 +443,7 @@ int cli_cmd_report(int argc, char **argv)
         old_path = o.v[OPT_BASELINE].values[0];
         new_path = o.v[OPT_BASELINE].values[1];
     }
-    const char *history = SEBT_HISTORY_DEFAULT[0] ? SEBT_HISTORY_DEFAULT : NULL;
+    const char *history = default_history();
     bool have_history = cli_given(&o, OPT_HISTORY), force_append = cli_given(&o, OPT_APPEND_HISTORY);
     if (have_history)
         history = strcmp(cli_str(&o, OPT_HISTORY), "none") == 0 ? NULL : cli_str(&o, OPT_HISTORY);

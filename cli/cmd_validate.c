@@ -763,31 +763,8 @@ static void do_speed(v_ctx *c, const void *arg, v_outcome *o)
 
 void cli_share_paths(char *fixtures, size_t fsize, char *combos, size_t csize)
 {
-    const char *env = getenv("SEBT_SHARE_DIR");
-    if (env && *env) {
-        snprintf(fixtures, fsize, "%s/fixtures", env);
-        snprintf(combos, csize, "%s/parity-combos.csv", env);
-        return;
-    }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = '\0';
-            char probe[PATH_MAX + 64];
-            struct stat st;
-            snprintf(probe, sizeof probe, "%s/../share/sebt/parity-combos.csv", exe);
-            if (stat(probe, &st) == 0) {
-                snprintf(fixtures, fsize, "%s/../share/sebt/fixtures", exe);
-                snprintf(combos, csize, "%s", probe);
-                return;
-            }
-        }
-    }
-    snprintf(fixtures, fsize, "%s", SEBT_FIXTURES_DIR);
-    snprintf(combos, csize, "%s", SEBT_PARITY_COMBOS);
+    snprintf(fixtures, fsize, "%s", cli_share("fixtures"));
+    snprintf(combos, csize, "%s", cli_share("parity-combos.csv"));
 }
 
 static int cmp_str(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }

@@ -1,4 +1,5 @@
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -127,6 +128,34 @@ void cli_abandon_output(FILE *f)
         return;
     sebt_outfile_abort(&outputs[k].o);
     outputs[k].f = NULL;
+}
+
+const char *cli_share(const char *rel)
+{
+    /* A handful of distinct names per run (data, regressions, combos). */
+    static struct {
+        const char *rel;
+        char path[PATH_MAX];
+    } known[16];
+    static size_t n_known;
+    for (size_t i = 0; i < n_known; i++)
+        if (strcmp(known[i].rel, rel) == 0)
+            return known[i].path;
+    static char spill[PATH_MAX];
+    char *out = n_known < sizeof known / sizeof known[0] ? known[n_known].path : spill;
+    const char *dir = sebt_data_dir();
+    if (dir) {
+        snprintf(out, PATH_MAX, "%s/%s", dir, rel);
+    } else {
+        char sebt[PATH_MAX];
+        sebt_part_path("sebt", sebt, sizeof sebt);
+        char *slash = strrchr(sebt, '/');
+        snprintf(out, PATH_MAX, "%.*s/../share/sebt/%s (sebt's shared files were not found; set "
+                 "SEBT_SHARE_DIR)", slash ? (int)(slash - sebt) : 1, slash ? sebt : ".", rel);
+    }
+    if (out != spill)
+        known[n_known++].rel = rel;
+    return out;
 }
 
 double cli_now(void)

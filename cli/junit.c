@@ -4,8 +4,15 @@
  * skipped. Written through cli_open_output, so a run that is interrupted
  * never leaves half a report. */
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
+
+/* The suite's timestamp is when this process started: every check a
+ * JUnit file reports runs after that. */
+static time_t started;
+__attribute__((constructor)) static void note_start(void) { started = time(NULL); }
 
 static void xml_text(FILE *f, const char *s)
 {
@@ -45,10 +52,20 @@ int cli_junit_write(const char *cmd, const char *path, const char *suite, const 
     xml_text(f, suite);
     fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"%.3f\">\n", n,
             failures, errors, skipped, total);
+    /* timestamp: ISO 8601 in UTC without a zone, as the JUnit schema has it. */
+    char stamp[32] = "1970-01-01T00:00:00", host[256] = "localhost";
+    struct tm tm;
+    if (started && gmtime_r(&started, &tm))
+        strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &tm);
+    if (gethostname(host, sizeof host) != 0 || !host[0])
+        snprintf(host, sizeof host, "localhost");
+    host[sizeof host - 1] = '\0';
     fputs("  <testsuite name=\"", f);
     xml_text(f, suite);
-    fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"%.3f\">\n", n,
-            failures, errors, skipped, total);
+    fprintf(f, "\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\" skipped=\"%zu\" time=\"%.3f\" timestamp=\"%s\" "
+               "hostname=\"", n, failures, errors, skipped, total, stamp);
+    xml_text(f, host);
+    fputs("\">\n", f);
     for (size_t i = 0; i < n; i++) {
         const cli_junit_case *c = &cases[i];
         fputs("    <testcase classname=\"", f);

@@ -7,6 +7,7 @@
 #include "mpi.h"
 #include "options.h"
 #include "sebt/outfile.h"
+#include "sebt_git.h"
 
 /* The commands, in the order of `sebt --help`; each declares its options in
  * its own file (cli/options.h). */
@@ -24,7 +25,8 @@ static void usage(FILE *f)
                "Commands:\n");
     for (size_t i = 0; i < cli_n_commands; i++)
         fprintf(f, "  %-10s %s\n", cli_commands[i]->name, cli_commands[i]->summary);
-    fprintf(f, "\nRun 'sebt help COMMAND' (or 'sebt COMMAND --help') for a command's options.\n"
+    fprintf(f, "\nRun 'sebt help COMMAND' (or 'sebt COMMAND --help') for a command's options,\n"
+               "'sebt --version' for the version, the commit and what this build includes.\n"
                "Exit codes: 0 success, 1 a check failed, 2 bad usage or input, 3 no usable GPU.\n"
                "Environment: BACKTEST_BACKEND=cpu|gpu|auto, BACKTEST_GPU_ID, OMP_NUM_THREADS.\n");
 }
@@ -59,6 +61,41 @@ static void install_signal_handlers(void)
     atexit(sebt_outfile_remove_temps);
 }
 
+/* What this binary is: the version, the commit it was built from and how
+ * (cmake fills the SEBT_BUILT_* switches), and where each optional part is
+ * found now, beside this sebt. The first line is what help2man reads. */
+static void version_part(const char *what, bool built, const char *why_not, const char *file)
+{
+    char path[4096];
+    if (!built) {
+        printf("%-22s not built (%s)\n", what, why_not);
+    } else if (sebt_part_path(file, path, sizeof path)) {
+        printf("%-22s %s\n", what, path);
+    } else {
+        printf("%-22s built, but not found at %s\n", what, path);
+    }
+}
+
+static int version(int argc, char **argv)
+{
+    if (argc > 2) {
+        fprintf(stderr, "sebt: error: --version takes nothing after it, got '%s'\n", argv[2]);
+        return CLI_EXIT_USAGE;
+    }
+    printf("sebt %s\n", SEBT_VERSION);
+    printf("%-22s %s\n", "commit:", SEBT_GIT_COMMIT);
+    printf("%-22s %s, %s\n", "built:", SEBT_BUILT_TYPE, SEBT_BUILT_COMPILER);
+    printf("%-22s %s\n", "OpenMP:", SEBT_BUILT_OPENMP ? "yes (fast_cpu on every core)" : "no (fast_cpu on one thread)");
+    printf("%-22s %s\n", "zlib:", SEBT_BUILT_ZLIB ? "yes (.gz data files)" : "no (.gz data files are refused)");
+    version_part("cuda module:", SEBT_BUILT_CUDA, "no CUDA compiler", "libsebt_cuda.so");
+    version_part("cuda host execution:", SEBT_BUILT_CUDA_HOST, "no C++ compiler", "libsebt_cuda_host.so");
+    version_part("MPI module:", SEBT_BUILT_MPI, "no MPI", "libsebt_mpi.so");
+    version_part("benchmarks:", SEBT_BUILT_BENCH, "no Google Benchmark", "sebt_bench");
+    const char *share = sebt_data_dir();
+    printf("%-22s %s\n", "shared files:", share ? share : "not found (set SEBT_SHARE_DIR)");
+    return CLI_EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     install_signal_handlers();
@@ -85,10 +122,8 @@ int main(int argc, char **argv)
         char *help_argv[] = { (char *)c->name, (char *)"--help", NULL };
         return c->fn(2, help_argv);
     }
-    if (strcmp(argv[1], "--version") == 0) {
-        printf("sebt %s\n", SEBT_VERSION);
-        return CLI_EXIT_OK;
-    }
+    if (strcmp(argv[1], "--version") == 0)
+        return version(argc, argv);
     if (strcmp(argv[1], "__options") == 0)
         return cli_list_options(argc == 3 ? argv[2] : NULL);
     const cli_command *c = cli_find_command(argv[1]);

@@ -1,7 +1,6 @@
 /* The `sebt` command under an MPI launcher (cli/mpi.h). */
 #include <dlfcn.h>
 #include <errno.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,20 +47,12 @@ int cli_mpi_launcher_size(void)
 static void *open_module(char *tried, size_t tried_size)
 {
     const char *env = getenv("SEBT_MPI_LIBRARY");
-    char paths[2][4096];
+    char paths[1][4096];
     int n = 0;
-    if (env && *env) {
+    if (env && *env)
         snprintf(paths[n++], sizeof paths[0], "%s", env);
-    } else {
-        /* Next to the binary first (an installed copy), then the build tree. */
-        char exe[4096];
-        ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (len > 0) {
-            exe[len] = '\0';
-            snprintf(paths[n++], sizeof paths[0], "%s/libsebt_mpi.so", dirname(exe));
-        }
-        snprintf(paths[n++], sizeof paths[0], "%s/libsebt_mpi.so", SEBT_MPI_MODULE_DIR);
-    }
+    else    /* PREFIX/lib/sebt, or the top of the build folder (core/paths.c) */
+        sebt_part_path("libsebt_mpi.so", paths[n++], sizeof paths[0]);
     tried[0] = '\0';
     for (int i = 0; i < n; i++) {
         /* RTLD_GLOBAL: Open MPI's own plugins resolve libmpi's symbols

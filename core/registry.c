@@ -32,7 +32,9 @@ static sebt_status open_cuda_module(sebt_error *err)
     const char *path = getenv("SEBT_CUDA_LIBRARY");
     char buf[4096];
     if (!path || !*path) {
-        snprintf(buf, sizeof buf, "%s/%s", SEBT_CUDA_MODULE_DIR, SEBT_CUDA_MODULE_NAME);
+        /* PREFIX/lib/sebt beside an installed sebt or libsebt.so, or the
+         * top of the build folder (core/paths.c). */
+        sebt_part_path(SEBT_CUDA_MODULE_NAME, buf, sizeof buf);
         path = buf;
     }
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);

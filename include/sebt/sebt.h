@@ -114,6 +114,22 @@ sebt_status sebt_write_csv(const sebt_series *s, FILE *f, sebt_error *err);
  * the NUL); errors name the path (core/loader_io.c). */
 sebt_status sebt_read_file(const char *path, char **text, size_t *len, sebt_error *err);
 
+/* ---- where sebt's own files are (core/paths.c) ------------------------- */
+
+/* Found relative to the program or library holding sebt's code, never at a
+ * path fixed when it was built: an installed prefix can be moved, and a
+ * build folder has the same layout. */
+
+/* The folder of sebt's shared files, PREFIX/share/sebt: fixtures/ (the
+ * bundled data/ and regressions/), parity-combos.csv, plugin-template/,
+ * cuda-host/, peers/. $SEBT_SHARE_DIR overrides it. NULL when not found. */
+const char *sebt_data_dir(void);
+/* The path of one of sebt's own programs or modules by file name:
+ * PREFIX/lib/sebt/NAME (libsebt_cuda.so, libsebt_mpi.so,
+ * libsebt_cuda_host.so, sebt_bench), or PREFIX/bin/sebt for "sebt". True
+ * when the file is there; false with path naming where it was looked for. */
+bool sebt_part_path(const char *name, char *path, size_t size);
+
 /* ---- backends (core/registry.c) ---------------------------------------- */
 
 /* The backends built into this binary, in a stable order. The cuda backend

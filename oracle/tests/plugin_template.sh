@@ -27,7 +27,7 @@ export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
   -o libf32.so $(pkg-config --cflags --libs sebt)) || fail "the template does not build with pkg-config"
 
 # The installed headers compile alone with plain -std=c11, no project defines.
-printf '#include <sebt/%s>\n' types.h backend.h sebt.h grid.h plugin.h >"$tmp/headers.c"
+printf '#include <sebt/%s>\n' types.h backend.h sebt.h grid.h plugin.h oracle.h >"$tmp/headers.c"
 cc -std=c11 -pedantic -Wall -Wextra -Werror -fsyntax-only -I"$tmp/prefix/include" "$tmp/headers.c" \
   || fail "the installed headers do not compile with plain -std=c11"
 "$sebt" backends --backend "$tmp/mine/build/libmine.so" | grep -Eq '^mine +exact ' \
