@@ -870,7 +870,7 @@ const cli_command cli_cmd_validate_spec = {
              "command that reproduces it.\n",
     .opts = CLI_OPTS(validate_opts),
     .epilog = "Environment: SEBT_SHARE_DIR, the folder holding fixtures/ and parity-combos.csv\n"
-              "(default: PREFIX/share/sebt beside an installed sebt, else the source tree).\n"
+              "(default: PREFIX/share/sebt beside an installed sebt, or the build folder's share/sebt).\n"
               "\n"
               "Exit codes: 0 every check passed, 1 a check failed (divergence, crash, mutant\n"
               "missed, no trades, too slow), 2 bad usage, bad input or a plugin that does not\n"
