@@ -13,12 +13,22 @@ rm -rf "$work"
 mkdir -p "$work/home" || fail "cannot create $work"
 
 # The tree as it is (tracked and new files, not ignored ones), committed.
+# Without git (or a checkout) the copy is taken whole, less build folders,
+# and the git status check is left out, and said so.
 mkdir "$work/src"
-(cd "$src" && git ls-files -z --cached --others --exclude-standard) \
-  | (cd "$src" && xargs -0 cp --parents -t "$work/src" 2>/dev/null)
+have_git=false
+if command -v git >/dev/null && git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+  have_git=true
+  (cd "$src" && git ls-files -z --cached --others --exclude-standard) \
+    | (cd "$src" && xargs -0 cp --parents -t "$work/src" 2>/dev/null)
+else
+  (cd "$src" && tar --exclude='./build*' --exclude=./.git -cf - .) | (cd "$work/src" && tar -xf -)
+fi
 [[ -f $work/src/CMakeLists.txt ]] || fail "copying the source tree"
-git -C "$work/src" init -q && git -C "$work/src" add -A \
-  && git -C "$work/src" -c user.name=t -c user.email=t@t commit -qm scratch || fail "git init of the copy"
+if $have_git; then
+  git -C "$work/src" init -q && git -C "$work/src" add -A \
+    && git -C "$work/src" -c user.name=t -c user.email=t@t commit -qm scratch || fail "git init of the copy"
+fi
 
 b=$work/src/build
 cmake -S "$work/src" -B "$b" -DCMAKE_BUILD_TYPE=Release -DBUILD_TESTING=OFF -DSEBT_BUILD_TESTS=OFF \
@@ -34,9 +44,13 @@ if [[ -x $b/sebt_bench ]] && command -v gnuplot >/dev/null; then
      "$b/sebt" report --quick --out "$work/report-build" >"$work/report-build.log" 2>&1) \
     || { cat "$work/report-build.log"; fail "report from the build folder"; }
   [[ -s $work/home/.local/state/sebt/history.csv ]] || fail "the default history is not under \$HOME/.local/state/sebt"
-  dirty=$(git -C "$work/src" status --porcelain)
-  [[ -z $dirty ]] || fail "a report run changed the checkout: $dirty"
-  echo "report from the build folder: checkout clean, history in \$HOME/.local/state/sebt"
+  if $have_git; then
+    dirty=$(git -C "$work/src" status --porcelain)
+    [[ -z $dirty ]] || fail "a report run changed the checkout: $dirty"
+    echo "report from the build folder: checkout clean, history in \$HOME/.local/state/sebt"
+  else
+    echo "report from the build folder: history in \$HOME/.local/state/sebt (no git: status not checked)"
+  fi
 else
   echo "sebt_bench or gnuplot missing: the report part is not checked here"
 fi
