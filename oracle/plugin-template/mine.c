@@ -37,9 +37,25 @@ typedef double column_t;
  * float, as it would be stored in a float32 buffer. */
 static double stored(double x) { return (double)(column_t)x; }
 
+/* Price-valued columns (EMAs, TR, ATR) are held relative to a power of two
+ * near the series' largest close, as a float32 pipeline normalises its
+ * inputs: scaling by 2^k is exact, and prices of 1e120 or 1e-310, which a
+ * float cannot hold, keep float32's 24 bits instead of turning into inf or
+ * 0. In the float64 variant it changes nothing. */
+static double price_scale(const sebt_series *s)
+{
+    double m = 0.0;
+    for (size_t t = 0; t < s->n; t++)
+        if (fabs(s->close[t]) > m)  /* NaN compares false: missing bars skipped */
+            m = fabs(s->close[t]);
+    return m > 0.0 && isfinite(m) ? ldexp(1.0, ilogb(m)) : 1.0;
+}
+
+static double stored_price(double x, double scale) { return scale * stored(x / scale); }
+
 /* ---- indicators (SPEC §3) ---------------------------------------------- */
 
-static void ema(const double *close, size_t n, int32_t span, double *out)
+static void ema(const double *close, size_t n, int32_t span, double scale, double *out)
 {
     double a = 2.0 / ((double)span + 1.0), b = 1.0 - a, y = NAN;
     int seeded = 0;
@@ -50,7 +66,7 @@ static void ema(const double *close, size_t n, int32_t span, double *out)
         }
         y = seeded ? a * close[t] + b * y : close[t];
         seeded = 1;
-        out[t] = stored(y);
+        out[t] = stored_price(y, scale);
     }
 }
 
@@ -119,8 +135,9 @@ static void zscore(const double *x, size_t n, int32_t w, double *out)
 static void compute(const sebt_series *s, const sebt_params *p, sebt_features *f)
 {
     size_t n = s->n;
-    ema(s->close, n, p->ema_fast, f->ema_f);
-    ema(s->close, n, p->ema_slow, f->ema_s);
+    double scale = price_scale(s);
+    ema(s->close, n, p->ema_fast, scale, f->ema_f);
+    ema(s->close, n, p->ema_slow, scale, f->ema_s);
     true_range(s, f->tr);
     atr(f->tr, n, p->atr_window, f->atr);
     zscore(s->volume, n, p->z_window, f->vol_z);
@@ -128,8 +145,8 @@ static void compute(const sebt_series *s, const sebt_params *p, sebt_features *f
     for (size_t t = 0; t < n; t++) {
         double h = s->high[t], l = s->low[t];
         f->cloc[t] = isnan(h) || h == l ? NAN : stored((s->close[t] - l) / (h - l));
-        f->tr[t] = stored(f->tr[t]);
-        f->atr[t] = stored(f->atr[t]);
+        f->tr[t] = stored_price(f->tr[t], scale);
+        f->atr[t] = stored_price(f->atr[t], scale);
         f->signal[t] = f->ema_f[t] < f->ema_s[t] && f->vol_z[t] > p->vol_z && f->tr_z[t] > p->tr_z &&
                        f->cloc[t] > p->cloc_min;
         f->valid[t] = !isnan(f->atr[t]);
