@@ -45,7 +45,7 @@ int cli_cmd_features(int argc, char **argv)
     if (rc != CLI_EXIT_OK)
         goto done;
     if (sebt_features_alloc(&x, s.n, &err) != SEBT_OK ||
-        b->features(b, &s, &a.params, &x, &err) != SEBT_OK) {
+        sebt_backend_features(b, &s, &a.params, &x, &err) != SEBT_OK) {
         rc = cli_report_error(cmd, &err);
         goto done;
     }

@@ -9,34 +9,6 @@
 
 typedef enum { FORMAT_JSON, FORMAT_CSV, FORMAT_TEXT } run_format;
 
-/* A backend that hands back an index outside the series has a bug; saying
- * so beats reading out of bounds while printing its trade. */
-static bool index_ok(const sebt_series *s, int64_t i)
-{
-    return i >= 0 && (uint64_t)i < (uint64_t)s->n;
-}
-
-static int check_indices(const char *backend, const sebt_series *s, const sebt_result *r)
-{
-    for (size_t k = 0; k < r->n_trades; k++) {
-        const sebt_trade *t = &r->trades[k];
-        if (!index_ok(s, t->signal_index) || !index_ok(s, t->entry_index) || !index_ok(s, t->exit_index)) {
-            fprintf(stderr,
-                    "sebt run: error: backend %s returned trade %zu with bars %" PRId64 "/%" PRId64
-                    "/%" PRId64 " outside the series of %zu bars (a bug in the backend)\n",
-                    backend, k, t->signal_index, t->entry_index, t->exit_index, s->n);
-            return CLI_EXIT_CHECK_FAILED;
-        }
-    }
-    const sebt_open_position *o = &r->open_at_end;
-    if (o->open && (!index_ok(s, o->signal_index) || !index_ok(s, o->entry_index))) {
-        fprintf(stderr, "sebt run: error: backend %s returned an open position outside the series "
-                        "(a bug in the backend)\n", backend);
-        return CLI_EXIT_CHECK_FAILED;
-    }
-    return CLI_EXIT_OK;
-}
-
 static void write_json(FILE *f, const char *backend, const sebt_params *p, const sebt_series *s,
                        const sebt_result *r)
 {
@@ -225,7 +197,7 @@ int cli_cmd_run(int argc, char **argv)
     sebt_result result;
     memset(&result, 0, sizeof result);
     sebt_error err = { 0 };
-    if (b->run_batch(b, &s, &a.params, 1, &opts, &result, &err) != SEBT_OK) {
+    if (sebt_backend_run(b, &s, &a.params, 1, &opts, &result, &err) != SEBT_OK) {
         rc = cli_report_error(cmd, &err);
         goto done;
     }
@@ -235,9 +207,6 @@ int cli_cmd_run(int argc, char **argv)
         rc = CLI_EXIT_CHECK_FAILED;
         goto done;
     }
-    rc = check_indices(b->name, &s, &result);
-    if (rc != CLI_EXIT_OK)
-        goto done;
     rc = cli_check_result(cmd, 0, &a.params, &result);
     if (rc != CLI_EXIT_OK)
         goto done;

@@ -472,13 +472,18 @@ static int compute(const char *cmd, sweep_run *r)
         chunk_progress cp = { .bar = &prog, .base = done, .total = r->n_local };
         sebt_batch_opts opts = { .threads = (int)a->threads, .want_trades = want_trades,
                                  .progress = chunk_progress_update, .progress_user = &cp };
-        if (r->b->run_batch(r->b, &r->s, cc, m, &opts, cr, &err) != SEBT_OK) {
+        sebt_error_clear(&err);
+        if (sebt_backend_status(r->b, r->b->run_batch(r->b, &r->s, cc, m, &opts, cr, &err), &err) != SEBT_OK) {
             rc = cli_report_error(cmd, &err);
             sebt_results_free(cr, m);
             break;
         }
         for (size_t j = 0; j < m && rc == CLI_EXIT_OK; j++) {
             size_t k = rem[order[start[c] + j]];
+            if (sebt_result_check(r->b, &r->s, &cc[j], r->local[k], &cr[j], &err) != SEBT_OK) {
+                rc = cli_report_error(cmd, &err);
+                break;
+            }
             rc = cli_check_result(cmd, r->local[k], &cc[j], &cr[j]);
             if (rc != CLI_EXIT_OK)
                 break;
@@ -629,7 +634,7 @@ static int write_results(const char *cmd, sweep_run *r, sebt_result *all)
             memset(&one, 0, sizeof one);
             sebt_error err = { 0 };
             sebt_batch_opts o1 = { .threads = (int)a->threads, .want_trades = true };
-            if (r->b->run_batch(r->b, &r->s, &r->combos[i], 1, &o1, &one, &err) != SEBT_OK)
+            if (sebt_backend_run(r->b, &r->s, &r->combos[i], 1, &o1, &one, &err) != SEBT_OK)
                 rc = cli_report_error(cmd, &err);
             else
                 rc = write_trades(cmd, a->trades, i, &r->s, &one);

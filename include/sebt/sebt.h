@@ -90,6 +90,30 @@ const char *sebt_exit_outcome_name(double v);
 /* The reason named name[0 .. len): true and *out set, or false. */
 bool sebt_exit_reason_parse(const char *name, size_t len, sebt_exit_reason *out);
 
+/* ---- result checks (core/check.c) --------------------------------------
+ * What every caller of a backend runs before it prints or writes a result
+ * (the sebt command does, for every backend and plugin): SPEC's invariants
+ * that hold whatever the arithmetic (counts, ranges, indices, exit reasons,
+ * flag bytes; never values that rounding may change). A violation is
+ * SEBT_ERR_INTERNAL naming the backend, the combo (its index in the caller's
+ * numbering: combo_ids[i], or i when NULL) and the field. */
+sebt_status sebt_result_check(const sebt_backend *b, const sebt_series *s, const sebt_params *p,
+                              size_t combo, const sebt_result *r, sebt_error *err);
+sebt_status sebt_results_check(const sebt_backend *b, const sebt_series *s, const sebt_params *combos,
+                               const size_t *combo_ids, size_t n, const sebt_result *results, sebt_error *err);
+sebt_status sebt_features_check(const sebt_backend *b, const sebt_series *s, const sebt_features *f,
+                                sebt_error *err);
+/* Makes a backend's failure honest: st as returned, err as filled. An
+ * unknown status becomes SEBT_ERR_INTERNAL; err->code is set to st; an
+ * empty message is replaced by one naming the backend and the status. So
+ * a failure can never read as "ok". */
+sebt_status sebt_backend_status(const sebt_backend *b, sebt_status st, sebt_error *err);
+/* b->run_batch / b->features, then sebt_backend_status and the checks. */
+sebt_status sebt_backend_run(const sebt_backend *b, const sebt_series *s, const sebt_params *combos,
+                             size_t n_combos, const sebt_batch_opts *opts, sebt_result *results, sebt_error *err);
+sebt_status sebt_backend_features(const sebt_backend *b, const sebt_series *s, const sebt_params *p,
+                                  sebt_features *out, sebt_error *err);
+
 /* ---- loader (core/loader.c) -------------------------------------------- */
 
 typedef struct {

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Findings 1 and 2 of issue 20: whatever a backend returns is checked
+# before anything is printed or written (core/check.c). A plugin that lies
+# (cli/tests/plugins/liar.c, one way per SEBT_LIAR value) makes `run`,
+# `sweep` and `features` exit 1 with a message naming the backend, the combo
+# and the field, prints no result and leaves no output file; an error status
+# without a message never reads "error: ok" with exit 0.
+#   results_check_test.sh SEBT LIAR_SO DATA
+set -u
+sebt=$1 liar=$2 data=$3
+work=$(mktemp -d /tmp/sebt_results_check_XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+printf 'ema_fast = 2, 3\nz_window = 3\natr_window = 2\n' > grid.txt
+
+# lie WAY CODE PATTERN CMD...: with SEBT_LIAR=WAY, CMD exits CODE, says
+# PATTERN on stderr, prints nothing on stdout and leaves no out.* file.
+lie() {
+  local way=$1 code=$2 pattern=$3; shift 3
+  rm -f out.* stdout.txt
+  SEBT_LIAR=$way "$@" >stdout.txt 2>err.txt
+  local rc=$?
+  if [ "$rc" -ne "$code" ]; then fail "[$way] $* exited $rc, expected $code: $(cat err.txt)"; return; fi
+  if ! grep -q -- "$pattern" err.txt; then fail "[$way] $*: stderr lacks '$pattern': $(cat err.txt)"; return; fi
+  if [ -s stdout.txt ]; then fail "[$way] $*: printed a result: $(head -c 200 stdout.txt)"; return; fi
+  if ls -A | grep -q '^out\.\|^\.out\.'; then fail "[$way] $*: left $(ls -A | grep out)"; return; fi
+  echo "ok [$way]: $(grep -m1 error err.txt | head -c 200)"
+}
+run() { lie "$1" "$2" "$3" "$sebt" run --backend "$liar" --data "$data" --output out.json; }
+sweep() { lie "$1" "$2" "$3" "$sebt" sweep --backend "$liar" --data "$data" --grid grid.txt --output out.csv; }
+
+# The honest liar runs: the checks do not refuse a plain result.
+SEBT_LIAR= "$sebt" run --backend "$liar" --data "$data" > honest.json || fail "the honest plugin was refused"
+SEBT_LIAR= "$sebt" sweep --backend "$liar" --data "$data" --grid grid.txt > honest.csv || fail "honest sweep refused"
+
+for cmd in run sweep; do
+  $cmd nomsg 1 "backend liar failed (internal) and gave no message"
+  $cmd unknown 1 "backend liar failed with an unknown status 99"
+  $cmd n_negative 1 "combo 0: n = -5 is negative"
+  $cmd n_mismatch 1 "combo 0: n = 2 but the result holds n_trades = 0"
+  $cmd win_rate 1 "combo 0: win_rate = 7.5 is outside \[0, 1\]"
+  $cmd max_dd 1 "combo 0: max_dd = 100 is positive"
+  $cmd valid_bars 1 "combo 0: valid_bars = 30 but the series has 29 bars"
+  $cmd open_byte 1 "combo 0: open_at_end holds the byte 7"
+done
+run reason 1 "combo 0: trade 1 has exit reason 99"
+run backwards 1 "combo 0: trade 1 has bars signal 0, entry 1, exit 0"
+# Was a heap over-read under ASan (n_trades beyond the array).
+run overread 1 "combo 0: n_trades = 5 but its trades array holds 1"
+lie signal_byte 1 "impossible feature at bar 14: signal = 7" "$sebt" features --backend "$liar" --data "$data" \
+  --output out.csv
+
+[ "$failures" -eq 0 ] && echo "all result checks passed" || { echo "$failures failure(s)"; exit 1; }
