@@ -170,6 +170,9 @@ int cli_apply_set(const char *cmd, sebt_params *p, const char *assignment);
 int cli_validate_params(const char *cmd, const sebt_params *p);
 /* The most threads --threads takes (cli/options.h has the option). */
 #define CLI_MAX_THREADS 4096
+/* OMP_NUM_THREADS held to the same rule as --threads (the backends would
+ * take it as their default): prints and returns 2 when it breaks it. */
+int cli_check_omp_env(void);
 
 /* ---- options of the one-combo commands, run and features (cli/combo_args.c) */
 typedef struct {

@@ -387,3 +387,35 @@ int cli_check_result(const char *cmd, size_t combo, const sebt_params *p, const 
             so ? "from " : "the prices are too large for this arithmetic", suspects);
     return CLI_EXIT_USAGE;
 }
+
+int cli_check_omp_env(void)
+{
+    const char *v = getenv("OMP_NUM_THREADS");
+    if (!v || !*v)
+        return CLI_EXIT_OK;
+    /* OpenMP's syntax: a list "N[,N...]" (one per nesting level), blanks
+     * allowed. Each level is a team size, so each is held to --threads' rule. */
+    for (const char *p = v; *p;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        char *end = NULL;
+        errno = 0;
+        long n = (*p >= '0' && *p <= '9') ? strtol(p, &end, 10) : -1;
+        if (n < 1 || errno || n > CLI_MAX_THREADS) {
+            fprintf(stderr, "sebt: error: OMP_NUM_THREADS='%s': expected whole numbers from 1 to %d (the limit of "
+                    "--threads)\n", v, CLI_MAX_THREADS);
+            return CLI_EXIT_USAGE;
+        }
+        p = end;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p == ',')
+            p++;
+        else if (*p) {
+            fprintf(stderr, "sebt: error: OMP_NUM_THREADS='%s': expected whole numbers from 1 to %d (the limit of "
+                    "--threads)\n", v, CLI_MAX_THREADS);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    return CLI_EXIT_OK;
+}

@@ -126,6 +126,9 @@ int main(int argc, char **argv)
         return version(argc, argv);
     if (strcmp(argv[1], "__options") == 0)
         return cli_list_options(argc == 3 ? argv[2] : NULL);
+    int bad = cli_check_omp_env();
+    if (bad)
+        return bad;
     const cli_command *c = cli_find_command(argv[1]);
     if (c) {
         int launched = cli_mpi_launcher_size();

@@ -15,7 +15,9 @@ sebt_status sebt_env_limit(const char *name, size_t dflt, size_t *out, int *set,
     char *end = NULL;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
-    if (*v == '-' || end == v || *end || errno || n < 1 || n > (unsigned long long)SIZE_MAX)
+    /* strtoull skips blanks and takes a sign: " -5" would read as 2^64-5
+     * and lift the limit. Only digits, from the first character. */
+    if (*v < '0' || *v > '9' || end == v || *end || errno || n < 1 || n > (unsigned long long)SIZE_MAX)
         return sebt_fail(err, SEBT_ERR_USAGE, "environment variable %s='%s': expected a whole number >= 1", name,
                          v);
     *out = (size_t)n;

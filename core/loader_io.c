@@ -9,6 +9,7 @@
 #include <zlib.h>
 #endif
 
+#include "limits.h"
 #include "loader_io.h"
 
 sebt_status sebt_read_file(const char *path, char **data, size_t *len, sebt_error *err)
@@ -16,9 +17,24 @@ sebt_status sebt_read_file(const char *path, char **data, size_t *len, sebt_erro
     FILE *f = fopen(path, "rb");
     if (!f)
         return sebt_fail(err, SEBT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
-    /* One read of the right size for a regular file; pipes grow as they go. */
+    /* One read of the right size for a regular file; pipes grow as they go,
+     * up to a bound. A device (/dev/zero, /dev/urandom, a disk) never ends
+     * or is not a file of ours: refused before a byte is read. */
     struct stat st;
-    size_t cap = fstat(fileno(f), &st) == 0 && st.st_size > 0 ? (size_t)st.st_size + 1 : (size_t)1 << 20;
+    if (fstat(fileno(f), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode))) {
+        fclose(f);
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: not a regular file (a %s); sebt reads data, grids, combos, "
+                         "shards and checkpoints from files or pipes", path,
+                         S_ISCHR(st.st_mode) ? "character device" : S_ISBLK(st.st_mode) ? "block device" : "socket");
+    }
+    bool regular = S_ISREG(st.st_mode);
+    size_t stream_mb = 0;
+    sebt_status lst = sebt_env_limit("SEBT_MAX_STREAM_MB", SEBT_MAX_STREAM_MB_DEFAULT, &stream_mb, NULL, err);
+    if (lst != SEBT_OK) {
+        fclose(f);
+        return lst;
+    }
+    size_t cap = regular && st.st_size > 0 ? (size_t)st.st_size + 1 : (size_t)1 << 20;
     size_t used = 0;
     char *buf = malloc(cap);
     for (;;) {
@@ -29,6 +45,12 @@ sebt_status sebt_read_file(const char *path, char **data, size_t *len, sebt_erro
         used += fread(buf + used, 1, cap - used, f);
         if (used < cap)
             break;
+        if (!regular && used / ((size_t)1 << 20) >= stream_mb) {
+            free(buf);
+            fclose(f);
+            return sebt_fail(err, SEBT_ERR_INPUT, "%s: not a regular file, and more than %zu MiB came out of it "
+                             "(set SEBT_MAX_STREAM_MB=N to allow more)", path, stream_mb);
+        }
         char *bigger = realloc(buf, cap * 2);
         if (!bigger)
             free(buf);

@@ -29,6 +29,11 @@
 
 #include "fast_cpu_internal.h"
 
+/* OMP_NUM_THREADS=100000 made GOMP abort or crash creating the team; no
+ * result depends on the thread count, so more than this is never asked
+ * of it (the CLI refuses such a value, as it refuses --threads). */
+#define FAST_MAX_THREADS 4096
+
 /* ---- series-wide pieces -------------------------------------------------- */
 
 void fast_tr_column(const sebt_series *s, double *out)
@@ -1016,6 +1021,8 @@ sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const
 #else
     threads = 1;
 #endif
+    if (threads > FAST_MAX_THREADS)
+        threads = FAST_MAX_THREADS;
     /* A sweep of well under a millisecond of work gains nothing from a
      * thread team and, on a loaded machine, loses to its wake-up and spin
      * costs. Results do not depend on this choice. */
@@ -1139,6 +1146,8 @@ sebt_status fast_sweep_begin(const sebt_series *s, const sebt_params *combos, si
 #else
     threads = 1;
 #endif
+    if (threads > FAST_MAX_THREADS)
+        threads = FAST_MAX_THREADS;
     fast_sweep w;
     memset(&w, 0, sizeof w);
     w.s = s;

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Issue 20, findings 5, 6, 7: what the environment and special files can do
+# to a run. Each case once crashed, grew without bound or lifted a limit;
+# now each exits 2 with a message naming the variable or the file.
+#   issue20_inputs_test.sh SEBT FIXTURES
+set -u
+sebt=$1 fixtures=$2
+data=$fixtures/data/BTCUSDT-1m-2018-02-08.raw.csv
+work=$(mktemp -d /tmp/sebt_issue20_XXXXXX)
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# expect CODE PATTERN CMD...: CMD exits CODE, says PATTERN on stderr, leaves no out.csv.
+expect() {
+  local code=$1 pattern=$2; shift 2
+  rm -f out.csv
+  "$@" >out.txt 2>err.txt
+  local rc=$?
+  if [ "$rc" -ne "$code" ]; then fail "$* exited $rc, expected $code: $(head -c 300 err.txt)"; return; fi
+  if ! grep -q -- "$pattern" err.txt; then fail "$*: stderr lacks '$pattern': $(head -c 300 err.txt)"; return; fi
+  if [ -e out.csv ]; then fail "$*: left out.csv"; return; fi
+  echo "ok ($code): $(grep -m1 error err.txt | head -c 160)"
+}
+printf 'ema_fast = 2, 3\nz_window = 3\natr_window = 2\n' > grid.txt
+
+# 5: OMP_NUM_THREADS beyond --threads' limit crashed GOMP; now refused like --threads.
+OMP_NUM_THREADS=100000 expect 2 "OMP_NUM_THREADS='100000': expected whole numbers from 1 to 4096" \
+  "$sebt" sweep --data "$data" --grid grid.txt --output out.csv
+OMP_NUM_THREADS=2,100000 expect 2 "OMP_NUM_THREADS='2,100000'" "$sebt" sweep --data "$data" --grid grid.txt
+OMP_NUM_THREADS=2 "$sebt" sweep --data "$data" --grid grid.txt --output ok.csv || fail "OMP_NUM_THREADS=2 refused"
+
+# 7: a blank and a sign made the limit 2^64-5.
+for v in SEBT_MAX_COMBOS SEBT_MAX_GAP_FILL SEBT_MAX_INFLATE_MB; do
+  env "$v= -5" "$sebt" sweep --data "$data" --grid grid.txt --fill-gaps --output out.csv >/dev/null 2>err.txt
+  rc=$?
+  if [ "$v" = SEBT_MAX_GAP_FILL ]; then
+    # Only read where a gap is filled: one of 3 minutes here.
+    printf 'open_time,open,high,low,close,volume\n0,1,1,1,1,1\n60000,1,1,1,1,1\n300000,1,1,1,1,1\n' > gap.csv
+    env "$v= -5" "$sebt" run --data gap.csv --fill-gaps --output out.csv >/dev/null 2>err.txt
+    rc=$?
+  fi
+  if [ "$v" = SEBT_MAX_INFLATE_MB ]; then
+    # Only read for a gzip file.
+    env "$v= -5" "$sebt" run --data "$fixtures/data/BTCUSDT-1m-2019-01.csv.gz" --output out.csv >/dev/null 2>err.txt
+    rc=$?
+  fi
+  [ "$rc" -eq 2 ] && grep -q "$v=' -5': expected a whole number" err.txt && echo "ok (2): $v=' -5' refused" ||
+    fail "$v=' -5' gave exit $rc: $(cat err.txt)"
+done
+SEBT_MAX_COMBOS=+5 expect 2 "SEBT_MAX_COMBOS='+5'" "$sebt" sweep --data "$data" --grid grid.txt --output out.csv
+
+# 6: special files were read whole (/dev/zero grew to 4.2 GB, then exit 1).
+expect 2 "/dev/zero: not a regular file (a character device)" "$sebt" run --data /dev/zero --output out.csv
+ln -s /dev/zero zero.txt
+expect 2 "zero.txt: not a regular file (a character device)" "$sebt" sweep --data "$data" --grid zero.txt \
+  --output out.csv
+expect 2 "zero.txt: not a regular file" "$sebt" sweep --data "$data" --combos zero.txt --output out.csv
+expect 2 "zero.txt: not a regular file" "$sebt" merge zero.txt --output out.csv
+mkdir ck && ln -s /dev/zero "ck/chunk-0-2-0.sebt"
+expect 2 "not a regular file" "$sebt" sweep --data "$data" --grid grid.txt --checkpoint ck --output out.csv
+# A pipe is read, up to a bound.
+SEBT_MAX_STREAM_MB=1 expect 2 "not a regular file, and more than 1 MiB came out of it" \
+  "$sebt" run --data <(yes 1) --output out.csv
+"$sebt" run --data <(cat "$data") --output pipe.json && cmp -s pipe.json <("$sebt" run --data "$data") &&
+  echo "ok: a pipe holding the data reads as the file" || fail "a pipe of the data gave another result"
+
+[ "$failures" -eq 0 ] && echo "all passed" || { echo "$failures failure(s)"; exit 1; }
