@@ -173,6 +173,9 @@ int cli_validate_params(const char *cmd, const sebt_params *p);
 /* OMP_NUM_THREADS held to the same rule as --threads (the backends would
  * take it as their default): prints and returns 2 when it breaks it. */
 int cli_check_omp_env(void);
+/* --output naming one of the inputs (the same file, by device and inode,
+ * whatever the path): prints and returns 2, before anything is read. */
+int cli_refuse_output_over_input(const char *cmd, const char *output, const char *const *inputs, size_t n);
 
 /* ---- options of the one-combo commands, run and features (cli/combo_args.c) */
 typedef struct {

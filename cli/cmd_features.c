@@ -31,6 +31,9 @@ int cli_cmd_features(int argc, char **argv)
         return rc;
 
     sebt_series s = { 0 };
+    const char *inputs[] = { a.data };
+    if ((rc = cli_refuse_output_over_input(cmd, a.output, inputs, 1)) != CLI_EXIT_OK)
+        return rc;
     rc = cli_load_series(cmd, a.data, a.lenient, a.fill_gaps, &s);
     if (rc != CLI_EXIT_OK)
         return rc;

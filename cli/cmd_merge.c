@@ -194,6 +194,10 @@ int cli_cmd_merge(int argc, char **argv)
         files[n_files++].path = a.pos[k];
     if (rc == CLI_EXIT_OK && n_files == 0)
         rc = cli_usage_error(cmd, "give the shard files to merge");
+    for (size_t k = 0; k < n_files && rc == CLI_EXIT_OK; k++) {
+        const char *in[] = { files[k].path };
+        rc = cli_refuse_output_over_input(cmd, output, in, 1);
+    }
     for (size_t k = 0; k < n_files && rc == CLI_EXIT_OK; k++)
         rc = read_shard(cmd, &files[k]);
 

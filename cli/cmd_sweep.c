@@ -25,10 +25,19 @@ static int write_trades(const char *cmd, const char *dir, size_t idx, const sebt
 {
     char path[4096], why[600];
     snprintf(path, sizeof path, "%s/combo_%zu.csv", dir, idx);
+    /* The names are ours to choose, so a link there was planted: following
+     * it would overwrite whatever it points at. */
+    struct stat st;
+    if (lstat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        fprintf(stderr, "sebt %s: error: %s is %s, not a trade file of sebt: remove it (--trades writes only "
+                "regular files, and never through a link)\n", cmd, path,
+                S_ISLNK(st.st_mode) ? "a symbolic link" : "not a regular file");
+        return CLI_EXIT_USAGE;
+    }
     atomic_file af;
     if (!atomic_open(&af, path, why, sizeof why)) {
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
-        return CLI_EXIT_USAGE;
+        return strstr(why, "out of memory") ? CLI_EXIT_NOMEM : CLI_EXIT_USAGE;
     }
     FILE *f = af.f;
     fputs("signal_index,entry_index,exit_index,signal_ts,entry_ts,exit_ts,entry_price,exit_price,"
@@ -277,6 +286,9 @@ static int setup(int argc, char **argv, sweep_run *r)
     if (a->by && (r->metric = sweep_metric_index(a->by)) < 0)
         return cli_usage_error(cmd, "--by %s: expected one of n, win_rate, avg_r, total_pnl, max_dd, sharpe",
                                a->by);
+    const char *inputs[] = { a->data, a->grid, a->combos };
+    if ((rc = cli_refuse_output_over_input(cmd, a->output, inputs, 3)) != CLI_EXIT_OK)
+        return rc;
     sebt_error err = { 0 };
     /* One process, no shard, no checkpoint, CSV or JSON: rows leave as
      * they are computed, and a grid's combos are made a window at a time.
@@ -581,7 +593,7 @@ static int write_shard(const char *cmd, const sweep_run *r, const sebt_result *a
     char why[600];
     if (!atomic_open(&af, a->output, why, sizeof why)) {
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
-        return CLI_EXIT_USAGE;
+        return strstr(why, "out of memory") ? CLI_EXIT_NOMEM : CLI_EXIT_USAGE;
     }
     hash_writer hw;
     if (!hash_writer_open(&hw, af.f)) {

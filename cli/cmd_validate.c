@@ -53,6 +53,7 @@
 typedef struct {
     const char *backend;
     double time_s;
+    double check_timeout_s;  /* a child check running longer is stopped (0: the default) */
     uint64_t seed;
     int threads;
     const char *data[MAX_DATA];
@@ -103,6 +104,7 @@ typedef struct {
     v_check *checks;
     size_t n_checks;
     bool isolate;
+    double check_timeout_s;
 } v_ctx;
 
 typedef void (*v_fn)(v_ctx *c, const void *arg, v_outcome *out);
@@ -118,6 +120,57 @@ static const char *signal_name(int sig)
     case SIGKILL: return "SIGKILL (killed, out of memory?)";
     default: return "a signal";
     }
+}
+
+/* Waits for child pid at most limit_s seconds; past it, kills it (SIGKILL)
+ * and reaps it, returning false. *wst is -1 when waiting failed. */
+static bool wait_with_limit(pid_t pid, double limit_s, int *wst)
+{
+    double t0 = cli_now();
+    for (unsigned nap = 1000;; nap = nap < 50000 ? nap * 2 : nap) {
+        pid_t got = waitpid(pid, wst, WNOHANG);
+        if (got == pid)
+            return true;
+        if (got < 0 && errno != EINTR) {
+            *wst = -1;
+            return true;
+        }
+        if (cli_now() - t0 > limit_s) {
+            kill(pid, SIGKILL);
+            while (waitpid(pid, wst, 0) < 0 && errno == EINTR)
+                ;
+            return false;
+        }
+        usleep(nap);
+    }
+}
+
+/* A plugin whose constructor or entry point crashes would take sebt down
+ * with a bare signal: it is opened once in a child first, under the time
+ * limit. Prints and returns an exit code. */
+static int probe_plugin(const char *cmd, const char *path, double limit_s)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        const sebt_backend *b = NULL;
+        sebt_error err = { 0 };
+        _exit(sebt_plugin_open(path, &b, &err) == SEBT_OK ? 0 : 2);
+    }
+    int wst = 0;
+    if (pid < 0)
+        return CLI_EXIT_OK;   /* no child: open it here, as before */
+    if (!wait_with_limit(pid, limit_s, &wst)) {
+        fprintf(stderr, "sebt %s: error: plugin %s did not finish loading within %.0f s (its constructor or "
+                "sebt_backend_plugin never returned)\n", cmd, path, limit_s);
+        return CLI_EXIT_CHECK_FAILED;
+    }
+    if (wst != -1 && WIFSIGNALED(wst)) {
+        fprintf(stderr, "sebt %s: error: plugin %s crashed with %s while loading (in its constructor or "
+                "sebt_backend_plugin); it was never run\n", cmd, path, signal_name(WTERMSIG(wst)));
+        return CLI_EXIT_CHECK_FAILED;
+    }
+    return CLI_EXIT_OK;
 }
 
 /* Runs fn in a child; a crash becomes V_CRASH with the signal named. */
@@ -147,7 +200,10 @@ static void run_isolated(v_ctx *c, v_fn fn, const void *arg, v_check *check)
         _exit(0);
     }
     int wst = 0;
-    if (pid < 0 || waitpid(pid, &wst, 0) < 0) {
+    bool timed_out = false;
+    if (pid > 0)
+        timed_out = !wait_with_limit(pid, c->check_timeout_s, &wst);
+    if (pid < 0 || (!timed_out && wst == -1)) {
         check->out.status = V_ERROR;
         snprintf(check->out.message, sizeof check->out.message, "cannot start a child process");
         munmap(shared, sizeof *shared);
@@ -156,7 +212,12 @@ static void run_isolated(v_ctx *c, v_fn fn, const void *arg, v_check *check)
     check->out = *shared;
     check->out.seconds = cli_now() - t0;
     munmap(shared, sizeof *shared);
-    if (WIFSIGNALED(wst)) {
+    if (timed_out) {
+        check->out.status = V_CRASH;
+        snprintf(check->out.message, sizeof check->out.message,
+                 "the backend %s ran past the check's time limit of %.0f s and was stopped (a loop that never "
+                 "ends? --check-timeout SECONDS sets the limit)", c->cand->name, c->check_timeout_s);
+    } else if (WIFSIGNALED(wst)) {
         check->out.status = V_CRASH;
         snprintf(check->out.message, sizeof check->out.message, "the backend %s crashed with %s",
                  c->cand->name, signal_name(WTERMSIG(wst)));
@@ -824,7 +885,7 @@ static const char *base_name(const char *path)
 /* ---- options -------------------------------------------------------------------- */
 
 enum { OPT_BACKEND, OPT_TIME, OPT_SEED, OPT_THREADS, OPT_DATA, OPT_MIN_SPEEDUP, OPT_NO_SPEED, OPT_SAVE,
-       OPT_REPLAY, OPT_NO_ISOLATE, OPT_ISOLATE, OPT_FORMAT, OPT_JUNIT, OPT_MARKDOWN };
+       OPT_REPLAY, OPT_NO_ISOLATE, OPT_ISOLATE, OPT_FORMAT, OPT_JUNIT, OPT_MARKDOWN, OPT_CHECK_TIMEOUT };
 static const cli_opt validate_opts[] = {
     [OPT_BACKEND] = { "--backend", CLI_TEXT, "X", "fast_cpu, cuda, reference, the path of a plugin, or a kernel\n"
                       "command: 'exec:python3 mine.py' (docs/kernel-protocol.md)",
@@ -848,13 +909,17 @@ static const cli_opt validate_opts[] = {
     [OPT_ISOLATE] = { "--isolate", CLI_FLAG, NULL, "one child process per check (the default for other backends)" },
     [OPT_FORMAT] = { "--format", CLI_CHOICE, "FMT", "text (default) or json, on stdout", .choices = cli_text_json },
     [OPT_JUNIT] = { "--junit", CLI_FILE, "FILE", "JUnit XML: one testcase per stage and data set" },
+    [OPT_CHECK_TIMEOUT] = { "--check-timeout", CLI_REAL, "SECONDS",
+                             "stop a check (child process) running longer, reported as a crash\n"
+                             "(default: 600, or 3 x --time + 60 when that is more)",
+                             .flags = CLI_ABOVE_MIN, .rmin = 0, .rmax = 1e7 },
     [OPT_MARKDOWN] = { "--markdown", CLI_FILE, "FILE", "a summary for a CI job page (GitHub's $GITHUB_STEP_SUMMARY)" },
 };
 
 const cli_command cli_cmd_validate_spec = {
     .name = "validate",
     .summary = "the release gate for one backend or plugin: replay, parity, fuzz, speed",
-    .usage = "--backend NAME|PATH|exec:CMD [--time SECONDS] [--seed S] [--threads N] [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR] [--isolate | --no-isolate] [--format text|json] [--junit FILE] [--markdown FILE]\n"
+    .usage = "--backend NAME|PATH|exec:CMD [--time SECONDS] [--seed S] [--threads N] [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR] [--isolate | --no-isolate] [--check-timeout SECONDS] [--format text|json] [--junit FILE] [--markdown FILE]\n"
              "--backend NAME|PATH --replay FIXTURE_DIR\n",
     .about = "The release gate for one backend: a built-in one (fast_cpu, cuda) or a plugin\n"
              "(a path: ./libmine.so). In one run it\n"
@@ -912,6 +977,8 @@ static int parse_args(int argc, char **argv, validate_args *a)
     a->json = cli_given(&o, OPT_FORMAT) && o.v[OPT_FORMAT].choice == 1;
     a->junit = cli_str(&o, OPT_JUNIT);
     a->markdown = cli_str(&o, OPT_MARKDOWN);
+    a->check_timeout_s = cli_given(&o, OPT_CHECK_TIMEOUT) ? o.v[OPT_CHECK_TIMEOUT].r
+                         : 3 * a->time_s + 60 > 600 ? 3 * a->time_s + 60 : 600;
     if (!a->backend)
         return cli_usage_error(cmd, "--backend NAME|PATH is required");
     return -1;
@@ -1304,16 +1371,19 @@ static void stage_speed(v_ctx *c, const sebt_parity_input *inputs, size_t n)
  * stopped; otherwise any failed check is 1. */
 static int exit_code(const v_ctx *c)
 {
-    bool failed = false, error = false, nodevice = false;
+    bool failed = false, error = false, nodevice = false, nomem = false;
     for (size_t i = 0; i < c->n_checks; i++) {
         const v_outcome *o = &c->checks[i].out;
         failed |= o->status == V_FAIL || o->status == V_CRASH;
         if (o->status == V_ERROR) {
             error = true;
             nodevice |= o->err_code == SEBT_ERR_NODEVICE;
+            nomem |= o->err_code == SEBT_ERR_NOMEM;
         }
     }
-    return nodevice ? CLI_EXIT_NO_DEVICE : failed ? CLI_EXIT_CHECK_FAILED : error ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+    /* Out of memory: nothing is known to be wrong, the run could not finish. */
+    return nodevice ? CLI_EXIT_NO_DEVICE : failed ? CLI_EXIT_CHECK_FAILED : nomem ? CLI_EXIT_NOMEM
+         : error ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 }
 
 /* Opens the backend, finds the bundled data and loads the parity combos.
@@ -1362,7 +1432,10 @@ int cli_cmd_validate(int argc, char **argv)
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0)
         return rc;
-    v_ctx c = { .a = &a };
+    v_ctx c = { .a = &a, .check_timeout_s = a.check_timeout_s };
+    if (sebt_backend_is_path(a.backend) && a.isolate != 0 &&
+        (rc = probe_plugin(cmd, a.backend, a.check_timeout_s)) != CLI_EXIT_OK)
+        return rc;
     rc = setup(cmd, &a, &c);
     if (rc >= 0)
         return rc;

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -386,6 +387,22 @@ int cli_check_result(const char *cmd, size_t combo, const sebt_params *p, const 
             cmd, combo, where, name, isnan(val) ? "nan" : val > 0 ? "inf" : "-inf",
             so ? "from " : "the prices are too large for this arithmetic", suspects);
     return CLI_EXIT_USAGE;
+}
+
+int cli_refuse_output_over_input(const char *cmd, const char *output, const char *const *inputs, size_t n)
+{
+    struct stat so;
+    if (!output || strcmp(output, "-") == 0 || stat(output, &so) != 0 || !S_ISREG(so.st_mode))
+        return CLI_EXIT_OK;
+    for (size_t i = 0; i < n; i++) {
+        struct stat si;
+        if (inputs[i] && stat(inputs[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
+            fprintf(stderr, "sebt %s: error: --output %s is the input file %s: sebt will not replace its own "
+                    "input; write elsewhere\n", cmd, output, inputs[i]);
+            return CLI_EXIT_USAGE;
+        }
+    }
+    return CLI_EXIT_OK;
 }
 
 int cli_check_omp_env(void)

@@ -147,8 +147,10 @@ int cli_parse(const cli_command *c, int argc, char **argv, cli_args *out)
     /* One pass finds each word's option and checks its value; the values
      * are then laid out per option, in the order given. */
     use *uses = calloc((size_t)argc + 1, sizeof *uses);
-    if (!uses)
-        return cli_usage_error(cmd, "out of memory");
+    if (!uses) {
+        fprintf(stderr, "sebt %s: error: out of memory reading the options\n", cmd);
+        return CLI_EXIT_NOMEM;
+    }
     size_t n_uses = 0, n_words = 0;
     int rc = CLI_EXIT_OK;
     for (int i = 1; i < argc && rc == CLI_EXIT_OK; i++) {
@@ -216,7 +218,8 @@ int cli_parse(const cli_command *c, int argc, char **argv, cli_args *out)
     storage = calloc(n_words + 1, sizeof *storage);
     if (!storage) {
         free(uses);
-        return cli_usage_error(cmd, "out of memory");
+        fprintf(stderr, "sebt %s: error: out of memory reading the options\n", cmd);
+        return CLI_EXIT_NOMEM;
     }
     size_t at = 0;
     for (size_t k = 0; k < c->n_opts; k++) {

@@ -395,7 +395,7 @@ int sweep_write_output(const char *cmd, const char *path, const sweep_output_spe
     if (!atomic_open(&af, path, why, sizeof why)) {
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
         free(rows);
-        return CLI_EXIT_USAGE;
+        return strstr(why, "out of memory") ? CLI_EXIT_NOMEM : CLI_EXIT_USAGE;
     }
     if (spec->json) {
         write_json_doc(af.f, spec, rows, n_rows, combos, results);

@@ -127,7 +127,7 @@ sebt_status sebt_results_check(const sebt_backend *b, const sebt_series *s, cons
     return SEBT_OK;
 }
 
-sebt_status sebt_features_check(const sebt_backend *b, const sebt_series *s, const sebt_features *f,
+sebt_status sebt_features_result_check(const sebt_backend *b, const sebt_series *s, const sebt_features *f,
                                 sebt_error *err)
 {
     if (f->n != s->n)
@@ -177,5 +177,5 @@ sebt_status sebt_backend_features(const sebt_backend *b, const sebt_series *s, c
     sebt_status st = sebt_backend_status(b, b->features(b, s, p, out, err), err);
     if (st != SEBT_OK)
         return st;
-    return sebt_features_check(b, s, out, err);
+    return sebt_features_result_check(b, s, out, err);
 }

@@ -237,12 +237,24 @@ static sebt_status parse_list(const char *where, int idx, char *spec, axis *ax, 
     return SEBT_OK;
 }
 
+/* A UTF-8 byte order mark, as editors on Windows write it: data files
+ * accept one, so grids and combos files do too (it was reported as an
+ * invisible character in the first name). */
+static void skip_bom(const char **text, size_t *len)
+{
+    if (*len >= 3 && memcmp(*text, "\xEF\xBB\xBF", 3) == 0) {
+        *text += 3;
+        *len -= 3;
+    }
+}
+
 /* Parses a grid's axes (their values) and counts its combos, refusing a
  * product above lim; the combos themselves are not made. */
 static sebt_status grid_axes(const char *name, const char *text, size_t len, const combo_limit *lim_in,
                              axis *axes, size_t *n_axes_out, size_t *total_out, sebt_error *err)
 {
     *n_axes_out = 0;
+    skip_bom(&text, &len);
     char *store = NULL;
     size_t n_lines = 0;
     char **lines = NULL;
@@ -309,6 +321,9 @@ static sebt_status grid_axes(const char *name, const char *text, size_t len, con
         if (st == SEBT_OK)
             total *= ax->n;
     }
+    if (st == SEBT_OK && n_axes == 0)
+        st = sebt_fail(err, SEBT_ERR_INPUT, "%s: the grid sets no parameter (no 'name = values' line), so it would "
+                       "run only the default combo; write e.g. 'ema_fast = 12' to mean that", name);
     *n_axes_out = n_axes;
     *total_out = total;
     free(lines);
@@ -443,6 +458,7 @@ sebt_status sebt_combos_parse(const char *name, const char *text, size_t len, se
 {
     *out = NULL;
     *n_out = 0;
+    skip_bom(&text, &len);
     char *store = NULL;
     size_t n_lines = 0;
     char **lines = NULL;

@@ -65,4 +65,27 @@ SEBT_MAX_STREAM_MB=1 expect 2 "not a regular file, and more than 1 MiB came out 
 "$sebt" run --data <(cat "$data") --output pipe.json && cmp -s pipe.json <("$sebt" run --data "$data") &&
   echo "ok: a pipe holding the data reads as the file" || fail "a pipe of the data gave another result"
 
+# 9: --trades DIR followed a planted combo_N.csv link and overwrote its target.
+mkdir trades && echo precious > precious.txt && ln -s ../precious.txt trades/combo_1.csv
+expect 2 "trades/combo_1.csv is a symbolic link, not a trade file of sebt" \
+  "$sebt" sweep --data "$data" --grid grid.txt --trades trades --output out.csv
+[ "$(cat precious.txt)" = precious ] && echo "ok: the link's target is untouched" || fail "precious.txt was overwritten"
+# 9: --output equal to an input silently replaced it.
+cp "$data" mydata.csv && cp grid.txt mygrid.txt
+expect 2 "output mydata.csv is the input file mydata.csv" "$sebt" run --data mydata.csv --output mydata.csv
+expect 2 "is the input file" "$sebt" sweep --data mydata.csv --grid mygrid.txt --output ./mygrid.txt
+expect 2 "is the input file" "$sebt" features --data mydata.csv --output "$work/mydata.csv"
+cmp -s mydata.csv "$data" && cmp -s mygrid.txt grid.txt && echo "ok: the inputs are untouched" || fail "an input changed"
+# 9: a byte order mark in a grid or combos file (data files accept one).
+printf '\xef\xbb\xbfema_fast = 2, 3\nz_window = 3\natr_window = 2\n' > bom_grid.txt
+"$sebt" sweep --data "$data" --grid bom_grid.txt --output bom.csv 2>err.txt &&
+  "$sebt" sweep --data "$data" --grid grid.txt --output nobom.csv && cmp -s bom.csv nobom.csv &&
+  echo "ok: a grid with a BOM gives the same sweep" || fail "a grid with a BOM: $(cat err.txt)"
+printf '\xef\xbb\xbfema_fast,z_window,atr_window\n2,3,2\n3,3,2\n' > bom_combos.csv
+"$sebt" sweep --data "$data" --combos bom_combos.csv --output bomc.csv 2>err.txt && cmp -s bomc.csv nobom.csv &&
+  echo "ok: a combos file with a BOM gives the same sweep" || fail "a combos file with a BOM: $(cat err.txt)"
+# 9: an empty grid ran one default combo without a word.
+printf '# nothing yet\n\n' > empty_grid.txt
+expect 2 "empty_grid.txt: the grid sets no parameter" "$sebt" sweep --data "$data" --grid empty_grid.txt --output out.csv
+
 [ "$failures" -eq 0 ] && echo "all passed" || { echo "$failures failure(s)"; exit 1; }

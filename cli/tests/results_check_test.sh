@@ -52,4 +52,16 @@ run overread 1 "combo 0: n_trades = 5 but its trades array holds 1"
 lie signal_byte 1 "impossible feature at bar 14: signal = 7" "$sebt" features --backend "$liar" --data "$data" \
   --output out.csv
 
+# Finding 8: validate stops a check that never returns (per-check time
+# limit) and reports a plugin that crashes while loading, not a bare SIGSEGV.
+fixture=$(dirname "$data")/../regressions/fast_cpu-seed1-case12
+SEBT_LIAR=loop "$sebt" validate --backend "$liar" --replay "$fixture" --check-timeout 2 > v.txt 2> v.err
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "ran past the check's time limit of 2 s and was stopped" v.txt v.err &&
+  echo "ok [loop]: validate stopped the looping check" || fail "[loop] validate exited $rc: $(cat v.txt v.err | tail -5)"
+SEBT_LIAR=crash_entry "$sebt" validate --backend "$liar" --replay "$fixture" > v.txt 2> v.err
+rc=$?
+[ "$rc" -eq 1 ] && grep -q "crashed with SIGSEGV (invalid memory access) while loading" v.err &&
+  echo "ok [crash_entry]: $(cat v.err)" || fail "[crash_entry] validate exited $rc: $(cat v.txt v.err | tail -5)"
+
 [ "$failures" -eq 0 ] && echo "all result checks passed" || { echo "$failures failure(s)"; exit 1; }

@@ -101,7 +101,7 @@ sebt_status sebt_result_check(const sebt_backend *b, const sebt_series *s, const
                               size_t combo, const sebt_result *r, sebt_error *err);
 sebt_status sebt_results_check(const sebt_backend *b, const sebt_series *s, const sebt_params *combos,
                                const size_t *combo_ids, size_t n, const sebt_result *results, sebt_error *err);
-sebt_status sebt_features_check(const sebt_backend *b, const sebt_series *s, const sebt_features *f,
+sebt_status sebt_features_result_check(const sebt_backend *b, const sebt_series *s, const sebt_features *f,
                                 sebt_error *err);
 /* Makes a backend's failure honest: st as returned, err as filled. An
  * unknown status becomes SEBT_ERR_INTERNAL; err->code is set to st; an

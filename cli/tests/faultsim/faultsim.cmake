@@ -1,0 +1,39 @@
+# sebt_faultsim: the sebt command built again with every malloc, calloc,
+# realloc and strdup of our own code (core, backends, oracle, report, CLI)
+# routed through cli/tests/faultsim/faultsim.c, which fails the Nth one.
+# Test-only: it is never installed. GNU ld's --wrap applies to every object
+# and static library linked here, not to shared libraries (libc, libgomp,
+# a plugin), whose own allocations are not ours to fail.
+find_program(SEBT_FAULTSIM_BASH bash)
+if(SEBT_FAULT_INJECTION AND BUILD_TESTING AND SEBT_FAULTSIM_BASH AND TARGET sebt_cli)
+  get_target_property(_fs_sources sebt_cli SOURCES)
+  get_target_property(_fs_dir sebt_cli SOURCE_DIR)
+  set(_fs_abs "")
+  foreach(src ${_fs_sources})
+    if(IS_ABSOLUTE "${src}")
+      list(APPEND _fs_abs "${src}")
+    else()
+      list(APPEND _fs_abs "${_fs_dir}/${src}")
+    endif()
+  endforeach()
+  add_executable(sebt_faultsim ${_fs_abs} ${CMAKE_CURRENT_LIST_DIR}/faultsim.c)
+  set_target_properties(sebt_faultsim PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+  target_link_libraries(sebt_faultsim PRIVATE $<TARGET_PROPERTY:sebt_cli,LINK_LIBRARIES> ${CMAKE_DL_LIBS})
+  target_compile_definitions(sebt_faultsim PRIVATE $<TARGET_PROPERTY:sebt_cli,COMPILE_DEFINITIONS>)
+  target_include_directories(sebt_faultsim PRIVATE $<TARGET_PROPERTY:sebt_cli,INCLUDE_DIRECTORIES>)
+  target_link_options(sebt_faultsim PRIVATE -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup)
+  add_dependencies(sebt_faultsim sebt_cli)
+
+  # SEBT_FAULTSIM_BUDGET: the most runs per scenario (0: every allocation,
+  # the long run on demand: ctest -R cli_faultsim with -DSEBT_FAULTSIM_BUDGET=0).
+  set(SEBT_FAULTSIM_BUDGET 60 CACHE STRING "Fault-injection runs per scenario in cli_faultsim (0: all)")
+  add_test(NAME cli_faultsim
+    COMMAND ${SEBT_FAULTSIM_BASH} ${CMAKE_CURRENT_LIST_DIR}/faultsim_test.sh $<TARGET_FILE:sebt_faultsim>
+            $<TARGET_FILE:sebt_cli> ${SEBT_FIXTURES_DIR} ${SEBT_FAULTSIM_BUDGET})
+  set(_fs_labels cli)
+  if(SEBT_SANITIZE)
+    list(APPEND _fs_labels sanitize)
+  endif()
+  set_tests_properties(cli_faultsim PROPERTIES LABELS "${_fs_labels}" TIMEOUT 900
+    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1;LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/ci/lsan.supp")
+endif()
