@@ -845,7 +845,7 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
     int rc = CLI_EXIT_OK;
     if (!cc[0] || !cc[1] || !cr[0] || !cr[1] || !rowbuf || (a->have_top && !kept)) {
         fprintf(stderr, "sebt %s: error: out of memory for a window of %zu combos\n", cmd, window);
-        rc = CLI_EXIT_CHECK_FAILED;
+        rc = CLI_EXIT_NOMEM;
         goto out;
     }
     sweep_output_spec spec = { .json = json, .have_top = a->have_top, .top = a->top, .metric = r->metric,
@@ -854,7 +854,7 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
     char why[600];
     if (!atomic_open(&af, a->output, why, sizeof why)) {
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
-        rc = CLI_EXIT_USAGE;
+        rc = strstr(why, "out of memory") ? CLI_EXIT_NOMEM : CLI_EXIT_USAGE;
         goto out;
     }
     /* Rows leave in large writes, not line by line. */
@@ -889,7 +889,10 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
         sebt_batch_opts opts = { .threads = (int)a->threads, .want_trades = w.want_trades,
                                  .progress = chunk_progress_update, .progress_user = &cp };
         double t0 = cli_now(), c0 = cpu_seconds();
-        sebt_status st = r->b->run_batch(r->b, &r->s, c, m, &opts, res, &err);
+        sebt_error_clear(&err);
+        sebt_status st = sebt_backend_status(r->b, r->b->run_batch(r->b, &r->s, c, m, &opts, res, &err), &err);
+        for (size_t j = 0; j < m && st == SEBT_OK; j++)
+            st = sebt_result_check(r->b, &r->s, &c[j], first + j, &res[j], &err);
         *t_compute += cli_now() - t0;
         *cpu_compute += cpu_seconds() - c0;
         if (st != SEBT_OK) {
@@ -942,7 +945,7 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
                 sebt_result one;
                 memset(&one, 0, sizeof one);
                 sebt_batch_opts o1 = { .threads = (int)a->threads, .want_trades = true };
-                if (r->b->run_batch(r->b, &r->s, &p, 1, &o1, &one, &err) != SEBT_OK)
+                if (sebt_backend_run(r->b, &r->s, &p, 1, &o1, &one, &err) != SEBT_OK)
                     rc = cli_report_error(cmd, &err);
                 else
                     rc = write_trades(cmd, a->trades, kept[k].idx, &r->s, &one);

@@ -32,7 +32,8 @@ OMP_NUM_THREADS=2 "$sebt" sweep --data "$data" --grid grid.txt --output ok.csv |
 
 # 7: a blank and a sign made the limit 2^64-5.
 for v in SEBT_MAX_COMBOS SEBT_MAX_GAP_FILL SEBT_MAX_INFLATE_MB; do
-  env "$v= -5" "$sebt" sweep --data "$data" --grid grid.txt --fill-gaps --output out.csv >/dev/null 2>err.txt
+  printf 'ema_fast\n2\n3\n' > combos.csv
+  env "$v= -5" "$sebt" sweep --data "$data" --combos combos.csv --fill-gaps --output out.csv >/dev/null 2>err.txt
   rc=$?
   if [ "$v" = SEBT_MAX_GAP_FILL ]; then
     # Only read where a gap is filled: one of 3 minutes here.
@@ -48,7 +49,7 @@ for v in SEBT_MAX_COMBOS SEBT_MAX_GAP_FILL SEBT_MAX_INFLATE_MB; do
   [ "$rc" -eq 2 ] && grep -q "$v=' -5': expected a whole number" err.txt && echo "ok (2): $v=' -5' refused" ||
     fail "$v=' -5' gave exit $rc: $(cat err.txt)"
 done
-SEBT_MAX_COMBOS=+5 expect 2 "SEBT_MAX_COMBOS='+5'" "$sebt" sweep --data "$data" --grid grid.txt --output out.csv
+SEBT_MAX_COMBOS=+5 expect 2 "SEBT_MAX_COMBOS='+5'" "$sebt" sweep --data "$data" --combos combos.csv --output out.csv
 
 # 6: special files were read whole (/dev/zero grew to 4.2 GB, then exit 1).
 expect 2 "/dev/zero: not a regular file (a character device)" "$sebt" run --data /dev/zero --output out.csv

@@ -18,7 +18,10 @@ if(SEBT_FAULT_INJECTION AND BUILD_TESTING AND SEBT_FAULTSIM_BASH AND TARGET sebt
   endforeach()
   add_executable(sebt_faultsim ${_fs_abs} ${CMAKE_CURRENT_LIST_DIR}/faultsim.c)
   set_target_properties(sebt_faultsim PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
-  target_link_libraries(sebt_faultsim PRIVATE $<TARGET_PROPERTY:sebt_cli,LINK_LIBRARIES> ${CMAKE_DL_LIBS})
+  # Read now (every folder has added to it), so target names resolve as targets.
+  find_package(Threads)   # sebt_cli links Threads::Threads, an import scoped to its folder
+  get_target_property(_fs_libs sebt_cli LINK_LIBRARIES)
+  target_link_libraries(sebt_faultsim PRIVATE ${_fs_libs} ${CMAKE_DL_LIBS})
   target_compile_definitions(sebt_faultsim PRIVATE $<TARGET_PROPERTY:sebt_cli,COMPILE_DEFINITIONS>)
   target_include_directories(sebt_faultsim PRIVATE $<TARGET_PROPERTY:sebt_cli,INCLUDE_DIRECTORIES>)
   target_link_options(sebt_faultsim PRIVATE -Wl,--wrap=malloc,--wrap=calloc,--wrap=realloc,--wrap=strdup)
