@@ -51,7 +51,11 @@ static double price_scale(const sebt_series *s)
     return m > 0.0 && isfinite(m) ? ldexp(1.0, ilogb(m)) : 1.0;
 }
 
+#ifdef MINE_FLOAT32
 static double stored_price(double x, double scale) { return scale * stored(x / scale); }
+#else
+static double stored_price(double x, double scale) { (void)scale; return x; }
+#endif
 
 /* ---- indicators (SPEC §3) ---------------------------------------------- */
 

@@ -18,6 +18,7 @@ x 2^-24; sebt adjudicates the near-ties this makes and reports them.
 Runs on a CUDA device when torch has one (--device cuda, or the default
 when torch.cuda.is_available()); --device cpu forces the CPU.
 """
+import math
 import os
 import sys
 
@@ -48,6 +49,14 @@ def stored(x):
     return x.to(STORE).to(F64)
 
 
+def stored_price(x, scale):
+    """A price-valued column (EMA, TR, ATR) held relative to a power of two
+    near the series' largest close, as a float32 pipeline normalises its
+    inputs: scaling by 2^k is exact, and prices of 1e120 or 1e-310, which a
+    float cannot hold, keep float32's 24 bits instead of becoming inf or 0."""
+    return stored(x / scale) * scale if FLOAT32 else x
+
+
 class Indicators:
     """The indicator tensors of one series, computed once per distinct
     window or span and kept while the series stays the same."""
@@ -58,6 +67,10 @@ class Indicators:
         self.o, self.h, self.l, self.c, self.v = t(s.open), t(s.high), t(s.low), t(s.close), t(s.volume)
         self.n = s.n
         self.missing = torch.isnan(self.c)
+        finite = np.abs(np.asarray(s.close, dtype=np.float64))
+        finite = finite[np.isfinite(finite)]
+        top = float(finite.max()) if finite.size else 0.0
+        self.scale = math.ldexp(1.0, math.frexp(top)[1] - 1) if top > 0.0 else 1.0
         self._ema, self._atr, self._z, self._vz = {}, {}, {}, {}
         self.tr = self._true_range()
         hl = self.h - self.l
@@ -89,7 +102,7 @@ class Indicators:
                 y = torch.full_like(a, ct) if y is None else a * ct + b * y
                 out[:, t] = y
             for k, s in enumerate(todo):
-                self._ema[s] = stored(out[k])
+                self._ema[s] = stored_price(out[k], self.scale)
         return torch.stack([self._ema[s] for s in spans]) if spans else None
 
     @staticmethod
@@ -160,14 +173,14 @@ def columns(ind, combos):
     thr = lambda a: torch.tensor(np.asarray(a, dtype=np.float64), device=DEV)[:, None]  # noqa: E731
     sig = (ef < es) & (vz > thr(combos.vol_z)) & (tz > thr(combos.tr_z)) & (ind.cloc[None, :] > thr(combos.cloc_min))
     valid = ~torch.isnan(atr)
-    return ef, es, stored(atr), vz, tz, sig, valid
+    return ef, es, stored_price(atr, ind.scale), vz, tz, sig, valid
 
 
 def features(series, p):
     ind = indicators(series)
     one = sk.Combos(np.array([[p[name] for name, _ in sk.PARAMS]], dtype=np.float64))
     ef, es, atr, vz, tz, sig, valid = columns(ind, one)
-    cols = [ef[0], es[0], stored(ind.tr), atr[0], vz[0], tz[0], ind.cloc, sig[0], valid[0]]
+    cols = [ef[0], es[0], stored_price(ind.tr, ind.scale), atr[0], vz[0], tz[0], ind.cloc, sig[0], valid[0]]
     return [c.to("cpu", F64).numpy() for c in cols]
 
 
