@@ -8,7 +8,9 @@ execute_process(COMMAND ${SEBT} --help OUTPUT_VARIABLE help RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "sebt --help failed (${rc})")
 endif()
-execute_process(COMMAND ${HELP2MAN} --no-info --no-discard-stderr
+# --version-string: `sebt --version` also says where each part is found
+# now (the build folder, here), and an installed page must not name it.
+execute_process(COMMAND ${HELP2MAN} --no-info --no-discard-stderr --version-string=${VERSION}
   --name "seller-exhaustion backtests on several backends, checked against a reference"
   --output ${OUT}/man1/sebt.1 ${SEBT} RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
