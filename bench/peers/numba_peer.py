@@ -275,7 +275,7 @@ def load_bars(path, fill_gaps):
 
 # ---- the strategy, one loop per combo --------------------------------------
 
-@njit(nogil=True, cache=False)
+@njit(nogil=True, cache=False, error_model="numpy")
 def true_range(o, h, l, c):
     n = c.shape[0]
     tr = np.empty(n)
@@ -290,7 +290,7 @@ def true_range(o, h, l, c):
     return tr
 
 
-@njit(nogil=True, cache=False)
+@njit(nogil=True, cache=False, error_model="numpy")
 def window_z(buf, t, w, xt):
     """SPEC §3's z-score from a full ring buffer (x[t] was stored at t % w):
     both sums oldest first, the two-pass variance."""
@@ -308,7 +308,7 @@ def window_z(buf, t, w, xt):
     return (xt - m) / np.sqrt(var)
 
 
-@njit(nogil=True, cache=False)
+@njit(nogil=True, cache=False, error_model="numpy")
 def window_mean(buf, t, w):
     acc = 0.0
     for q in range(w):
@@ -316,7 +316,7 @@ def window_mean(buf, t, w):
     return acc / w
 
 
-@njit(nogil=True, cache=False)
+@njit(nogil=True, cache=False, error_model="numpy")
 def backtest(o, h, l, c, v, tr, ema_fast, ema_slow, z_window, atr_window, max_hold,
              vol_thr, tr_thr, cloc_min, stop_mult, reward_r, fee_bp, slip_bp,
              use_stop, use_tp, use_time, out, rec, trades, exact_w):
@@ -530,7 +530,7 @@ def backtest(o, h, l, c, v, tr, ema_fast, ema_slow, z_window, atr_window, max_ho
     out[3] = cum
     out[4] = max_dd
     sd = np.sqrt(m2_r / (n_tr - 1)) if n_tr >= 2 else 0.0
-    out[5] = (sum_r / n_tr) / sd if n_tr >= 2 and sd > 0 else 0.0
+    out[5] = (sum_r / n_tr) / sd if n_tr >= 2 and sd != 0.0 else 0.0
     out[6] = 1.0 if in_pos else 0.0
     out[7] = valid_bars
     if in_pos:
@@ -543,7 +543,7 @@ def backtest(o, h, l, c, v, tr, ema_fast, ema_slow, z_window, atr_window, max_ho
         out[14] = held
 
 
-@njit(nogil=True, cache=False)
+@njit(nogil=True, cache=False, error_model="numpy")
 def feature_columns(o, h, l, c, v, tr, ema_fast, ema_slow, z_window, atr_window,
                     vol_thr, tr_thr, cloc_min, out, exact_w):
     """The indicator columns of one combo (out: 9 x n), computed the way
@@ -666,7 +666,7 @@ def feature_columns(o, h, l, c, v, tr, ema_fast, ema_slow, z_window, atr_window,
         out[8, t] = 0.0 if np.isnan(atr) else 1.0
 
 
-@njit(parallel=True, nogil=True, cache=False)
+@njit(parallel=True, nogil=True, cache=False, error_model="numpy")
 def sweep(o, h, l, c, v, pi, pf, pb, out):
     tr = true_range(o, h, l, c)
     no_trades = np.zeros((0, 12))   # the sweep records no trades
