@@ -195,6 +195,9 @@ struct cli_command;
  * command should go on, else the exit code (0 after --help, 2 after a usage
  * or parameter error, already printed). */
 int cli_parse_combo_args(const struct cli_command *c, int argc, char **argv, cli_combo_args *out);
+/* The series of --data for run and features: refuses an --output that names
+ * it, loads it (--lenient, --fill-gaps) and warns of unfilled gaps. */
+int cli_combo_load_series(const char *cmd, const cli_combo_args *a, sebt_series *s);
 
 /* ---- JUnit XML reports (cli/junit.c) ------------------------------ */
 typedef enum {

@@ -31,14 +31,8 @@ int cli_cmd_features(int argc, char **argv)
         return rc;
 
     sebt_series s = { 0 };
-    const char *inputs[] = { a.data };
-    if ((rc = cli_refuse_output_over_input(cmd, a.output, inputs, 1)) != CLI_EXIT_OK)
+    if ((rc = cli_combo_load_series(cmd, &a, &s)) != CLI_EXIT_OK)
         return rc;
-    rc = cli_load_series(cmd, a.data, a.lenient, a.fill_gaps, &s);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    if (!a.fill_gaps)
-        cli_warn_gaps(cmd, a.data, &s);
 
     sebt_features x;
     memset(&x, 0, sizeof x);

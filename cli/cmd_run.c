@@ -180,14 +180,8 @@ int cli_cmd_run(int argc, char **argv)
     }
 
     sebt_series s = { 0 };
-    const char *inputs[] = { a.data };
-    if ((rc = cli_refuse_output_over_input(cmd, a.output, inputs, 1)) != CLI_EXIT_OK)
+    if ((rc = cli_combo_load_series(cmd, &a, &s)) != CLI_EXIT_OK)
         return rc;
-    rc = cli_load_series(cmd, a.data, a.lenient, a.fill_gaps, &s);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    if (!a.fill_gaps)
-        cli_warn_gaps(cmd, a.data, &s);
 
     const sebt_backend *b = NULL;
     rc = cli_select_backend(cmd, a.backend, s.n, 1, &b);

@@ -36,3 +36,17 @@ int cli_parse_combo_args(const cli_command *c, int argc, char **argv, cli_combo_
         return rc;
     return -1;
 }
+
+int cli_combo_load_series(const char *cmd, const cli_combo_args *a, sebt_series *s)
+{
+    const char *inputs[] = { a->data };
+    int rc = cli_refuse_output_over_input(cmd, a->output, inputs, 1);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    rc = cli_load_series(cmd, a->data, a->lenient, a->fill_gaps, s);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (!a->fill_gaps)
+        cli_warn_gaps(cmd, a->data, s);
+    return CLI_EXIT_OK;
+}
