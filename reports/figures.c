@@ -322,7 +322,7 @@ static size_t collect_history(const char *path, line *lines, point *pool, size_t
         }
         /* A dip on a loaded machine is not a regression: ring its points. */
         double busy = num_field(ln, c_busy), load = num_field(ln, c_load), cpus = num_field(ln, c_cpus);
-        bool loaded = (isfinite(busy) && busy > 0.25) || (isfinite(load) && cpus > 0 && load > cpus);
+        bool loaded = sebt_machine_loaded(busy, load, cpus);
         for (size_t k = 0; k < 3 && loaded; k++) {
             if (lines[k].n && lines[k].pts[lines[k].n - 1].x == (double)row) {
                 point *q = &lines[3].pts[lines[3].n++];

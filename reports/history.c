@@ -99,7 +99,7 @@ bool sebt_run_loaded(const sebt_bench_set *set, char *why, size_t size)
     const char *cores_s = sebt_bench_context(set, "sebt_cpu_cores");
     double cores = cores_s ? strtod(cores_s, NULL) : NAN;
     double med = n ? median_of(busy, n) : NAN;
-    bool loaded = (isfinite(med) && med > 0.25) || (isfinite(load) && isfinite(cores) && load > cores);
+    bool loaded = sebt_machine_loaded(med, load, cores);
     if (why) {
         if (isfinite(med))
             snprintf(why, size, "other processes used %.0f%% of the CPUs while it measured (median), "
@@ -280,7 +280,17 @@ bool sebt_history_previous(const char *path, const sebt_bench_set *set, sebt_his
 
 bool sebt_history_row_loaded(const sebt_history_row *row)
 {
-    double cores = strtod(row->cpus, NULL);
-    return (isfinite(row->others_busy) && row->others_busy > 0.25) ||
-           (isfinite(row->load_avg) && cores > 0 && row->load_avg > cores);
+    return sebt_machine_loaded(row->others_busy, row->load_avg, strtod(row->cpus, NULL));
+}
+
+/* The share of the CPUs other processes used while the benchmark measured
+ * is the direct reading and decides when it exists. The load average is
+ * only the fallback: it counts the benchmark's own threads and lags by a
+ * minute, so on 2 cores a quiet machine running a 2-thread benchmark shows
+ * a load of 2 to 3. */
+bool sebt_machine_loaded(double others_busy, double load_avg, double cores)
+{
+    if (isfinite(others_busy))
+        return others_busy > 0.25;
+    return isfinite(load_avg) && isfinite(cores) && cores > 0 && load_avg > cores;
 }

@@ -205,6 +205,10 @@ typedef struct {
 /* The last line of the history file of this run's mode and machine;
  * false when there is none (no file, none alike). */
 bool sebt_history_previous(const char *path, const sebt_bench_set *set, sebt_history_row *row);
+/* Whether a machine was loaded while a benchmark measured: other processes'
+ * share of the CPUs (NaN: not recorded), the 1-minute load average (NaN:
+ * not recorded) and the core count. The one rule behind the two below. */
+bool sebt_machine_loaded(double others_busy, double load_avg, double cores);
 /* Whether a history line was measured on a loaded machine (as sebt_run_loaded). */
 bool sebt_history_row_loaded(const sebt_history_row *row);
 

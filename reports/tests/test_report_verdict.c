@@ -174,6 +174,25 @@ Test(verdict, inconclusive_when_either_machine_was_loaded)
     HAS(s.verdict, "but this run's machine was loaded");
 }
 
+/* The demo's report called a quiet machine loaded: others used 0% of the
+ * CPUs, but the 1-minute load average (3.25 on 2 cores) counted the
+ * benchmark's own two threads. The measured share decides when it exists. */
+Test(verdict, the_share_of_others_decides_over_the_load_average)
+{
+    cr_assert_not(sebt_machine_loaded(0.0, 3.25, 2));
+    cr_assert(sebt_machine_loaded(0.30, 0.5, 2));
+    cr_assert(sebt_machine_loaded(NAN, 3.25, 2));
+    cr_assert_not(sebt_machine_loaded(NAN, 1.5, 2));
+    cr_assert_not(sebt_machine_loaded(NAN, NAN, 2));
+    build(0.0);
+    for (size_t i = 0; i < set.n_runs; i++)
+        set.runs[i].load_avg = 3.25;
+    char why[256];
+    cr_assert_not(sebt_run_loaded(&set, why, sizeof why), "%s", why);
+    build(0.40);
+    cr_assert(sebt_run_loaded(&set, why, sizeof why), "%s", why);
+}
+
 Test(verdict, fail_when_a_backend_diverged)
 {
     build(0.01);
