@@ -100,12 +100,32 @@ static size_t put_param(char *b, const sebt_params *p, int i)
     }
 }
 
+/* The text of each parameter column as last written by this thread: a
+ * sweep's rows repeat each parameter's few values, mostly in runs, and the
+ * shortest digits of a double cost more than comparing its bits. Per
+ * thread, so any thread may format rows. */
+static _Thread_local struct {
+    uint64_t bits;
+    uint8_t len, valid;
+    char text[SEBT_DOUBLE_CHARS];
+} param_cache[SEBT_N_PARAMS];
+
 size_t sweep_format_csv_row(char *b, size_t idx, const sebt_params *p, const sebt_result *r)
 {
     size_t k = sebt_format_u64(idx, b);
     for (int i = 0; i < SEBT_N_PARAMS; i++) {
         b[k++] = ',';
-        k += put_param(b + k, p, i);
+        double v = sebt_params_get_double(p, i);
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        if (!param_cache[i].valid || param_cache[i].bits != bits) {
+            size_t len = put_param(param_cache[i].text, p, i);
+            param_cache[i].bits = bits;
+            param_cache[i].len = (uint8_t)len;
+            param_cache[i].valid = 1;
+        }
+        memcpy(b + k, param_cache[i].text, param_cache[i].len);
+        k += param_cache[i].len;
     }
     b[k++] = ',';
     if (r->metrics.n < 0) {

@@ -225,11 +225,40 @@ static int ref_cmp(const void *pa, const void *pb)
 static int i32_cmp(const void *a, const void *b) { return cmp_i(*(const int32_t *)a, *(const int32_t *)b); }
 static int dbl_cmp(const void *a, const void *b) { return cmp_d(*(const double *)a, *(const double *)b); }
 
-/* Sorted distinct values of v[0 .. n) in place; returns their count. */
+/* Sorted distinct values of v[0 .. n) in place; returns their count.
+ * A sweep's columns hold few distinct values, mostly in runs (a grid's
+ * axes), and this runs serially between parallel steps: the values are
+ * gathered into a short sorted list (binary insertion), and only when it
+ * outgrows UNIQ_FEW are all n sorted. Equal values are one value either way
+ * (-0 and 0 too: every later use compares with < and >, where they agree). */
+#define UNIQ_FEW 64
+
 static size_t uniq_i32(int32_t *v, size_t n)
 {
-    qsort(v, n, sizeof *v, i32_cmp);
+    int32_t few[UNIQ_FEW];
     size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        int32_t x = v[i];
+        if (i > 0 && x == v[i - 1])
+            continue;
+        size_t a = 0, b = k;
+        while (a < b) {
+            size_t m = a + (b - a) / 2;
+            if (few[m] < x) a = m + 1; else b = m;
+        }
+        if (a < k && few[a] == x)
+            continue;
+        if (k == UNIQ_FEW)
+            goto sort_all;
+        memmove(few + a + 1, few + a, (k - a) * sizeof *few);
+        few[a] = x;
+        k++;
+    }
+    memcpy(v, few, k * sizeof *v);
+    return k;
+sort_all:
+    qsort(v, n, sizeof *v, i32_cmp);
+    k = 0;
     for (size_t i = 0; i < n; i++)
         if (k == 0 || v[i] != v[k - 1])
             v[k++] = v[i];
@@ -238,8 +267,32 @@ static size_t uniq_i32(int32_t *v, size_t n)
 
 static size_t uniq_d(double *v, size_t n)
 {
-    qsort(v, n, sizeof *v, dbl_cmp);
+    double few[UNIQ_FEW];
     size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = v[i];
+        if (i > 0 && x == v[i - 1])
+            continue;
+        if (isnan(x))
+            goto sort_all;
+        size_t a = 0, b = k;
+        while (a < b) {
+            size_t m = a + (b - a) / 2;
+            if (few[m] < x) a = m + 1; else b = m;
+        }
+        if (a < k && few[a] == x)
+            continue;
+        if (k == UNIQ_FEW)
+            goto sort_all;
+        memmove(few + a + 1, few + a, (k - a) * sizeof *few);
+        few[a] = x;
+        k++;
+    }
+    memcpy(v, few, k * sizeof *v);
+    return k;
+sort_all:
+    qsort(v, n, sizeof *v, dbl_cmp);
+    k = 0;
     for (size_t i = 0; i < n; i++)
         if (k == 0 || v[i] != v[k - 1])
             v[k++] = v[i];
@@ -581,20 +634,41 @@ static int group_combos(zbuild *b)
 }
 
 /* Step 2a: each pair's distinct vol_z and tr_z thresholds, ascending (the
- * rows of its sebt_k_sigbits bitsets). dv: scratch for q1 - q0 values. */
+ * rows of its sebt_k_sigbits bitsets). dv: scratch for q1 - q0 values. The
+ * combos are bucketed by pair first (one pass), so the cost does not grow
+ * with pairs x combos. */
 static int pair_thresholds(zbuild *b, double *dv)
 {
     const fast_combo_ref *R = b->w->refs;
-    for (size_t i = 0; i < b->n_pairs; i++) {
+    size_t np = b->n_pairs, cnt = b->q1 - b->q0;
+    size_t *start = calloc(np + 1, sizeof *start);
+    size_t *order = malloc((cnt ? cnt : 1) * sizeof *order);
+    if (!start || !order) {
+        free(start);
+        free(order);
+        return -1;
+    }
+    for (size_t q = b->q0; q < b->q1; q++)
+        start[R[q].pair + 1]++;
+    for (size_t i = 0; i < np; i++)
+        start[i + 1] += start[i];
+    for (size_t q = b->q0; q < b->q1; q++)
+        order[start[R[q].pair]++] = q;
+    for (size_t i = np; i > 0; i--)
+        start[i] = start[i - 1];
+    start[0] = 0;
+    int failed = 0;
+    for (size_t i = 0; i < np && !failed; i++) {
         for (int which = 0; which < 2; which++) {
             size_t k = 0;
-            for (size_t q = b->q0; q < b->q1; q++)
-                if (R[q].pair == (int32_t)i)
-                    dv[k++] = which ? R[q].tz : R[q].vz;
+            for (size_t j = start[i]; j < start[i + 1]; j++)
+                dv[k++] = which ? R[order[j]].tz : R[order[j]].vz;
             k = uniq_d(dv, k);
             double *thr = malloc((k ? k : 1) * sizeof *thr);
-            if (!thr)
-                return -1;
+            if (!thr) {
+                failed = 1;
+                break;
+            }
             memcpy(thr, dv, k * sizeof *thr);
             if (which) {
                 b->pairs[i].tthr = thr;
@@ -605,7 +679,9 @@ static int pair_thresholds(zbuild *b, double *dv)
             }
         }
     }
-    return 0;
+    free(start);
+    free(order);
+    return failed ? -1 : 0;
 }
 
 /* The distinct (fast, slow) EMA pairs of set s, sorted, into s->pairs
@@ -1133,6 +1209,144 @@ static void combo_ref(const fast_sweep *w, const sebt_params *p, size_t i, fast_
     r->index = i;
 }
 
+/* One digit of the sort key: a combo field's distinct values (its rank is
+ * the position there). */
+typedef struct {
+    double *vals;
+    size_t n;
+} rank_axis;
+
+/* The ranked fields of ref_cmp, integers as doubles (exact). */
+static double ref_field(const fast_combo_ref *r, int k)
+{
+    switch (k) {
+    case 0: return r->stop_mult;
+    case 1: return r->reward;
+    case 2: return r->max_hold;
+    case 3: return r->cost;
+    case 4: return r->fast;
+    case 5: return r->slow;
+    case 6: return r->vz;
+    case 7: return r->tz;
+    default: return r->cm;
+    }
+}
+
+/* w->refs in ref_cmp's order. ref_cmp's fields, most significant first,
+ * each replaced by its rank among the field's distinct values (equal values,
+ * -0 and 0 included, have one rank, as cmp_d has them equal), make one
+ * integer key; a stable LSD radix sort of (key, index) from index order then
+ * gives ref_cmp's order with its final tie-break, the input index. The
+ * comparison sort of ~100-byte records stays where the key would not fit
+ * 64 bits or a field has many distinct values (a combos file of random
+ * thresholds). Returns -1 when out of memory. */
+static int sort_refs(fast_sweep *w)
+{
+    size_t n = w->total;
+    fast_combo_ref *R = w->refs;
+    enum { N_AX = 9 };
+    if (n < 2)
+        return 0;
+    rank_axis ax[N_AX];
+    memset(ax, 0, sizeof ax);
+    uint64_t *key = NULL, *tmp = NULL;
+    uint32_t *idx = NULL, *itmp = NULL;
+    fast_combo_ref *out = NULL;
+    int rc = -1;
+    bool fallback = n > UINT32_MAX;
+    for (int k = 0; k < N_AX && !fallback; k++) {
+        ax[k].vals = malloc((n ? n : 1) * sizeof(double));
+        if (!ax[k].vals)
+            goto out;
+        for (size_t i = 0; i < n; i++)
+            ax[k].vals[i] = ref_field(&R[i], k);
+        ax[k].n = uniq_d(ax[k].vals, n);
+        if (ax[k].n > UNIQ_FEW)
+            fallback = true;
+    }
+    size_t n_batch = w->zper ? (w->n_zs + w->zper - 1) / w->zper : 1;
+    size_t radix[] = { n_batch, w->n_atrs, 2, ax[0].n, 2, ax[1].n, 2, ax[2].n, ax[3].n, w->n_zs,
+                       ax[4].n, ax[5].n, ax[6].n, ax[7].n, ax[8].n };
+    enum { N_DIG = sizeof radix / sizeof radix[0] };
+    uint64_t span = 1;
+    for (size_t d = 0; d < N_DIG && !fallback; d++) {
+        size_t r = radix[d] ? radix[d] : 1;
+        if (span > UINT64_MAX / r)
+            fallback = true;
+        else
+            span *= r;
+    }
+    if (fallback) {
+        qsort(R, n, sizeof *R, ref_cmp);
+        rc = 0;
+        goto out;
+    }
+    key = malloc(n * sizeof *key);
+    tmp = malloc(n * sizeof *tmp);
+    idx = malloc(n * sizeof *idx);
+    itmp = malloc(n * sizeof *itmp);
+    out = malloc(n * sizeof *out);
+    if (!key || !tmp || !idx || !itmp || !out)
+        goto out;
+    double last[N_AX];
+    uint64_t last_rank[N_AX];
+    for (size_t i = 0; i < n; i++) {
+        const fast_combo_ref *r = &R[i];
+        uint64_t dig[N_DIG] = { (uint64_t)r->batch, (uint64_t)r->a, r->use_stop, 0, r->use_tp, 0, r->use_time, 0, 0,
+                                (uint64_t)r->z, 0, 0, 0, 0, 0 };
+        static const int pos[N_AX] = { 3, 5, 7, 8, 10, 11, 12, 13, 14 };
+        for (int k = 0; k < N_AX; k++) {
+            double f = ref_field(r, k);
+            if (i == 0 || !(f == last[k]))   /* runs of one value are usual */
+                last_rank[k] = (uint64_t)find_d(ax[k].vals, ax[k].n, last[k] = f);
+            dig[pos[k]] = last_rank[k];
+        }
+        uint64_t kk = 0;
+        for (size_t d = 0; d < N_DIG; d++)
+            kk = kk * (radix[d] ? radix[d] : 1) + dig[d];
+        key[i] = kk;
+        idx[i] = (uint32_t)i;
+    }
+    int bits = 0;
+    while (bits < 64 && (span - 1) >> bits)
+        bits++;
+    enum { RB = 11 };
+    size_t cnt[1 << RB];
+    for (int shift = 0; shift < bits; shift += RB) {
+        memset(cnt, 0, sizeof cnt);
+        for (size_t i = 0; i < n; i++)
+            cnt[(key[i] >> shift) & ((1 << RB) - 1)]++;
+        size_t sum = 0;
+        for (size_t b = 0; b < (1 << RB); b++) {
+            size_t c = cnt[b];
+            cnt[b] = sum;
+            sum += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t d = cnt[(key[i] >> shift) & ((1 << RB) - 1)]++;
+            tmp[d] = key[i];
+            itmp[d] = idx[i];
+        }
+        uint64_t *t = key; key = tmp; tmp = t;
+        uint32_t *u = idx; idx = itmp; itmp = u;
+    }
+    for (size_t i = 0; i < n; i++)
+        out[i] = R[idx[i]];
+    free(w->refs);
+    w->refs = out;
+    out = NULL;
+    rc = 0;
+out:
+    for (int k = 0; k < N_AX; k++)
+        free(ax[k].vals);
+    free(key);
+    free(tmp);
+    free(idx);
+    free(itmp);
+    free(out);
+    return rc;
+}
+
 /* Everything a sweep computes once, before its batches: series-wide
  * columns, trees, ATR and valid bars per atr_window, the combos sorted into
  * batches and exit keys. The combos and series must be valid already. */
@@ -1202,7 +1416,8 @@ sebt_status fast_sweep_begin(const sebt_series *s, const sebt_params *combos, si
     w.zper = z_windows_per_batch(&w, budget);
     for (size_t i = 0; i < n_combos; i++)
         combo_ref(&w, &combos[i], i, &w.refs[i]);
-    qsort(w.refs, n_combos, sizeof *w.refs, ref_cmp);
+    if (sort_refs(&w) != 0)
+        goto nomem;
     *w_out = w;
     return SEBT_OK;
 

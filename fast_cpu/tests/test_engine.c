@@ -281,3 +281,78 @@ Test(edges, tiny_series_and_windows_longer_than_it)
         sebt_series_free(&s);
     }
 }
+
+/* A grid's combos (few values per parameter) take the planner's radix sort
+ * of rank keys; scattered thresholds (more than 64 distinct values of a
+ * parameter) take the comparison sort. Both must give the reference's bits,
+ * whatever the combos' order: a grid in input order, the same combos
+ * shuffled, and the grid with one scattered combo added (which sends the
+ * whole batch to the other sort). fee 0 and -0 are one value to the plan. */
+Test(plan, grid_order_shuffle_and_scattered_combos)
+{
+    sebt_series s = random_series(4000, 31, 300.0, 1e6, 0);
+    enum { N = 3 * 2 * 3 * 2 * 2 * 3 * 2 * 2 };
+    sebt_params c[N + 70];
+    size_t n = 0;
+    static const double vz[] = { 1.0, 0.5, 1.5 }, rr[] = { 2.5, 1.0 }, sm[] = { 1.5, 0.5, 1.0 };   /* not ascending */
+    static const double fee[] = { 0.0, -0.0 };
+    for (int a = 0; a < 3; a++)
+        for (int z = 0; z < 2; z++)
+            for (int v = 0; v < 3; v++)
+                for (int t = 0; t < 2; t++)
+                    for (int r = 0; r < 2; r++)
+                        for (int m = 0; m < 3; m++)
+                            for (int h = 0; h < 2; h++)
+                                for (int f = 0; f < 2; f++) {
+                                    sebt_params p = sebt_params_default();
+                                    p.ema_fast = 5;
+                                    p.ema_slow = 40;
+                                    p.atr_window = 4 + 6 * a;
+                                    p.z_window = 12 + 20 * z;
+                                    p.vol_z = vz[v];
+                                    p.tr_z = 0.2 + 0.4 * t;
+                                    p.cloc_min = 0.4;
+                                    p.reward_r = rr[r];
+                                    p.atr_stop_mult = sm[m];
+                                    p.max_hold = 10 + 30 * h;
+                                    p.fee_bp = fee[f];
+                                    p.slippage_bp = 0.0;
+                                    c[n++] = p;
+                                }
+    cr_assert_eq(n, (size_t)N);
+    size_t trades = check_against_reference(&s, c, n, 2);
+    cr_assert_gt(trades, 1000, "only %zu trades", trades);
+    sebt_result *in_order = run_fast(&s, c, n, 3);
+
+    sebt_params sh[N];
+    size_t perm[N];
+    for (size_t i = 0; i < n; i++)
+        perm[i] = i;
+    uint64_t st = 5;
+    for (size_t i = n - 1; i > 0; i--) {
+        size_t j = (size_t)(xs_next(&st) % (i + 1));
+        size_t t = perm[i];
+        perm[i] = perm[j];
+        perm[j] = t;
+    }
+    for (size_t i = 0; i < n; i++)
+        sh[i] = c[perm[i]];
+    sebt_result *shuffled = run_fast(&s, sh, n, 2);
+    for (size_t i = 0; i < n; i++)
+        assert_identical_results(&in_order[perm[i]], &shuffled[i], 1);
+
+    for (size_t k = 0; k < 70; k++) {   /* 70 more distinct vol_z values */
+        c[n + k] = c[k];
+        c[n + k].vol_z = 0.01 * (double)(k + 1) + 0.003;
+    }
+    sebt_result *scattered = run_fast(&s, c, n + 70, 1);
+    assert_identical_results(in_order, scattered, n);
+    check_against_reference(&s, c + n, 70, 1);
+    sebt_results_free(in_order, n);
+    sebt_results_free(shuffled, n);
+    sebt_results_free(scattered, n + 70);
+    free(in_order);
+    free(shuffled);
+    free(scattered);
+    sebt_series_free(&s);
+}
