@@ -761,12 +761,29 @@ typedef struct {
     size_t first, m;
     bool busy, done;
     int rc;
+    /* Once a window is written, the writer makes the combos of the window
+     * two ahead in the buffer it frees (prepared[b]: that window's first
+     * combo), so the main thread, whose idle moments leave the compute
+     * threads spinning, only backtests. */
+    sebt_params *bufs[2];
+    sebt_result *rbufs[2];
+    size_t window, n_combos;
+    size_t prepared[2];
 } stream_writer;
 
+/* The results of one window are checked whole before any of its rows is
+ * written (as when the main thread checked them). */
 static int write_window(stream_writer *w, const sebt_params *cc, sebt_result *cr, size_t first, size_t m)
 {
     sweep_run *r = w->r;
     int rc = CLI_EXIT_OK;
+    sebt_error err = { 0 };
+    for (size_t k = 0; k < m; k++)
+        if (sebt_result_check(r->b, &r->s, &cc[k], first + k, &cr[k], &err) != SEBT_OK) {
+            rc = cli_report_error(w->cmd, &err);
+            sebt_results_free(cr, m);
+            return rc;
+        }
     for (size_t k = 0; k < m && rc == CLI_EXIT_OK; k++) {
         size_t idx = first + k;
         rc = cli_check_result(w->cmd, idx, &cc[k], &cr[k]);
@@ -807,6 +824,14 @@ static void *writer_main(void *arg)
         int rc = skip ? CLI_EXIT_OK : write_window(w, cc, cr, first, m);
         if (skip)
             sebt_results_free(cr, m);
+        int b = cc == w->bufs[1];
+        size_t next = first + 2 * w->window;
+        if (rc == CLI_EXIT_OK && !skip && next < w->n_combos) {
+            size_t m2 = w->n_combos - next < w->window ? w->n_combos - next : w->window;
+            get_combos(w->r, next, m2, w->bufs[b]);
+            memset(w->rbufs[b], 0, m2 * sizeof *w->rbufs[b]);
+            w->prepared[b] = next;
+        }
         pthread_mutex_lock(&w->mu);
         if (rc != CLI_EXIT_OK)
             w->rc = rc;
@@ -868,7 +893,9 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
             sweep_write_csv_header(af.f);
     }
     stream_writer w = { .cmd = cmd, .r = r, .f = af.f, .json = json, .want_trades = a->trades && !a->have_top,
-                        .j = &j, .kept = kept, .top_cap = top_cap, .rowbuf = rowbuf, .rc = CLI_EXIT_OK };
+                        .j = &j, .kept = kept, .top_cap = top_cap, .rowbuf = rowbuf, .rc = CLI_EXIT_OK,
+                        .bufs = { cc[0], cc[1] }, .rbufs = { cr[0], cr[1] }, .window = window, .n_combos = n,
+                        .prepared = { SIZE_MAX, SIZE_MAX } };
     pthread_mutex_init(&w.mu, NULL);
     pthread_cond_init(&w.cv, NULL);
     pthread_t writer;
@@ -883,16 +910,16 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
         size_t m = n - first < window ? n - first : window;
         sebt_params *c = cc[win & 1];
         sebt_result *res = cr[win & 1];
-        get_combos(r, first, m, c);
-        memset(res, 0, m * sizeof *res);
+        if (w.prepared[win & 1] != first) {   /* else the writer made them (see stream_writer) */
+            get_combos(r, first, m, c);
+            memset(res, 0, m * sizeof *res);
+        }
         chunk_progress cp = { .bar = &prog, .base = first, .total = n };
         sebt_batch_opts opts = { .threads = (int)a->threads, .want_trades = w.want_trades,
                                  .progress = chunk_progress_update, .progress_user = &cp };
         double t0 = cli_now(), c0 = cpu_seconds();
         sebt_error_clear(&err);
         sebt_status st = sebt_backend_status(r->b, r->b->run_batch(r->b, &r->s, c, m, &opts, res, &err), &err);
-        for (size_t j = 0; j < m && st == SEBT_OK; j++)
-            st = sebt_result_check(r->b, &r->s, &c[j], first + j, &res[j], &err);
         *t_compute += cli_now() - t0;
         *cpu_compute += cpu_seconds() - c0;
         if (st != SEBT_OK) {

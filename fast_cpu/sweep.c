@@ -377,7 +377,7 @@ typedef struct {
     double *vz;
 } zlist;
 
-static int z_candidates(const fast_sweep *w, int32_t zw, zlist *zl, double *scratch)
+static int z_prefilter(const fast_sweep *w, int32_t zw, zlist *zl, double *scratch)
 {
     size_t n = w->n;
     sebt_k_zscore(w->s->volume, (int64_t)n, zw, scratch);
@@ -394,16 +394,20 @@ static int z_candidates(const fast_sweep *w, int32_t zw, zlist *zl, double *scra
     for (size_t t = 0; t < n; t++)
         if (w->cloc[t] > zl->cmin && scratch[t] > pre)
             zl->bar[k++] = (int32_t)t;
-    fast_zscore_exact_at(w->s->volume, zw, zl->bar, count, zl->vz);
-    k = 0;
-    for (size_t i = 0; i < count; i++)
+    zl->n = count;   /* the exact vol_z there comes next, in pieces */
+    return 0;
+}
+
+static void z_keep(zlist *zl)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < zl->n; i++)
         if (zl->vz[i] > zl->vmin) {
             zl->bar[k] = zl->bar[i];
             zl->vz[k] = zl->vz[i];
             k++;
         }
     zl->n = k;
-    return 0;
 }
 
 /* Candidates of one pair: the bars where its loosest thresholds hold on the
@@ -411,7 +415,7 @@ static int z_candidates(const fast_sweep *w, int32_t zw, zlist *zl, double *scra
  * the pair's own vol_z and cloc thresholds hold; there tr_z is computed
  * exactly. When they are so many that O(z_window) per bar costs more than a
  * rolling pass, the rolling tr_z (into scratch) pre-filters them first. */
-static int pair_candidates(const fast_sweep *w, fast_zpair *p, const zlist *zl, double *scratch)
+static int pair_prefilter(const fast_sweep *w, fast_zpair *p, const zlist *zl, double *scratch)
 {
     size_t n = w->n;
     int32_t zw = w->zs[p->z];
@@ -460,19 +464,24 @@ static int pair_candidates(const fast_sweep *w, fast_zpair *p, const zlist *zl, 
         }
         count = k;
     }
-    fast_zscore_exact_at(atr, zw, bars, count, te);
-    size_t k = 0;
-    for (size_t i = 0; i < count; i++)
-        if (te[i] > p->tmin) {
-            bars[k] = bars[i];
-            ve[k] = ve[i];
-            te[k] = te[i];
-            k++;
-        }
-    p->n = k;
+    p->n = count;    /* the exact tr_z there comes next, in pieces */
     p->bar = bars;
     p->vz = ve;
     p->tz = te;
+    return 0;
+}
+
+static int pair_keep(fast_zpair *p)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->tz[i] > p->tmin) {
+            p->bar[k] = p->bar[i];
+            p->vz[k] = p->vz[i];
+            p->tz[k] = p->tz[i];
+            k++;
+        }
+    p->n = k;
     p->idx = malloc((k ? k : 1) * sizeof *p->idx);
     return p->idx ? 0 : -1;
 }
@@ -767,9 +776,50 @@ static int distinct_values(zbuild *b)
     return failed ? -1 : 0;
 }
 
+/* The exact z-scores of many bar lists, cut into pieces of Z_PIECE bars
+ * so that a batch of one or two z windows still spreads over every thread:
+ * piece k covers list list[k], bars [from[k], from[k] + Z_PIECE). Each
+ * bar's z is computed alone, so the cut changes no bit. */
+#define Z_PIECE 256
+typedef struct {
+    size_t n;
+    uint32_t *list;
+    size_t *from;
+} zpieces;
+
+static int zpieces_make(zpieces *zp, const size_t *len, size_t n_lists)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < n_lists; i++)
+        n += (len[i] + Z_PIECE - 1) / Z_PIECE;
+    zp->n = 0;
+    zp->list = malloc((n ? n : 1) * sizeof *zp->list);
+    zp->from = malloc((n ? n : 1) * sizeof *zp->from);
+    if (!zp->list || !zp->from)
+        return -1;
+    zp->n = n;
+    n = 0;
+    for (size_t i = 0; i < n_lists; i++)
+        for (size_t f = 0; f < len[i]; f += Z_PIECE) {
+            zp->list[n] = (uint32_t)i;
+            zp->from[n++] = f;
+        }
+    return 0;
+}
+
+static void zpieces_free(zpieces *zp)
+{
+    free(zp->list);
+    free(zp->from);
+    zp->list = NULL;
+    zp->from = NULL;
+}
+
 /* Step 3: per z window of the batch, the bars its vol_z thresholds let
  * through (exact vol_z); then each pair's candidates (exact tr_z): the
- * bars where some combo of the pair could signal. */
+ * bars where some combo of the pair could signal. One parallel region:
+ * the rolling pre-filters per z window and per pair, the exact z-scores in
+ * pieces across all lists. */
 static int find_candidates(zbuild *b)
 {
     size_t nz = b->nz, z0 = b->z0, n_pairs = b->n_pairs, cols = b->w->n ? b->w->n : 1;
@@ -781,22 +831,79 @@ static int find_candidates(zbuild *b)
         zl->vmin = fmin(zl->vmin, pairs[i].vmin);
         zl->cmin = fmin(zl->cmin, pairs[i].cmin);
     }
+    size_t nl = nz > n_pairs ? nz : n_pairs;
+    size_t *len = malloc((nl ? nl : 1) * sizeof *len);
+    if (!len)
+        return -1;
+    zpieces zp = { 0 };
     int failed = 0;
-    #pragma omp parallel num_threads(w->threads) reduction(|:failed)
+    #pragma omp parallel num_threads(w->threads)
     {
         double *scratch = malloc(cols * sizeof(double));
-        if (!scratch)
+        if (!scratch) {
+            #pragma omp atomic write
             failed = 1;
+        }
         #pragma omp for schedule(dynamic, 1)
         for (size_t z = 0; z < nz; z++)
-            if (!failed && zls[z].vmin < INFINITY && z_candidates(w, w->zs[z0 + z], &zls[z], scratch) != 0)
+            if (scratch && zls[z].vmin < INFINITY && z_prefilter(w, w->zs[z0 + z], &zls[z], scratch) != 0) {
+                #pragma omp atomic write
                 failed = 1;
+            }
+        #pragma omp single
+        {
+            for (size_t z = 0; z < nz; z++)
+                len[z] = failed ? 0 : zls[z].n;
+            if (zpieces_make(&zp, len, nz) != 0)
+                failed = 1;
+        }
+        #pragma omp for schedule(dynamic, 1)
+        for (size_t k = 0; k < zp.n; k++) {
+            zlist *zl = &zls[zp.list[k]];
+            size_t f = zp.from[k], m = zl->n - f < Z_PIECE ? zl->n - f : Z_PIECE;
+            fast_zscore_exact_at(w->s->volume, w->zs[z0 + zp.list[k]], zl->bar + f, m, zl->vz + f);
+        }
+        int ok;   /* read once after a barrier: other threads may set failed inside a loop */
+        #pragma omp atomic read
+        ok = failed;
+        ok = !ok;
+        #pragma omp for schedule(static)
+        for (size_t z = 0; z < nz; z++)
+            if (ok && zls[z].vmin < INFINITY)
+                z_keep(&zls[z]);
         #pragma omp for schedule(dynamic, 1)
         for (size_t i = 0; i < n_pairs; i++)
-            if (!failed && pair_candidates(w, &pairs[i], &zls[(size_t)pairs[i].z - z0], scratch) != 0)
+            if (scratch && ok && pair_prefilter(w, &pairs[i], &zls[(size_t)pairs[i].z - z0], scratch) != 0) {
+                #pragma omp atomic write
                 failed = 1;
+            }
+        #pragma omp single
+        {
+            zpieces_free(&zp);
+            for (size_t i = 0; i < n_pairs; i++)
+                len[i] = failed ? 0 : pairs[i].n;
+            if (zpieces_make(&zp, len, n_pairs) != 0)
+                failed = 1;
+        }
+        #pragma omp for schedule(dynamic, 1)
+        for (size_t k = 0; k < zp.n; k++) {
+            fast_zpair *p = &pairs[zp.list[k]];
+            size_t f = zp.from[k], m = p->n - f < Z_PIECE ? p->n - f : Z_PIECE;
+            fast_zscore_exact_at(w->atr_col[p->a], w->zs[p->z], p->bar + f, m, p->tz + f);
+        }
+        #pragma omp atomic read
+        ok = failed;
+        ok = !ok;
+        #pragma omp for schedule(static)
+        for (size_t i = 0; i < n_pairs; i++)
+            if (ok && pair_keep(&pairs[i]) != 0) {
+                #pragma omp atomic write
+                failed = 1;
+            }
         free(scratch);
     }
+    zpieces_free(&zp);
+    free(len);
     return failed ? -1 : 0;
 }
 
