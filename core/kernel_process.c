@@ -66,19 +66,29 @@ typedef struct {
     size_t tail_len;
     unsigned char *in;
     size_t in_len, in_cap;
+    /* Bytes of a second reply that came with the first (a RUN and its
+     * FEATURES sent in one write): at in + carry_at, carry bytes. */
+    size_t carry, carry_at;
     /* The series the kernel holds now, so it is sent only when it changes. */
     bool has_series;
     sebt_series sent;
     pthread_mutex_t mu;
     /* The last RUN's combos (encoded as sent), and the feature columns
-     * fetched ahead for them (see kp_features). */
+     * fetched ahead for them (see kp_features): a whole reply frame, the
+     * columns at fcache + KP_HEADER. */
     unsigned char *batch_params;
     size_t batch_n, batch_cap;
     unsigned char *fcache, *fcache_params;
     size_t fcache_count, fcache_cap, fcache_pcap;
-    /* What the conversation cost, for SEBT_KERNEL_STATS (bench). */
-    uint64_t requests, bytes_out, bytes_in;
-    double exchange_s;
+    /* The caller asks for the features of the combos it has just run (the
+     * oracle does): from then on a RUN with trades carries the FEATURES
+     * request of its batch in the same write, so a checked batch costs
+     * one round trip. Learned, and unlearned when a prefetch goes unused. */
+    bool prefetch, prefetch_used;
+    /* What the conversation cost, for SEBT_KERNEL_STATS (bench); the
+     * handshake apart (it is the kernel's start-up, not a request). */
+    uint64_t requests, round_trips, bytes_out, bytes_in;
+    double exchange_s, handshake_s, first_s, last_s;
 } kproc;
 
 static kproc *kernels[MAX_KERNELS];
@@ -208,6 +218,7 @@ static void stop_process(kproc *k, bool graceful)
     close_fd(&k->err_fd);
     k->pid = 0;
     k->in_len = 0;
+    k->carry = 0;
     k->has_series = false;
     k->fcache_count = 0;
     k->batch_n = 0;
@@ -228,9 +239,11 @@ static void write_stats(const kproc *k)
     FILE *f = fopen(path, "a");
     if (!f)
         return;
-    fprintf(f, "{\"kernel\": \"%s\", \"requests\": %llu, \"bytes_out\": %llu, \"bytes_in\": %llu, "
-            "\"exchange_seconds\": %.6f}\n", k->name, (unsigned long long)k->requests,
-            (unsigned long long)k->bytes_out, (unsigned long long)k->bytes_in, k->exchange_s);
+    fprintf(f, "{\"kernel\": \"%s\", \"requests\": %llu, \"round_trips\": %llu, \"bytes_out\": %llu, "
+            "\"bytes_in\": %llu, \"exchange_seconds\": %.6f, \"handshake_seconds\": %.6f, "
+            "\"span_seconds\": %.6f}\n", k->name, (unsigned long long)k->requests,
+            (unsigned long long)k->round_trips, (unsigned long long)k->bytes_out, (unsigned long long)k->bytes_in,
+            k->exchange_s, k->handshake_s, k->last_s - k->first_s);
     fclose(f);
 }
 
@@ -341,6 +354,7 @@ static sebt_status kfault(kproc *k, sebt_error *err, const char *fmt, ...)
         close_fd(&k->from_fd);
         close_fd(&k->err_fd);
         k->in_len = 0;
+        k->carry = 0;
         k->has_series = false;
         k->fcache_count = 0;
         k->batch_n = 0;
@@ -405,6 +419,7 @@ static sebt_status start_process(kproc *k, sebt_error *err)
     k->err_fd = err_p[0];
     k->tail_len = 0;
     k->in_len = 0;
+    k->carry = 0;
     k->has_series = false;
     k->broken = false;
     /* 1 MiB pipes (where the system allows): a series or a feature reply
@@ -449,14 +464,21 @@ static void junk_text(const unsigned char *p, size_t n, char *out, size_t max)
 
 /* Writes out (out_len bytes) while reading, until one whole frame has come
  * back; its header is then at k->in and its payload right after. max_len is
- * the longest payload this request may be answered with. */
+ * the longest payload this request may be answered with. more: out holds a
+ * second request, whose reply the next call (out_len 0) reads; bytes of it
+ * that come with the first reply are kept for that call. */
 static sebt_status exchange(kproc *k, const unsigned char *out, size_t out_len, const char *what,
-                            uint64_t max_len, unsigned *type, uint64_t *len, sebt_error *err)
+                            uint64_t max_len, bool more, unsigned *type, uint64_t *len, sebt_error *err)
 {
     /* Bytes left over from before, or EOF now: the kernel wrote outside a
      * reply, or ended between requests. */
     if (k->in_len)
         return kfault(k, err, "wrote %zu bytes on stdout outside a reply (before the %s request)", k->in_len, what);
+    if (k->carry) {
+        memmove(k->in, k->in + k->carry_at, k->carry);
+        k->in_len = k->carry;
+        k->carry = 0;
+    }
     sigset_t pipe_set, old_set;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
@@ -493,8 +515,11 @@ static sebt_status exchange(kproc *k, const unsigned char *out, size_t out_len, 
             }
             have_header = true;
         }
-        if (have_header && k->in_len >= KP_HEADER + plen) {
-            if (k->in_len > KP_HEADER + plen) {
+        if (have_header && k->in_len >= KP_HEADER + plen && (written == out_len || !more)) {
+            if (k->in_len > KP_HEADER + plen && more) {
+                k->carry_at = (size_t)(KP_HEADER + plen);
+                k->carry = k->in_len - k->carry_at;
+            } else if (k->in_len > KP_HEADER + plen) {
                 rc = kfault(k, err, "wrote %zu bytes after its reply to the %s request",
                             k->in_len - (size_t)(KP_HEADER + plen), what);
                 break;
@@ -533,7 +558,8 @@ static sebt_status exchange(kproc *k, const unsigned char *out, size_t out_len, 
         if (i_err >= 0 && fds[i_err].revents)
             drain_stderr(k);
         if (fds[i_in].revents) {
-            size_t want = have_header ? (size_t)(KP_HEADER + plen) - k->in_len : 65536;
+            size_t want = have_header && k->in_len < KP_HEADER + plen ? (size_t)(KP_HEADER + plen) - k->in_len
+                                                                      : 65536;
             if (want < 65536)
                 want = 65536;
             if (want > (1u << 24))
@@ -582,10 +608,15 @@ static sebt_status exchange(kproc *k, const unsigned char *out, size_t out_len, 
         }
     }
     pthread_sigmask(SIG_SETMASK, &old_set, NULL);
+    double t_end = now_s();
+    if (k->requests == 0)
+        k->first_s = t_start;
+    k->last_s = t_end;
     k->requests++;
+    k->round_trips += out_len > 0;
     k->bytes_out += written;
     k->bytes_in += rc == SEBT_OK ? KP_HEADER + *len : 0;
-    k->exchange_s += now_s() - t_start;
+    k->exchange_s += t_end - t_start;
     return rc;
 }
 
@@ -613,7 +644,16 @@ static sebt_status handshake(kproc *k, sebt_error *err)
     put_u32(hello + KP_HEADER, KP_VERSION);
     unsigned type;
     uint64_t len;
-    sebt_status st = exchange(k, hello, sizeof hello, "HELLO", 4 + 8 + 2 * (2 + KP_MAX_TEXT), &type, &len, err);
+    uint64_t requests = k->requests, round_trips = k->round_trips, bytes_out = k->bytes_out, bytes_in = k->bytes_in;
+    double exchange_s = k->exchange_s;
+    sebt_status st = exchange(k, hello, sizeof hello, "HELLO", 4 + 8 + 2 * (2 + KP_MAX_TEXT), false, &type, &len,
+                              err);
+    k->handshake_s += k->exchange_s - exchange_s;
+    k->requests = requests;
+    k->round_trips = round_trips;
+    k->bytes_out = bytes_out;
+    k->bytes_in = bytes_in;
+    k->exchange_s = exchange_s;
     if (st)
         return st;
     if (type == KP_ERROR)
@@ -682,6 +722,7 @@ static sebt_status ensure_running(kproc *k, sebt_error *err)
             k->pid = 0;   /* the parent's, not ours to end */
         }
         k->in_len = 0;
+        k->carry = 0;
         k->has_series = false;
         k->fcache_count = 0;
         k->batch_n = 0;
@@ -785,33 +826,29 @@ static void forget_features(kproc *k)
     k->fcache_count = 0;
 }
 
-/* One FEATURES request for count encoded combos; the reply stays in k->in. */
-static sebt_status request_features(kproc *k, const sebt_series *s, const unsigned char *enc, size_t count,
-                                    sebt_error *err)
+/* The FEATURES frame for count encoded combos, at p: FEATURES_FRAME bytes. */
+#define FEATURES_FRAME(count) (KP_HEADER + 8 + (count) * 8 * KP_PARAM_FIELDS)
+static void put_features_frame(unsigned char *p, const unsigned char *enc, size_t count)
 {
-    size_t len;
-    bool with_series;
-    size_t body = 8 + count * 8 * KP_PARAM_FIELDS;
-    unsigned char *buf = request_buffer(k, s, KP_HEADER + body, &len, &with_series, err);
-    if (!buf)
-        return SEBT_ERR_NOMEM;
-    put_header(buf + len, KP_FEATURES, body);
-    put_u64(buf + len + KP_HEADER, count);
-    memcpy(buf + len + KP_HEADER + 8, enc, count * 8 * KP_PARAM_FIELDS);
-    len += KP_HEADER + body;
+    put_header(p, KP_FEATURES, FEATURES_FRAME(count) - KP_HEADER);
+    put_u64(p + KP_HEADER, count);
+    memcpy(p + KP_HEADER + 8, enc, count * 8 * KP_PARAM_FIELDS);
+}
+
+/* Sends out (out_len bytes, ending with a FEATURES frame for count combos;
+ * 0: that frame went with an earlier request) and reads and checks the
+ * reply, which stays in k->in. */
+static sebt_status features_reply(kproc *k, const sebt_series *s, size_t count, const unsigned char *out,
+                                  size_t out_len, sebt_error *err)
+{
     char what[96];
     snprintf(what, sizeof what, "FEATURES (%zu combo%s, %zu bars)", count, count == 1 ? "" : "s", s->n);
     unsigned type;
     uint64_t plen;
     uint64_t want = (uint64_t)count * KP_FEATURE_COLUMNS_N * s->n * 8;
-    sebt_status st = exchange(k, buf, len, what, want, &type, &plen, err);
-    free(buf);
+    sebt_status st = exchange(k, out, out_len, what, want, false, &type, &plen, err);
     if (st)
         return st;
-    if (with_series) {
-        remember_series(k, s);
-        forget_features(k);
-    }
     if (type == KP_ERROR)
         return error_reply(k, plen, what, err);
     if (type != KP_FEATURE_COLUMNS)
@@ -831,10 +868,55 @@ static sebt_status request_features(kproc *k, const sebt_series *s, const unsign
     return SEBT_OK;
 }
 
+/* One FEATURES request for count encoded combos; the reply stays in k->in. */
+static sebt_status request_features(kproc *k, const sebt_series *s, const unsigned char *enc, size_t count,
+                                    sebt_error *err)
+{
+    size_t len;
+    bool with_series;
+    unsigned char *buf = request_buffer(k, s, FEATURES_FRAME(count), &len, &with_series, err);
+    if (!buf)
+        return SEBT_ERR_NOMEM;
+    put_features_frame(buf + len, enc, count);
+    len += FEATURES_FRAME(count);
+    sebt_status st = features_reply(k, s, count, buf, len, err);
+    free(buf);
+    if (with_series && (st == SEBT_OK || !k->broken)) {
+        remember_series(k, s);
+        forget_features(k);
+    }
+    return st;
+}
+
+/* The FEATURE_COLUMNS reply in k->in becomes the cache of count combos
+ * (their encodings at enc): the buffers change places, nothing is copied. */
+static void keep_features(kproc *k, const unsigned char *enc, size_t count)
+{
+    size_t pneed = count * 8 * KP_PARAM_FIELDS;
+    if (pneed > k->fcache_pcap) {
+        unsigned char *c = realloc(k->fcache_params, pneed);
+        if (!c) {
+            forget_features(k);
+            return;
+        }
+        k->fcache_params = c;
+        k->fcache_pcap = pneed;
+    }
+    memcpy(k->fcache_params, enc, pneed);
+    unsigned char *buf = k->fcache;
+    size_t cap = k->fcache_cap;
+    k->fcache = k->in;
+    k->fcache_cap = k->in_cap;
+    k->in = buf;
+    k->in_cap = cap;
+    k->fcache_count = count;
+}
+
 /* The oracle asks for the features of a batch's combos one by one, right
- * after running the batch: the first such call fetches the rest of the
- * batch too (up to FEATURES_PREFETCH_BYTES of columns), so a check costs
- * two round trips instead of one per combo. */
+ * after running the batch: they come in one request (up to
+ * FEATURES_PREFETCH_BYTES of columns), sent with the RUN once the caller
+ * has shown it wants them (kproc.prefetch), so a checked batch costs one
+ * round trip instead of one per combo. */
 #define FEATURES_PREFETCH_BYTES (64u << 20)
 
 static sebt_status kp_features(const sebt_backend *self, const sebt_series *s, const sebt_params *p,
@@ -859,7 +941,8 @@ static sebt_status kp_features(const sebt_backend *self, const sebt_series *s, c
     if (k->fcache_count && k->has_series && same_series(&k->sent, s))
         for (size_t i = 0; i < k->fcache_count; i++)
             if (memcmp(k->fcache_params + i * sizeof enc, enc, sizeof enc) == 0) {
-                decode_features(k->fcache + i * col_bytes, s->n, out);
+                decode_features(k->fcache + KP_HEADER + i * col_bytes, s->n, out);
+                k->prefetch_used = true;
                 goto done;
             }
     /* Not fetched yet: this combo, and the batch's combos after it. */
@@ -872,6 +955,9 @@ static sebt_status kp_features(const sebt_backend *self, const sebt_series *s, c
             if (count == 0)
                 count = 1;
             list = k->batch_params + j * sizeof enc;
+            /* the features of a batch just run: from now on they come with the RUN */
+            k->prefetch = true;
+            k->prefetch_used = true;
             break;
         }
     st = request_features(k, s, list, count, err);
@@ -885,121 +971,30 @@ static sebt_status kp_features(const sebt_backend *self, const sebt_series *s, c
     }
     if (st)
         goto done;
-    /* Keep what came back for the next calls. */
-    size_t need = count * col_bytes, pneed = count * sizeof enc;
-    if (need > k->fcache_cap) {
-        unsigned char *c = realloc(k->fcache, need);
-        if (c) {
-            k->fcache = c;
-            k->fcache_cap = need;
-        }
-    }
-    if (pneed > k->fcache_pcap) {
-        unsigned char *c = realloc(k->fcache_params, pneed);
-        if (c) {
-            k->fcache_params = c;
-            k->fcache_pcap = pneed;
-        }
-    }
-    const unsigned char *q = k->in + KP_HEADER;
-    if (need <= k->fcache_cap && pneed <= k->fcache_pcap) {
-        memcpy(k->fcache, q, need);
-        memcpy(k->fcache_params, list, pneed);
-        k->fcache_count = count;
-    } else {
-        forget_features(k);
-    }
-    decode_features(q, s->n, out);
+    keep_features(k, list, count);
+    decode_features((k->fcache_count ? k->fcache : k->in) + KP_HEADER, s->n, out);
 done:
     pthread_mutex_unlock(&k->mu);
     return st;
 }
 
-static sebt_status kp_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
-                                size_t n_combos, const sebt_batch_opts *opts, sebt_result *results, sebt_error *err)
+/* Checks the reply to a RUN (in k->in) and fills results from it. */
+static sebt_status run_reply(kproc *k, const sebt_series *s, size_t n_combos, bool want_trades, unsigned type,
+                             uint64_t plen, const char *what, sebt_result *results, sebt_error *err)
 {
-    sebt_status vst = sebt_series_check(s, err);
-    if (vst)
-        return vst;
-    for (size_t i = 0; i < n_combos; i++) {
-        sebt_status st = sebt_params_validate(&combos[i], err);
-        if (st) {
-            char msg[SEBT_ERROR_MSG_MAX];
-            snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
-            return sebt_fail(err, st, "combo %zu: %s", i, msg);
-        }
-    }
-    if (opts && opts->stats)
-        memset(opts->stats, 0, sizeof *opts->stats);
-    kproc *k = self->state;
-    bool want_trades = opts && opts->want_trades;
-    pthread_mutex_lock(&k->mu);
-    sebt_status st = ensure_running(k, err);
-    unsigned char *buf = NULL;
-    if (st)
-        goto done;
-    size_t len;
-    bool with_series;
-    size_t body = 8 + 4 + 4 + n_combos * KP_PARAM_FIELDS * 8;
-    buf = request_buffer(k, s, KP_HEADER + body, &len, &with_series, err);
-    if (!buf) {
-        st = SEBT_ERR_NOMEM;
-        goto done;
-    }
-    unsigned char *p = buf + len;
-    put_header(p, KP_RUN, body);
-    p += KP_HEADER;
-    put_u64(p, n_combos);
-    put_u32(p + 8, want_trades ? 1u : 0u);
-    put_u32(p + 12, opts && opts->threads > 0 ? (uint32_t)opts->threads : 0u);
-    p += 16;
-    for (size_t i = 0; i < n_combos; i++)
-        put_params(p + i * KP_PARAM_FIELDS * 8, &combos[i]);
-    len += KP_HEADER + body;
-    char what[96];
-    snprintf(what, sizeof what, "RUN (%zu combo%s, %zu bars)", n_combos, n_combos == 1 ? "" : "s", s->n);
-    /* At most one trade per two valid bars, plus slack for a wrong answer
-     * to be read and reported by size rather than by a cut frame. */
-    uint64_t max_len = (uint64_t)n_combos * KP_RESULT_FIELDS * 8 +
-                       (want_trades ? (uint64_t)n_combos * (s->n / 2 + 2) * KP_TRADE_FIELDS * 8 : 0) + 4096;
-    unsigned type;
-    uint64_t plen;
-    st = exchange(k, buf, len, what, max_len, &type, &plen, err);
-    if (st)
-        goto done;
-    if (with_series)
-        remember_series(k, s);
-    forget_features(k);
-    {
-        size_t need = n_combos * 8 * KP_PARAM_FIELDS;
-        if (need > k->batch_cap) {
-            unsigned char *b = realloc(k->batch_params, need);
-            if (b) {
-                k->batch_params = b;
-                k->batch_cap = need;
-            }
-        }
-        if (need <= k->batch_cap) {
-            memcpy(k->batch_params, buf + len - n_combos * 8 * KP_PARAM_FIELDS, need);
-            k->batch_n = n_combos;
-        } else {
-            k->batch_n = 0;
-        }
-    }
-    if (type == KP_ERROR) {
-        st = error_reply(k, plen, what, err);
-        goto done;
-    }
+    sebt_status st = SEBT_OK;
+    if (type == KP_ERROR)
+        return error_reply(k, plen, what, err);
     if (type != KP_RESULTS) {
         st = kfault(k, err, "answered the %s request with a %s frame, not RESULTS", what, type_name(type));
-        goto done;
+        return st;
     }
     uint64_t rows_len = (uint64_t)n_combos * KP_RESULT_FIELDS * 8;
     if (plen < rows_len) {
         st = kfault(k, err, "answered the %s request with %llu bytes of results (%zu rows of %d doubles: %llu bytes "
                     "expected, then the trades)", what, (unsigned long long)plen, n_combos, KP_RESULT_FIELDS,
                     (unsigned long long)rows_len);
-        goto done;
+        return st;
     }
     const unsigned char *q = k->in + KP_HEADER;
     double nbars = (double)s->n;
@@ -1017,7 +1012,7 @@ static sebt_status kp_run_batch(const sebt_backend *self, const sebt_series *s, 
         if (bad) {
             st = kfault(k, err, "sent a result for combo %zu whose %s is not a count or bar index in range (%s)", i,
                         bad, what);
-            goto done;
+            return st;
         }
         total_trades += (uint64_t)f[15];
     }
@@ -1026,7 +1021,7 @@ static sebt_status kp_run_batch(const sebt_backend *self, const sebt_series *s, 
         st = kfault(k, err, "answered the %s request with %llu bytes; %zu result rows%s%llu trades make %llu", what,
                     (unsigned long long)plen, n_combos, want_trades ? " and " : " and no trades (not asked for): ",
                     want_trades ? (unsigned long long)total_trades : 0ull, (unsigned long long)want);
-        goto done;
+        return st;
     }
     const unsigned char *tq = q + rows_len;
     for (size_t i = 0; i < n_combos; i++) {
@@ -1057,7 +1052,7 @@ static sebt_status kp_run_batch(const sebt_backend *self, const sebt_series *s, 
         if (!res->trades) {
             sebt_results_free(results, i);
             st = sebt_fail(err, SEBT_ERR_NOMEM, "kernel %s: out of memory for %zu trades", k->name, res->n_trades);
-            goto done;
+            return st;
         }
         for (size_t t = 0; t < res->n_trades; t++, tq += KP_TRADE_FIELDS * 8) {
             double f[KP_TRADE_FIELDS];
@@ -1071,7 +1066,7 @@ static sebt_status kp_run_batch(const sebt_backend *self, const sebt_series *s, 
                 st = kfault(k, err, "sent trade %zu of combo %zu with %s = %g (not a bar index, count or reason "
                             "0-3)", t, i, bad, f[bad[0] == 's' ? 0 : bad[0] == 'e' && bad[1] == 'n' ? 1
                                                       : bad[0] == 'e' ? 2 : bad[0] == 'r' ? 10 : 11]);
-                goto done;
+                return st;
             }
             sebt_trade *tr = &res->trades[t];
             tr->signal_index = (int64_t)f[0];
@@ -1086,6 +1081,111 @@ static sebt_status kp_run_batch(const sebt_backend *self, const sebt_series *s, 
             tr->r = f[9];
             tr->reason = (sebt_exit_reason)(int)f[10];
             tr->bars_held = (int32_t)f[11];
+        }
+    }
+    return st;
+}
+
+static sebt_status kp_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                                size_t n_combos, const sebt_batch_opts *opts, sebt_result *results, sebt_error *err)
+{
+    sebt_status vst = sebt_series_check(s, err);
+    if (vst)
+        return vst;
+    for (size_t i = 0; i < n_combos; i++) {
+        sebt_status st = sebt_params_validate(&combos[i], err);
+        if (st) {
+            char msg[SEBT_ERROR_MSG_MAX];
+            snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+            return sebt_fail(err, st, "combo %zu: %s", i, msg);
+        }
+    }
+    if (opts && opts->stats)
+        memset(opts->stats, 0, sizeof *opts->stats);
+    kproc *k = self->state;
+    bool want_trades = opts && opts->want_trades;
+    pthread_mutex_lock(&k->mu);
+    sebt_status st = ensure_running(k, err);
+    unsigned char *buf = NULL;
+    if (st)
+        goto done;
+    /* A prefetch that went unused: the caller no longer asks for features. */
+    if (k->prefetch && k->fcache_count && !k->prefetch_used)
+        k->prefetch = false;
+    size_t fcount = 0;
+    if (k->prefetch && want_trades && n_combos) {
+        size_t col_bytes = (size_t)KP_FEATURE_COLUMNS_N * s->n * 8;
+        size_t room = col_bytes ? FEATURES_PREFETCH_BYTES / col_bytes : n_combos;
+        fcount = n_combos < room ? n_combos : room ? room : 1;
+    }
+    size_t len;
+    bool with_series;
+    size_t body = 8 + 4 + 4 + n_combos * KP_PARAM_FIELDS * 8;
+    buf = request_buffer(k, s, KP_HEADER + body + (fcount ? FEATURES_FRAME(fcount) : 0), &len, &with_series, err);
+    if (!buf) {
+        st = SEBT_ERR_NOMEM;
+        goto done;
+    }
+    size_t run_at = len + KP_HEADER + 16;   /* where the encoded combos start */
+    unsigned char *p = buf + len;
+    put_header(p, KP_RUN, body);
+    p += KP_HEADER;
+    put_u64(p, n_combos);
+    put_u32(p + 8, want_trades ? 1u : 0u);
+    put_u32(p + 12, opts && opts->threads > 0 ? (uint32_t)opts->threads : 0u);
+    p += 16;
+    for (size_t i = 0; i < n_combos; i++)
+        put_params(p + i * KP_PARAM_FIELDS * 8, &combos[i]);
+    len += KP_HEADER + body;
+    if (fcount) {
+        put_features_frame(buf + len, buf + run_at, fcount);
+        len += FEATURES_FRAME(fcount);
+    }
+    char what[96];
+    snprintf(what, sizeof what, "RUN (%zu combo%s, %zu bars)", n_combos, n_combos == 1 ? "" : "s", s->n);
+    /* At most one trade per two valid bars, plus slack for a wrong answer
+     * to be read and reported by size rather than by a cut frame. */
+    uint64_t max_len = (uint64_t)n_combos * KP_RESULT_FIELDS * 8 +
+                       (want_trades ? (uint64_t)n_combos * (s->n / 2 + 2) * KP_TRADE_FIELDS * 8 : 0) + 4096;
+    unsigned type;
+    uint64_t plen;
+    st = exchange(k, buf, len, what, max_len, fcount > 0, &type, &plen, err);
+    if (st)
+        goto done;
+    if (with_series)
+        remember_series(k, s);
+    forget_features(k);
+    {
+        size_t need = n_combos * 8 * KP_PARAM_FIELDS;
+        if (need > k->batch_cap) {
+            unsigned char *b = realloc(k->batch_params, need);
+            if (b) {
+                k->batch_params = b;
+                k->batch_cap = need;
+            }
+        }
+        if (need <= k->batch_cap) {
+            memcpy(k->batch_params, buf + run_at, need);
+            k->batch_n = n_combos;
+        } else {
+            k->batch_n = 0;
+        }
+    }
+    st = run_reply(k, s, n_combos, want_trades, type, plen, what, results, err);
+    if (fcount && !k->broken) {
+        /* The reply to the FEATURES sent with the RUN. A refusal keeps
+         * nothing: the features call asks again and reports it then. */
+        sebt_error ferr = { 0 };
+        sebt_status fst = features_reply(k, s, fcount, NULL, 0, &ferr);
+        if (fst == SEBT_OK) {
+            keep_features(k, buf + run_at, fcount);
+            k->prefetch_used = false;
+        } else if (k->broken) {
+            if (st == SEBT_OK)
+                sebt_results_free(results, n_combos);
+            st = fst;
+            if (err)
+                *err = ferr;
         }
     }
 done:
