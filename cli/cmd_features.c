@@ -68,8 +68,9 @@ static const cli_opt features_opts[] = {
     [COMBO_DATA] = { "--data", CLI_FILE, "FILE", "CSV with a header, or a Binance kline file; .gz is read as gzip" },
     [COMBO_SET] = { "--set", CLI_ASSIGN, "NAME=VALUE",
                     "a parameter of the strategy (repeatable); see 'sebt run --help'", .flags = CLI_REPEAT },
-    [COMBO_BACKEND] = { "--backend", CLI_TEXT, "NAME", "reference, fast_cpu, cuda, or cpu|gpu|auto\n"
-                        "(default: BACKTEST_BACKEND, else cpu)", .complete = cli_backend_words },
+    [COMBO_BACKEND] = { "--backend", CLI_TEXT, "NAME", "reference, fast_cpu, cuda, cpu|gpu|auto, a plugin's path, or\n"
+                        "exec:CMD, a kernel command ('exec:python3 mine.py',\n"
+                        "docs/kernel-protocol.md) (default: BACKTEST_BACKEND, else cpu)", .complete = cli_backend_words },
     [COMBO_OUTPUT] = { "--output", CLI_FILE, "FILE", "write there instead of stdout" },
     [COMBO_LENIENT] = { "--lenient", CLI_FLAG, NULL,
                         "keep a bad row as a missing bar (counted on stderr) instead of failing" },

@@ -46,7 +46,9 @@ enum { OPT_BACKEND, OPT_SEED, OPT_STREAM, OPT_ITERATIONS, OPT_TIME, OPT_BIG_SHAR
        OPT_SAVE, OPT_NO_SAVE, OPT_NO_SHRINK, OPT_SELF_TEST, OPT_NO_PARITY, OPT_NO_SUITE, OPT_FORMAT, OPT_JUNIT,
        OPT_CASE, OPT_BIG_CASE, OPT_THREADS };
 static const cli_opt fuzz_opts[] = {
-    [OPT_BACKEND] = { "--backend", CLI_TEXT, "NAME", "reference, fast_cpu, cuda, cpu|gpu|auto, or mutant:BUG",
+    [OPT_BACKEND] = { "--backend", CLI_TEXT, "NAME", "reference, fast_cpu, cuda, cpu|gpu|auto, mutant:BUG, a plugin's\n"
+                      "path, or exec:CMD, a kernel command ('exec:python3 mine.py',\n"
+                      "docs/kernel-protocol.md)",
                       .complete = cli_backend_words },
     [OPT_SEED] = { "--seed", CLI_UINT, "S", "the case sequence (default 1)", .umax = CLI_UINT_MAX },
     [OPT_STREAM] = { "--stream", CLI_UINT, "K", "one of several disjoint case sequences of the seed (default 0;\n"

@@ -76,8 +76,9 @@ enum { OPT_BACKEND, OPT_DATA, OPT_GRID, OPT_COMBOS, OPT_GAPS, OPT_FILL_GAPS, OPT
        OPT_MEMORY_BUDGET, OPT_MAX_TIE_RATE, OPT_FORMAT, OPT_JUNIT };
 static const char *const gaps_modes[] = { "both", "plain", "filled", NULL };
 static const cli_opt parity_opts[] = {
-    [OPT_BACKEND] = { "--backend", CLI_TEXT, "NAME", "reference, fast_cpu, cuda, cpu|gpu|auto, or mutant:BUG (see\n"
-                      "sebt fuzz --help for the mutants)", .complete = cli_backend_words },
+    [OPT_BACKEND] = { "--backend", CLI_TEXT, "NAME", "reference, fast_cpu, cuda, cpu|gpu|auto, mutant:BUG (see\n"
+                      "sebt fuzz --help for the mutants), a plugin's path, or exec:CMD,\n"
+                      "a kernel command ('exec:python3 mine.py', docs/kernel-protocol.md)", .complete = cli_backend_words },
     [OPT_DATA] = { "--data", CLI_FILE, "FILE", "a data file (repeatable); CSV with a header or a Binance kline\n"
                    "file, .gz read as gzip", .flags = CLI_REPEAT, .max_count = MAX_DATA },
     [OPT_GRID] = { "--grid", CLI_FILE, "FILE", "a parameter grid (as for sebt sweep)" },

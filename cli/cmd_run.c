@@ -238,8 +238,9 @@ static const cli_opt run_opts[] = {
                     "Names: ema_fast ema_slow z_window atr_window vol_z tr_z cloc_min\n"
                     "use_stop atr_stop_mult use_tp reward_r use_time max_hold fee_bp\n"
                     "slippage_bp (defaults: SPEC.md section 2)", .flags = CLI_REPEAT },
-    [COMBO_BACKEND] = { "--backend", CLI_TEXT, "NAME", "reference, fast_cpu, cuda, or cpu|gpu|auto\n"
-                        "(default: BACKTEST_BACKEND, else cpu)", .complete = cli_backend_words },
+    [COMBO_BACKEND] = { "--backend", CLI_TEXT, "NAME", "reference, fast_cpu, cuda, cpu|gpu|auto, a plugin's path, or\n"
+                        "exec:CMD, a kernel command ('exec:python3 mine.py',\n"
+                        "docs/kernel-protocol.md) (default: BACKTEST_BACKEND, else cpu)", .complete = cli_backend_words },
     [COMBO_OUTPUT] = { "--output", CLI_FILE, "FILE", "write there instead of stdout" },
     [COMBO_LENIENT] = { "--lenient", CLI_FLAG, NULL,
                         "keep a bad row as a missing bar (counted on stderr) instead of failing" },

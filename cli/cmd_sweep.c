@@ -111,7 +111,9 @@ static const cli_opt sweep_opts[] = {
                    "# comments; unnamed parameters keep their defaults; the\n"
                    "combos are the product, the file's first parameter slowest" },
     [OPT_COMBOS] = { "--combos", CLI_FILE, "FILE", "CSV: a header of parameter names, then one combo per row" },
-    [OPT_BACKEND] = { "--backend", CLI_TEXT, "NAME", "fast_cpu (default), reference, cuda, or cpu|gpu|auto",
+    [OPT_BACKEND] = { "--backend", CLI_TEXT, "NAME", "fast_cpu (default), reference, cuda, cpu|gpu|auto, a plugin's\n"
+                      "path, or exec:CMD, a kernel command ('exec:python3 mine.py',\n"
+                      "docs/kernel-protocol.md)",
                       .complete = cli_backend_words },
     [OPT_THREADS] = CLI_OPT_THREADS("CPU threads, 1 to 4096 (default: OMP_NUM_THREADS, else every core)"),
     [OPT_TOP] = { "--top", CLI_UINT, "K", "keep the K best combos, best first", .umin = 1, .umax = 1000000000 },
