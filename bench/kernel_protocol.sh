@@ -39,7 +39,8 @@ print(json.dumps({"run": run, "cases": cases, "combos": combos, "campaign_second
                   "round_trips": s["round_trips"], "bytes_out": s["bytes_out"], "bytes_in": s["bytes_in"],
                   "handshake_seconds": s["handshake_seconds"],
                   "exchange_seconds": s["exchange_seconds"], "kernel_compute_seconds": p["compute_seconds"],
-                  "kernel_busy_seconds": p["busy_seconds"], "protocol_seconds": proto,
+                  "kernel_busy_seconds": p["busy_seconds"], "kernel_send_seconds": p.get("send_seconds", 0.0),
+                  "protocol_seconds": proto,
                   "kernel_framing_seconds": p["busy_seconds"] - p["compute_seconds"],
                   "pipe_seconds": s["exchange_seconds"] - p["busy_seconds"],
                   "protocol_share": proto / secs, "cases_per_s_protocol": cases / secs,
@@ -63,7 +64,8 @@ print("cases per run                    %d (%d combos)" % (med("cases"), med("co
 print("round trips per run              %d (%d requests: a RUN, and its FEATURES in the same write)" % (med("round_trips"), med("requests")))
 print("bytes per round trip             %.0f (both ways)" % med("bytes_per_round_trip"))
 print("protocol time per round trip     %.3f ms (sebt's exchange time minus the kernel's compute time)" % med("latency_ms_per_round_trip"))
-print("  of which kernel-side framing   %.3f s per run (sebt_kernel.py reading, numpy, writing)" % med("kernel_framing_seconds"))
+print("  of which kernel-side framing   %.3f s per run (sebt_kernel.py: numpy and writing replies;" % med("kernel_framing_seconds"))
+print("                                 %.3f s of it in writev, waiting for sebt to drain the pipe)" % med("kernel_send_seconds"))
 print("  of which pipes and wake-ups    %.3f s per run (and sebt's own encoding and decoding)" % med("pipe_seconds"))
 print("kernel start-up (handshake)      %.2f s, not counted" % med("handshake_seconds"))
 print("fuzz cases/s through protocol    %.1f" % med("cases_per_s_protocol"))
