@@ -13,6 +13,8 @@
 #include "cli.h"
 #include "options.h"
 #include "report.h"
+#include "sebt/outfile.h"
+#include "sebt/spawn.h"
 
 #ifndef SEBT_GNUPLOT_PATH
 #define SEBT_GNUPLOT_PATH ""
@@ -40,6 +42,9 @@ static void report_about(FILE *f)
             "its coefficient of variation and what else the machine was running. The numba\n"
             "peer (bench/peers/numba_peer.py) runs on the same data when numba is installed.\n"
             "--quick caps the sizes so the whole run takes about two minutes on two cores.\n"
+            "DIR is written beside itself (.DIR.tmp-PID-N) and replaces DIR whole at the end,\n"
+            "so an interrupted or failed run leaves the previous report as it was; an\n"
+            "existing DIR must be empty or an earlier report (other files: exit 2).\n"
             "A new run appends one line to the history file (default\n"
             "$XDG_STATE_HOME/sebt/history.csv, else ~/.local/state/sebt/history.csv: never\n"
             "the source tree; 'none' for no history), which the report plots; a redraw\n"
@@ -196,44 +201,28 @@ static int make_parent(const char *path)
 /* ---- running the benchmarks --------------------------------------------- */
 
 /* The benchmark's console table goes to a log file beside the report:
- * stdout stays for the short summary. */
+ * stdout stays for the short summary. It runs in its own process group
+ * (include/sebt/spawn.h): a signal to sebt stops it and all it started. */
 static int run_bench(const char *bench, const char *json_path, const char *log_path, bool quick)
 {
     char out_flag[PATH_MAX + 32];
     snprintf(out_flag, sizeof out_flag, "--benchmark_out=%s", json_path);
     char *argv[] = { (char *)bench, out_flag, (char *)"--benchmark_out_format=json",
                      quick ? (char *)"--quick" : NULL, NULL };
-    fflush(stdout);
-    fflush(stderr);
-    pid_t pid = fork();
-    if (pid < 0) {
-        fprintf(stderr, "sebt %s: error: cannot start %s: %s\n", CMD, bench, strerror(errno));
+    sebt_error err = { 0 };
+    sebt_child c;
+    int status;
+    if (sebt_child_start(&c, bench, argv, NULL, log_path, &err) != SEBT_OK ||
+        sebt_child_wait(&c, &status, &err) != SEBT_OK) {
+        fprintf(stderr, "sebt %s: error: %s\n", CMD, err.msg);
         return CLI_EXIT_USAGE;
     }
-    if (pid == 0) {
-        int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-            close(fd);
-        } else {
-            dup2(STDERR_FILENO, STDOUT_FILENO);
-        }
-        execv(bench, argv);
-        fprintf(stderr, "sebt %s: error: cannot run %s: %s\n", CMD, bench, strerror(errno));
-        _exit(127);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0) {
-        if (errno != EINTR) {
-            fprintf(stderr, "sebt %s: error: waiting for %s: %s\n", CMD, bench, strerror(errno));
-            return CLI_EXIT_USAGE;
-        }
-    }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        fprintf(stderr, "sebt %s: error: %s %s %d; no report written (its output: %s)\n", CMD, bench,
+        char tail[600];
+        sebt_report_log_tail(log_path, tail, sizeof tail);
+        fprintf(stderr, "sebt %s: error: %s %s %d; no report written; its last output: %s\n", CMD, bench,
                 WIFEXITED(status) ? "exited with status" : "was killed by signal",
-                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), log_path);
+                WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), tail[0] ? tail : "nothing");
         return CLI_EXIT_CHECK_FAILED;
     }
     return CLI_EXIT_OK;
@@ -241,31 +230,51 @@ static int run_bench(const char *bench, const char *json_path, const char *log_p
 
 /* ---- the report folder --------------------------------------------------- */
 
-static int write_report(const char *dir, const char *from, bool quick, const char *history, bool force_append)
+/* Copies a redrawn run's bench.log into the new folder, which replaces the
+ * one it may have come from. A missing log is no error. */
+static int copy_log(const char *from, const char *to)
 {
-    char gnuplot[PATH_MAX], bench[PATH_MAX], json_path[PATH_MAX + 16], source[PATH_MAX + 64];
-    char log_path[PATH_MAX + 16];
-    /* Both programs are looked for before minutes of benchmarking. */
-    int rc = find_gnuplot(gnuplot, sizeof gnuplot);
-    if (rc != CLI_EXIT_OK)
-        return rc;
+    sebt_error err = { 0 };
+    char *text;
+    size_t len;
+    if (access(from, R_OK) != 0 || sebt_read_file(from, &text, &len, &err) != SEBT_OK)
+        return CLI_EXIT_OK;
+    sebt_outfile of;
+    if (sebt_outfile_open(&of, to, &err) != SEBT_OK) {
+        free(text);
+        return cli_report_error(CMD, &err);
+    }
+    fwrite(text, 1, len, of.f);
+    free(text);
+    if (sebt_outfile_commit(&of, &err) != SEBT_OK)
+        return cli_report_error(CMD, &err);
+    return CLI_EXIT_OK;
+}
+
+/* Everything is written into od->tmp, a folder beside DIR, and only a
+ * whole report replaces DIR (sebt_outdir_commit): an interrupted or failed
+ * run leaves the previous report as it was. */
+static int write_into(sebt_outdir *od, const char *dir, const char *from, bool quick, const char *history,
+                      bool force_append, const char *gnuplot)
+{
+    char bench[PATH_MAX], json_path[PATH_MAX + 16], source[PATH_MAX + 64], log_path[PATH_MAX + 16];
+    int rc;
     if (from) {
         snprintf(json_path, sizeof json_path, "%s", from);
         snprintf(source, sizeof source, "read from %s", from);
+        /* the benchmark's console output, if it lies beside the JSON */
+        const char *slash = strrchr(from, '/');
+        snprintf(log_path, sizeof log_path, "%.*s/bench.log", slash ? (int)(slash - from) : 1, slash ? from : ".");
     } else {
         rc = find_bench(bench, sizeof bench);
         if (rc != CLI_EXIT_OK)
             return rc;
-        if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-            fprintf(stderr, "sebt %s: error: cannot create %s: %s\n", CMD, dir, strerror(errno));
-            return CLI_EXIT_USAGE;
-        }
-        snprintf(json_path, sizeof json_path, "%s/bench.json", dir);
+        snprintf(json_path, sizeof json_path, "%s/bench.json", od->tmp);
         snprintf(source, sizeof source, "measured by %s%s for this report", SEBT_BENCH_NAME,
                  quick ? " --quick" : "");
-        snprintf(log_path, sizeof log_path, "%s/bench.log", dir);
-        fprintf(stderr, "sebt %s: running %s%s (%s; its output goes to %s)\n", CMD, bench,
-                quick ? " --quick" : "", quick ? "about two minutes" : "tens of minutes", log_path);
+        snprintf(log_path, sizeof log_path, "%s/bench.log", od->tmp);
+        fprintf(stderr, "sebt %s: running %s%s (%s; its output goes to %s/bench.log)\n", CMD, bench,
+                quick ? " --quick" : "", quick ? "about two minutes" : "tens of minutes", dir);
         rc = run_bench(bench, json_path, log_path, quick);
         if (rc != CLI_EXIT_OK)
             return rc;
@@ -276,6 +285,8 @@ static int write_report(const char *dir, const char *from, bool quick, const cha
     size_t len;
     if (sebt_read_file(json_path, &json, &len, &err) != SEBT_OK)
         return cli_report_error(CMD, &err);
+    /* Parsed before anything is published: a truncated bench.json never
+     * replaces a good one. */
     sebt_bench_set set;
     if (sebt_bench_parse(json_path, json, len, &set, &err) != SEBT_OK) {
         free(json);
@@ -287,10 +298,6 @@ static int write_report(const char *dir, const char *from, bool quick, const cha
      * a test of the gate, not the engine: neither goes into the history. */
     /* The verdict weighs this run against the history before it is appended. */
     sebt_report_summary summary;
-    if (from) { /* a redraw: the benchmark's console output, if it lies beside the JSON */
-        const char *slash = strrchr(from, '/');
-        snprintf(log_path, sizeof log_path, "%.*s/bench.log", slash ? (int)(slash - from) : 1, slash ? from : ".");
-    }
     sebt_report_summary_of(&set, history, log_path, &summary);
     sebt_report_opts opts = { .gnuplot = gnuplot, .source = source, .history = history,
                               .append_history = history && (!from || force_append) && !is_planted,
@@ -302,8 +309,20 @@ static int write_report(const char *dir, const char *from, bool quick, const cha
         free(json);
         return CLI_EXIT_USAGE;
     }
-    sebt_status st = sebt_report_write(&set, json, len, dir, &opts, &err);
+    if (from) {
+        char to[PATH_MAX + 16];
+        snprintf(to, sizeof to, "%s/bench.log", od->tmp);
+        rc = copy_log(log_path, to);
+        if (rc != CLI_EXIT_OK) {
+            sebt_bench_set_free(&set);
+            free(json);
+            return rc;
+        }
+    }
+    sebt_status st = sebt_report_write(&set, json, len, od->tmp, &opts, &err);
     free(json);
+    if (st == SEBT_OK)
+        st = sebt_outdir_commit(od, &err);
     if (st != SEBT_OK) {
         sebt_bench_set_free(&set);
         return cli_report_error(CMD, &err);
@@ -339,6 +358,29 @@ static int write_report(const char *dir, const char *from, bool quick, const cha
         return CLI_EXIT_CHECK_FAILED;
     }
     return CLI_EXIT_OK;
+}
+
+static int write_report(const char *dir, const char *from, bool quick, const char *history, bool force_append)
+{
+    char gnuplot[PATH_MAX];
+    /* Both programs are looked for, and the folder checked, before minutes
+     * of benchmarking. */
+    int rc = find_gnuplot(gnuplot, sizeof gnuplot);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (!from) {
+        char bench[PATH_MAX];
+        rc = find_bench(bench, sizeof bench);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+    }
+    sebt_error err = { 0 };
+    sebt_outdir od;
+    if (sebt_report_folder_check(dir, &err) != SEBT_OK || sebt_outdir_open(&od, dir, &err) != SEBT_OK)
+        return cli_report_error(CMD, &err);
+    rc = write_into(&od, dir, from, quick, history, force_append, gnuplot);
+    sebt_outdir_abort(&od); /* after a commit: nothing left to do */
+    return rc;
 }
 
 /* ---- the baseline gate --------------------------------------------------- */

@@ -536,6 +536,10 @@ static void do_determinism(v_ctx *c, const void *arg, v_outcome *o)
             snprintf(o->detail, sizeof o->detail, "%s\n", mr.detail);
             snprintf(o->replay, sizeof o->replay, "sebt validate --backend %s --seed %" PRIu64 " --threads %d --time 1",
                      c->sel, seed, threads);
+        } else if (st == SEBT_ERR_NOMEM || st == SEBT_ERR_NODEVICE || st == SEBT_ERR_UNAVAILABLE) {
+            /* Out of memory (or device) says nothing about the kernel: the
+             * check could not run, it did not fail. */
+            set_error(o, &err);
         } else if (st) {
             /* The candidate refused a valid case: a divergence the fuzz
              * stage names with the reference beside it. */
@@ -544,7 +548,7 @@ static void do_determinism(v_ctx *c, const void *arg, v_outcome *o)
                      " (%s): %s", big ? "big case" : "case", big ? (uint64_t)0 : it, seed, fc.shape, err.msg);
         }
         sebt_fuzz_case_free(&fc);
-        if (o->status == V_FAIL)
+        if (o->status == V_FAIL || o->status == V_ERROR)
             return;
     }
     o->status = V_PASS;
@@ -603,6 +607,11 @@ static void do_bad_input(v_ctx *c, const void *arg, v_outcome *o)
         sebt_error e = { 0 };
         sebt_status st = c->cand->run_batch(c->cand, &s, batch, 4, &bo, res, &e);
         tried++;
+        if (st == SEBT_ERR_NOMEM) { /* not a refusal: the check could not run */
+            set_error(o, &e);
+            sebt_series_free(&s);
+            return;
+        }
         if (st == SEBT_OK) {
             sebt_results_free(res, 4);
             used += (size_t)snprintf(failures + used, sizeof failures - used,
@@ -618,8 +627,11 @@ static void do_bad_input(v_ctx *c, const void *arg, v_outcome *o)
     /* Series that break SPEC §1: high below low, time not increasing, a bar half missing. */
     for (int k = 0; k < 3 && used < sizeof failures; k++) {
         sebt_series b;
-        if (sebt_series_slice(&s, 0, s.n, &b, &err) != SEBT_OK)
-            break;
+        if (sebt_series_slice(&s, 0, s.n, &b, &err) != SEBT_OK) {
+            set_error(o, &err);
+            sebt_series_free(&s);
+            return;
+        }
         const char *what = k == 0 ? "high < low at bar 7" : k == 1 ? "ts[9] == ts[8]" : "bar 5 with only close NaN";
         if (k == 0)
             b.high[7] = b.low[7] - 1;

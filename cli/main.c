@@ -7,6 +7,7 @@
 #include "mpi.h"
 #include "options.h"
 #include "sebt/outfile.h"
+#include "sebt/spawn.h"
 #include "sebt_git.h"
 
 /* The commands, in the order of `sebt --help`; each declares its options in
@@ -31,11 +32,15 @@ static void usage(FILE *f)
                "Environment: BACKTEST_BACKEND=cpu|gpu|auto, BACKTEST_GPU_ID, OMP_NUM_THREADS.\n");
 }
 
-/* An interrupted run leaves no temporary output file behind (the target
- * keeps its previous contents), then dies of the same signal, so that the
- * shell sees what happened. */
+/* An interrupted run stops the programs it started (gnuplot, sebt_bench:
+ * each in its own process group, so the terminal's Ctrl-C reaches them
+ * only through here, after which nothing writes any more), leaves no
+ * temporary output file or folder behind (the target keeps its previous
+ * contents), then dies of the same signal, so that the shell sees what
+ * happened. */
 static void on_fatal_signal(int sig)
 {
+    sebt_children_stop();
     sebt_outfile_remove_temps();
     signal(sig, SIG_DFL);
     raise(sig);
@@ -59,6 +64,7 @@ static void install_signal_handlers(void)
         sigaction(sigs[i], &sa, NULL);
     }
     atexit(sebt_outfile_remove_temps);
+    atexit(sebt_children_stop); /* runs first: nothing writes while temps go */
 }
 
 /* What this binary is: the version, the commit it was built from and how

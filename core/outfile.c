@@ -4,9 +4,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "sebt/outfile.h"
@@ -26,6 +28,55 @@ static atomic_int slot_state[SEBT_OUTFILE_MAX_OPEN];
 static char slot_path[SEBT_OUTFILE_MAX_OPEN][PATH_MAX];
 static atomic_uint temp_counter;
 
+/* The temporary folders, as the files: LIVE (dir_tmp is to be removed),
+ * or ASIDE (the target was renamed to dir_old and dir_tmp not yet renamed
+ * in: the old one goes back first). */
+enum { DIR_ASIDE = 3 };
+static atomic_int dir_state[SEBT_OUTDIR_MAX_OPEN];
+static char dir_tmp[SEBT_OUTDIR_MAX_OPEN][PATH_MAX];
+static char dir_target[SEBT_OUTDIR_MAX_OPEN][PATH_MAX];
+static char dir_old[SEBT_OUTDIR_MAX_OPEN][PATH_MAX];
+
+/* rm -r of dirfd/name without malloc or stdio (getdents64, unlinkat), so
+ * that a signal handler can call it. Entries are removed while the folder
+ * is read, so it is read again until a pass finds nothing. */
+struct sebt_dirent64 {
+    uint64_t d_ino;
+    int64_t d_off;
+    unsigned short d_reclen;
+    unsigned char d_type;
+    char d_name[];
+};
+
+static void remove_tree_at(int dirfd, const char *name, int depth)
+{
+    if (unlinkat(dirfd, name, 0) == 0 || (errno != EISDIR && errno != EPERM))
+        return;
+    int fd = depth < 16 ? openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (fd >= 0) {
+        _Alignas(8) char buf[2048];
+        for (int pass = 0, removed = 1; removed && pass < 64; pass++) {
+            removed = 0;
+            lseek(fd, 0, SEEK_SET);
+            long n;
+            while ((n = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0) {
+                for (long off = 0; off < n;) {
+                    const struct sebt_dirent64 *e = (const struct sebt_dirent64 *)(buf + off);
+                    off += e->d_reclen;
+                    if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2])))
+                        continue;
+                    remove_tree_at(fd, e->d_name, depth + 1);
+                    removed = 1;
+                }
+            }
+        }
+        close(fd);
+    }
+    unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+
+static void remove_tree(const char *path) { remove_tree_at(AT_FDCWD, path, 0); }
+
 void sebt_outfile_remove_temps(void)
 {
     for (int i = 0; i < SEBT_OUTFILE_MAX_OPEN; i++)
@@ -33,6 +84,15 @@ void sebt_outfile_remove_temps(void)
             unlink(slot_path[i]);
             atomic_store(&slot_state[i], SLOT_FREE);
         }
+    for (int i = 0; i < SEBT_OUTDIR_MAX_OPEN; i++) {
+        int s = atomic_load(&dir_state[i]);
+        if (s == DIR_ASIDE && rename(dir_old[i], dir_target[i]) != 0)
+            remove_tree(dir_old[i]); /* the new folder was already in place */
+        if (s == SLOT_LIVE || s == DIR_ASIDE) {
+            remove_tree(dir_tmp[i]);
+            atomic_store(&dir_state[i], SLOT_FREE);
+        }
+    }
 }
 
 static int claim_slot(void)
@@ -193,5 +253,186 @@ sebt_status sebt_outfile_commit(sebt_outfile *o, sebt_error *err)
         return s;
     }
     release(o);
+    return SEBT_OK;
+}
+
+/* ---- atomic output folders --------------------------------------------- */
+
+static void dir_release(sebt_outdir *d)
+{
+    if (d->slot >= 0)
+        atomic_store(&dir_state[d->slot], SLOT_FREE);
+    free(d->path);
+    free(d->tmp);
+    d->path = d->tmp = NULL;
+    d->slot = -1;
+}
+
+static int make_parents(const char *dir)
+{
+    char p[PATH_MAX];
+    size_t n = strlen(dir);
+    if (n >= sizeof p)
+        return -1;
+    memcpy(p, dir, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (p[i] != '/' && p[i] != '\0')
+            continue;
+        char c = p[i];
+        p[i] = '\0';
+        if (mkdir(p, 0755) != 0 && errno != EEXIST)
+            return -1;
+        p[i] = c;
+    }
+    return 0;
+}
+
+static void sync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+}
+
+sebt_status sebt_outdir_open(sebt_outdir *d, const char *path, sebt_error *err)
+{
+    memset(d, 0, sizeof *d);
+    d->slot = -1;
+    if (!path || !*path)
+        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_outdir_open: no path");
+    char target[PATH_MAX];
+    size_t n = strlen(path);
+    if (n >= sizeof target)
+        return sebt_fail(err, SEBT_ERR_USAGE, "cannot write %s: the path is too long", path);
+    memcpy(target, path, n + 1);
+    while (n > 1 && target[n - 1] == '/')
+        target[--n] = '\0';
+    struct stat st;
+    if (lstat(target, &st) == 0) {
+        /* ".", "..", a link: the folder they name. */
+        char real[PATH_MAX];
+        if (!realpath(target, real))
+            return sebt_fail(err, SEBT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
+        memcpy(target, real, strlen(real) + 1);
+        if (stat(target, &st) != 0 || !S_ISDIR(st.st_mode))
+            return sebt_fail(err, SEBT_ERR_USAGE, "cannot write the folder %s: it exists and is not a folder", path);
+    }
+    const char *slash = strrchr(target, '/');
+    const char *base = slash ? slash + 1 : target;
+    if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0)
+        return sebt_fail(err, SEBT_ERR_USAGE, "cannot write the folder %s: it cannot be replaced", path);
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof parent, "%.*s", slash ? (slash == target ? 1 : (int)(slash - target)) : 1,
+             slash ? target : ".");
+    if (make_parents(parent) != 0)
+        return sebt_fail(err, SEBT_ERR_IO, "cannot create the folder %s: %s", parent, strerror(errno));
+    size_t tlen = strlen(target) + 64;
+    d->path = strdup(target);
+    d->tmp = malloc(tlen);
+    if (!d->path || !d->tmp) {
+        dir_release(d);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", path);
+    }
+    snprintf(d->tmp, tlen, "%.*s.%s.tmp-%ld-%u", (int)(base - target), target, base, (long)getpid(),
+             atomic_fetch_add(&temp_counter, 1));
+    if (strlen(d->tmp) + 16 >= PATH_MAX) {
+        dir_release(d);
+        return sebt_fail(err, SEBT_ERR_USAGE, "cannot write %s: the path is too long", path);
+    }
+    for (int i = 0; i < SEBT_OUTDIR_MAX_OPEN && d->slot < 0; i++) {
+        int expect = SLOT_FREE;
+        if (atomic_compare_exchange_strong(&dir_state[i], &expect, SLOT_CLAIMED))
+            d->slot = i;
+    }
+    if (d->slot < 0) {
+        dir_release(d);
+        return sebt_fail(err, SEBT_ERR_USAGE, "cannot write %s: more than %d output folders open at once", path,
+                         SEBT_OUTDIR_MAX_OPEN);
+    }
+    memcpy(dir_tmp[d->slot], d->tmp, strlen(d->tmp) + 1);
+    memcpy(dir_target[d->slot], d->path, strlen(d->path) + 1);
+    snprintf(dir_old[d->slot], PATH_MAX, "%.*s.%s.old-%ld-%u", (int)(base - target), target, base,
+             (long)getpid(), atomic_fetch_add(&temp_counter, 1));
+    if (mkdir(d->tmp, 0755) != 0) {
+        int e = errno;
+        sebt_status s = sebt_fail(err, SEBT_ERR_IO, "cannot write %s: cannot create a temporary folder in %s: %s",
+                                  path, parent, strerror(e));
+        dir_release(d);
+        return s;
+    }
+    atomic_store(&dir_state[d->slot], SLOT_LIVE);
+    return SEBT_OK;
+}
+
+void sebt_outdir_abort(sebt_outdir *d)
+{
+    if (d->slot >= 0 && atomic_load(&dir_state[d->slot]) == SLOT_LIVE)
+        remove_tree(d->tmp);
+    dir_release(d);
+}
+
+#ifndef RENAME_EXCHANGE
+#define RENAME_EXCHANGE (1 << 1)
+#endif
+
+sebt_status sebt_outdir_commit(sebt_outdir *d, sebt_error *err)
+{
+    if (d->slot < 0 || !d->tmp) {
+        dir_release(d);
+        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_outdir_commit: no open folder");
+    }
+    sync_dir(d->tmp);
+    const char *slash = strrchr(d->path, '/');
+    char parent[PATH_MAX];
+    snprintf(parent, sizeof parent, "%.*s", slash ? (slash == d->path ? 1 : (int)(slash - d->path)) : 1,
+             slash ? d->path : ".");
+    struct stat st;
+    if (stat(d->path, &st) != 0 && rename(d->tmp, d->path) == 0) {
+        sync_dir(parent);
+        dir_release(d);
+        return SEBT_OK;
+    }
+    if (syscall(SYS_renameat2, AT_FDCWD, d->tmp, AT_FDCWD, d->path, RENAME_EXCHANGE) == 0) {
+        /* d->tmp holds the previous folder now; a signal removes it too. */
+        sync_dir(parent);
+        remove_tree(d->tmp);
+        dir_release(d);
+        return SEBT_OK;
+    }
+    int e = errno;
+    if (e != EINVAL && e != ENOSYS && e != EOPNOTSUPP) {
+        sebt_status s = sebt_fail(err, SEBT_ERR_IO, "cannot replace %s: %s; the previous folder is unchanged",
+                                  d->path, strerror(e));
+        sebt_outdir_abort(d);
+        return s;
+    }
+    /* No swap on this file system: the old one aside, the new one in. */
+    atomic_store(&dir_state[d->slot], DIR_ASIDE);
+    if (rename(d->path, dir_old[d->slot]) != 0) {
+        e = errno;
+        atomic_store(&dir_state[d->slot], SLOT_LIVE);
+        sebt_status s = sebt_fail(err, SEBT_ERR_IO, "cannot replace %s: %s; the previous folder is unchanged",
+                                  d->path, strerror(e));
+        sebt_outdir_abort(d);
+        return s;
+    }
+    if (rename(d->tmp, d->path) != 0) {
+        e = errno;
+        (void)rename(dir_old[d->slot], d->path);
+        atomic_store(&dir_state[d->slot], SLOT_LIVE);
+        sebt_status s = sebt_fail(err, SEBT_ERR_IO, "cannot replace %s: %s; the previous folder is unchanged",
+                                  d->path, strerror(e));
+        sebt_outdir_abort(d);
+        return s;
+    }
+    /* The old one is now the one to remove, by us or by a signal. */
+    atomic_store(&dir_state[d->slot], SLOT_CLAIMED);
+    memcpy(dir_tmp[d->slot], dir_old[d->slot], strlen(dir_old[d->slot]) + 1);
+    atomic_store(&dir_state[d->slot], SLOT_LIVE);
+    sync_dir(parent);
+    remove_tree(dir_tmp[d->slot]);
+    dir_release(d);
     return SEBT_OK;
 }

@@ -14,6 +14,7 @@
 #include "report_internal.h"
 #include "sebt/outfile.h"
 #include "sebt/sebt.h"
+#include "sebt/spawn.h"
 
 const char *const sebt_report_figures[SEBT_REPORT_N_FIGURES] = {
     "throughput_vs_combos",
@@ -509,36 +510,53 @@ static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, co
     return SEBT_OK;
 }
 
+/* The last lines of a log, for an error message: the report folder that
+ * held it is removed when the report fails. */
+void sebt_report_log_tail(const char *path, char *out, size_t size)
+{
+    out[0] = '\0';
+    char *text;
+    size_t len;
+    sebt_error e = { 0 };
+    if (sebt_read_file(path, &text, &len, &e) != SEBT_OK)
+        return;
+    while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+        len--;
+    size_t from = len, lines = 0, min = len > size - 1 ? len - (size - 1) : 0;
+    while (from > min && !(text[from - 1] == '\n' && ++lines == 4))
+        from--;
+    snprintf(out, size, "%.*s", (int)(len - from), text + from);
+    for (char *p = out; *p; p++)
+        if (*p == '\n' || *p == '\r')
+            *p = ' ';
+    free(text);
+}
+
+/* gnuplot in its own process group (include/sebt/spawn.h): a signal to
+ * sebt stops it before sebt removes the unfinished report. */
 static sebt_status run_gnuplot(const char *gnuplot, const char *dir, sebt_error *err)
 {
     char log_path[4096];
     snprintf(log_path, sizeof log_path, "%s/gnuplot/gnuplot.log", dir);
-    pid_t pid = fork();
-    if (pid < 0)
-        return sebt_fail(err, SEBT_ERR_IO, "cannot start %s: %s", gnuplot, strerror(errno));
-    if (pid == 0) {
-        int fd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (fd >= 0) {
-            dup2(fd, STDOUT_FILENO);
-            dup2(fd, STDERR_FILENO);
-            close(fd);
-        }
-        if (chdir(dir) != 0)
-            _exit(126);
-        execlp(gnuplot, gnuplot, "gnuplot/figures.gp", (char *)NULL);
-        _exit(127);
-    }
-    int status;
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return sebt_fail(err, SEBT_ERR_IO, "waiting for %s: %s", gnuplot, strerror(errno));
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 127)
+    char *argv[] = { (char *)gnuplot, (char *)"gnuplot/figures.gp", NULL };
+    sebt_child c;
+    sebt_status st = sebt_child_start(&c, gnuplot, argv, dir, log_path, err);
+    if (st == SEBT_ERR_UNAVAILABLE)
         return sebt_fail(err, SEBT_ERR_UNAVAILABLE,
                          "gnuplot is needed for the figures and '%s' cannot be run "
-                         "(apt-get install gnuplot-nox, or set SEBT_GNUPLOT)", gnuplot);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return sebt_fail(err, SEBT_ERR_INTERNAL, "gnuplot failed on %s/gnuplot/figures.gp: see %s", dir,
-                         log_path);
+                         "(apt-get install gnuplot-nox, or set SEBT_GNUPLOT): %s", gnuplot, err->msg);
+    if (st != SEBT_OK)
+        return st;
+    int status;
+    if (sebt_child_wait(&c, &status, err) != SEBT_OK)
+        return err->code;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        char tail[600];
+        sebt_report_log_tail(log_path, tail, sizeof tail);
+        return sebt_fail(err, SEBT_ERR_INTERNAL, "gnuplot %s %d on the report's figures.gp; it said: %s",
+                         WIFEXITED(status) ? "exited with status" : "was killed by signal",
+                         WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status), tail[0] ? tail : "nothing");
+    }
     return SEBT_OK;
 }
 
@@ -574,9 +592,13 @@ sebt_status sebt_report_figures_write(const sebt_bench_set *set, const char *dir
         for (int e = 0; e < 2; e++) {
             struct stat sb;
             snprintf(path, sizeof path, "%s/%s.%s", dir, sebt_report_figures[fig], ext[e]);
-            if (stat(path, &sb) != 0 || sb.st_size == 0)
-                return sebt_fail(err, SEBT_ERR_INTERNAL, "gnuplot did not draw %s: see %s/gnuplot/gnuplot.log",
-                                 path, dir);
+            if (stat(path, &sb) != 0 || sb.st_size == 0) {
+                char tail[600];
+                snprintf(path, sizeof path, "%s/gnuplot/gnuplot.log", dir);
+                sebt_report_log_tail(path, tail, sizeof tail);
+                return sebt_fail(err, SEBT_ERR_INTERNAL, "gnuplot did not draw %s.%s; it said: %s",
+                                 sebt_report_figures[fig], ext[e], tail[0] ? tail : "nothing");
+            }
         }
     }
     return SEBT_OK;

@@ -76,7 +76,7 @@ const sebt_bench_run *sebt_bench_find(const sebt_bench_set *set, const char *gro
 /* ---- the report folder (reports/report_write.c) ------------------------- */
 
 typedef struct {
-    const char *gnuplot;     /* the gnuplot program */
+    const char *gnuplot;     /* the gnuplot program: a path, not looked up on PATH */
     const char *source;      /* one line: where the numbers came from */
     const char *history;     /* the history file (CSV) to plot; NULL: none */
     bool append_history;     /* a new measurement: append its line first */
@@ -88,6 +88,17 @@ typedef struct {
  * created when missing. */
 sebt_status sebt_report_write(const sebt_bench_set *set, const char *json, size_t json_len,
                               const char *dir, const sebt_report_opts *opts, sebt_error *err);
+
+/* Whether dir may be replaced by a report: it does not exist, or it is a
+ * folder that is empty or holds only what a report writes (index.html,
+ * report.md, bench.json, bench.log, *.svg, *.png, gnuplot/, and temporary
+ * files of an interrupted run). The report replaces the whole folder
+ * (sebt_outdir), so a folder holding anything else is refused, named. */
+sebt_status sebt_report_folder_check(const char *dir, sebt_error *err);
+
+/* The last lines of a log file on one line (empty when unreadable), for an
+ * error message: the unfinished report that held it is removed. */
+void sebt_report_log_tail(const char *path, char *out, size_t size);
 
 /* The figures' base names, in the order the report shows them. */
 #define SEBT_REPORT_N_FIGURES 5

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -741,6 +742,40 @@ static sebt_status make_dir(const char *dir, sebt_error *err)
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
         return sebt_fail(err, SEBT_ERR_IO, "report: %s exists and is not a folder", dir);
     return SEBT_OK;
+}
+
+static bool ends_with(const char *s, const char *tail)
+{
+    size_t n = strlen(s), t = strlen(tail);
+    return n >= t && strcmp(s + n - t, tail) == 0;
+}
+
+sebt_status sebt_report_folder_check(const char *dir, sebt_error *err)
+{
+    struct stat sb;
+    if (stat(dir, &sb) != 0)
+        return errno == ENOENT ? SEBT_OK : io_fail(err, "read", dir);
+    if (!S_ISDIR(sb.st_mode))
+        return sebt_fail(err, SEBT_ERR_USAGE, "report: --out %s exists and is not a folder", dir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return io_fail(err, "read", dir);
+    static const char *const own[] = { "index.html", "report.md", "bench.json", "bench.log", "gnuplot" };
+    sebt_status st = SEBT_OK;
+    for (struct dirent *e; st == SEBT_OK && (e = readdir(d));) {
+        const char *n = e->d_name;
+        if (strcmp(n, ".") == 0 || strcmp(n, "..") == 0)
+            continue;
+        bool ok = ends_with(n, ".svg") || ends_with(n, ".png") || (n[0] == '.' && strstr(n, ".tmp-"));
+        for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+            ok |= strcmp(n, own[i]) == 0;
+        if (!ok)
+            st = sebt_fail(err, SEBT_ERR_USAGE,
+                           "report: --out %s holds '%s', which a report does not write; the report replaces "
+                           "the whole folder, so name a new or empty folder, or an earlier report's", dir, n);
+    }
+    closedir(d);
+    return st;
 }
 
 sebt_status sebt_report_write(const sebt_bench_set *set, const char *json, size_t json_len, const char *dir,

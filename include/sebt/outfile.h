@@ -53,9 +53,40 @@ sebt_status sebt_outfile_open(sebt_outfile *o, const char *path, sebt_error *err
 sebt_status sebt_outfile_commit(sebt_outfile *o, sebt_error *err);
 /* Discards what was written; the target is left as it was. */
 void sebt_outfile_abort(sebt_outfile *o);
-/* Unlinks every temporary file not yet committed or aborted. Safe in a
- * signal handler. */
+/* Unlinks every temporary file not yet committed or aborted, and removes
+ * every temporary folder (below). Safe in a signal handler. */
 void sebt_outfile_remove_temps(void);
+
+/* Atomic output folders: the same promise for a folder of files (the
+ * report), so that a reader sees the previous folder whole or the new one
+ * whole, never a mix and never a half-written file.
+ *
+ *     sebt_outdir d;
+ *     if (sebt_outdir_open(&d, "report", &err) != SEBT_OK) ...;
+ *     ... write every file under d.tmp ...
+ *     if (sebt_outdir_commit(&d, &err) != SEBT_OK) ...;   // or _abort(&d)
+ *
+ * open creates PARENT/.NAME.tmp-PID-N beside the target (same file system;
+ * missing parent folders are created). commit puts it in the target's
+ * place: a missing target is one rename(2); an existing folder is swapped
+ * with it in one renameat2(RENAME_EXCHANGE), then its old contents are
+ * removed. Where the file system cannot swap, the old folder is renamed
+ * aside, the new one in, then the old one removed (a signal between the
+ * two renames puts the old one back). An existing target is replaced
+ * whatever it holds: the caller decides whether it may be. A symbolic link
+ * is followed. abort, a failed commit and sebt_outfile_remove_temps remove
+ * the temporary folder and everything in it; the target is left as it was. */
+typedef struct {
+    char *path;     /* the target (after following a symbolic link) */
+    char *tmp;      /* the temporary folder: write here */
+    int slot;       /* internal */
+} sebt_outdir;
+
+#define SEBT_OUTDIR_MAX_OPEN 4
+
+sebt_status sebt_outdir_open(sebt_outdir *d, const char *path, sebt_error *err);
+sebt_status sebt_outdir_commit(sebt_outdir *d, sebt_error *err);
+void sebt_outdir_abort(sebt_outdir *d);
 
 #ifdef __cplusplus
 }
