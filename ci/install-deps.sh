@@ -17,6 +17,7 @@ packages=(
   libopenmpi-dev openmpi-bin      # sebt under mpirun (optional part)
   python3-numba                   # the numba peer of the benchmarks, validated over the kernel protocol
   python3-torch                   # the torch example kernel (python/examples; ~50 MB, ~3 min)
+  python3-pandas                  # cli_sweep_npy_numpy reads a sweep's npy through pandas too (optional)
   clang libclang-rt-14-dev        # libFuzzer harnesses of the parsers
 )
 

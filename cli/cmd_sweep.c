@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "options.h"
@@ -102,7 +103,7 @@ static bool parse_shard(const char *v, unsigned *i, unsigned *n)
 
 enum { OPT_DATA, OPT_GRID, OPT_COMBOS, OPT_BACKEND, OPT_THREADS, OPT_TOP, OPT_BY, OPT_TRADES, OPT_FORMAT,
        OPT_OUTPUT, OPT_LENIENT, OPT_FILL_GAPS, OPT_SHARD, OPT_CHECKPOINT, OPT_CHUNK };
-static const char *const sweep_formats[] = { "csv", "json", "text", NULL };
+static const char *const sweep_formats[] = { "csv", "json", "npy", "text", NULL };
 static const char *const sweep_metrics[] = { "sharpe", "n", "win_rate", "avg_r", "total_pnl", "max_dd", NULL };
 static const cli_opt sweep_opts[] = {
     [OPT_DATA] = { "--data", CLI_FILE, "FILE", "the bars (CSV or Binance klines, .gz read as is)" },
@@ -120,8 +121,10 @@ static const cli_opt sweep_opts[] = {
     [OPT_BY] = { "--by", CLI_CHOICE, "METRIC", "what --top ranks by: sharpe (default), n, win_rate, avg_r,\n"
                  "total_pnl, max_dd (higher is better; ties keep input order)", .choices = sweep_metrics },
     [OPT_TRADES] = { "--trades", CLI_DIR, "DIR", "also write each listed combo's trades to DIR/combo_<index>.csv" },
-    [OPT_FORMAT] = { "--format", CLI_CHOICE, "FMT", "csv (default), json, or text: for people, the best combos by\n"
-                     "--by as an aligned table (the top 10 unless --top K)", .choices = sweep_formats },
+    [OPT_FORMAT] = { "--format", CLI_CHOICE, "FMT", "csv (default), json, npy (a NumPy structured array with the\n"
+                     "CSV's columns, binary: for numpy.load and pandas), or text:\n"
+                     "for people, the best combos by --by as an aligned table (the\n"
+                     "top 10 unless --top K)", .choices = sweep_formats },
     [OPT_OUTPUT] = { "--output", CLI_FILE, "FILE", "write there instead of stdout (atomically: the file appears\n"
                      "whole when the sweep is done, never in part)" },
     [OPT_LENIENT] = { "--lenient", CLI_FLAG, NULL, "turn rejected rows into missing bars (counted on stderr)" },
@@ -145,7 +148,8 @@ const cli_command cli_cmd_sweep_spec = {
              "prints one row per combo, in input order whatever the thread count.\n",
     .opts = CLI_OPTS(sweep_opts),
     .epilog = "Columns: combo (0-based input index), the 15 parameters, n, win_rate, avg_r,\n"
-              "total_pnl, max_dd, sharpe, open_at_end (0|1), valid_bars.\n",
+              "total_pnl, max_dd, sharpe, open_at_end (0|1), valid_bars; npy holds the same\n"
+              "columns as typed fields (docs/formats.md).\n",
     .fn = cli_cmd_sweep,
     .mpi = true,
 };
@@ -188,6 +192,9 @@ static int parse_args(int argc, char **argv, sweep_args *a)
     bool text = a->format && strcmp(a->format, "text") == 0;
     if (a->by && !a->have_top && !text)
         return cli_usage_error(cmd, "--by ranks the combos kept by --top K: give --top too");
+    if (a->format && strcmp(a->format, "npy") == 0 && !a->shard_n &&
+        (!a->output || strcmp(a->output, "-") == 0) && isatty(STDOUT_FILENO))
+        return cli_usage_error(cmd, "--format npy is binary: give --output FILE.npy or redirect stdout");
     if (a->chunk && !a->checkpoint)
         return cli_usage_error(cmd, "--chunk sizes the chunks of --checkpoint DIR: give --checkpoint too");
     if (a->shard_n && a->have_top && a->trades)
@@ -659,6 +666,7 @@ static int write_results(const char *cmd, sweep_run *r, sebt_result *all)
             return rc;
     }
     sweep_output_spec spec = { .json = a->format && strcmp(a->format, "json") == 0,
+                               .npy = a->format && strcmp(a->format, "npy") == 0,
                                .text = a->format && strcmp(a->format, "text") == 0, .have_top = a->have_top,
                                .top = a->top, .metric = r->metric, .backend = r->b->name, .bars = r->s.n,
                                .n_combos = r->n_combos };
@@ -751,7 +759,7 @@ typedef struct {
     const char *cmd;
     sweep_run *r;
     FILE *f;
-    bool json, want_trades;
+    bool json, npy, want_trades;
     cli_json *j;
     kept_row *kept;
     size_t n_kept, top_cap;
@@ -801,6 +809,8 @@ static int write_window(stream_writer *w, const sebt_params *cc, sebt_result *cr
             kept_offer(w->kept, &w->n_kept, w->top_cap, &c, r->metric);
         } else if (w->json) {
             sweep_json_row(w->j, idx, &cc[k], &cr[k]);
+        } else if (w->npy) {
+            fwrite(w->rowbuf, 1, sweep_format_npy_row((unsigned char *)w->rowbuf, idx, &cc[k], &cr[k]), w->f);
         } else {
             fwrite(w->rowbuf, 1, sweep_format_csv_row(w->rowbuf, idx, &cc[k], &cr[k]), w->f);
         }
@@ -861,6 +871,7 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
     size_t n = r->n_combos;
     size_t window = n < STREAM_WINDOW ? n : STREAM_WINDOW;
     bool json = a->format && strcmp(a->format, "json") == 0;
+    bool npy = a->format && strcmp(a->format, "npy") == 0;
     size_t top_cap = a->have_top ? ((size_t)a->top < n ? (size_t)a->top : n) : 0;
     /* Two windows: one backtested while the writer empties the other. */
     sebt_params *cc[2] = { malloc((window ? window : 1) * sizeof(sebt_params)),
@@ -868,15 +879,15 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
     sebt_result *cr[2] = { calloc(window ? window : 1, sizeof(sebt_result)),
                            calloc(window ? window : 1, sizeof(sebt_result)) };
     kept_row *kept = a->have_top ? malloc((top_cap ? top_cap : 1) * sizeof *kept) : NULL;
-    char *rowbuf = malloc(SWEEP_CSV_ROW_MAX);
+    char *rowbuf = malloc(SWEEP_CSV_ROW_MAX > SWEEP_NPY_ROW_MAX ? SWEEP_CSV_ROW_MAX : SWEEP_NPY_ROW_MAX);
     int rc = CLI_EXIT_OK;
     if (!cc[0] || !cc[1] || !cr[0] || !cr[1] || !rowbuf || (a->have_top && !kept)) {
         fprintf(stderr, "sebt %s: error: out of memory for a window of %zu combos\n", cmd, window);
         rc = CLI_EXIT_NOMEM;
         goto out;
     }
-    sweep_output_spec spec = { .json = json, .have_top = a->have_top, .top = a->top, .metric = r->metric,
-                               .backend = r->b->name, .bars = r->s.n, .n_combos = n };
+    sweep_output_spec spec = { .json = json, .npy = npy, .have_top = a->have_top, .top = a->top,
+                               .metric = r->metric, .backend = r->b->name, .bars = r->s.n, .n_combos = n };
     atomic_file af;
     char why[600];
     if (!atomic_open(&af, a->output, why, sizeof why)) {
@@ -891,13 +902,15 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
     if (!a->have_top) {
         if (json)
             sweep_json_begin(&j, af.f, &spec);
+        else if (npy)
+            sweep_write_npy_header(af.f, n);   /* the shape is the combo count, known before the first row */
         else
             sweep_write_csv_header(af.f);
     }
-    stream_writer w = { .cmd = cmd, .r = r, .f = af.f, .json = json, .want_trades = a->trades && !a->have_top,
-                        .j = &j, .kept = kept, .top_cap = top_cap, .rowbuf = rowbuf, .rc = CLI_EXIT_OK,
-                        .bufs = { cc[0], cc[1] }, .rbufs = { cr[0], cr[1] }, .window = window, .n_combos = n,
-                        .prepared = { SIZE_MAX, SIZE_MAX } };
+    stream_writer w = { .cmd = cmd, .r = r, .f = af.f, .json = json, .npy = npy,
+                        .want_trades = a->trades && !a->have_top, .j = &j, .kept = kept, .top_cap = top_cap,
+                        .rowbuf = rowbuf, .rc = CLI_EXIT_OK, .bufs = { cc[0], cc[1] }, .rbufs = { cr[0], cr[1] },
+                        .window = window, .n_combos = n, .prepared = { SIZE_MAX, SIZE_MAX } };
     pthread_mutex_init(&w.mu, NULL);
     pthread_cond_init(&w.cv, NULL);
     pthread_t writer;
@@ -965,6 +978,8 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
         qsort(kept, w.n_kept, sizeof *kept, kept_cmp);
         if (json)
             sweep_json_begin(&j, af.f, &spec);
+        else if (npy)
+            sweep_write_npy_header(af.f, w.n_kept);
         else
             sweep_write_csv_header(af.f);
         for (size_t k = 0; k < w.n_kept && rc == CLI_EXIT_OK; k++) {
@@ -982,6 +997,8 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
             }
             if (json)
                 sweep_json_row(&j, kept[k].idx, &p, &kept[k].res);
+            else if (npy)
+                sweep_write_npy_row(af.f, kept[k].idx, &p, &kept[k].res);
             else
                 sweep_write_csv_row(af.f, kept[k].idx, &p, &kept[k].res);
         }

@@ -21,6 +21,7 @@ int sweep_metric_index(const char *name);
  * merge` writes the bytes the whole sweep would have written. */
 typedef struct {
     bool json;
+    bool npy;                  /* NumPy .npy structured array (docs/formats.md) */
     bool text;                 /* for people: the top combos, aligned (top 10 unless --top) */
     bool have_top;
     long top;
@@ -85,6 +86,23 @@ size_t sweep_format_csv_row(char *b, size_t idx, const sebt_params *p, const seb
 void sweep_json_begin(cli_json *j, FILE *f, const sweep_output_spec *spec);
 void sweep_json_row(cli_json *j, size_t i, const sebt_params *p, const sebt_result *r);
 void sweep_json_end(cli_json *j);
+/* ---- npy: the CSV's columns as a NumPy structured array (docs/formats.md) --
+ * Format 1.0, little-endian, packed (no padding): combo '<u8', int
+ * parameters '<i4', flag parameters '|b1', double parameters and metrics
+ * '<f8', n '<i8', open_at_end '|u1', valid_bars '<u8'; NaN written as the
+ * one quiet NaN (0x7ff8000000000000), as the CSV's "nan" reads back. */
+#define SWEEP_NPY_ROW_MAX 512
+/* Bytes of one row (the same for every row). */
+size_t sweep_npy_row_bytes(void);
+/* The magic, version and header dict of an array of n_rows rows into b
+ * (at least SWEEP_NPY_HEADER_MAX bytes); returns its length, a multiple of
+ * 64 (the data starts aligned, as numpy writes it). */
+#define SWEEP_NPY_HEADER_MAX 2048
+size_t sweep_npy_header(char *b, uint64_t n_rows);
+void sweep_write_npy_header(FILE *f, uint64_t n_rows);
+/* One row into b (at least SWEEP_NPY_ROW_MAX bytes); returns sweep_npy_row_bytes(). */
+size_t sweep_format_npy_row(unsigned char *b, size_t idx, const sebt_params *p, const sebt_result *r);
+void sweep_write_npy_row(FILE *f, size_t idx, const sebt_params *p, const sebt_result *r);
 /* Parses one data row written by sweep_write_csv_row (line without '\n').
  * Returns false on a malformed row, with what went wrong in why. */
 bool sweep_parse_csv_row(char *line, size_t *idx, sebt_params *p, sebt_result *r, char *why,

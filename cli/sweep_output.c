@@ -154,6 +154,98 @@ void sweep_write_csv_row(FILE *f, size_t idx, const sebt_params *p, const sebt_r
     fwrite(buf, 1, sweep_format_csv_row(buf, idx, p, r), f);
 }
 
+/* ---- npy ------------------------------------------------------------------- */
+
+/* A column's dtype and bytes; the parameters' come from sebt_param_table. */
+static const char *param_dtype(int i, size_t *bytes)
+{
+    switch (sebt_param_table[i].type) {
+    case SEBT_PARAM_INT: *bytes = 4; return "<i4";
+    case SEBT_PARAM_DOUBLE: *bytes = 8; return "<f8";
+    default: *bytes = 1; return "|b1";
+    }
+}
+
+size_t sweep_npy_row_bytes(void)
+{
+    size_t k = 8, b;   /* combo */
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        param_dtype(i, &b);
+        k += b;
+    }
+    return k + 8 + 5 * 8 + 1 + 8;   /* n, five doubles, open_at_end, valid_bars */
+}
+
+size_t sweep_npy_header(char *b, uint64_t n_rows)
+{
+    /* 10 bytes of preamble (magic, version 1.0, header length), the dict,
+     * spaces, '\n'; numpy reads the dict with ast.literal_eval. */
+    size_t k = 10, bytes;
+    k += (size_t)sprintf(b + k, "{'descr': [('combo', '<u8')");
+    for (int i = 0; i < SEBT_N_PARAMS; i++)
+        k += (size_t)sprintf(b + k, ", ('%s', '%s')", sebt_param_table[i].name, param_dtype(i, &bytes));
+    k += (size_t)sprintf(b + k, ", ('n', '<i8')");
+    for (int i = 1; i < SWEEP_N_METRICS; i++)
+        k += (size_t)sprintf(b + k, ", ('%s', '<f8')", sweep_metric_names[i]);
+    k += (size_t)sprintf(b + k, ", ('open_at_end', '|u1'), ('valid_bars', '<u8')], 'fortran_order': False, "
+                         "'shape': (%" PRIu64 ",), }", n_rows);
+    size_t total = (k + 1 + 63) / 64 * 64;   /* + '\n' */
+    memset(b + k, ' ', total - 1 - k);
+    b[total - 1] = '\n';
+    memcpy(b, "\x93NUMPY\x01\x00", 8);
+    b[8] = (char)((total - 10) & 0xff);
+    b[9] = (char)((total - 10) >> 8);
+    return total;
+}
+
+void sweep_write_npy_header(FILE *f, uint64_t n_rows)
+{
+    char b[SWEEP_NPY_HEADER_MAX];
+    fwrite(b, 1, sweep_npy_header(b, n_rows), f);
+}
+
+static size_t put_le(unsigned char *b, uint64_t v, size_t bytes)
+{
+    for (size_t i = 0; i < bytes; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+    return bytes;
+}
+
+static size_t put_f8(unsigned char *b, double v)
+{
+    uint64_t u = UINT64_C(0x7ff8000000000000);   /* every NaN as the one the CSV's "nan" reads back to */
+    if (!isnan(v))
+        memcpy(&u, &v, sizeof u);
+    return put_le(b, u, 8);
+}
+
+size_t sweep_format_npy_row(unsigned char *b, size_t idx, const sebt_params *p, const sebt_result *r)
+{
+    size_t k = put_le(b, (uint64_t)idx, 8);
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        double v = sebt_params_get_double(p, i);
+        switch (sebt_param_table[i].type) {
+        case SEBT_PARAM_INT: k += put_le(b + k, (uint32_t)(int32_t)v, 4); break;
+        case SEBT_PARAM_DOUBLE: k += put_f8(b + k, v); break;
+        default: b[k++] = v != 0.0; break;
+        }
+    }
+    k += put_le(b + k, (uint64_t)r->metrics.n, 8);
+    const double v[] = { r->metrics.win_rate, r->metrics.avg_r, r->metrics.total_pnl, r->metrics.max_dd,
+                         r->metrics.sharpe };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        k += put_f8(b + k, v[i]);
+    b[k++] = r->open_at_end.open ? 1 : 0;
+    k += put_le(b + k, (uint64_t)r->valid_bars, 8);
+    return k;
+}
+
+void sweep_write_npy_row(FILE *f, size_t idx, const sebt_params *p, const sebt_result *r)
+{
+    unsigned char buf[SWEEP_NPY_ROW_MAX];
+    fwrite(buf, 1, sweep_format_npy_row(buf, idx, p, r), f);
+}
+
 static bool parse_u64_field(const char *s, uint64_t *out)
 {
     if (!*s || *s == '-' || *s == '+')
@@ -410,6 +502,11 @@ int sweep_write_output(const char *cmd, const char *path, const sweep_output_spe
         if (top < n_rows)
             n_rows = top;
     }
+    if (spec->npy && (!path || strcmp(path, "-") == 0) && isatty(STDOUT_FILENO)) {
+        fprintf(stderr, "sebt %s: error: npy is binary: give --output FILE.npy or redirect stdout\n", cmd);
+        free(rows);
+        return CLI_EXIT_USAGE;
+    }
     atomic_file af;
     char why[600];
     if (!atomic_open(&af, path, why, sizeof why)) {
@@ -421,6 +518,10 @@ int sweep_write_output(const char *cmd, const char *path, const sweep_output_spe
         write_json_doc(af.f, spec, rows, n_rows, combos, results);
     } else if (spec->text) {
         write_text_doc(af.f, spec, rows, n_rows, combos, results);
+    } else if (spec->npy) {
+        sweep_write_npy_header(af.f, n_rows);
+        for (size_t k = 0; k < n_rows; k++)
+            sweep_write_npy_row(af.f, rows[k], &combos[rows[k]], &results[rows[k]]);
     } else {
         sweep_write_csv_header(af.f);
         for (size_t k = 0; k < n_rows; k++)

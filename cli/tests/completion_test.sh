@@ -26,7 +26,7 @@ expect() {
 
 expect "sweep" sebt sw
 expect "--fill-gaps --format" sebt sweep --f
-expect "csv json text" sebt sweep --format ""
+expect "csv json npy text" sebt sweep --format ""
 expect "text" sebt fuzz --format t
 expect "both filled plain" sebt parity --gaps ""
 expect "ema_fast= ema_slow=" sebt run --set ema_

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 23: a sweep's values, as written now (streamed, shortest numbers),
 # read back bit for bit equal to what the pre-streaming code wrote (the
-# digests in sweep_values.digests), in CSV and JSON; and the bytes are the
+# digests in sweep_values.digests), in CSV, JSON and npy; and the bytes are the
 # same whatever the thread count, split into merged shards, killed and
 # resumed from a checkpoint, or on 3 MPI ranks.
 #   sweep_values_test.sh small|big|mpi SEBT VALUES_DIGEST SOURCE_ROOT MPI_MODULE_BUILT SANITIZED
@@ -37,6 +37,10 @@ values_and_threads() {  # grid
   check_values "$g" "$g.json" "$g JSON"
   sweep --grid "$grids/$g.grid" --threads 1 --output "$g.t1.csv" || fail "$g: 1-thread sweep"
   same "$g.t1.csv" "$g.csv" "$g: 1 thread writes the bytes of 2"
+  sweep --grid "$grids/$g.grid" --threads 2 --format npy --output "$g.npy" || fail "$g: npy sweep"
+  check_values "$g" "$g.npy" "$g npy"
+  sweep --grid "$grids/$g.grid" --threads 1 --format npy --output "$g.t1.npy" || fail "$g: 1-thread npy sweep"
+  same "$g.t1.npy" "$g.npy" "$g: npy, 1 thread writes the bytes of 2"
 }
 
 case $mode in
@@ -46,6 +50,8 @@ small)
   g=cheap-100000
   sweep --grid "$grids/$g.grid" --threads 3 --output "$g.t3.csv" || fail "3-thread sweep"
   same "$g.t3.csv" "$g.csv" "$g: 3 threads write the bytes of 2"
+  sweep --grid "$grids/$g.grid" --threads 3 --format npy --output "$g.t3.npy" || fail "3-thread npy sweep"
+  same "$g.t3.npy" "$g.npy" "$g: npy, 3 threads write the bytes of 2"
   for i in 1 2 3; do sweep --grid "$grids/$g.grid" --shard "$i/3" --output "s$i.shard" || fail "shard $i/3"; done
   "$sebt" merge s2.shard s3.shard s1.shard --output merged.csv || fail "merge"
   same merged.csv "$g.csv" "$g: 3 shards merged write the bytes of the whole sweep"

@@ -7,7 +7,14 @@
  * digits, so a digest stored from one build checks another's values bit
  * for bit (issue 23's "reads back to the same bits").
  *
- * usage: values_digest FILE   (CSV of `sebt sweep`, or its JSON)
+ * A .npy file (`--format npy`) is read by its own header: the structured
+ * dtype must hold exactly the 24 columns, in order, each a little-endian
+ * int, bool or '<f8'; every field is turned into a double and hashed the
+ * same way, so an npy file gives the digest of the CSV of the same sweep.
+ * This reader follows the NumPy format document (versions 1.0 to 3.0), not
+ * sebt's writer.
+ *
+ * usage: values_digest FILE   (CSV of `sebt sweep`, its JSON, or its npy)
  * prints: "rows=R values=V fnv=HEX"; exit 2 on a malformed file. */
 #include <math.h>
 #include <stdint.h>
@@ -76,6 +83,183 @@ static int col_index(const char *name, size_t len)
     return -1;
 }
 
+
+/* ---- npy ------------------------------------------------------------------ */
+
+typedef struct {
+    char kind;      /* 'b' bool, 'u' unsigned, 'i' signed, 'f' float */
+    int bytes;
+} npy_field;
+
+static void skip_space(const char **p)
+{
+    while (**p == ' ')
+        (*p)++;
+}
+
+/* Reads 'text' at *p into out (at most size-1 chars). */
+static void quoted(const char **p, char *out, size_t size)
+{
+    skip_space(p);
+    if (**p != '\'' && **p != '"')
+        die("expected a quoted string in the npy header", *p);
+    char q = *(*p)++;
+    const char *e = strchr(*p, q);
+    if (!e || (size_t)(e - *p) >= size)
+        die("bad string in the npy header", *p);
+    memcpy(out, *p, (size_t)(e - *p));
+    out[e - *p] = '\0';
+    *p = e + 1;
+}
+
+static void expect(const char **p, char c)
+{
+    skip_space(p);
+    if (**p != c) {
+        char what[40];
+        snprintf(what, sizeof what, "expected '%c' in the npy header", c);
+        die(what, *p);
+    }
+    (*p)++;
+}
+
+static npy_field parse_dtype(const char *d)
+{
+    npy_field f = { 0, 0 };
+    if (strcmp(d, "?") == 0 || strcmp(d, "|b1") == 0)
+        return (npy_field){ 'b', 1 };
+    if (strcmp(d, "|u1") == 0 || strcmp(d, "u1") == 0)
+        return (npy_field){ 'u', 1 };
+    if (strcmp(d, "|i1") == 0 || strcmp(d, "i1") == 0)
+        return (npy_field){ 'i', 1 };
+    if (d[0] != '<' || !strchr("uif", d[1]) || (d[2] != '2' && d[2] != '4' && d[2] != '8') || d[3])
+        die("a field type this reader does not take (little-endian ints, bools and <f8 only)", d);
+    f.kind = d[1];
+    f.bytes = d[2] - '0';
+    if (f.kind == 'f' && f.bytes != 8)
+        die("a float field that is not <f8", d);
+    return f;
+}
+
+static void digest_npy(const unsigned char *t, size_t len)
+{
+    if (len < 10 || memcmp(t, "\x93NUMPY", 6) != 0)
+        die("not an npy file", (const char *)t);
+    size_t hlen, start;
+    if (t[6] == 1) {
+        hlen = (size_t)t[8] | (size_t)t[9] << 8;
+        start = 10;
+    } else if (t[6] == 2 || t[6] == 3) {
+        if (len < 12)
+            die("npy file cut in its preamble", "");
+        hlen = (size_t)t[8] | (size_t)t[9] << 8 | (size_t)t[10] << 16 | (size_t)t[11] << 24;
+        start = 12;
+    } else {
+        die("an npy version this reader does not know", "");
+    }
+    if (start + hlen > len)
+        die("npy file cut in its header", "");
+    char *hdr = malloc(hlen + 1);
+    memcpy(hdr, t + start, hlen);
+    hdr[hlen] = '\0';
+    const char *p = hdr;
+    npy_field fields[N_COLS];
+    int n_fields = 0;
+    int fortran = -1;
+    unsigned long long shape = 0;
+    int have_shape = 0;
+    expect(&p, '{');
+    for (;;) {
+        skip_space(&p);
+        if (*p == '}')
+            break;
+        char key[32];
+        quoted(&p, key, sizeof key);
+        expect(&p, ':');
+        skip_space(&p);
+        if (strcmp(key, "descr") == 0) {
+            expect(&p, '[');
+            for (;;) {
+                skip_space(&p);
+                if (*p == ']') {
+                    p++;
+                    break;
+                }
+                char name[64], type[16];
+                expect(&p, '(');
+                quoted(&p, name, sizeof name);
+                expect(&p, ',');
+                quoted(&p, type, sizeof type);
+                expect(&p, ')');
+                if (n_fields >= N_COLS || strcmp(name, cols[n_fields]) != 0)
+                    die("the npy fields are not the sweep's columns in order", name);
+                fields[n_fields++] = parse_dtype(type);
+                skip_space(&p);
+                if (*p == ',')
+                    p++;
+            }
+        } else if (strcmp(key, "fortran_order") == 0) {
+            fortran = strncmp(p, "True", 4) == 0;
+            if (!fortran && strncmp(p, "False", 5) != 0)
+                die("fortran_order is neither True nor False", p);
+            p += fortran ? 4 : 5;
+        } else if (strcmp(key, "shape") == 0) {
+            expect(&p, '(');
+            char *end;
+            shape = strtoull(p, &end, 10);
+            if (end == p)
+                die("the shape is not one whole number", p);
+            p = end;
+            expect(&p, ',');
+            expect(&p, ')');
+            have_shape = 1;
+        } else {
+            die("an unknown key in the npy header", key);
+        }
+        skip_space(&p);
+        if (*p == ',')
+            p++;
+    }
+    if (n_fields != N_COLS || fortran != 0 || !have_shape)
+        die("the npy header lacks the sweep's 24 fields, fortran_order False or a 1-d shape", hdr);
+    free(hdr);
+    size_t row = 0;
+    for (int i = 0; i < N_COLS; i++)
+        row += (size_t)fields[i].bytes;
+    if ((len - start - hlen) != shape * row)
+        die("the npy data is not shape x row bytes long", "");
+    const unsigned char *d = t + start + hlen;
+    for (unsigned long long r = 0; r < shape; r++) {
+        for (int i = 0; i < N_COLS; i++) {
+            uint64_t u = 0;
+            for (int b = 0; b < fields[i].bytes; b++)
+                u |= (uint64_t)d[b] << (8 * b);
+            d += fields[i].bytes;
+            double v;
+            switch (fields[i].kind) {
+            case 'f': memcpy(&v, &u, sizeof v); break;
+            case 'b':
+                if (u > 1)
+                    die("a bool byte that is not 0 or 1", "");
+                v = (double)u;
+                break;
+            case 'u': v = (double)u; break;
+            default: {
+                int sh = 64 - 8 * fields[i].bytes;
+                v = (double)((int64_t)(u << sh) >> sh);
+                break;
+            }
+            }
+            if (isnan(v))
+                v = NAN;
+            memcpy(&u, &v, sizeof u);
+            n_values++;
+            mix(u);
+        }
+        n_rows++;
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2)
@@ -94,6 +278,12 @@ int main(int argc, char **argv)
     if (!text)
         return 2;
     text[len] = '\0';
+    if (len >= 6 && memcmp(text, "\x93NUMPY", 6) == 0) {
+        digest_npy((const unsigned char *)text, len);
+        printf("rows=%llu values=%llu fnv=%016llx\n", n_rows, n_values, (unsigned long long)h);
+        free(text);
+        return 0;
+    }
     const char *p = text;
     while (*p == ' ' || *p == '\n')
         p++;
@@ -117,8 +307,12 @@ int main(int argc, char **argv)
             if (*p != ':')
                 continue;
             p++;
-            if (c < 0 || *p == '{')
+            if (*p == '{')
                 continue;
+            /* A field of a result this digest does not hash would be a
+             * written number nobody reads back. */
+            if (c < 0)
+                die("a result field values_digest does not know (add it to cols)", q);
             if (c == 0 && have) {
                 if (have != N_COLS)
                     die("a result lacks fields", p);
