@@ -7,6 +7,7 @@ set -euo pipefail
 packages=(
   cmake make gcc g++ pkg-config   # build
   zlib1g-dev                      # the loader reads .gz data files
+  libdeflate-dev                  # faster whole-file inflate of .gz data (optional: zlib alone works)
   libdouble-conversion-dev        # shortest exact numbers in the output (optional: a slower portable path)
   libcriterion-dev                # tests
   bash-completion                 # where `sebt completion bash` installs (optional)
