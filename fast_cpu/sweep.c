@@ -1319,7 +1319,7 @@ static void combo_ref(const fast_sweep *w, const sebt_params *p, size_t i, fast_
 /* One digit of the sort key: a combo field's distinct values (its rank is
  * the position there). */
 typedef struct {
-    double *vals;
+    double vals[UNIQ_FEW];
     size_t n;
 } rank_axis;
 
@@ -1343,7 +1343,8 @@ static double ref_field(const fast_combo_ref *r, int k)
  * each replaced by its rank among the field's distinct values (equal values,
  * -0 and 0 included, have one rank, as cmp_d has them equal), make one
  * integer key; a stable LSD radix sort of (key, index) from index order then
- * gives ref_cmp's order with its final tie-break, the input index. The
+ * gives ref_cmp's order with its final tie-break, the input index; 24 bytes
+ * a combo of scratch (a qsort of the records took 112). The
  * comparison sort of ~100-byte records stays where the key would not fit
  * 64 bits or a field has many distinct values (a combos file of random
  * thresholds). Returns -1 when out of memory. */
@@ -1358,19 +1359,21 @@ static int sort_refs(fast_sweep *w)
     memset(ax, 0, sizeof ax);
     uint64_t *key = NULL, *tmp = NULL;
     uint32_t *idx = NULL, *itmp = NULL;
-    fast_combo_ref *out = NULL;
     int rc = -1;
     bool fallback = n > UINT32_MAX;
+    double *sc = fallback ? NULL : malloc(n * sizeof *sc);
+    if (!fallback && !sc)
+        return -1;
     for (int k = 0; k < N_AX && !fallback; k++) {
-        ax[k].vals = malloc((n ? n : 1) * sizeof(double));
-        if (!ax[k].vals)
-            goto out;
         for (size_t i = 0; i < n; i++)
-            ax[k].vals[i] = ref_field(&R[i], k);
-        ax[k].n = uniq_d(ax[k].vals, n);
+            sc[i] = ref_field(&R[i], k);
+        ax[k].n = uniq_d(sc, n);
         if (ax[k].n > UNIQ_FEW)
             fallback = true;
+        else
+            memcpy(ax[k].vals, sc, ax[k].n * sizeof *sc);
     }
+    free(sc);
     size_t n_batch = w->zper ? (w->n_zs + w->zper - 1) / w->zper : 1;
     size_t radix[] = { n_batch, w->n_atrs, 2, ax[0].n, 2, ax[1].n, 2, ax[2].n, ax[3].n, w->n_zs,
                        ax[4].n, ax[5].n, ax[6].n, ax[7].n, ax[8].n };
@@ -1392,8 +1395,7 @@ static int sort_refs(fast_sweep *w)
     tmp = malloc(n * sizeof *tmp);
     idx = malloc(n * sizeof *idx);
     itmp = malloc(n * sizeof *itmp);
-    out = malloc(n * sizeof *out);
-    if (!key || !tmp || !idx || !itmp || !out)
+    if (!key || !tmp || !idx || !itmp)
         goto out;
     double last[N_AX];
     uint64_t last_rank[N_AX];
@@ -1437,20 +1439,30 @@ static int sort_refs(fast_sweep *w)
         uint64_t *t = key; key = tmp; tmp = t;
         uint32_t *u = idx; idx = itmp; itmp = u;
     }
-    for (size_t i = 0; i < n; i++)
-        out[i] = R[idx[i]];
-    free(w->refs);
-    w->refs = out;
-    out = NULL;
+    /* R[i] = old R[idx[i]], in place, cycle by cycle (no second copy of
+     * the records: a whole sweep's can be a GB); idx[j] = j marks done. */
+    for (size_t i = 0; i < n; i++) {
+        if (idx[i] == i)
+            continue;
+        fast_combo_ref hold = R[i];
+        size_t j = i;
+        for (;;) {
+            size_t k = idx[j];
+            idx[j] = (uint32_t)j;
+            if (k == i) {
+                R[j] = hold;
+                break;
+            }
+            R[j] = R[k];
+            j = k;
+        }
+    }
     rc = 0;
 out:
-    for (int k = 0; k < N_AX; k++)
-        free(ax[k].vals);
     free(key);
     free(tmp);
     free(idx);
     free(itmp);
-    free(out);
     return rc;
 }
 
