@@ -45,6 +45,9 @@ static void report_about(FILE *f)
             "DIR is written beside itself (.DIR.tmp-PID-N) and replaces DIR whole at the end,\n"
             "so an interrupted or failed run leaves the previous report as it was; an\n"
             "existing DIR must be empty or an earlier report (other files: exit 2).\n"
+            "The report shows the big-sweep benchmark of bench/run_big_sweeps.sh when it\n"
+            "finds its runs.jsonl (--big-sweeps FILE; by default " SEBT_BIG_SWEEPS_DEFAULT "\n"
+            "under the current folder), and says how to make one when it does not.\n"
             "A new run appends one line to the history file (default\n"
             "$XDG_STATE_HOME/sebt/history.csv, else ~/.local/state/sebt/history.csv: never\n"
             "the source tree; 'none' for no history), which the report plots; a redraw\n"
@@ -62,13 +65,15 @@ static void report_about(FILE *f)
             SEBT_BASELINE_ALPHA, DEFAULT_THRESHOLD_PCT);
 }
 
-enum { OPT_OUT, OPT_QUICK, OPT_FROM, OPT_HISTORY, OPT_APPEND_HISTORY, OPT_BASELINE, OPT_THRESHOLD };
+enum { OPT_OUT, OPT_QUICK, OPT_FROM, OPT_HISTORY, OPT_APPEND_HISTORY, OPT_BIG_SWEEPS, OPT_BASELINE, OPT_THRESHOLD };
 static const cli_opt report_opts[] = {
     [OPT_OUT] = { "--out", CLI_DIR, "DIR", "the report folder to write" },
     [OPT_QUICK] = { "--quick", CLI_FLAG, NULL, "cap the sizes: about two minutes on two cores" },
     [OPT_FROM] = { "--from", CLI_FILE, "BENCH.json", "draw the report of an earlier run instead of running" },
     [OPT_HISTORY] = { "--history", CLI_FILE, "FILE|none", "the history file a new run appends to ('none': no history)" },
     [OPT_APPEND_HISTORY] = { "--append-history", CLI_FLAG, NULL, "with --from: append that run to the history too" },
+    [OPT_BIG_SWEEPS] = { "--big-sweeps", CLI_FILE, "FILE|none",
+                         "the big-sweep runs to show (default " SEBT_BIG_SWEEPS_DEFAULT " where it exists)" },
     [OPT_BASELINE] = { "--baseline", CLI_FILE, "OLD.json NEW.json", "compare two runs' JSON and gate on regressions",
                        .words = 2 },
     [OPT_THRESHOLD] = { "--threshold", CLI_REAL, "PCT", "with --baseline: the drop in percent that counts",
@@ -255,7 +260,7 @@ static int copy_log(const char *from, const char *to)
  * whole report replaces DIR (sebt_outdir_commit): an interrupted or failed
  * run leaves the previous report as it was. */
 static int write_into(sebt_outdir *od, const char *dir, const char *from, bool quick, const char *history,
-                      bool force_append, const char *gnuplot)
+                      bool force_append, const char *gnuplot, const sebt_big_sweeps *big)
 {
     char bench[PATH_MAX], json_path[PATH_MAX + 16], source[PATH_MAX + 64], log_path[PATH_MAX + 16];
     int rc;
@@ -301,7 +306,7 @@ static int write_into(sebt_outdir *od, const char *dir, const char *from, bool q
     sebt_report_summary_of(&set, history, log_path, &summary);
     sebt_report_opts opts = { .gnuplot = gnuplot, .source = source, .history = history,
                               .append_history = history && (!from || force_append) && !is_planted,
-                              .summary = &summary };
+                              .summary = &summary, .big_sweeps = big };
     if (opts.append_history && make_parent(history) != 0) {
         fprintf(stderr, "sebt %s: error: cannot create the folder of the history file %s: %s "
                         "(--history FILE or none)\n", CMD, history, strerror(errno));
@@ -360,7 +365,8 @@ static int write_into(sebt_outdir *od, const char *dir, const char *from, bool q
     return CLI_EXIT_OK;
 }
 
-static int write_report(const char *dir, const char *from, bool quick, const char *history, bool force_append)
+static int write_report(const char *dir, const char *from, bool quick, const char *history, bool force_append,
+                        const char *big_path)
 {
     char gnuplot[PATH_MAX];
     /* Both programs are looked for, and the folder checked, before minutes
@@ -375,11 +381,23 @@ static int write_report(const char *dir, const char *from, bool quick, const cha
             return rc;
     }
     sebt_error err = { 0 };
-    sebt_outdir od;
-    if (sebt_report_folder_check(dir, &err) != SEBT_OK || sebt_outdir_open(&od, dir, &err) != SEBT_OK)
+    sebt_big_sweeps big;
+    if (sebt_big_sweeps_read(big_path, &big, &err) != SEBT_OK)
         return cli_report_error(CMD, &err);
-    rc = write_into(&od, dir, from, quick, history, force_append, gnuplot);
+    sebt_outdir od;
+    if (sebt_report_folder_check(dir, &err) != SEBT_OK || sebt_outdir_open(&od, dir, &err) != SEBT_OK) {
+        sebt_big_sweeps_free(&big);
+        return cli_report_error(CMD, &err);
+    }
+    rc = write_into(&od, dir, from, quick, history, force_append, gnuplot, big_path ? &big : NULL);
     sebt_outdir_abort(&od); /* after a commit: nothing left to do */
+    if (rc == CLI_EXIT_OK || rc == CLI_EXIT_CHECK_FAILED) {
+        if (big.found && big.n_rows)
+            printf("sebt report: big sweeps: %zu runs in %zu workloads from %s\n", big.n_runs, big.n_rows, big.path);
+        else if (big_path)
+            printf("sebt report: no big-sweep benchmark at %s (bench/run_big_sweeps.sh makes one)\n", big_path);
+    }
+    sebt_big_sweeps_free(&big);
     return rc;
 }
 
@@ -492,9 +510,9 @@ int cli_cmd_report(int argc, char **argv)
     bool quick = cli_given(&o, OPT_QUICK), have_threshold = cli_given(&o, OPT_THRESHOLD);
     double threshold = have_threshold ? o.v[OPT_THRESHOLD].r : DEFAULT_THRESHOLD_PCT;
     if (old_path) {
-        if (out || from || quick || have_history)
-            return cli_usage_error(CMD, "--baseline compares two files; it takes no --out, --from, --quick or "
-                                        "--history");
+        if (out || from || quick || have_history || cli_given(&o, OPT_BIG_SWEEPS))
+            return cli_usage_error(CMD, "--baseline compares two files; it takes no --out, --from, --quick, "
+                                        "--history or --big-sweeps");
         return compare_runs(old_path, new_path, threshold);
     }
     if (have_threshold)
@@ -507,5 +525,13 @@ int cli_cmd_report(int argc, char **argv)
         return cli_usage_error(CMD, "--append-history goes with --from (a new run is always appended)");
     if (force_append && !history)
         return cli_usage_error(CMD, "--append-history needs a history file (--history FILE)");
-    return write_report(out, from, quick, history, force_append);
+    const char *big = SEBT_BIG_SWEEPS_DEFAULT;
+    if (cli_given(&o, OPT_BIG_SWEEPS)) {
+        big = strcmp(cli_str(&o, OPT_BIG_SWEEPS), "none") == 0 ? NULL : cli_str(&o, OPT_BIG_SWEEPS);
+        if (big && access(big, R_OK) != 0) {
+            fprintf(stderr, "sebt %s: error: --big-sweeps %s: %s\n", CMD, big, strerror(errno));
+            return CLI_EXIT_USAGE;
+        }
+    }
+    return write_report(out, from, quick, history, force_append, big);
 }

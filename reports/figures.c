@@ -560,9 +560,82 @@ static sebt_status run_gnuplot(const char *gnuplot, const char *dir, sebt_error 
     return SEBT_OK;
 }
 
-sebt_status sebt_report_figures_write(const sebt_bench_set *set, const char *dir, const char *gnuplot,
-                                      const char *history, sebt_error *err)
+/* The big sweeps: end-to-end seconds against combos, one line per engine
+ * and output format, at the most threads that pair ran on. */
+static sebt_status write_big_figure(FILE *gp, const sebt_big_sweeps *bs, const char *dir, sebt_error *err)
 {
+    fprintf(gp, "\n# ---- %s\nreset\n", SEBT_REPORT_BIG_FIGURE);
+    fprintf(gp, "set title 'Big sweeps: end-to-end seconds vs combos (median of the repetitions; %s)'\n"
+                "set xlabel 'combos in the sweep (log scale)'\nset ylabel 'end-to-end seconds (log scale)'\n"
+                "set grid\nset key outside below center Left reverse box maxcols 1\nset border 3\n"
+                "set tics nomirror\nset logscale xy\nset format x '%%.0s%%c'\nset format y '%%g'\n",
+            "bench/run_big_sweeps.sh");
+    char plot[8192];
+    size_t used = (size_t)snprintf(plot, sizeof plot, "plot ");
+    size_t nl = 0;
+    for (size_t i = 0; i < bs->n_rows; i++) {
+        const sebt_big_row *a = &bs->rows[i];
+        bool first = true; /* the first row of its engine and format */
+        int most = a->threads;
+        for (size_t j = 0; j < bs->n_rows; j++) {
+            const sebt_big_row *b = &bs->rows[j];
+            if (strcmp(a->engine, b->engine) == 0 && strcmp(a->format, b->format) == 0) {
+                first &= j >= i;
+                if (b->threads > most)
+                    most = b->threads;
+            }
+        }
+        if (!first)
+            continue;
+        char rel[256], path[4096], title[128];
+        snprintf(rel, sizeof rel, "gnuplot/%s.%zu.dat", SEBT_REPORT_BIG_FIGURE, nl);
+        snprintf(path, sizeof path, "%s/%s", dir, rel);
+        snprintf(title, sizeof title, "%s%s%s, %d thread%s", a->engine, strcmp(a->format, "-") ? " " : "",
+                 strcmp(a->format, "-") ? a->format : "", most, most == 1 ? "" : "s");
+        sebt_outfile of;
+        if (sebt_outfile_open(&of, path, err) != SEBT_OK)
+            return err->code;
+        fprintf(of.f, "# %s: %s\n# combos, end-to-end seconds (median)\n", SEBT_REPORT_BIG_FIGURE, title);
+        size_t pts = 0;
+        for (size_t j = 0; j < bs->n_rows; j++) { /* sorted by combos within an engine */
+            const sebt_big_row *b = &bs->rows[j];
+            if (strcmp(a->engine, b->engine) == 0 && strcmp(a->format, b->format) == 0 && b->threads == most &&
+                b->end_to_end_s > 0) {
+                fprintf(of.f, "%lld %.17g\n", b->combos, b->end_to_end_s);
+                pts++;
+            }
+        }
+        if (sebt_outfile_commit(&of, err) != SEBT_OK)
+            return err->code;
+        if (pts == 0)
+            continue;
+        if (used < sizeof plot)
+            used += (size_t)snprintf(plot + used, sizeof plot - used,
+                                     "%s'%s' using 1:2 with linespoints lw 2 pt %zu ps 1.2 lc rgb '%s' title '%s'",
+                                     nl ? ", \\\n     " : "", rel, 5 + 2 * (nl % 4),
+                                     colors[nl % (sizeof colors / sizeof colors[0])], title);
+        nl++;
+    }
+    if (used >= sizeof plot)
+        return sebt_fail(err, SEBT_ERR_INTERNAL, "report: the plot command of %s is too long", SEBT_REPORT_BIG_FIGURE);
+    if (nl == 0) {
+        fprintf(gp, "unset logscale\nset xrange [0:1]\nset yrange [0:1]\nunset key\n"
+                    "set label 1 'no timed run in %s' at graph 0.5,0.5 center\n", bs->path);
+        snprintf(plot, sizeof plot, "plot 2 notitle");
+    }
+    int height = 560 + 24 * (int)nl;
+    fprintf(gp, "set bmargin %zu\n", nl + 6);
+    fprintf(gp, "set terminal svg size 900,%d dynamic noenhanced font 'sans,13' background rgb 'white'\n"
+                "set output '%s.svg'\n%s\nset output\n", height, SEBT_REPORT_BIG_FIGURE, plot);
+    fprintf(gp, "set terminal @pngterm size 900,%d noenhanced\nset output '%s.png'\nreplot\nset output\n",
+            height, SEBT_REPORT_BIG_FIGURE);
+    return SEBT_OK;
+}
+
+sebt_status sebt_report_figures_write(const sebt_bench_set *set, const char *dir, const char *gnuplot,
+                                      const char *history, const sebt_big_sweeps *bs, sebt_error *err)
+{
+    bool big = bs && bs->found && bs->n_rows > 0;
     char path[4096];
     snprintf(path, sizeof path, "%s/gnuplot", dir);
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
@@ -578,6 +651,8 @@ sebt_status sebt_report_figures_write(const sebt_bench_set *set, const char *dir
     sebt_status st = SEBT_OK;
     for (int fig = 0; fig < SEBT_REPORT_N_FIGURES && st == SEBT_OK; fig++)
         st = write_figure(gp, set, fig, dir, history, err);
+    if (st == SEBT_OK && big)
+        st = write_big_figure(gp, bs, dir, err);
     if (st != SEBT_OK) {
         sebt_outfile_abort(&ogp);
         return st;
@@ -587,17 +662,18 @@ sebt_status sebt_report_figures_write(const sebt_bench_set *set, const char *dir
     st = run_gnuplot(gnuplot, dir, err);
     if (st != SEBT_OK)
         return st;
-    for (int fig = 0; fig < SEBT_REPORT_N_FIGURES; fig++) {
+    for (int fig = 0; fig < SEBT_REPORT_N_FIGURES + big; fig++) {
         const char *ext[2] = { "svg", "png" };
+        const char *name = fig < SEBT_REPORT_N_FIGURES ? sebt_report_figures[fig] : SEBT_REPORT_BIG_FIGURE;
         for (int e = 0; e < 2; e++) {
             struct stat sb;
-            snprintf(path, sizeof path, "%s/%s.%s", dir, sebt_report_figures[fig], ext[e]);
+            snprintf(path, sizeof path, "%s/%s.%s", dir, name, ext[e]);
             if (stat(path, &sb) != 0 || sb.st_size == 0) {
                 char tail[600];
                 snprintf(path, sizeof path, "%s/gnuplot/gnuplot.log", dir);
                 sebt_report_log_tail(path, tail, sizeof tail);
-                return sebt_fail(err, SEBT_ERR_INTERNAL, "gnuplot did not draw %s.%s; it said: %s",
-                                 sebt_report_figures[fig], ext[e], tail[0] ? tail : "nothing");
+                return sebt_fail(err, SEBT_ERR_INTERNAL, "gnuplot did not draw %s.%s; it said: %s", name, ext[e],
+                                 tail[0] ? tail : "nothing");
             }
         }
     }

@@ -73,6 +73,40 @@ const sebt_bench_run *sebt_bench_find(const sebt_bench_set *set, const char *gro
                                       const char *backend, long long bars, long long combos,
                                       int threads);
 
+/* ---- the big-sweep benchmark (reports/big_sweeps.c) ---------------------- */
+
+/* One workload of bench/run_big_sweeps.sh's runs.jsonl: the medians over
+ * its repetitions; NaN where the file has no such field. */
+typedef struct {
+    char engine[32];         /* "sebt" (this build; the field is absent), "numba", "sebt-old" */
+    char grid[64];
+    char format[16];         /* csv, json, npy; "-" for the numba peer */
+    long long combos;
+    int threads;
+    size_t reps;
+    double end_to_end_s, compute_s, cpu_s, peak_rss_kb, bytes;
+    double efficiency;       /* compute: 1-thread / (threads x this), same workload; NaN if none */
+    double load_min, load_max; /* 1-minute load average before and after its runs */
+} sebt_big_row;
+
+typedef struct {
+    char path[4096];
+    bool found;              /* false: no file there (not an error) */
+    size_t n_runs, n_rows;
+    sebt_big_row *rows;      /* sorted: engine, combos, format, threads */
+    double load_min, load_max;
+    size_t skipped;          /* lines that are not a run (unreadable, or no combos/threads/end_to_end_s) */
+    size_t first_skipped;    /* the first one's line number */
+} sebt_big_sweeps;
+
+/* A missing file is found = false and SEBT_OK; an unreadable line is
+ * counted in skipped, not an error. */
+sebt_status sebt_big_sweeps_read(const char *path, sebt_big_sweeps *bs, sebt_error *err);
+void sebt_big_sweeps_free(sebt_big_sweeps *bs);
+
+/* Where bench/run_big_sweeps.sh writes, from the top of a checkout. */
+#define SEBT_BIG_SWEEPS_DEFAULT "bench/results/big-sweeps/runs.jsonl"
+
 /* ---- the report folder (reports/report_write.c) ------------------------- */
 
 typedef struct {
@@ -81,6 +115,7 @@ typedef struct {
     const char *history;     /* the history file (CSV) to plot; NULL: none */
     bool append_history;     /* a new measurement: append its line first */
     const struct sebt_report_summary_s *summary; /* the first lines; NULL: worked out here */
+    const sebt_big_sweeps *big_sweeps; /* its section and figure; NULL: no section */
 } sebt_report_opts;
 
 /* Writes dir/{index.html, report.md, bench.json, *.png, *.svg, gnuplot/}.
@@ -103,6 +138,8 @@ void sebt_report_log_tail(const char *path, char *out, size_t size);
 /* The figures' base names, in the order the report shows them. */
 #define SEBT_REPORT_N_FIGURES 5
 extern const char *const sebt_report_figures[SEBT_REPORT_N_FIGURES];
+/* The big sweeps' figure, drawn only when there are big-sweep runs. */
+#define SEBT_REPORT_BIG_FIGURE "big_sweeps"
 
 /* ---- comparing two runs (reports/baseline.c) ---------------------------- */
 

@@ -6,7 +6,7 @@
 
 /* Draws every figure into dir (SVG and PNG) through gnuplot. */
 sebt_status sebt_report_figures_write(const sebt_bench_set *set, const char *dir, const char *gnuplot,
-                                      const char *history, sebt_error *err);
+                                      const char *history, const sebt_big_sweeps *bs, sebt_error *err);
 /* The backends that appear in the runs (the loader excluded), reference
  * first, then fast_cpu, cuda, then any other in order of appearance. */
 size_t sebt_report_backends(const sebt_bench_set *set, const char **names, size_t max);

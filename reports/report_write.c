@@ -594,6 +594,94 @@ static void write_backends(FILE *f, fmt k, const sebt_bench_set *set)
     table_end(f, k);
 }
 
+/* The big-sweep benchmark, when there is one: a row per workload, the
+ * medians of its repetitions; else where one was looked for and how to
+ * make one. */
+static void write_big_sweeps(FILE *f, fmt k, const sebt_big_sweeps *bs)
+{
+    char line[8192];
+    if (!bs->found || bs->n_rows == 0) {
+        snprintf(line, sizeof line, "No big-sweep benchmark was found%s%s%s. bench/run_big_sweeps.sh BUILD_DIR makes "
+                 "one (sweeps of 10^4 to 10^6 combos over the bundled 15m series, CSV, JSON and npy, 1 and 2 "
+                 "threads, each repeated; FULL=1 adds 10^7) into " SEBT_BIG_SWEEPS_DEFAULT ", which a report "
+                 "run from the top of the checkout reads (or name it: --big-sweeps FILE).",
+                 bs->found ? ": " : " (looked for ", bs->path[0] ? bs->path : "none",
+                 bs->found ? " has no run in it" : ")");
+        fputs(k == FMT_MD ? "" : "<p class=\"note\">", f);
+        if (k == FMT_MD)
+            md_text(f, line);
+        else
+            html_text(f, line);
+        fputs(k == FMT_MD ? "\n\n" : "</p>\n", f);
+        return;
+    }
+    static const char *const cols[] = { "engine", "grid", "combos", "format", "threads", "runs", "end to end",
+                                        "per combo", "compute", "CPU", "peak RSS", "output", "parallel efficiency",
+                                        "load" };
+    header_of(f, k, cols, 14, true);
+    for (size_t i = 0; i < bs->n_rows; i++) {
+        const sebt_big_row *r = &bs->rows[i];
+        char combos[32], threads[16], reps[16], e2e[32], per[32], comp[32], cpu[32], rss[32] = "-", out[32] = "-",
+            eff[32] = "-", load[48] = "-";
+        snprintf(combos, sizeof combos, "%lld", r->combos);
+        snprintf(threads, sizeof threads, "%d", r->threads);
+        snprintf(reps, sizeof reps, "%zu", r->reps);
+        fmt_seconds(r->end_to_end_s, e2e, sizeof e2e);
+        fmt_seconds(r->end_to_end_s / (double)r->combos, per, sizeof per);
+        fmt_seconds(r->compute_s, comp, sizeof comp);
+        fmt_seconds(r->cpu_s, cpu, sizeof cpu);
+        if (isfinite(r->peak_rss_kb))
+            snprintf(rss, sizeof rss, "%.1f MiB", r->peak_rss_kb / 1024);
+        if (isfinite(r->bytes))
+            snprintf(out, sizeof out, "%.1f MB", r->bytes / 1e6);
+        if (isfinite(r->efficiency))
+            snprintf(eff, sizeof eff, "%.0f%%", 100 * r->efficiency);
+        if (isfinite(r->load_min))
+            snprintf(load, sizeof load, "%.1f-%.1f", r->load_min, r->load_max);
+        row_start(f, k);
+        cell(f, k, r->engine, true);
+        cell(f, k, r->grid, false);
+        cell(f, k, combos, false);
+        cell(f, k, r->format, false);
+        cell(f, k, threads, false);
+        cell(f, k, reps, false);
+        cell(f, k, e2e, false);
+        cell(f, k, per, false);
+        cell(f, k, comp, false);
+        cell(f, k, cpu, false);
+        cell(f, k, rss, false);
+        cell(f, k, out, false);
+        cell(f, k, eff, false);
+        cell(f, k, load, false);
+        row_end(f, k);
+    }
+    table_end(f, k);
+    char skipped[256] = "";
+    if (bs->skipped)
+        snprintf(skipped, sizeof skipped, " %zu line(s) that are not a run were skipped (the first: line %zu).",
+                 bs->skipped, bs->first_skipped);
+    char load[96] = "not recorded";
+    if (isfinite(bs->load_min))
+        snprintf(load, sizeof load, "from %.1f to %.1f", bs->load_min, bs->load_max);
+    snprintf(line, sizeof line, "From %s (bench/run_big_sweeps.sh, measured when it ran, not by this report's "
+             "run): %zu runs of `sebt sweep` in %zu workloads, each shown as the median of its repetitions. End "
+             "to end is the wall time of the whole command (load, sweep, write); compute, the backtests alone; "
+             "CPU, the process's user and system time. Parallel efficiency: compute on 1 thread / (threads x "
+             "compute on that many threads), 100%% is perfect. The 1-minute load average was %s while they ran: "
+             "a machine busier than its cores stretches wall times and lowers the efficiency.%s",
+             bs->path, bs->n_runs, bs->n_rows, load, skipped);
+    fputs(k == FMT_MD ? "" : "<p class=\"note\">", f);
+    if (k == FMT_MD)
+        md_text(f, line);
+    else
+        html_text(f, line);
+    fputs(k == FMT_MD ? "\n\n" : "</p>\n", f);
+}
+
+static const char *const big_caption =
+    "Big sweeps: end-to-end seconds of one `sebt sweep` against the combos in it, one line per engine and output "
+    "format, at the most threads each ran on (log-log; medians).";
+
 static const char *const figure_captions[SEBT_REPORT_N_FIGURES] = {
     "Backtests per second as the sweep grows, one line per backend and the numba peer on the same combos "
     "and bars (log-log; points: median of the repetitions, bars: min-max).",
@@ -619,7 +707,7 @@ static sebt_status io_fail(sebt_error *err, const char *what, const char *path)
 }
 
 static sebt_status write_markdown(const sebt_bench_set *set, const sebt_report_summary *sum, const kv *facts,
-                                  size_t n_facts, const char *dir, sebt_error *err)
+                                  size_t n_facts, const sebt_big_sweeps *bs, const char *dir, sebt_error *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/report.md", dir);
@@ -639,6 +727,13 @@ static sebt_status write_markdown(const sebt_bench_set *set, const sebt_report_s
                 figure_captions[i], sebt_report_figures[i]);
     fputs("## Sweeps\n\n", f);
     write_sweeps(f, FMT_MD, set);
+    if (bs) {
+        fputs("## Big sweeps\n\n", f);
+        write_big_sweeps(f, FMT_MD, bs);
+        if (bs->found && bs->n_rows)
+            fprintf(f, "![%s](%s.svg)\n\n%s ([PNG](%s.png))\n\n", SEBT_REPORT_BIG_FIGURE, SEBT_REPORT_BIG_FIGURE,
+                    big_caption, SEBT_REPORT_BIG_FIGURE);
+    }
     fputs("## Micro benchmarks\n\n", f);
     write_micro(f, FMT_MD, set);
     fputs("## Machine and build\n\n", f);
@@ -673,8 +768,25 @@ static const char *const css =
     ".verdict.good{border-color:#2a2;background:#efe}.verdict.unsure{border-color:#c90;background:#ffd}"
     ".verdict.bad{border-color:#c00;background:#fee}.speed{font-size:16px}.warn li{color:#a00}";
 
+/* A figure inline (a data URI): index.html opens with no other file. */
+static sebt_status embed_figure(FILE *f, const char *dir, const char *name, const char *caption, sebt_error *err)
+{
+    char svg[4096], *data;
+    size_t len;
+    snprintf(svg, sizeof svg, "%s/%s.svg", dir, name);
+    sebt_status st = sebt_read_file(svg, &data, &len, err);
+    if (st != SEBT_OK)
+        return st;
+    fprintf(f, "<figure id=\"%s\"><img alt=\"%s\" src=\"data:image/svg+xml;base64,", name, name);
+    base64(f, (const unsigned char *)data, len);
+    fprintf(f, "\">\n<figcaption>%s <a href=\"%s.svg\">SVG</a> <a href=\"%s.png\">PNG</a></figcaption>"
+               "</figure>\n", caption, name, name);
+    free(data);
+    return SEBT_OK;
+}
+
 static sebt_status write_html(const sebt_bench_set *set, const sebt_report_summary *sum, const kv *facts,
-                              size_t n_facts, const char *dir, sebt_error *err)
+                              size_t n_facts, const sebt_big_sweeps *bs, const char *dir, sebt_error *err)
 {
     char path[4096];
     snprintf(path, sizeof path, "%s/index.html", dir);
@@ -692,22 +804,16 @@ static sebt_status write_html(const sebt_bench_set *set, const sebt_report_summa
     write_backends(f, FMT_HTML, set);
     fprintf(f, "<p class=\"note\">%s</p>\n<h2>Figures</h2>\n", notes);
     sebt_status st = SEBT_OK;
-    for (int i = 0; i < SEBT_REPORT_N_FIGURES && st == SEBT_OK; i++) {
-        char svg[4096], *data;
-        size_t len;
-        snprintf(svg, sizeof svg, "%s/%s.svg", dir, sebt_report_figures[i]);
-        st = sebt_read_file(svg, &data, &len, err);
-        if (st != SEBT_OK)
-            break;
-        fprintf(f, "<figure id=\"%s\"><img alt=\"%s\" src=\"data:image/svg+xml;base64,", sebt_report_figures[i],
-                sebt_report_figures[i]);
-        base64(f, (const unsigned char *)data, len);
-        fprintf(f, "\">\n<figcaption>%s <a href=\"%s.svg\">SVG</a> <a href=\"%s.png\">PNG</a></figcaption>"
-                   "</figure>\n", figure_captions[i], sebt_report_figures[i], sebt_report_figures[i]);
-        free(data);
-    }
+    for (int i = 0; i < SEBT_REPORT_N_FIGURES && st == SEBT_OK; i++)
+        st = embed_figure(f, dir, sebt_report_figures[i], figure_captions[i], err);
     fputs("<h2>Sweeps</h2>\n", f);
     write_sweeps(f, FMT_HTML, set);
+    if (bs && st == SEBT_OK) {
+        fputs("<h2>Big sweeps</h2>\n", f);
+        write_big_sweeps(f, FMT_HTML, bs);
+        if (bs->found && bs->n_rows)
+            st = embed_figure(f, dir, SEBT_REPORT_BIG_FIGURE, big_caption, err);
+    }
     fputs("<h2>Micro benchmarks</h2>\n", f);
     write_micro(f, FMT_HTML, set);
     fputs("<h2>Machine and build</h2>\n", f);
@@ -807,13 +913,13 @@ sebt_status sebt_report_write(const sebt_bench_set *set, const char *json, size_
         if (st != SEBT_OK)
             return st;
     }
-    st = sebt_report_figures_write(set, dir, opts->gnuplot, opts->history, err);
+    st = sebt_report_figures_write(set, dir, opts->gnuplot, opts->history, opts->big_sweeps, err);
     if (st != SEBT_OK)
         return st;
     kv facts[N_FACTS];
     size_t n_facts = collect_facts(set, opts, facts);
-    st = write_markdown(set, sum, facts, n_facts, dir, err);
+    st = write_markdown(set, sum, facts, n_facts, opts->big_sweeps, dir, err);
     if (st != SEBT_OK)
         return st;
-    return write_html(set, sum, facts, n_facts, dir, err);
+    return write_html(set, sum, facts, n_facts, opts->big_sweeps, dir, err);
 }

@@ -41,7 +41,6 @@ cd "$work" || exit 1
 export FAKE_DIR=$work/fake HISTORY=none
 mkdir -p fake out
 
-figures="throughput_vs_combos throughput_vs_bars ratios_within_run thread_scaling history"
 # The fakes. Each writes its process group to pgid.NAME, starts a
 # grandchild (a background sleep: what a real program may leave running),
 # leaves a partial file where the report is being written, says "ready",
@@ -52,7 +51,7 @@ cat > fake/gnuplot <<EOF
 #!/usr/bin/env bash
 sed 's/.*) //' /proc/\$\$/stat | cut -d' ' -f3 > $work/pgid.gnuplot
 case \${FAKE_MODE:-slow} in
-ok) for f in $figures; do echo "<svg>\$f</svg>" > \$f.svg; echo "png \$f" > \$f.png; done; exit 0 ;;
+ok) for f in \$(sed -n "s/^set output '\\(.*\\)'\$/\\1/p" "\$1"); do echo "figure \$f" > "\$f"; done; exit 0 ;;
 esac
 [ "\${FAKE_MODE:-slow}" = stubborn ] && trap '' TERM
 sleep 1000 &
