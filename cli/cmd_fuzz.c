@@ -9,6 +9,7 @@
 #include "options.h"
 #include "fuzz_mpi.h"
 #include "mpi.h"
+#include "select.h"
 #include "sebt/grid.h"
 
 typedef struct {
@@ -91,15 +92,21 @@ const cli_command cli_cmd_fuzz_spec = {
     .usage = "--backend NAME [--seed S] [--stream K] [--iterations N | --time SECONDS] [--big-share F] [--base FILE] [--max-tie-rate R] [--format text|json] [--junit FILE] [--save DIR | --no-save] [--no-shrink]\n"
              "--self-test [--seed S] [--time SECONDS] [--no-parity] [--no-suite] [--format text|json]\n",
     .about = "Generates series and combos meant to break backends and checks the backend against\n"
-             "the reference on each. Small cases: random walks at prices from 1e-6 to 1e6, volumes\n"
-             "to 1e12, holes everywhere, flat and high == low bars, gaps through the stop, bars\n"
-             "that touch a stop or target exactly, windows of 1, 2 and longer than the series,\n"
-             "0-2 bar series, one thread. Big cases (a share of the time): 100,000+ real bars\n"
-             "with holes punched in, many combos on either side of the 10^6 bars x combos point,\n"
-             "2-8 threads and memory budgets down to 1 byte, so the backend runs on several\n"
-             "threads, in several batches and blocks. The same seed gives the same cases on\n"
-             "every machine. The first divergence is shrunk to a small case (keeping the batch\n"
-             "when the bug needs one), written as a regression fixture, and printed.\n",
+             "the reference on each. Small cases (0 to 2,500 bars, 1 to 6 combos, one thread):\n"
+             "random walks at prices from 1e-6 to 1e6, holes everywhere, flat and high == low\n"
+             "bars, gaps through the stop, bars that touch a stop or target exactly, windows of\n"
+             "1, 2 and longer than the series; about one in eight a sweep-shaped grid of 2 to\n"
+             "1,100 combos (past 256 and 1,024) with budgets that split it, 1-4 threads; about\n"
+             "one in eight a 10^12-10^15 volume spike, subnormal or huge prices or a flat run,\n"
+             "then thresholds tied to the reference's own values. Big cases (a share of the\n"
+             "time): 100,000 to 140,000 real bars with holes punched in and holes or price jumps\n"
+             "at 2^16, 10^5 and 2^17, many combos on either side of the 10^6 bars x combos\n"
+             "point, 2-8 threads and memory budgets down to 1 byte; or a sweep of 65,537+ combos\n"
+             "on a short series. With --backend cuda under host execution each case gets a\n"
+             "device memory size of its own (SEBT_CUDA_HOST_MEMORY, unless set). The same seed\n"
+             "gives the same cases on every machine. The first divergence is shrunk to a small\n"
+             "case of the same kind (keeping the batch when the bug needs one), written as a\n"
+             "regression fixture, and printed.\n",
     .opts = CLI_OPTS(fuzz_opts),
     .epilog_fn = fuzz_epilog,
     .fn = cli_cmd_fuzz,
@@ -299,6 +306,9 @@ static int fuzz_one(const fuzz_args *a)
                          .should_stop = ranks ? cli_fuzz_should_stop : NULL, .threads = a->threads,
                          .one_case = a->one_case, .one_big = a->one_big, .case_index = a->case_index,
                          .base_path = have_base ? (a->base ? a->base : DEFAULT_BASE) : NULL };
+    bool vary_memory = cli_vary_device_memory(b);
+    if (vary_memory)
+        o.before_case = cli_device_memory_hook;
     sebt_fuzz_opts finish = o;
     if (ranks) {
         o.shrink = false;        /* only the winning rank shrinks and saves */
@@ -433,6 +443,10 @@ static int fuzz_one(const fuzz_args *a)
                 printf(", %zu combos in one batch (%d threads, memory budget %zu bytes): the bug needs "
                        "the batch", r.repro_n_combos, r.repro_threads, r.repro_memory_budget);
             printf("\n");
+            const char *dm = vary_memory ? getenv("SEBT_CUDA_HOST_MEMORY") : NULL;
+            if (dm && *dm)
+                printf("device memory: %s bytes (SEBT_CUDA_HOST_MEMORY, drawn for this case; the replay "
+                       "below draws it again)\n", dm);
             if (!r.nondeterministic && (strcmp(r.original.what, r.divergence.what) != 0 ||
                                         r.original.bar != r.divergence.bar)) {
                 sebt_divergence_text(&r.original, text, sizeof text);

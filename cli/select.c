@@ -358,3 +358,42 @@ int cli_select_backend(const char *cmd, const char *flag_value, size_t bars, siz
     }
     return cli_report_error(cmd, &err);
 }
+
+/* ---- device memory for fuzz cases under the CUDA stand-in ----------------- */
+
+bool cli_vary_device_memory(const sebt_backend *b)
+{
+    const char *v = getenv("SEBT_CUDA_HOST_MEMORY");
+    return b && strcmp(b->name, "cuda") == 0 && !(v && *v);
+}
+
+/* Under the stand-in a batch of n bars needs about 170 device bytes a bar
+ * before its first combo runs (series, features, candidates, trees and
+ * trades: 20 MB for 116,373 bars), each more combo less. A case gets the
+ * default one time in four, else 192, 256 or 384 bytes a bar past 256K:
+ * room for the batch's base and a few combos, so batches split into
+ * chunks and halves (and a partial last one), yet a single combo fits: a
+ * size below that is the device's limit, not a bug (SEBT_ERR_NOMEM). */
+size_t cli_case_device_memory(const sebt_fuzz_case *c, bool big, uint64_t index)
+{
+    static const size_t per_bar[] = { 0, 192, 256, 384 };
+    uint64_t h = (index + 1) * 0x9E3779B97F4A7C15ull ^ (big ? 0xB16CA5E5ull : 0);
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ull;
+    h ^= h >> 29;
+    size_t b = per_bar[h % 4];
+    return b ? (size_t)256 * 1024 + c->series.n * b : 0;
+}
+
+void cli_device_memory_hook(void *user, const sebt_fuzz_case *c, bool big, uint64_t index)
+{
+    (void)user;
+    size_t bytes = cli_case_device_memory(c, big, index);
+    if (bytes) {
+        char v[32];
+        snprintf(v, sizeof v, "%zu", bytes);
+        setenv("SEBT_CUDA_HOST_MEMORY", v, 1);
+    } else {
+        unsetenv("SEBT_CUDA_HOST_MEMORY");
+    }
+}

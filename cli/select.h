@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 #include "sebt/gpu.h"
+#include "sebt/oracle.h"
 
 /* The crossover auto uses: cuda when bars x combos >= bar_combos. */
 typedef struct {
@@ -37,5 +38,14 @@ int cli_crossover_for(const char *cmd, const sebt_gpu_device *d, int cpu_threads
  * from sebt_gpu_query (n_devices 0 when none is usable). Returns 0, or 2
  * after printing an error about a malformed crossover file. */
 int cli_auto_choose(const char *cmd, size_t bars, size_t combos, cli_auto_choice *out);
+
+/* Device memory for the CUDA stand-in per fuzz case (issue 19): whether
+ * fuzz and validate vary it for backend b (cuda, and SEBT_CUDA_HOST_MEMORY
+ * not set by the user), the size a case gets (0: the stand-in's default;
+ * a pure function of the case, so `sebt fuzz --case N` gets it again),
+ * and the sebt_fuzz_opts.before_case hook that sets it. */
+bool cli_vary_device_memory(const sebt_backend *b);
+size_t cli_case_device_memory(const sebt_fuzz_case *c, bool big, uint64_t index);
+void cli_device_memory_hook(void *user, const sebt_fuzz_case *c, bool big, uint64_t index);
 
 #endif

@@ -932,6 +932,8 @@ static sebt_status run_one(const sebt_backend *cand, const sebt_fuzz_opts *opts,
         return st;
     if (opts->threads > 0)
         c.threads = opts->threads;
+    if (opts->before_case)
+        opts->before_case(opts->before_case_user, &c, opts->one_big, opts->case_index);
     bool diverged = false;
     size_t which = 0;
     sebt_divergence div;
@@ -1001,6 +1003,8 @@ sebt_status sebt_fuzz_run(const sebt_backend *cand, const sebt_fuzz_opts *opts,
             return st;
         if (opts->threads > 0)
             c.threads = opts->threads;
+        if (opts->before_case)
+            opts->before_case(opts->before_case_user, &c, big, it);
         bool diverged = false;
         size_t which = 0;
         sebt_divergence div;

@@ -42,6 +42,8 @@ typedef enum {
     BUG_DD_ZERO,        /* drawdown's running peak starts at 0 */
     BUG_SAMPLE_VAR,     /* z-score with the sample variance (w-1) */
     BUG_FEE_ONE_SIDE,   /* fee charged on the entry side only */
+    BUG_Z_STALE,        /* rolling z not recomputed when a spike leaves its window */
+    BUG_FAR_HOLE,       /* past bar 100,000, TR after a hole uses the close before it */
 } bug_kind;
 
 typedef struct {
@@ -76,6 +78,11 @@ static const mutant_info mutant_infos[] = {
     { "dd_peak0", BUG_DD_ZERO, "drawdown's running peak starts at 0, not at the first trade", NULL },
     { "sample_var", BUG_SAMPLE_VAR, "z-score with the sample variance (w-1), not the population's", NULL },
     { "fee_one_side", BUG_FEE_ONE_SIDE, "fee charged on the entry price only", NULL },
+    { "z_stale", BUG_Z_STALE, "rolling z (sliding sums, exact every z_window bars) not recomputed when a "
+      "spike leaves the window: its digits stay cancelled until the next exact pass",
+      "a window the spike has left: more bars than the z window" },
+    { "far_hole", BUG_FAR_HOLE, "a hole mask of 100,000 bars: past bar 100,000, TR after a hole uses the close "
+      "before the hole instead of high - low", "a hole past bar 100,000: more than 100,000 bars" },
 };
 #define N_MUTANTS (sizeof mutant_infos / sizeof mutant_infos[0])
 
@@ -115,15 +122,16 @@ static void hold_over_missing(const sebt_series *s, double *ema)
     }
 }
 
-/* TR right after a hole takes the close before the hole as its previous close. */
-static void tr_across_holes(const sebt_series *s, double *tr)
+/* TR right after a hole takes the close before the hole as its previous
+ * close, at bars from `from` on (a mask that stops there sees no hole). */
+static void tr_across_holes(const sebt_series *s, size_t from, double *tr)
 {
     double before = NAN;
     for (size_t t = 0; t < s->n; t++) {
         if (!present(s, t))
             continue;
         double h = s->high[t], l = s->low[t];
-        if ((t == 0 || !present(s, t - 1)) && !isnan(before))
+        if (t >= from && (t == 0 || !present(s, t - 1)) && !isnan(before))
             tr[t] = fmax(h - l, fmax(fabs(h - before), fabs(l - before)));
         before = s->close[t];
     }
@@ -154,6 +162,98 @@ static void sample_variance(double *z, size_t n, int32_t w)
     double k = sqrt((double)(w - 1) / (double)w);
     for (size_t t = 0; t < n; t++)
         z[t] *= k;
+}
+
+/* Where the far bug starts: 10^5 bars, past every small case; only big
+ * cases (100,000 to 140,000 bars) reach it. */
+#define MUTANT_FAR_BAR 100000
+
+/* Z(x, w) as a sweep engine slides it (fast_cpu/indicators.h's
+ * sebt_k_zscore, its bug planted): window sum and M2 updated per bar,
+ * redone exactly every w bars, after a NaN or a flat run, and on a
+ * near-flat window; but not when M2 collapses because a spike left the
+ * window, so for up to w bars M2 is what is left of 1e24 minus 1e24. The
+ * reference's NaN rules (a NaN in the window, a flat window, var 0) hold. */
+static double window_z_exact(const double *x, size_t from, int32_t w, double *sum, double *m2)
+{
+    double s = 0.0;
+    for (size_t i = from; i < from + (size_t)w; i++)
+        s += x[i];
+    double m = s / (double)w, ss = 0.0;
+    for (size_t i = from; i < from + (size_t)w; i++)
+        ss += (x[i] - m) * (x[i] - m);
+    *sum = s;
+    *m2 = ss;
+    return m;
+}
+
+static void rolling_z_stale(const double *x, size_t n, int32_t w, double *out)
+{
+    size_t nan_count = 0, run = 0, since = 0, ws = (size_t)w;
+    bool fresh = false;
+    double sum = 0.0, mean = 0.0, m2 = 0.0;
+    for (size_t t = 0; t < n; t++) {
+        double xt = x[t];
+        if (isnan(xt)) {
+            nan_count++;
+            run = 0;
+        } else {
+            run = t > 0 && xt == x[t - 1] ? run + 1 : 1;
+        }
+        if (t >= ws && isnan(x[t - ws]))
+            nan_count--;
+        if (t + 1 < ws || nan_count > 0 || run >= ws) {
+            out[t] = NAN;
+            fresh = false;
+            continue;
+        }
+        bool exact = !fresh || since >= ws;
+        if (!exact) {
+            double xo = x[t - ws], old_mean = mean;
+            sum += xt - xo;
+            mean = sum / (double)w;
+            m2 += (xt - xo) * ((xt - mean) + (xo - old_mean));
+            since++;
+            /* Near-flat: z hangs on the mean's last bits; exact there. The
+             * missing rule: M2 fallen far below its peak (a spike left). */
+            double scale = fabs(mean) * (double)w * 0x1p-22;
+            exact = m2 / (double)w < scale * scale;
+        }
+        if (exact) {
+            mean = window_z_exact(x, t + 1 - ws, w, &sum, &m2);
+            since = 0;
+            fresh = true;
+        }
+        double var = m2 / (double)w;
+        out[t] = var == 0.0 ? NAN : (xt - mean) / sqrt(var);
+    }
+}
+
+/* As fast_cpu's sweep uses its rolling z: a pre-filter with a margin of
+ * 2^-20 (fast_cpu/indicators.h, sebt_k_z_prefilter), the exact z computed
+ * only at the bars it lets through. Drift from ordinary rounding stays far
+ * inside the margin; a spike that left the window unrecomputed does not,
+ * and the bars it wrongly filters out lose their signal. Only a batch's
+ * results carry it: features() stays the reference's, as in fast_cpu. */
+static sebt_status stale_prefilter(const sebt_series *s, const sebt_params *p, sebt_features *f,
+                                   sebt_error *err)
+{
+    size_t n = s->n;
+    double *vz = malloc((n ? n : 1) * sizeof *vz), *tz = malloc((n ? n : 1) * sizeof *tz);
+    if (!vz || !tz) {
+        free(vz);
+        free(tz);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "mutant: out of memory");
+    }
+    rolling_z_stale(s->volume, n, p->z_window, vz);
+    rolling_z_stale(f->atr, n, p->z_window, tz);
+    double pv = p->vol_z - 0x1p-20 * fmax(1.0, fabs(p->vol_z));
+    double pt = p->tr_z - 0x1p-20 * fmax(1.0, fabs(p->tr_z));
+    for (size_t t = 0; t < n; t++)
+        f->signal[t] = f->signal[t] && vz[t] > pv && tz[t] > pt;
+    free(vz);
+    free(tz);
+    return SEBT_OK;
 }
 
 /* Which of SPEC §4's terms (sebt_ref_signal_terms' order) a bug loosens to >=. */
@@ -191,7 +291,8 @@ static sebt_status mutant_features(const sebt_backend *self, const sebt_series *
         hold_over_missing(s, f->ema_s);
         break;
     case BUG_TR_HOLE:
-        tr_across_holes(s, f->tr);
+    case BUG_FAR_HOLE:
+        tr_across_holes(s, bug == BUG_FAR_HOLE ? MUTANT_FAR_BAR : 0, f->tr);
         sebt_ref_atr(f->tr, n, p->atr_window, f->atr);
         sebt_ref_zscore(f->atr, n, p->z_window, f->tr_z);
         break;
@@ -376,6 +477,8 @@ static sebt_status mutant_run_batch(const sebt_backend *self, const sebt_series 
         for (size_t i = b0; i < n_combos && i < b0 + per && st == SEBT_OK; i++) {
             size_t which = bug == BUG_BATCH_RESTART ? i - b0 : i;
             st = mutant_features(self, s, &combos[which], &f, err);
+            if (st == SEBT_OK && bug == BUG_Z_STALE)
+                st = stale_prefilter(s, &combos[which], &f, err);
             if (st == SEBT_OK)
                 st = simulate(s, &combos[which], &f, bug, &results[i], err);
             if (st == SEBT_OK && !(opts && opts->want_trades)) {
@@ -395,7 +498,7 @@ static const bug_kind bug_values[] = {
     BUG_NONE, BUG_SMA, BUG_EMA_SEED, BUG_WARMUP, BUG_OVERLAP, BUG_TP_FIRST, BUG_ENTRY_EXIT, BUG_HOLD,
     BUG_BATCH_RESTART, BUG_BLOCK_EDGE, BUG_EMA_MISSING, BUG_TR_HOLE, BUG_SIG_EMA, BUG_SIG_VOL,
     BUG_SIG_TR, BUG_SIG_CLOC, BUG_GAP_LT, BUG_STOP_LT, BUG_TP_GT, BUG_DD_ZERO, BUG_SAMPLE_VAR,
-    BUG_FEE_ONE_SIDE,
+    BUG_FEE_ONE_SIDE, BUG_Z_STALE, BUG_FAR_HOLE,
 };
 
 /* Tolerant like the fast backends, so the self-test also proves that
@@ -419,6 +522,7 @@ static const sebt_backend mutant_backends[N_MUTANTS] = {
     MUTANT(11, "tr_hole"), MUTANT(12, "sig_ema_le"), MUTANT(13, "sig_vol_ge"),
     MUTANT(14, "sig_tr_ge"), MUTANT(15, "sig_cloc_ge"), MUTANT(16, "gap_lt"), MUTANT(17, "stop_lt"),
     MUTANT(18, "tp_gt"), MUTANT(19, "dd_peak0"), MUTANT(20, "sample_var"), MUTANT(21, "fee_one_side"),
+    MUTANT(22, "z_stale"), MUTANT(23, "far_hole"),
 };
 _Static_assert(sizeof mutant_backends / sizeof mutant_backends[0] + 1 ==
                sizeof bug_values / sizeof bug_values[0], "one bug value per mutant");

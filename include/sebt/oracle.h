@@ -276,6 +276,12 @@ typedef struct {
     bool one_case, one_big;
     uint64_t case_index;
     const char *base_path;   /* where base was loaded from, for replay commands; may be NULL */
+    /* Called with each case just before it runs; what it sets stays while
+     * the case is re-run and shrunk. For what the caller varies per case
+     * outside the batch: sebt fuzz and validate give cuda under host
+     * execution a device memory size per case. May be NULL. */
+    void (*before_case)(void *user, const sebt_fuzz_case *c, bool big, uint64_t index);
+    void *before_case_user;
 } sebt_fuzz_opts;
 
 

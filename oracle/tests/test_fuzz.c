@@ -148,9 +148,16 @@ Test(fuzz, every_mutant_is_caught_with_a_small_reproducer, .timeout = 300)
         sebt_fuzz_opts o = { .seed = 1, .iterations = 100000, .time_s = 30, .shrink = true };
         sebt_fuzz_report r;
         sebt_error err = { 0 };
+        /* A bug past bar 100,000 keeps a big reproducer: shrinking it is
+         * far_hole_is_caught_past_bar_100000's business. */
+        bool far = strcmp(b->name, "mutant:far_hole") == 0;
+        o.shrink = !far;
         cr_assert_eq(sebt_fuzz_run(b, &o, &r, &err), SEBT_OK, "%s: %s", b->name, err.msg);
         cr_expect(r.found, "%s was not caught in %llu cases", b->name, (unsigned long long)r.cases_run);
-        if (sebt_mutant_needs(i))
+        if (far)
+            cr_expect(r.found_big && r.divergence.bar >= 100000, "%s: found at bar %lld", b->name,
+                      (long long)r.divergence.bar);
+        else if (sebt_mutant_needs(i))
             cr_expect_leq(r.repro.n, 600, "%s: reproducer of %zu bars", b->name, r.repro.n);
         else
             cr_expect_leq(r.repro.n, 50, "%s: reproducer of %zu bars", b->name, r.repro.n);
@@ -179,8 +186,8 @@ Test(fuzz, another_seed_catches_them_too, .timeout = 240)
 {
     for (size_t i = 0; i < sebt_mutant_count(); i++) {
         const sebt_backend *b = sebt_mutant_at(i);
-        if (strcmp(b->name, "mutant:batch_restart") == 0)
-            continue;
+        if (strcmp(b->name, "mutant:batch_restart") == 0 || strcmp(b->name, "mutant:far_hole") == 0)
+            continue;   /* need a big case */
         sebt_fuzz_opts o = { .seed = 20240611, .iterations = 100000, .time_s = 30, .big_share = -1,
                              .shrink = true };
         sebt_fuzz_report r;
@@ -188,7 +195,7 @@ Test(fuzz, another_seed_catches_them_too, .timeout = 240)
         cr_assert_eq(sebt_fuzz_run(b, &o, &r, &err), SEBT_OK, "%s: %s", b->name, err.msg);
         cr_expect(r.found, "%s was not caught", b->name);
         cr_expect_not(r.found_big);
-        cr_expect_leq(r.repro.n, sebt_mutant_needs(i) ? 600 : 50, "%s: reproducer of %zu bars", b->name,
+        cr_expect_leq(r.repro.n, sebt_mutant_needs(i) ? 2500 : 50, "%s: reproducer of %zu bars", b->name,
                       r.repro.n);
         sebt_fuzz_report_free(&r);
     }
@@ -232,6 +239,129 @@ Test(fuzz, big_cases_reach_the_long_paths)
     cr_expect_gt(tiny_budget, 0);
     cr_expect_gt(past_2_17, 0, "some big case reaches past 2^17 bars");
     cr_expect_eq(holes + sweeps, 12);
+}
+
+/* A case's largest volume against its median: a spike stands out. */
+static double spike_ratio(const sebt_series *s)
+{
+    double mx = 0.0, v[4096];
+    size_t k = 0;
+    for (size_t t = 0; t < s->n && k < 4096; t++)
+        if (!sebt_series_is_missing(s, t)) {
+            v[k++] = s->volume[t];
+            mx = fmax(mx, s->volume[t]);
+        }
+    double med = 0.0;
+    for (size_t i = 0; i < k; i++) {
+        size_t below = 0;
+        for (size_t j = 0; j < k; j++)
+            below += v[j] < v[i];
+        if (below == k / 2)
+            med = v[i];
+    }
+    return med > 0 ? mx / med : INFINITY;
+}
+
+/* Issue 19's "rolling z not recomputed after a 10^12 spike leaves the
+ * window": mutant:z_stale slides M2 as fast_cpu does, without the
+ * recompute when it collapses, and uses it as fast_cpu does (a pre-filter
+ * 2^-20 wide, the exact z behind it), so only a collapse past ~2^32 loses
+ * a signal. The fuzzer finds it; the shrunk reproducer is still a lost
+ * trade (the kind it was found as); the same case is clean on the
+ * mutants' correct base, the code without the bug. */
+Test(fuzz, z_stale_is_caught_as_a_lost_trade, .timeout = 240)
+{
+    const sebt_backend *m = NULL, *base = &sebt_mutant_base_backend;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_mutant_get("z_stale", &m, &err), SEBT_OK, "%s", err.msg);
+    sebt_fuzz_opts o = { .seed = 1, .iterations = 100000, .time_s = 60, .big_share = -1, .shrink = true };
+    sebt_fuzz_report r;
+    cr_assert_eq(sebt_fuzz_run(m, &o, &r, &err), SEBT_OK, "%s", err.msg);
+    cr_assert(r.found, "z_stale not caught in %llu cases", (unsigned long long)r.cases_run);
+    cr_expect_str_eq(r.original.what, "trade count");
+    cr_expect_str_eq(r.divergence.what, "trade count");
+    cr_expect_lt(r.divergence.cand_value, r.divergence.ref_value, "a signal lost, not one made up");
+    cr_expect_leq(r.repro.n, 50);
+    /* The found case, run again: caught on the mutant, clean on the base. */
+    sebt_fuzz_opts one = { .seed = 1, .one_case = true, .case_index = r.found_iteration, .shrink = false };
+    sebt_fuzz_report again, clean;
+    cr_assert_eq(sebt_fuzz_run(m, &one, &again, &err), SEBT_OK, "%s", err.msg);
+    cr_expect(again.found);
+    cr_expect_str_eq(again.divergence.what, r.original.what);
+    cr_assert_eq(sebt_fuzz_run(base, &one, &clean, &err), SEBT_OK, "%s", err.msg);
+    cr_expect_not(clean.found, "the base diverged: %s", clean.divergence.what);
+    sebt_fuzz_report_free(&again);
+    sebt_fuzz_report_free(&clean);
+    sebt_fuzz_report_free(&r);
+    /* The 10^12-10^15 spike cases alone catch it: the first such case of
+     * seed 1 that z_stale fails is found by the spike generator, and its
+     * spike (10^12 x the median volume) is in the case. */
+    bool spiked = false;
+    for (uint64_t it = 0; it < 20000 && !spiked; it++) {
+        sebt_fuzz_case c;
+        cr_assert_eq(sebt_fuzz_generate(1, it, &c, &err), SEBT_OK, "%s", err.msg);
+        if (strstr(c.shape, "a volume spike") && spike_ratio(&c.series) > 1e9) {
+            sebt_fuzz_opts k = { .seed = 1, .one_case = true, .case_index = it };
+            sebt_fuzz_report kr;
+            cr_assert_eq(sebt_fuzz_run(m, &k, &kr, &err), SEBT_OK, "%s", err.msg);
+            spiked = kr.found;
+            sebt_fuzz_report_free(&kr);
+        }
+        sebt_fuzz_case_free(&c);
+    }
+    cr_expect(spiked, "no spike case of seed 1 catches z_stale");
+}
+
+/* Issue 19's "a fault only after bar 100,000": mutant:far_hole takes the
+ * close before a hole as TR's previous close, but only past bar 100,000
+ * (a hole mask of 10^5 bars). No small case reaches it; big cases put
+ * holes there, and the first big case of seed 1 catches it past that bar,
+ * while the correct base passes the same case. */
+Test(fuzz, far_hole_is_caught_past_bar_100000, .timeout = 300)
+{
+    const sebt_backend *m = NULL, *base = &sebt_mutant_base_backend;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_mutant_get("far_hole", &m, &err), SEBT_OK, "%s", err.msg);
+    /* Small cases alone never see it. */
+    sebt_fuzz_opts small = { .seed = 1, .iterations = 3000, .big_share = -1 };
+    sebt_fuzz_report r;
+    cr_assert_eq(sebt_fuzz_run(m, &small, &r, &err), SEBT_OK, "%s", err.msg);
+    cr_expect_not(r.found, "found by a small case: %s", r.divergence.what);
+    sebt_fuzz_report_free(&r);
+    /* Big cases hold holes past bar 100,000. */
+    size_t far_holes = 0, long_ones = 0;
+    for (uint64_t it = 0; it < 12; it++) {
+        sebt_fuzz_case c;
+        cr_assert_eq(sebt_fuzz_generate_big(1, it, NULL, &c, &err), SEBT_OK, "%s", err.msg);
+        if (c.series.n > 100001) {
+            long_ones++;
+            for (size_t t = 100001; t < c.series.n; t++)
+                if (sebt_series_is_missing(&c.series, t)) {
+                    far_holes++;
+                    break;
+                }
+        }
+        sebt_fuzz_case_free(&c);
+    }
+    cr_expect_gt(long_ones, 6);
+    cr_expect_eq(far_holes, long_ones, "every big case past 100,000 bars has a hole there");
+    sebt_fuzz_report caught, clean;
+    for (uint64_t it = 0; it < 3; it++) {
+        sebt_fuzz_opts one = { .seed = 1, .one_case = true, .one_big = true, .case_index = it };
+        cr_assert_eq(sebt_fuzz_run(m, &one, &caught, &err), SEBT_OK, "%s", err.msg);
+        if (!caught.found) {
+            sebt_fuzz_report_free(&caught);
+            continue;
+        }
+        cr_expect_geq(caught.divergence.bar, 100000, "found at bar %lld: %s", (long long)caught.divergence.bar,
+                      caught.divergence.what);
+        cr_assert_eq(sebt_fuzz_run(base, &one, &clean, &err), SEBT_OK, "%s", err.msg);
+        cr_expect_not(clean.found, "the base diverged: %s", clean.divergence.what);
+        sebt_fuzz_report_free(&clean);
+        sebt_fuzz_report_free(&caught);
+        return;
+    }
+    cr_assert_fail("none of the first 3 big cases of seed 1 catches far_hole");
 }
 
 /* Streams of one seed are disjoint case sequences (MPI ranks, shards). */
