@@ -235,9 +235,11 @@ uint64_t sebt_fuzz_stream_seed(uint64_t seed, uint64_t stream);
 sebt_status sebt_fuzz_generate(uint64_t seed, uint64_t iteration, sebt_fuzz_case *out,
                                sebt_error *err);
 
-/* Big case number `index` of `seed`: 100,000-130,000 bars cut from base (real
+/* Big case number `index` of `seed`: 100,000-140,000 bars cut from base (real
  * data; NULL or tiny: a synthetic series) with holes punched in (single
- * bars, runs of up to 400, sometimes the first bars), 2 to ~26 combos over
+ * bars, runs of up to 400, sometimes the first bars, and holes or price
+ * jumps at 2^16, 10^5 and 2^17), or (one in twelve) a sweep of 65,537 to
+ * 65,600 combos on a short series; 2 to ~26 combos over
  * shared and distinct indicator keys with bars x combos on either side of
  * 10^6, 2-8 threads, and a memory budget of 1 byte, a few columns or the
  * default, so a backend runs on several threads, in several batches and

@@ -91,6 +91,16 @@ fi
 expect 1 'NON-DETERMINISTIC' -- "$sebt" fuzz --backend "$dir/libracy.so" --iterations 300 --save "$tmp/racy"
 grep -q 'NON-DETERMINISTIC' "$tmp"/racy/*/README.txt 2>/dev/null || { echo "FAIL: racy reproducer not saved"; fail=1; }
 expect 1 'fail +fuzz .*non-deterministic' -- "$sebt" "${v[@]}" --backend "$dir/libracy.so" --save "$tmp/racy2"
+# A true data race (two threads summing total_pnl into one unguarded
+# accumulator): validate says non-deterministic, exit 1, from the fuzz
+# stage's re-runs or the determinism stage (whichever sees it first; both
+# are right), with a replay command; never a plain divergence or "does not
+# diverge to begin with". Two runs that differ prove the race ran.
+expect 1 'non-deterministic' -- "$sebt" "${v[@]}" --backend "$dir/librace.so" --save "$tmp/race"
+if ! grep -Eq '^fail +(fuzz|determinism) .*non-deterministic' "$tmp/out" || ! grep -q '^replay: sebt .*librace.so' "$tmp/out" \
+   || grep -Eq '^fail +fuzz .*(divergence in|does not diverge)' "$tmp/out"; then
+  echo "FAIL: the race is not reported as non-deterministic with a replay:"; cat "$tmp/out"; fail=1
+fi
 # A kernel that computes invalid combos and series instead of refusing them.
 expect 1 'fail +bad-input' -- "$sebt" "${v[@]}" --backend "$dir/liblax.so"
 grep -q 'accepted combo 2 with ema_fast 0' "$tmp/out" || { echo "FAIL: lax plugin: no detail"; fail=1; }

@@ -6,6 +6,13 @@
  *         one to the first trade's pnl. The gate must say "non-deterministic"
  *         (exit 1) with the case kept as generated, never "the case does not
  *         diverge to begin with".
+ *   RACE  a true data race: each combo's total_pnl is summed by two
+ *         threads into one shared accumulator without a lock or atomics
+ *         (an OpenMP loop that forgot its reduction). Updates are lost as
+ *         the threads interleave, so the sum depends on scheduling; the
+ *         read-modify-write is widened (a yield and a spin whose length
+ *         follows the clock) so that it loses on every machine, loaded or
+ *         not, and differently from run to run.
  *   LAX   run_batch computes whatever it is given: invalid combos and
  *         series are not refused. */
 #include <sebt/plugin.h>
@@ -31,6 +38,76 @@ static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series
     return st;
 }
 #define WRAPPED_NAME "racy"
+#elif defined(WRAP_RACE)
+#include <pthread.h>
+#include <sched.h>
+#include <time.h>
+
+typedef struct {
+    const sebt_trade *t;
+    size_t from, to;
+    volatile double *acc;          /* shared, unguarded: the race */
+    pthread_barrier_t *start;
+} half_sum;
+
+static void *add_half(void *arg)
+{
+    half_sum *h = arg;
+    pthread_barrier_wait(h->start);
+    for (size_t j = h->from; j < h->to; j++) {
+        double v = *h->acc;
+        sched_yield();
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        for (volatile long k = 0; k < ts.tv_nsec % 4096; k++)
+            ;
+        *h->acc = v + h->t[j].pnl;
+    }
+    return NULL;
+}
+
+/* total_pnl over two threads, as a racy parallel loop computes it. */
+static int racy_total(const sebt_result *r, double *out)
+{
+    volatile double acc = 0.0;
+    pthread_barrier_t start;
+    if (pthread_barrier_init(&start, NULL, 2) != 0)
+        return -1;
+    size_t mid = r->n_trades / 2;
+    half_sum a = { r->trades, 0, mid, &acc, &start }, b = { r->trades, mid, r->n_trades, &acc, &start };
+    pthread_t th;
+    if (pthread_create(&th, NULL, add_half, &a) != 0) {
+        pthread_barrier_destroy(&start);
+        return -1;
+    }
+    add_half(&b);
+    pthread_join(th, NULL);
+    pthread_barrier_destroy(&start);
+    *out = acc;
+    return 0;
+}
+
+static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                                     size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
+                                     sebt_error *err)
+{
+    /* The trades are needed for the sum; dropped after when not asked for. */
+    sebt_batch_opts mine = opts ? *opts : (sebt_batch_opts){ 0 };
+    mine.want_trades = true;
+    sebt_status st = mine_run_batch(self, s, combos, n_combos, &mine, results, err);
+    for (size_t i = 0; st == SEBT_OK && i < n_combos; i++) {
+        if (results[i].n_trades >= 2 && racy_total(&results[i], &results[i].metrics.total_pnl) != 0)
+            st = sebt_fail(err, SEBT_ERR_NOMEM, "race: cannot start a thread");
+        if (!opts || !opts->want_trades) {
+            free(results[i].trades);
+            results[i].trades = NULL;
+        }
+    }
+    if (st != SEBT_OK)
+        sebt_results_free(results, n_combos);
+    return st;
+}
+#define WRAPPED_NAME "race"
 #else
 static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
                                      size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
