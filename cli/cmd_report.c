@@ -355,7 +355,7 @@ static int write_into(sebt_outdir *od, const char *dir, const char *from, bool q
     else if (history && is_planted)
         printf("sebt report: not appended to the history (SEBT_FAST_CPU_PLANTED_SLOWDOWN is set)\n");
     printf("sebt report: wrote %s/index.html (also report.md, bench.json and %d figures as .svg and .png)\n",
-           dir, SEBT_REPORT_N_FIGURES);
+           dir, SEBT_REPORT_N_FIGURES + (int)sebt_report_has_big_figure(big));
     sebt_bench_set_free(&set);
     if (failed || errors) {
         fprintf(stderr, "sebt %s: %zu benchmark(s) failed parity and %zu failed to run: see the report\n",

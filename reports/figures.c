@@ -632,10 +632,15 @@ static sebt_status write_big_figure(FILE *gp, const sebt_big_sweeps *bs, const c
     return SEBT_OK;
 }
 
+bool sebt_report_has_big_figure(const sebt_big_sweeps *bs)
+{
+    return bs && bs->found && bs->n_rows > 0;
+}
+
 sebt_status sebt_report_figures_write(const sebt_bench_set *set, const char *dir, const char *gnuplot,
                                       const char *history, const sebt_big_sweeps *bs, sebt_error *err)
 {
-    bool big = bs && bs->found && bs->n_rows > 0;
+    bool big = sebt_report_has_big_figure(bs);
     char path[4096];
     snprintf(path, sizeof path, "%s/gnuplot", dir);
     if (mkdir(path, 0755) != 0 && errno != EEXIST)

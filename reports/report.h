@@ -140,6 +140,8 @@ void sebt_report_log_tail(const char *path, char *out, size_t size);
 extern const char *const sebt_report_figures[SEBT_REPORT_N_FIGURES];
 /* The big sweeps' figure, drawn only when there are big-sweep runs. */
 #define SEBT_REPORT_BIG_FIGURE "big_sweeps"
+/* Whether the report draws the big-sweep figure (runs found). */
+bool sebt_report_has_big_figure(const sebt_big_sweeps *bs);
 
 /* ---- comparing two runs (reports/baseline.c) ---------------------------- */
 
