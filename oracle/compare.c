@@ -215,6 +215,8 @@ sebt_status sebt_oracle_compare_one(const sebt_contract *contract, const sebt_se
     sebt_status st = sebt_features_alloc(&rf, s->n, err);
     if (st || !tie_bars) {
         free(tie_bars);
+        if (st == SEBT_OK)
+            sebt_features_free(&rf);
         return st ? st : sebt_fail(err, SEBT_ERR_NOMEM, "oracle: out of memory");
     }
     st = ref->features(ref, s, p, &rf, err);
