@@ -233,71 +233,46 @@ static int dbl_cmp(const void *a, const void *b) { return cmp_d(*(const double *
  * (-0 and 0 too: every later use compares with < and >, where they agree). */
 #define UNIQ_FEW 64
 
-static size_t uniq_i32(int32_t *v, size_t n)
-{
-    int32_t few[UNIQ_FEW];
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        int32_t x = v[i];
-        if (i > 0 && x == v[i - 1])
-            continue;
-        size_t a = 0, b = k;
-        while (a < b) {
-            size_t m = a + (b - a) / 2;
-            if (few[m] < x) a = m + 1; else b = m;
-        }
-        if (a < k && few[a] == x)
-            continue;
-        if (k == UNIQ_FEW)
-            goto sort_all;
-        memmove(few + a + 1, few + a, (k - a) * sizeof *few);
-        few[a] = x;
-        k++;
+/* One body for both column types; a NaN (doubles only) has no place in the
+ * short list's order, so it sends the column to the full sort. */
+#define UNIQ_DEFINE(name, T, cmp_fn, is_nan)                                  \
+    static size_t name(T *v, size_t n)                                        \
+    {                                                                         \
+        T few[UNIQ_FEW];                                                      \
+        size_t k = 0;                                                         \
+        for (size_t i = 0; i < n; i++) {                                      \
+            T x = v[i];                                                       \
+            if (i > 0 && x == v[i - 1])                                       \
+                continue;                                                     \
+            if (is_nan(x))                                                    \
+                goto sort_all;                                                \
+            size_t a = 0, b = k;                                              \
+            while (a < b) {                                                   \
+                size_t m = a + (b - a) / 2;                                   \
+                if (few[m] < x) a = m + 1; else b = m;                        \
+            }                                                                 \
+            if (a < k && few[a] == x)                                         \
+                continue;                                                     \
+            if (k == UNIQ_FEW)                                                \
+                goto sort_all;                                                \
+            memmove(few + a + 1, few + a, (k - a) * sizeof *few);             \
+            few[a] = x;                                                       \
+            k++;                                                              \
+        }                                                                     \
+        memcpy(v, few, k * sizeof *v);                                        \
+        return k;                                                             \
+    sort_all:                                                                 \
+        qsort(v, n, sizeof *v, cmp_fn);                                       \
+        k = 0;                                                                \
+        for (size_t i = 0; i < n; i++)                                        \
+            if (k == 0 || v[i] != v[k - 1])                                   \
+                v[k++] = v[i];                                                \
+        return k;                                                             \
     }
-    memcpy(v, few, k * sizeof *v);
-    return k;
-sort_all:
-    qsort(v, n, sizeof *v, i32_cmp);
-    k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (k == 0 || v[i] != v[k - 1])
-            v[k++] = v[i];
-    return k;
-}
 
-static size_t uniq_d(double *v, size_t n)
-{
-    double few[UNIQ_FEW];
-    size_t k = 0;
-    for (size_t i = 0; i < n; i++) {
-        double x = v[i];
-        if (i > 0 && x == v[i - 1])
-            continue;
-        if (isnan(x))
-            goto sort_all;
-        size_t a = 0, b = k;
-        while (a < b) {
-            size_t m = a + (b - a) / 2;
-            if (few[m] < x) a = m + 1; else b = m;
-        }
-        if (a < k && few[a] == x)
-            continue;
-        if (k == UNIQ_FEW)
-            goto sort_all;
-        memmove(few + a + 1, few + a, (k - a) * sizeof *few);
-        few[a] = x;
-        k++;
-    }
-    memcpy(v, few, k * sizeof *v);
-    return k;
-sort_all:
-    qsort(v, n, sizeof *v, dbl_cmp);
-    k = 0;
-    for (size_t i = 0; i < n; i++)
-        if (k == 0 || v[i] != v[k - 1])
-            v[k++] = v[i];
-    return k;
-}
+#define UNIQ_NEVER_NAN(x) ((void)(x), 0)
+UNIQ_DEFINE(uniq_i32, int32_t, i32_cmp, UNIQ_NEVER_NAN)
+UNIQ_DEFINE(uniq_d, double, dbl_cmp, isnan)
 
 static int32_t find_i32(const int32_t *v, size_t n, int32_t x)
 {
