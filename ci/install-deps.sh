@@ -8,6 +8,7 @@ packages=(
   cmake make gcc g++ pkg-config   # build
   zlib1g-dev                      # the loader reads .gz data files
   libdeflate-dev                  # faster whole-file inflate of .gz data (optional: zlib alone works)
+  libxxhash-dev                   # names series cache entries by XXH3-128 (optional: without it every load parses)
   libdouble-conversion-dev        # shortest exact numbers in the output (optional: a slower portable path)
   libcriterion-dev                # tests
   bash-completion                 # where `sebt completion bash` installs (optional)

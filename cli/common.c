@@ -45,14 +45,53 @@ int cli_report_error(const char *cmd, const sebt_error *err)
     return cli_exit_code_for(err->code);
 }
 
+const char *cli_series_cache_dir(char *buf, size_t size)
+{
+    const char *set = getenv("SEBT_CACHE_DIR");
+    if (set)
+        return set[0] && strcmp(set, "off") != 0 && snprintf(buf, size, "%s", set) < (int)size ? buf : NULL;
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int n;
+    if (xdg && xdg[0] == '/')
+        n = snprintf(buf, size, "%s/sebt/series", xdg);
+    else if (home && home[0] == '/')
+        n = snprintf(buf, size, "%s/.cache/sebt/series", home);
+    else
+        return NULL;
+    return n > 0 && (size_t)n < size ? buf : NULL;
+}
+
+const char *cli_cache_use_name(sebt_cache_use use)
+{
+    switch (use) {
+    case SEBT_CACHE_OFF: return "off";
+    case SEBT_CACHE_SMALL: return "not kept (file under 256 KiB)";
+    case SEBT_CACHE_HIT: return "hit";
+    case SEBT_CACHE_STORED: return "miss, stored";
+    case SEBT_CACHE_NOT_STORED: return "miss, could not store";
+    case SEBT_CACHE_REPLACED: return "damaged entry, replaced";
+    case SEBT_CACHE_BAD_NOT_STORED: return "damaged entry, could not replace";
+    }
+    return "?";
+}
+
 int cli_load_series(const char *cmd, const char *path, bool lenient, bool fill_gaps, sebt_series *out)
 {
     if (!path)
         return cli_usage_error(cmd, "--data FILE is required");
     sebt_load_opts opts = { .lenient = lenient, .fill_gaps = fill_gaps };
     sebt_error err = { 0 };
-    if (sebt_load_csv(path, &opts, out, &err) != SEBT_OK)
+    char dir[4096];
+    sebt_cache_use use;
+    if (sebt_load_csv_cached(path, &opts, cli_series_cache_dir(dir, sizeof dir), out, &use, &err) != SEBT_OK)
         return cli_report_error(cmd, &err);
+    /* A damaged entry changes no result (it was parsed again), but a cache
+     * that keeps getting damaged is worth knowing about. */
+    if (use == SEBT_CACHE_REPLACED || use == SEBT_CACHE_BAD_NOT_STORED)
+        fprintf(stderr, "sebt %s: warning: the cached series of %s in %s was damaged; the file was parsed "
+                "again%s\n", cmd, path, dir, use == SEBT_CACHE_REPLACED ? " and the entry replaced" : "");
+    if (getenv("SEBT_CACHE_STATS"))
+        fprintf(stderr, "sebt %s: series cache: %s\n", cmd, cli_cache_use_name(use));
     if (lenient && out->n_rejected)
         fprintf(stderr, "sebt %s: --lenient: %zu rejected row(s) of %s kept as missing bars\n",
                 cmd, out->n_rejected, path);

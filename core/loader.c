@@ -740,11 +740,17 @@ sebt_status sebt_load_csv(const char *path, const sebt_load_opts *opts, sebt_ser
     sebt_status st = sebt_read_file(path, &data, &len, err);
     if (st)
         return st;
-    size_t pl = strlen(path);
-    bool named_gz = pl >= 3 && strcmp(path + pl - 3, ".gz") == 0;
-    st = load_bytes(path, data, len, named_gz, opts, out, err);
+    st = loader_load_bytes(path, data, len, opts, out, err);
     free(data);
     return st;
+}
+
+sebt_status loader_load_bytes(const char *path, const char *data, size_t len, const sebt_load_opts *opts,
+                              sebt_series *out, sebt_error *err)
+{
+    size_t pl = strlen(path);
+    bool named_gz = pl >= 3 && strcmp(path + pl - 3, ".gz") == 0;
+    return load_bytes(path, data, len, named_gz, opts, out, err);
 }
 
 /* ---- writing ------------------------------------------------------------- */

@@ -130,6 +130,28 @@ sebt_status sebt_load_csv(const char *path, const sebt_load_opts *opts,
 sebt_status sebt_load_csv_buffer(const char *name, const char *data, size_t len,
                                  const sebt_load_opts *opts, sebt_series *out,
                                  sebt_error *err);
+/* The series cache (core/series_cache.c, docs/big-sweeps.md): a file that
+ * was parsed once is read back as its binary arrays. An entry is named by
+ * the XXH3-128 of the file's bytes, the options and the loader's build ID,
+ * and carries a checksum over itself; a damaged entry is parsed again and
+ * replaced. Files under 256 KiB are not kept; the folder keeps the 16 most
+ * recently used entries. cache_dir NULL or "" loads as sebt_load_csv.
+ * Keeping an entry is best effort: a folder that cannot be written changes
+ * nothing but the time. *use says what happened. */
+typedef enum {
+    SEBT_CACHE_OFF,            /* no folder, or no cache in this build */
+    SEBT_CACHE_SMALL,          /* the file is too small to keep */
+    SEBT_CACHE_HIT,            /* read from the cache */
+    SEBT_CACHE_STORED,         /* parsed, and kept for next time */
+    SEBT_CACHE_NOT_STORED,     /* parsed; the entry could not be written */
+    SEBT_CACHE_REPLACED,       /* a damaged entry was found: parsed, and replaced */
+    SEBT_CACHE_BAD_NOT_STORED  /* a damaged entry was found: parsed; not replaced */
+} sebt_cache_use;
+sebt_status sebt_load_csv_cached(const char *path, const sebt_load_opts *opts, const char *cache_dir,
+                                 sebt_series *out, sebt_cache_use *use, sebt_error *err);
+/* Whether this build can cache series (xxhash found, a build ID present). */
+bool sebt_series_cache_available(void);
+
 /* Writes a series as CSV (open_time,open,high,low,close,volume; missing bars
  * as nan) that sebt_load_csv reads back bit-exact. */
 sebt_status sebt_write_csv(const sebt_series *s, FILE *f, sebt_error *err);

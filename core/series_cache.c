@@ -1,0 +1,459 @@
+/* The series cache: a parsed series kept as its binary arrays, so that a
+ * second load of the same file skips inflating and parsing it
+ * (docs/big-sweeps.md, "The series cache").
+ *
+ * An entry is trusted only when everything that could make it differ from
+ * a fresh parse is part of its name: the file's bytes (XXH3-128 over all of
+ * them, so a copy hits and an edited file misses, whatever its times say),
+ * the load options, and the build ID of the code that parsed it (so a
+ * rebuilt loader never reads an older loader's answer). Its own bytes carry
+ * an XXH3-128 checksum: a damaged or cut entry is parsed again and
+ * replaced, never used. Without xxhash or a build ID there is no cache:
+ * guessing whether an entry is current is what the cache must never do.
+ *
+ * Layout (host byte order; the header says which): the header below, then
+ * ts, open, high, low, close, volume (n values of 8 bytes each), then the
+ * checksum of everything before it. */
+#define _GNU_SOURCE /* dladdr, dl_iterate_phdr */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "loader_io.h"
+#include "sebt/outfile.h"
+#include "sebt/sebt.h"
+
+#ifdef SEBT_HAVE_XXHASH
+#include <xxhash.h>
+#endif
+
+/* Below this many bytes a file parses in about a millisecond: an entry
+ * would cost more to keep than it saves. */
+#define CACHE_MIN_SOURCE_BYTES ((size_t)256 << 10)
+/* The folder keeps this many entries, the least recently used go first. */
+#define CACHE_MAX_ENTRIES 16
+/* A temporary file older than this was left by a killed process. */
+#define CACHE_STALE_TMP_S 3600
+#define CACHE_MAX_BARS (UINT64_C(1) << 28)
+#define CACHE_VERSION 1
+#define CACHE_ORDER UINT64_C(0x0102030405060708)
+#define CACHE_SUFFIX ".series"
+
+typedef struct {
+    char magic[8];
+    uint32_t version;
+    uint32_t header_bytes;
+    uint64_t byte_order;
+    uint8_t key[16];
+    uint64_t source_bytes;
+    uint64_t n;
+    uint64_t n_missing;
+    uint64_t n_rejected;
+    uint64_t n_gap_filled;
+    int64_t interval_ms;
+} cache_header;
+
+static const char cache_magic[8] = { 'S', 'E', 'B', 'T', 'S', 'E', 'R', '\0' };
+
+#ifdef SEBT_HAVE_XXHASH
+
+/* ---- the build ID of the code holding the loader -------------------------- */
+
+typedef struct {
+    uintptr_t addr; /* an address inside the loader's code */
+    uint8_t id[64];
+    size_t len;
+} build_id_search;
+
+static bool holds(const struct dl_phdr_info *info, uintptr_t addr)
+{
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && addr >= lo && addr - lo < ph->p_memsz)
+            return true;
+    }
+    return false;
+}
+
+/* The GNU build ID note of the object (executable or shared library) whose
+ * code holds b->addr. */
+static int find_build_id(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)size;
+    build_id_search *b = data;
+    if (!holds(info, b->addr))
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr), *end = p + ph->p_memsz;
+        while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
+            const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)p;
+            const char *name = p + sizeof *nh;
+            const char *desc = name + ((nh->n_namesz + 3) & ~3u);
+            if (desc > end || nh->n_descsz > (size_t)(end - desc))
+                break;
+            if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 && memcmp(name, "GNU", 4) == 0 &&
+                nh->n_descsz > 0 && nh->n_descsz <= sizeof b->id) {
+                memcpy(b->id, desc, nh->n_descsz);
+                b->len = nh->n_descsz;
+                return 1;
+            }
+            p = desc + ((nh->n_descsz + 3) & ~3u);
+        }
+    }
+    return 1;
+}
+
+static bool loader_build_id(build_id_search *b)
+{
+    memset(b, 0, sizeof *b);
+    b->addr = (uintptr_t)loader_load_bytes;
+    dl_iterate_phdr(find_build_id, b);
+    return b->len > 0;
+}
+
+/* ---- entries -------------------------------------------------------------- */
+
+static void entry_key(const build_id_search *b, const sebt_load_opts *opts, const char *data, size_t len,
+                      uint8_t key[16])
+{
+    XXH3_state_t *h = XXH3_createState();
+    uint8_t flags[2] = { opts && opts->lenient, opts && opts->fill_gaps };
+    uint64_t n = len;
+    XXH128_hash_t k;
+    if (h) {
+        XXH3_128bits_reset(h);
+        XXH3_128bits_update(h, "sebt series cache 1", 19);
+        XXH3_128bits_update(h, b->id, b->len);
+        XXH3_128bits_update(h, flags, sizeof flags);
+        XXH3_128bits_update(h, &n, sizeof n);
+        XXH3_128bits_update(h, data, len);
+        k = XXH3_128bits_digest(h);
+        XXH3_freeState(h);
+    } else {
+        /* No memory for a streaming state: one pass over the bytes with
+         * everything else folded into the seed gives a key just as unique. */
+        uint64_t seed = XXH3_64bits(b->id, b->len) ^ ((uint64_t)flags[0] << 1 | flags[1]) ^ n;
+        k = XXH3_128bits_withSeed(data, len, seed);
+    }
+    XXH128_canonical_t c;
+    XXH128_canonicalFromHash(&c, k);
+    memcpy(key, c.digest, 16);
+}
+
+static char *entry_path(const char *dir, const uint8_t key[16])
+{
+    size_t dl = strlen(dir);
+    char *p = malloc(dl + 1 + 32 + sizeof CACHE_SUFFIX);
+    if (!p)
+        return NULL;
+    memcpy(p, dir, dl);
+    p[dl] = '/';
+    for (int i = 0; i < 16; i++)
+        sprintf(p + dl + 1 + 2 * i, "%02x", key[i]);
+    strcpy(p + dl + 33, CACHE_SUFFIX);
+    return p;
+}
+
+static double *const *columns(const sebt_series *s, double *cols[5])
+{
+    cols[0] = s->open;
+    cols[1] = s->high;
+    cols[2] = s->low;
+    cols[3] = s->close;
+    cols[4] = s->volume;
+    return cols;
+}
+
+static bool read_exact(int fd, void *buf, size_t len, off_t at)
+{
+    char *p = buf;
+    while (len) {
+        ssize_t r = pread(fd, p, len, at);
+        if (r <= 0) {
+            if (r < 0 && errno == EINTR)
+                continue;
+            return false;
+        }
+        p += r;
+        at += r;
+        len -= (size_t)r;
+    }
+    return true;
+}
+
+typedef enum { ENTRY_ABSENT, ENTRY_BAD, ENTRY_OK, ENTRY_NOMEM } entry_read;
+
+/* Reads the entry for key; ENTRY_BAD for anything that is not exactly what
+ * a store would have written for it. */
+static entry_read read_entry(const char *path, const uint8_t key[16], size_t source_bytes, sebt_series *out)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return errno == ENOENT || errno == ENOTDIR ? ENTRY_ABSENT : ENTRY_BAD;
+    struct stat st;
+    cache_header h;
+    entry_read r = ENTRY_BAD;
+    XXH3_state_t *x = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !read_exact(fd, &h, sizeof h, 0))
+        goto done;
+    if (memcmp(h.magic, cache_magic, sizeof cache_magic) != 0 || h.version != CACHE_VERSION ||
+        h.header_bytes != sizeof h || h.byte_order != CACHE_ORDER || memcmp(h.key, key, 16) != 0 ||
+        h.source_bytes != source_bytes || h.n > CACHE_MAX_BARS || h.n_missing > h.n ||
+        h.n_rejected > h.n || h.n_gap_filled > h.n ||
+        (uint64_t)st.st_size != sizeof h + 6 * 8 * h.n + 16)
+        goto done;
+    if (sebt_series_alloc(out, (size_t)h.n, NULL) != SEBT_OK) {
+        r = ENTRY_NOMEM;
+        goto done;
+    }
+    if (!(x = XXH3_createState())) {
+        sebt_series_free(out);
+        r = ENTRY_NOMEM;
+        goto done;
+    }
+    XXH3_128bits_reset(x);
+    XXH3_128bits_update(x, &h, sizeof h);
+    size_t bytes = (size_t)h.n * 8;
+    off_t at = sizeof h;
+    double *cols[5];
+    columns(out, cols);
+    bool ok = read_exact(fd, out->ts, bytes, at);
+    XXH3_128bits_update(x, out->ts, bytes);
+    for (int c = 0; ok && c < 5; c++) {
+        at += (off_t)bytes;
+        ok = read_exact(fd, cols[c], bytes, at);
+        XXH3_128bits_update(x, cols[c], bytes);
+    }
+    XXH128_canonical_t want, got;
+    ok = ok && read_exact(fd, &want, sizeof want, at + (off_t)bytes);
+    XXH128_canonicalFromHash(&got, XXH3_128bits_digest(x));
+    if (!ok || memcmp(&want, &got, sizeof got) != 0) {
+        sebt_series_free(out);
+        goto done;
+    }
+    out->n_missing = (size_t)h.n_missing;
+    out->n_rejected = (size_t)h.n_rejected;
+    out->n_gap_filled = (size_t)h.n_gap_filled;
+    out->interval_ms = h.interval_ms;
+    /* Used now: the last to be pruned. */
+    futimens(fd, NULL);
+    r = ENTRY_OK;
+done:
+    XXH3_freeState(x);
+    close(fd);
+    return r;
+}
+
+static bool make_dirs(const char *dir)
+{
+    char *p = strdup(dir);
+    if (!p)
+        return false;
+    bool ok = true;
+    for (char *s = p + 1; ok; s++) {
+        if (*s != '/' && *s != '\0')
+            continue;
+        char c = *s;
+        *s = '\0';
+        ok = mkdir(p, 0700) == 0 || errno == EEXIST;
+        *s = c;
+        if (!c)
+            break;
+    }
+    free(p);
+    struct stat st;
+    return ok && stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+typedef struct {
+    char name[40];
+    struct timespec used;
+} cache_entry;
+
+static int newest_first(const void *a, const void *b)
+{
+    const struct timespec *x = &((const cache_entry *)a)->used, *y = &((const cache_entry *)b)->used;
+    if (x->tv_sec != y->tv_sec)
+        return x->tv_sec < y->tv_sec ? 1 : -1;
+    return x->tv_nsec < y->tv_nsec ? 1 : x->tv_nsec > y->tv_nsec ? -1 : 0;
+}
+
+/* Keeps the CACHE_MAX_ENTRIES most recently used entries and removes what
+ * a killed store left behind. The folder is pruned at every store, so it
+ * never holds many more; past CACHE_PRUNE_SCAN names the rest wait for the
+ * next store. */
+#define CACHE_PRUNE_SCAN 256
+static void prune(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cache_entry *seen = d ? malloc(CACHE_PRUNE_SCAN * sizeof *seen) : NULL;
+    if (!seen) {
+        if (d)
+            closedir(d);
+        return;
+    }
+    size_t n = 0;
+    time_t now = time(NULL);
+    struct dirent *e;
+    while (n < CACHE_PRUNE_SCAN && (e = readdir(d))) {
+        struct stat st;
+        size_t nl = strlen(e->d_name);
+        if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (e->d_name[0] == '.' && strstr(e->d_name, ".tmp-")) {
+            if (now - st.st_mtime > CACHE_STALE_TMP_S)
+                unlinkat(dirfd(d), e->d_name, 0);
+            continue;
+        }
+        if (nl != 32 + strlen(CACHE_SUFFIX) || strcmp(e->d_name + 32, CACHE_SUFFIX) != 0)
+            continue;
+        memcpy(seen[n].name, e->d_name, nl + 1);
+        seen[n++].used = st.st_mtim;
+    }
+    qsort(seen, n, sizeof *seen, newest_first);
+    for (size_t i = CACHE_MAX_ENTRIES; i < n; i++)
+        unlinkat(dirfd(d), seen[i].name, 0);
+    free(seen);
+    closedir(d);
+}
+
+static bool store_entry(const char *dir, const char *path, const uint8_t key[16], size_t source_bytes,
+                        const sebt_series *s)
+{
+    if (!make_dirs(dir))
+        return false;
+    /* sebt_outfile replaces what a link points to; an entry is never a
+     * link, and a planted one must not aim the store at another file. */
+    struct stat lst;
+    if (lstat(path, &lst) == 0 && !S_ISREG(lst.st_mode) && unlink(path) != 0)
+        return false;
+    cache_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, cache_magic, sizeof h.magic);
+    h.version = CACHE_VERSION;
+    h.header_bytes = sizeof h;
+    h.byte_order = CACHE_ORDER;
+    memcpy(h.key, key, 16);
+    h.source_bytes = source_bytes;
+    h.n = s->n;
+    h.n_missing = s->n_missing;
+    h.n_rejected = s->n_rejected;
+    h.n_gap_filled = s->n_gap_filled;
+    h.interval_ms = s->interval_ms;
+    XXH3_state_t *x = XXH3_createState();
+    if (!x)
+        return false;
+    sebt_outfile o;
+    if (sebt_outfile_open(&o, path, NULL) != SEBT_OK) {
+        XXH3_freeState(x);
+        return false;
+    }
+    XXH3_128bits_reset(x);
+    XXH3_128bits_update(x, &h, sizeof h);
+    bool ok = fwrite(&h, sizeof h, 1, o.f) == 1;
+    size_t bytes = s->n * 8;
+    double *cols[5];
+    columns(s, cols);
+    ok = ok && fwrite(s->ts, 1, bytes, o.f) == bytes;
+    XXH3_128bits_update(x, s->ts, bytes);
+    for (int c = 0; c < 5; c++) {
+        ok = ok && fwrite(cols[c], 1, bytes, o.f) == bytes;
+        XXH3_128bits_update(x, cols[c], bytes);
+    }
+    XXH128_canonical_t sum;
+    XXH128_canonicalFromHash(&sum, XXH3_128bits_digest(x));
+    XXH3_freeState(x);
+    ok = ok && fwrite(&sum, sizeof sum, 1, o.f) == 1;
+    if (!ok || !o.atomic) {
+        sebt_outfile_abort(&o);
+        return false;
+    }
+    if (sebt_outfile_commit(&o, NULL) != SEBT_OK)
+        return false;
+    prune(dir);
+    return true;
+}
+
+#endif /* SEBT_HAVE_XXHASH */
+
+bool sebt_series_cache_available(void)
+{
+#ifdef SEBT_HAVE_XXHASH
+    build_id_search b;
+    return loader_build_id(&b);
+#else
+    return false;
+#endif
+}
+
+sebt_status sebt_load_csv_cached(const char *path, const sebt_load_opts *opts, const char *cache_dir,
+                                 sebt_series *out, sebt_cache_use *use, sebt_error *err)
+{
+    sebt_cache_use dummy;
+    if (!use)
+        use = &dummy;
+    *use = SEBT_CACHE_OFF;
+    if (!path || !out)
+        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_load_csv_cached: no path or no series to fill");
+    memset(out, 0, sizeof *out);
+#ifdef SEBT_HAVE_XXHASH
+    build_id_search b;
+    if (!cache_dir || !cache_dir[0] || !loader_build_id(&b))
+        return sebt_load_csv(path, opts, out, err);
+    char *data = NULL;
+    size_t len = 0;
+    sebt_status st = sebt_read_file(path, &data, &len, err);
+    if (st)
+        return st;
+    if (len < CACHE_MIN_SOURCE_BYTES) {
+        *use = SEBT_CACHE_SMALL;
+        st = loader_load_bytes(path, data, len, opts, out, err);
+        free(data);
+        return st;
+    }
+    uint8_t key[16];
+    entry_key(&b, opts, data, len, key);
+    char *entry = entry_path(cache_dir, key);
+    if (!entry) {
+        free(data);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory naming its cache entry", path);
+    }
+    entry_read r = read_entry(entry, key, len, out);
+    if (r == ENTRY_OK) {
+        *use = SEBT_CACHE_HIT;
+        free(entry);
+        free(data);
+        return SEBT_OK;
+    }
+    if (r == ENTRY_NOMEM) {
+        free(entry);
+        free(data);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory reading its cached series", path);
+    }
+    st = loader_load_bytes(path, data, len, opts, out, err);
+    free(data);
+    if (st == SEBT_OK) {
+        bool stored = store_entry(cache_dir, entry, key, len, out);
+        *use = r == ENTRY_BAD ? (stored ? SEBT_CACHE_REPLACED : SEBT_CACHE_BAD_NOT_STORED)
+                              : (stored ? SEBT_CACHE_STORED : SEBT_CACHE_NOT_STORED);
+    }
+    free(entry);
+    return st;
+#else
+    (void)cache_dir;
+    return sebt_load_csv(path, opts, out, err);
+#endif
+}
