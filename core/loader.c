@@ -46,10 +46,12 @@
  *     timestamps in loader_number.c and loader_time.c. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "limits.h"
 #include "loader_io.h"
@@ -439,21 +441,188 @@ static sebt_status read_time(loader *L, slice f, size_t rows, int64_t prev, size
 
 /* ---- the whole text ------------------------------------------------------ */
 
+/* Counts, over [p, end): the lines a row can be on (something on them; a
+ * lone \r is nothing) and every line end. Rows are at most the former:
+ * counting empty lines too would let a file of newlines ask for 48 bytes a
+ * byte. */
+static void count_lines(const char *p, const char *end, size_t *rows, size_t *newlines)
+{
+    size_t r = 0, n = 0;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *e = nl ? nl : end;
+        r += e - p > 1 || (e - p == 1 && *p != '\r');
+        n += nl != NULL;
+        p = e + 1;
+    }
+    *rows = r;
+    *newlines = n;
+}
+
+/* The rows of [pos, end) into s from index row0 on (L->line is the line
+ * before pos). *first_ts and *last_ts are the times of the first and last
+ * row read, when there was one. */
+static sebt_status parse_rows(loader *L, const char *pos, const char *end, sebt_series *s, size_t *lines,
+                              size_t row0, size_t *n_rows, int64_t *first_ts, int64_t *last_ts)
+{
+    size_t rows = 0, prev_line = 0;
+    int64_t prev = 0;
+    slice line;
+    sebt_status st;
+    while (next_line(&pos, end, &line)) {
+        L->line++;
+        if (line.len == 0)
+            continue;
+        slice f[N_COLS] = { { NULL, 0 } };
+        size_t nf = split_row(L, line, f);
+        if (nf <= L->col[COL_TIME])
+            return row_fail(L, nf, "the row ends after %zu field(s), before its time; expected %zu fields",
+                            nf, L->n_fields);
+        int64_t ms;
+        st = read_time(L, f[COL_TIME], rows, prev, prev_line, &ms);
+        if (st)
+            return st;
+        double v[N_COLS];
+        bool missing = false;
+        st = read_bar(L, f, nf, v, &missing);
+        if (st && !L->opts.lenient)
+            return st;
+        size_t t = row0 + rows;
+        s->ts[t] = ms;
+        if (st || missing) {
+            sebt_error_clear(L->err);
+            s->n_rejected += st != SEBT_OK;
+            sebt_series_set_missing(s, t);
+        } else {
+            s->open[t] = v[COL_OPEN];
+            s->high[t] = v[COL_HIGH];
+            s->low[t] = v[COL_LOW];
+            s->close[t] = v[COL_CLOSE];
+            s->volume[t] = v[COL_VOLUME];
+        }
+        if (lines)
+            lines[t] = L->line;
+        if (rows == 0)
+            *first_ts = ms;
+        prev = ms;
+        prev_line = L->line;
+        rows++;
+    }
+    *last_ts = prev;
+    *n_rows = rows;
+    return SEBT_OK;
+}
+
+/* ---- the rows on every core ----------------------------------------------- */
+
+/* A big file's rows are parsed in chunks, one a thread, straight into the
+ * series (each chunk's first row index is the rows counted before it). Any
+ * doubt (a chunk that fails, two chunks whose times do not follow on or are
+ * of two kinds) and the whole file is parsed again on one thread, whose
+ * error is the one the file has always given: chunks make a good file fast
+ * and never change what a bad one is told. */
+#define LOADER_MAX_CHUNKS 8
+size_t loader_chunk_min_bytes = (size_t)1 << 20;
+size_t loader_chunk_threads = 0;
+_Atomic size_t loader_chunked_loads = 0;
+
+typedef struct {
+    loader L;             /* a copy with its own line and error */
+    sebt_error err;
+    const char *pos, *end;
+    sebt_series *s;
+    size_t *lines;
+    size_t row0, cap, newlines, rows;
+    int64_t first_ts, last_ts;
+    sebt_status st;
+} chunk;
+
+static void *count_chunk(void *arg)
+{
+    chunk *c = arg;
+    count_lines(c->pos, c->end, &c->cap, &c->newlines);
+    return NULL;
+}
+
+static void *parse_chunk(void *arg)
+{
+    chunk *c = arg;
+    c->st = parse_rows(&c->L, c->pos, c->end, c->s, c->lines, c->row0, &c->rows, &c->first_ts, &c->last_ts);
+    return NULL;
+}
+
+/* Runs fn on every chunk, the first on this thread; a thread that cannot
+ * be started leaves its chunk to this one. */
+static void run_chunks(chunk *c, size_t k, void *(*fn)(void *))
+{
+    pthread_t t[LOADER_MAX_CHUNKS];
+    bool started[LOADER_MAX_CHUNKS] = { false };
+    for (size_t i = 1; i < k; i++)
+        started[i] = pthread_create(&t[i], NULL, fn, &c[i]) == 0;
+    fn(&c[0]);
+    for (size_t i = 1; i < k; i++) {
+        if (started[i])
+            pthread_join(t[i], NULL);
+        else
+            fn(&c[i]);
+    }
+}
+
+static size_t chunk_count(const loader *L, size_t len)
+{
+    if (L->opts.lenient || loader_chunk_min_bytes == 0)
+        return 1;
+    size_t k = len / loader_chunk_min_bytes;
+    long cpus = loader_chunk_threads ? (long)loader_chunk_threads : sysconf(_SC_NPROCESSORS_ONLN);
+    if (cpus > 0 && k > (size_t)cpus)
+        k = (size_t)cpus;
+    return k < 1 ? 1 : k > LOADER_MAX_CHUNKS ? LOADER_MAX_CHUNKS : k;
+}
+
+/* Cuts [body, end) into k chunks at line ends. */
+static void cut_chunks(chunk *c, size_t k, const char *body, const char *end)
+{
+    size_t len = (size_t)(end - body);
+    const char *from = body;
+    for (size_t i = 0; i < k; i++) {
+        const char *to = end;
+        if (i + 1 < k) {
+            to = body + len / k * (i + 1);
+            if (to < from)
+                to = from;
+            const char *nl = memchr(to, '\n', (size_t)(end - to));
+            to = nl ? nl + 1 : end;
+        }
+        c[i].pos = from;
+        c[i].end = to;
+        from = to;
+    }
+}
+
+/* True when the chunks parsed every row they counted and their rows
+ * follow on in time, one kind of timestamp throughout. */
+static bool chunks_agree(const chunk *c, size_t k)
+{
+    const chunk *prev = NULL;
+    for (size_t i = 0; i < k; i++) {
+        if (c[i].st != SEBT_OK || c[i].rows != c[i].cap)
+            return false;
+        if (c[i].rows == 0)
+            continue;
+        if (prev && (c[i].L.ts_kind != prev->L.ts_kind || c[i].first_ts <= prev->last_ts))
+            return false;
+        prev = &c[i];
+    }
+    return true;
+}
+
+/* ---- the whole text ------------------------------------------------------ */
+
 static sebt_status parse_text(loader *L, const char *data, size_t len, sebt_series *s, size_t **lines_out)
 {
     const char *pos = data, *end = data + len;
     if (len >= 3 && memcmp(data, "\xEF\xBB\xBF", 3) == 0)
         pos += 3;
-
-    /* Rows are at most the lines with something on them: counting empty
-     * lines too would let a file of newlines ask for 48 bytes a byte. */
-    size_t cap = 1;
-    for (const char *p = pos; p < end;) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        const char *e = nl ? nl : end;
-        cap += e - p > 1 || (e - p == 1 && *p != '\r');
-        p = e + 1;
-    }
 
     slice line;
     L->line = 0;
@@ -469,6 +638,29 @@ static sebt_status parse_text(loader *L, const char *data, size_t len, sebt_seri
     sebt_status st = read_layout(L, line);
     if (st)
         return st;
+    /* A headerless file's first line is already its first row. */
+    const char *body = pos;
+    size_t body_line = L->line;
+    if (L->raw) {
+        body = line.s;
+        body_line--;
+    }
+
+    chunk c[LOADER_MAX_CHUNKS];
+    size_t k = chunk_count(L, (size_t)(end - body)), cap = 1, nl_before = 0;
+    if (k > 1) {
+        memset(c, 0, k * sizeof *c);
+        cut_chunks(c, k, body, end);
+        run_chunks(c, k, count_chunk);
+        for (size_t i = 0; i < k; i++) {
+            c[i].row0 = cap - 1;
+            cap += c[i].cap;
+        }
+    } else {
+        size_t rows, newlines;
+        count_lines(body, end, &rows, &newlines);
+        cap += rows;
+    }
 
     st = sebt_series_alloc(s, cap, L->err);
     if (st)
@@ -478,52 +670,33 @@ static sebt_status parse_text(loader *L, const char *data, size_t len, sebt_seri
         return sebt_fail(L->err, SEBT_ERR_NOMEM, "%s: out of memory for %zu line numbers", L->name, cap);
     *lines_out = lines;
 
-    size_t rows = 0, prev_line = 0;
-    int64_t prev = 0;
-    /* A headerless file's first line is already its first row. */
-    bool pending = L->raw;
-    for (;;) {
-        if (pending) {
-            pending = false;
-        } else {
-            if (!next_line(&pos, end, &line))
-                break;
-            L->line++;
-            if (line.len == 0)
-                continue;
+    if (k > 1) {
+        for (size_t i = 0; i < k; i++) {
+            c[i].L = *L;
+            c[i].L.err = &c[i].err;
+            c[i].L.line = body_line + nl_before;
+            nl_before += c[i].newlines;
+            c[i].s = s;
+            c[i].lines = lines;
         }
-        slice f[N_COLS] = { { NULL, 0 } };
-        size_t nf = split_row(L, line, f);
-        if (nf <= L->col[COL_TIME])
-            return row_fail(L, nf, "the row ends after %zu field(s), before its time; expected %zu fields",
-                            nf, L->n_fields);
-        int64_t ms;
-        st = read_time(L, f[COL_TIME], rows, prev, prev_line, &ms);
-        if (st)
-            return st;
-        double v[N_COLS];
-        bool missing = false;
-        st = read_bar(L, f, nf, v, &missing);
-        if (st && !L->opts.lenient)
-            return st;
-        s->ts[rows] = ms;
-        if (st || missing) {
-            sebt_error_clear(L->err);
-            s->n_rejected += st != SEBT_OK;
-            sebt_series_set_missing(s, rows);
-        } else {
-            s->open[rows] = v[COL_OPEN];
-            s->high[rows] = v[COL_HIGH];
-            s->low[rows] = v[COL_LOW];
-            s->close[rows] = v[COL_CLOSE];
-            s->volume[rows] = v[COL_VOLUME];
+        run_chunks(c, k, parse_chunk);
+        if (chunks_agree(c, k)) {
+            size_t rows = 0;
+            for (size_t i = 0; i < k; i++)
+                rows += c[i].rows;
+            loader_chunked_loads++;
+            L->ts_kind = c[0].L.ts_kind;
+            L->first_line = c[0].L.first_line;
+            s->n = rows;
+            return SEBT_OK;
         }
-        if (lines)
-            lines[rows] = L->line;
-        prev = ms;
-        prev_line = L->line;
-        rows++;
     }
+    L->line = body_line;
+    size_t rows = 0;
+    int64_t first_ts = 0, last_ts = 0;
+    st = parse_rows(L, body, end, s, lines, 0, &rows, &first_ts, &last_ts);
+    if (st)
+        return st;
     s->n = rows;
     return SEBT_OK;
 }

@@ -41,4 +41,13 @@ const char *loader_ts_kind_name(loader_ts_kind kind);
  * year falls outside 0000..9999 (buf then holds the plain number). */
 bool loader_format_time(int64_t ms, char *buf, size_t bufsize);
 
+/* Files whose rows span at least twice this many bytes are parsed in
+ * chunks on several threads (core/loader.c); 0 parses on one. Tests and the
+ * fuzz harness lower it to put chunk ends everywhere. */
+extern size_t loader_chunk_min_bytes;
+/* At most this many chunks (up to 8); 0: the online CPUs. */
+extern size_t loader_chunk_threads;
+/* Loads whose chunks all agreed (the tests' proof that chunks ran). */
+extern _Atomic size_t loader_chunked_loads;
+
 #endif

@@ -7,6 +7,7 @@
  * strict load is also what lenient loading gives. Round trip: written by
  * sebt_write_csv it reloads (strictly) to the same bits, and writing that
  * gives the same bytes. Errors have a message and leave nothing allocated. */
+#include "../loader_parse.h"
 #include "fuzz_common.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -89,8 +90,34 @@ static void round_trip(const sebt_series *s)
     free(text);
 }
 
+/* A big file's rows are parsed in chunks on several threads (core/loader.c):
+ * with chunks of a few bytes, every input puts chunk ends in every place a
+ * line can end, and the chunked load must give what one thread gives: the
+ * same series, or the same error, word for word. */
+static void chunked_as_serial(const uint8_t *data, size_t size, sebt_load_opts o, sebt_status st,
+                              const sebt_series *s, const sebt_error *e)
+{
+    size_t keep_min = loader_chunk_min_bytes, keep_threads = loader_chunk_threads;
+    loader_chunk_min_bytes = 1 + (size_t)(data[0] % 16);
+    loader_chunk_threads = 2 + (size_t)(data[size - 1] % 7);
+    sebt_series c;
+    sebt_error ce = { 0 };
+    sebt_status cst = sebt_load_csv_buffer("fuzz.csv", (const char *)data, size, &o, &c, &ce);
+    loader_chunk_min_bytes = keep_min;
+    loader_chunk_threads = keep_threads;
+    FUZZ_CHECK(cst == st, "chunked load: status %d, one thread: %d (%s / %s)", cst, st, ce.msg, e->msg);
+    if (st != SEBT_OK) {
+        FUZZ_CHECK(strcmp(ce.msg, e->msg) == 0, "chunked load says '%s', one thread '%s'", ce.msg, e->msg);
+        return;
+    }
+    same_series(s, &c, "one thread vs chunks");
+    FUZZ_CHECK(c.n_rejected == s->n_rejected && c.n_gap_filled == s->n_gap_filled, "chunked counts differ");
+    sebt_series_free(&c);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    loader_chunk_min_bytes = 0;   /* one thread, unless chunked_as_serial says otherwise */
     sebt_series strict;
     int have_strict = 0;
     for (int mode = 0; mode < 4; mode++) {
@@ -98,6 +125,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         sebt_series s;
         sebt_error e = { 0 };
         sebt_status st = sebt_load_csv_buffer("fuzz.csv", (const char *)data, size, &o, &s, &e);
+        if (size > 0)
+            chunked_as_serial(data, size, o, st, &s, &e);
         if (st != SEBT_OK) {
             fuzz_check_error(st, &e);
             FUZZ_CHECK(s.n == 0 && s.ts == NULL, "a failed load left a series");

@@ -755,3 +755,122 @@ Test(loader, bundled_data_round_trip, .timeout = 60)
     sebt_series_free(&head);
     sebt_series_free(&s);
 }
+
+/* ---- rows parsed in chunks on several threads ------------------------------ */
+
+#include "../loader_parse.h"
+
+static sebt_status load_with_chunks(const char *name, const char *text, size_t len, size_t min_bytes,
+                                    size_t threads, sebt_load_opts o, sebt_series *s, sebt_error *e)
+{
+    size_t keep_min = loader_chunk_min_bytes, keep_threads = loader_chunk_threads;
+    loader_chunk_min_bytes = min_bytes;
+    loader_chunk_threads = threads;
+    sebt_status st = sebt_load_csv_buffer(name, text, len, &o, s, e);
+    loader_chunk_min_bytes = keep_min;
+    loader_chunk_threads = keep_threads;
+    return st;
+}
+
+static void same_bits(const sebt_series *a, const sebt_series *b)
+{
+    cr_assert_eq(a->n, b->n);
+    cr_assert(memcmp(a->ts, b->ts, a->n * 8) == 0 && memcmp(a->open, b->open, a->n * 8) == 0 &&
+              memcmp(a->high, b->high, a->n * 8) == 0 && memcmp(a->low, b->low, a->n * 8) == 0 &&
+              memcmp(a->close, b->close, a->n * 8) == 0 && memcmp(a->volume, b->volume, a->n * 8) == 0);
+    cr_assert_eq(a->n_missing, b->n_missing);
+    cr_assert_eq(a->n_gap_filled, b->n_gap_filled);
+    cr_assert_eq(a->interval_ms, b->interval_ms);
+}
+
+/* The bundled 1m month (44,640 rows), in 2 to 8 chunks and with gaps
+ * filled: the same bits as one thread. */
+Test(loader_chunks, real_data_in_chunks_is_the_same_series)
+{
+    char *gz, *text = NULL;
+    size_t gz_len;
+    cr_assert_eq(sebt_read_file(SEBT_FIXTURES_DIR "/data/BTCUSDT-1m-2019-01.csv.gz", &gz, &gz_len, NULL), SEBT_OK);
+    sebt_series one;
+    cr_assert_eq(load_with_chunks("a.csv", gz, gz_len, 0, 0, STRICT, &one, NULL), SEBT_OK);
+    /* as text, to cut it anywhere */
+    FILE *f = open_memstream(&text, &(size_t){ 0 });
+    cr_assert_eq(sebt_write_csv(&one, f, NULL), SEBT_OK);
+    fclose(f);
+    size_t len = strlen(text);
+    for (size_t threads = 2; threads <= 8; threads += 3) {
+        for (int fill = 0; fill < 2; fill++) {
+            sebt_load_opts o = fill ? FILL : STRICT;
+            sebt_series a, b;
+            cr_assert_eq(load_with_chunks("a.csv", text, len, 0, 0, o, &a, NULL), SEBT_OK);
+            size_t before = loader_chunked_loads;
+            cr_assert_eq(load_with_chunks("a.csv", text, len, 1000, threads, o, &b, NULL), SEBT_OK);
+            cr_assert_eq(loader_chunked_loads, before + 1, "the rows were not parsed in chunks");
+            same_bits(&a, &b);
+            if (!fill)
+                same_bits(&a, &one);
+            sebt_series_free(&a);
+            sebt_series_free(&b);
+        }
+    }
+    sebt_series_free(&one);
+    free(text);
+    free(gz);
+}
+
+/* A bad row anywhere (first, last, at a chunk's first or last line), a
+ * timestamp that goes back across a chunk end, a kind of timestamp that
+ * changes in a later chunk: the message one thread gives, word for word. */
+Test(loader_chunks, a_bad_file_in_chunks_says_what_one_thread_says)
+{
+    const int rows = 400;
+    char *base = malloc((size_t)rows * 80 + 100);
+    size_t o = (size_t)sprintf(base, H);
+    for (int i = 0; i < rows; i++)
+        o += (size_t)sprintf(base + o, "%lld,10.5,12.25,9.75,11,%d.5\n", T0 + i * MIN, 100 + i);
+    size_t len = o;
+    const char *edits[][2] = {
+        { "10.5,12.25", "10.5,x.25" },           /* a bad number */
+        { "12.25,9.75", "9.25,9.75" },           /* high below open */
+        { ",11,", ",11,7," },                    /* a field too many */
+    };
+    for (int at = 0; at < rows; at += 37) {
+        for (size_t k = 0; k < 3 + 2; k++) {
+            char *t = malloc(len + 100);
+            memcpy(t, base, len + 1);
+            /* the line of row `at` */
+            char *line = t + strlen(H);
+            for (int i = 0; i < at; i++)
+                line = strchr(line, '\n') + 1;
+            size_t tlen = len;
+            if (k < 3) {
+                char *hit = strstr(line, edits[k][0]);
+                size_t a = strlen(edits[k][0]), b = strlen(edits[k][1]);
+                memmove(hit + b, hit + a, tlen - (size_t)(hit + a - t) + 1);
+                memcpy(hit, edits[k][1], b);
+                tlen = tlen - a + b;
+            } else if (k == 3) {
+                memcpy(line, "1609459100000", 13);   /* before T0: goes back at row `at` */
+            } else {
+                memcpy(line, "1609459200.00", 13);   /* seconds among milliseconds */
+            }
+            for (size_t threads = 2; threads <= 8; threads += 2) {
+                sebt_series a, b;
+                sebt_error ea = { 0 }, eb = { 0 };
+                sebt_status sa = load_with_chunks("t.csv", t, tlen, 0, 0, STRICT, &a, &ea);
+                size_t before = loader_chunked_loads;
+                sebt_status sb = load_with_chunks("t.csv", t, tlen, 512, threads, STRICT, &b, &eb);
+                /* a good file goes through the chunks, a bad one through one thread */
+                cr_assert_eq(loader_chunked_loads, before + (sb == SEBT_OK), "row %d edit %zu", at, k);
+                cr_assert_eq(sa, sb, "row %d edit %zu: status %d vs %d (%s / %s)", at, k, sa, sb, ea.msg, eb.msg);
+                cr_assert_str_eq(ea.msg, eb.msg, "row %d edit %zu, %zu threads", at, k, threads);
+                if (sa == SEBT_OK) {
+                    same_bits(&a, &b);
+                    sebt_series_free(&a);
+                    sebt_series_free(&b);
+                }
+            }
+            free(t);
+        }
+    }
+    free(base);
+}
