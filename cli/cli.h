@@ -101,6 +101,8 @@ double cli_now(void);
  * prints which combo, trade and field, and the parameters large enough to
  * be the cause, and returns 2; else 0. combo is the index printed. */
 int cli_check_result(const char *cmd, size_t combo, const sebt_params *p, const sebt_result *r);
+/* cli_check_result's test, saying nothing: true when it would pass. */
+bool cli_result_fits(const sebt_result *r);
 
 /* Prints a double in the shortest form that reads back bit-exact
  * (sebt_format_double; nan, inf, -inf). */

@@ -781,6 +781,72 @@ typedef struct {
     size_t prepared[2];
 } stream_writer;
 
+/* CSV rows of combos [first, first + m) into a growing buffer. */
+typedef struct {
+    const sebt_params *cc;
+    const sebt_result *cr;
+    size_t first, m, len, cap;
+    char *buf;
+    bool ok;
+} csv_rows;
+
+static void *format_csv_rows(void *arg)
+{
+    csv_rows *j = arg;
+    for (size_t k = 0; k < j->m; k++) {
+        if (j->cap - j->len < SWEEP_CSV_ROW_MAX) {
+            char *bigger = realloc(j->buf, j->cap * 2);
+            if (!bigger)
+                return NULL;   /* j->ok stays false */
+            j->buf = bigger;
+            j->cap *= 2;
+        }
+        j->len += sweep_format_csv_row(j->buf + j->len, j->first + k, &j->cc[k], &j->cr[k]);
+    }
+    j->ok = true;
+    return NULL;
+}
+
+/* The last window's CSV rows: nothing is backtested any more, so the main
+ * thread's core would idle while this one formats; a second thread
+ * formats the second half into memory meanwhile (a 10,240-combo sweep is
+ * one window, and its rows are then a tenth of its time). Every result is
+ * checked first: a bad one leaves the rows to write_window's loop, which
+ * writes those before it, as always. Returns false when it wrote nothing. */
+static bool write_last_window_csv(stream_writer *w, const sebt_params *cc, const sebt_result *cr, size_t first,
+                                  size_t m)
+{
+    enum { MIN_ROWS = 4096 };
+    if (w->json || w->npy || w->want_trades || w->r->a.have_top || m < MIN_ROWS || first + m != w->n_combos)
+        return false;
+    for (size_t k = 0; k < m; k++)
+        if (!cli_result_fits(&cr[k]))
+            return false;
+    size_t half = m / 2;
+    csv_rows tail = { .cc = cc + half, .cr = cr + half, .first = first + half, .m = m - half,
+                      .cap = (m - half) * 256 };
+    if (tail.cap < 2 * SWEEP_CSV_ROW_MAX)
+        tail.cap = 2 * SWEEP_CSV_ROW_MAX;
+    if (!(tail.buf = malloc(tail.cap)))
+        return false;
+    pthread_t t;
+    bool threaded = pthread_create(&t, NULL, format_csv_rows, &tail) == 0;
+    for (size_t k = 0; k < half; k++)
+        fwrite(w->rowbuf, 1, sweep_format_csv_row(w->rowbuf, first + k, &cc[k], &cr[k]), w->f);
+    if (threaded)
+        pthread_join(t, NULL);
+    else
+        format_csv_rows(&tail);
+    if (tail.ok) {
+        fwrite(tail.buf, 1, tail.len, w->f);
+    } else {   /* out of memory for the buffer: the same rows, one by one */
+        for (size_t k = half; k < m; k++)
+            fwrite(w->rowbuf, 1, sweep_format_csv_row(w->rowbuf, first + k, &cc[k], &cr[k]), w->f);
+    }
+    free(tail.buf);
+    return true;
+}
+
 /* The results of one window are checked whole before any of its rows is
  * written (as when the main thread checked them). */
 static int write_window(stream_writer *w, const sebt_params *cc, sebt_result *cr, size_t first, size_t m)
@@ -794,6 +860,10 @@ static int write_window(stream_writer *w, const sebt_params *cc, sebt_result *cr
             sebt_results_free(cr, m);
             return rc;
         }
+    if (write_last_window_csv(w, cc, cr, first, m)) {
+        sebt_results_free(cr, m);
+        return CLI_EXIT_OK;
+    }
     for (size_t k = 0; k < m && rc == CLI_EXIT_OK; k++) {
         size_t idx = first + k;
         rc = cli_check_result(w->cmd, idx, &cc[k], &cr[k]);

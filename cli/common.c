@@ -383,32 +383,52 @@ static bool first_bad(const double *v, const char *const *names, size_t n, const
     return false;
 }
 
-int cli_check_result(const char *cmd, size_t combo, const sebt_params *p, const sebt_result *r)
+/* The first value of r that does not fit a double: its name, value and
+ * where it is (a trade, the open position, a metric); false when none. */
+static bool result_misfit(const sebt_result *r, const char **name, double *val, char *where, size_t wsize)
 {
     static const char *const mnames[] = { "win_rate", "avg_r", "total_pnl", "max_dd", "sharpe" };
     static const char *const tnames[] = { "entry_price", "exit_price", "stop", "tp", "risk", "pnl", "r" };
     static const char *const onames[] = { "entry_price", "stop", "tp", "risk" };
+    const double m[] = { r->metrics.win_rate, r->metrics.avg_r, r->metrics.total_pnl, r->metrics.max_dd,
+                         r->metrics.sharpe };
+    for (size_t k = 0; k < r->n_trades && r->trades; k++) {
+        const sebt_trade *t = &r->trades[k];
+        const double v[] = { t->entry_price, t->exit_price, t->stop, t->tp, t->risk, t->pnl, t->r };
+        if (first_bad(v, tnames, 7, name, val)) {
+            snprintf(where, wsize, "trade %zu (signal bar %lld): ", k + 1, (long long)t->signal_index);
+            return true;
+        }
+    }
+    const sebt_open_position *o = &r->open_at_end;
+    if (o->open) {
+        const double v[] = { o->entry_price, o->stop, o->tp, o->risk };
+        if (first_bad(v, onames, 4, name, val)) {
+            snprintf(where, wsize, "the position open at the end: ");
+            return true;
+        }
+    }
+    if (first_bad(m, mnames, 5, name, val)) {
+        snprintf(where, wsize, "metric ");
+        return true;
+    }
+    return false;
+}
+
+bool cli_result_fits(const sebt_result *r)
+{
+    const char *name;
+    double val;
+    char where[96];
+    return !result_misfit(r, &name, &val, where, sizeof where);
+}
+
+int cli_check_result(const char *cmd, size_t combo, const sebt_params *p, const sebt_result *r)
+{
     const char *name = NULL;
     double val = 0;
     char where[96] = "";
-    const double m[] = { r->metrics.win_rate, r->metrics.avg_r, r->metrics.total_pnl, r->metrics.max_dd,
-                         r->metrics.sharpe };
-    bool bad = false;
-    for (size_t k = 0; k < r->n_trades && r->trades && !bad; k++) {
-        const sebt_trade *t = &r->trades[k];
-        const double v[] = { t->entry_price, t->exit_price, t->stop, t->tp, t->risk, t->pnl, t->r };
-        if ((bad = first_bad(v, tnames, 7, &name, &val)))
-            snprintf(where, sizeof where, "trade %zu (signal bar %lld): ", k + 1, (long long)t->signal_index);
-    }
-    const sebt_open_position *o = &r->open_at_end;
-    if (!bad && o->open) {
-        const double v[] = { o->entry_price, o->stop, o->tp, o->risk };
-        if ((bad = first_bad(v, onames, 4, &name, &val)))
-            snprintf(where, sizeof where, "the position open at the end: ");
-    }
-    if (!bad && (bad = first_bad(m, mnames, 5, &name, &val)))
-        snprintf(where, sizeof where, "metric ");
-    if (!bad)
+    if (!result_misfit(r, &name, &val, where, sizeof where))
         return CLI_EXIT_OK;
     /* The parameters large enough to be the cause, when there are any. */
     char suspects[300] = "";
