@@ -184,6 +184,24 @@ static int thread_id(void)
 #endif
 }
 
+/* Threads for the planning passes over the combos: one per 8,192 combos at
+ * most, so a small window is not split into pieces that cost more to hand
+ * out than to run. */
+static int plan_threads(const fast_sweep *w, size_t n)
+{
+    size_t t = n / 8192 + 1;
+    return t < (size_t)w->threads ? (int)t : w->threads;
+}
+
+static int team_size(void)
+{
+#ifdef _OPENMP
+    return omp_get_num_threads();
+#else
+    return 1;
+#endif
+}
+
 size_t fast_memory_budget(void)
 {
     const char *e = getenv("SEBT_FAST_CPU_MEMORY_MB");
@@ -352,24 +370,110 @@ typedef struct {
     double *vz;
 } zlist;
 
-static int z_prefilter(const fast_sweep *w, int32_t zw, zlist *zl, double *scratch)
+/* Rolling passes (the pre-filters) run in pieces of the series so that one
+ * z window, or one pair, spreads over every thread: a streamed window
+ * holds one or two of each, and their rolling passes, one thread each,
+ * were a large part of what it computed before its combos could start. A piece of bars [t0, t1) starts its
+ * pass w - 1 bars early (at bar 0 at the latest): its first value then
+ * comes from the exact window moments, as at bar 0 of a whole pass, so the
+ * pre-filter's bound (indicators.h) holds in every piece; the pass's NaN
+ * and flat-window counts see whole windows there. A piece is at least 4
+ * windows long, so the repeated warm-up costs under a quarter. The pieces
+ * depend on the series and the window only; and a pre-filter only drops
+ * bars that cannot pass on the exact z, so no result depends on them. */
+#define ROLL_PIECE 16384
+
+static size_t roll_piece(int32_t w)
 {
-    size_t n = w->n;
-    sebt_k_zscore(w->s->volume, (int64_t)n, zw, scratch);
+    size_t len = 4 * (size_t)w;
+    return len > ROLL_PIECE ? len : ROLL_PIECE;
+}
+
+static size_t roll_start(size_t t0, int32_t w)
+{
+    return t0 > (size_t)w - 1 ? t0 - ((size_t)w - 1) : 0;
+}
+
+/* Piece k: list list[k], bars [t0[k], t1[k]). */
+typedef struct {
+    size_t n;
+    uint32_t *list;
+    size_t *t0, *t1;
+} rpieces;
+
+/* Pieces of bars [0, len[i]) of each list i, for its window win[i]. */
+static int rpieces_make(rpieces *rp, const size_t *len, const int32_t *win, size_t n_lists)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < n_lists; i++)
+        n += (len[i] + roll_piece(win[i]) - 1) / roll_piece(win[i]);
+    rp->n = 0;
+    rp->list = malloc((n ? n : 1) * sizeof *rp->list);
+    rp->t0 = malloc((n ? n : 1) * sizeof *rp->t0);
+    rp->t1 = malloc((n ? n : 1) * sizeof *rp->t1);
+    if (!rp->list || !rp->t0 || !rp->t1)
+        return -1;
+    for (size_t i = 0; i < n_lists; i++)
+        for (size_t t = 0; t < len[i]; t += roll_piece(win[i])) {
+            rp->list[rp->n] = (uint32_t)i;
+            rp->t0[rp->n] = t;
+            rp->t1[rp->n++] = len[i] - t < roll_piece(win[i]) ? len[i] : t + roll_piece(win[i]);
+        }
+    return 0;
+}
+
+static void rpieces_free(rpieces *rp)
+{
+    free(rp->list);
+    free(rp->t0);
+    free(rp->t1);
+    memset(rp, 0, sizeof *rp);
+}
+
+/* The bars of [t0, t1) that z window zw's pre-filter lets through, into a
+ * new array *out of *count bars. */
+static int z_piece(const fast_sweep *w, const zlist *zl, int32_t zw, size_t t0, size_t t1, double *scratch,
+                   int32_t **out, size_t *count)
+{
+    size_t s = roll_start(t0, zw);
+    sebt_k_zscore(w->s->volume + s, (int64_t)(t1 - s), zw, scratch);
     double pre = sebt_k_z_prefilter(zl->vmin);
-    size_t count = 0;
-    for (size_t t = 0; t < n; t++)
-        count += w->cloc[t] > zl->cmin && scratch[t] > pre;
-    size_t m = count ? count : 1;
-    zl->bar = malloc(m * sizeof *zl->bar);
-    zl->vz = malloc(m * sizeof *zl->vz);
-    if (!zl->bar || !zl->vz)
+    size_t c = 0;
+    for (size_t t = t0; t < t1; t++)
+        c += w->cloc[t] > zl->cmin && scratch[t - s] > pre;
+    *out = malloc((c ? c : 1) * sizeof **out);
+    if (!*out)
         return -1;
     size_t k = 0;
-    for (size_t t = 0; t < n; t++)
-        if (w->cloc[t] > zl->cmin && scratch[t] > pre)
-            zl->bar[k++] = (int32_t)t;
-    zl->n = count;   /* the exact vol_z there comes next, in pieces */
+    for (size_t t = t0; t < t1; t++)
+        if (w->cloc[t] > zl->cmin && scratch[t - s] > pre)
+            (*out)[k++] = (int32_t)t;
+    *count = c;
+    return 0;
+}
+
+/* Each z window's list: its pieces' bars, in order (a list's pieces are
+ * consecutive, ascending). The exact vol_z there comes next, in pieces. */
+static int z_gather(zlist *zls, size_t nz, const rpieces *rp, int32_t *const *sel, const size_t *cnt)
+{
+    for (size_t k = 0; k < rp->n; k++)
+        zls[rp->list[k]].n += cnt[k];
+    for (size_t z = 0; z < nz; z++) {
+        zlist *zl = &zls[z];
+        if (!(zl->vmin < INFINITY))
+            continue;
+        size_t m = zl->n ? zl->n : 1;
+        zl->bar = malloc(m * sizeof *zl->bar);
+        zl->vz = malloc(m * sizeof *zl->vz);
+        if (!zl->bar || !zl->vz)
+            return -1;
+        zl->n = 0;
+    }
+    for (size_t k = 0; k < rp->n; k++) {
+        zlist *zl = &zls[rp->list[k]];
+        memcpy(zl->bar + zl->n, sel[k], cnt[k] * sizeof *sel[k]);
+        zl->n += cnt[k];
+    }
     return 0;
 }
 
@@ -387,19 +491,22 @@ static void z_keep(zlist *zl)
 
 /* Candidates of one pair: the bars where its loosest thresholds hold on the
  * reference's bits. From its z window's list (vol_z exact), the bars where
- * the pair's own vol_z and cloc thresholds hold; there tr_z is computed
- * exactly. When they are so many that O(z_window) per bar costs more than a
- * rolling pass, the rolling tr_z (into scratch) pre-filters them first. */
-static int pair_prefilter(const fast_sweep *w, fast_zpair *p, const zlist *zl, double *scratch)
+ * the pair's own vol_z and cloc thresholds hold (pair_select); there tr_z
+ * is computed exactly. When they are so many that O(z_window) per bar costs
+ * more than a rolling pass, the rolling tr_z pre-filters them first (*roll);
+ * either way the NaN and flat windows are dropped by a pass over the bars,
+ * in pieces (pair_piece), which marks the bars kept in *keep. */
+static int pair_select(const fast_sweep *w, fast_zpair *p, const zlist *zl, uint8_t **keep, bool *roll)
 {
     size_t n = w->n;
     int32_t zw = w->zs[p->z];
-    const double *atr = w->atr_col[p->a];
     size_t m = zl->n ? zl->n : 1;
     int32_t *bars = malloc(m * sizeof *bars);
     double *ve = malloc(m * sizeof *ve), *te = malloc(m * sizeof *te);
-    if (!bars || !ve || !te) {
-        free(bars), free(ve), free(te);
+    *keep = malloc(m);
+    if (!bars || !ve || !te || !*keep) {
+        free(bars), free(ve), free(te), free(*keep);
+        *keep = NULL;
         return -1;
     }
     size_t count = 0;
@@ -410,40 +517,65 @@ static int pair_prefilter(const fast_sweep *w, fast_zpair *p, const zlist *zl, d
             count++;
         }
     /* ~2 z_window flops per exact bar against ~40 per bar for a rolling pass. */
-    if ((double)count * 2.0 * (double)zw > 40.0 * (double)n) {
-        sebt_k_zscore(atr, (int64_t)n, zw, scratch);
-        double pre = sebt_k_z_prefilter(p->tmin);
-        size_t k = 0;
-        for (size_t i = 0; i < count; i++)
-            if (scratch[bars[i]] > pre) {
-                bars[k] = bars[i];
-                ve[k] = ve[i];
-                k++;
-            }
-        count = k;
-    } else {
-        /* NaN and flat windows are the reference's NaN (SPEC §3): decided
-         * by counting, in one pass (bars ascending), as sebt_k_zscore does. */
-        size_t k = 0, i = 0, ws = (size_t)zw, clean = 0, run = 0;
-        for (size_t t = 0; t < n && i < count; t++) {
-            clean = isnan(atr[t]) ? 0 : clean + 1;
-            run = t > 0 && atr[t] == atr[t - 1] ? run + 1 : 1;
-            if ((size_t)bars[i] != t)
-                continue;
-            if (clean >= ws && run < ws) {
-                bars[k] = bars[i];
-                ve[k] = ve[i];
-                k++;
-            }
-            i++;
-        }
-        count = k;
-    }
-    p->n = count;    /* the exact tr_z there comes next, in pieces */
+    *roll = (double)count * 2.0 * (double)zw > 40.0 * (double)n;
+    p->n = count;
     p->bar = bars;
     p->vz = ve;
     p->tz = te;
     return 0;
+}
+
+static size_t first_at_or_after(const int32_t *bar, size_t n, size_t t)
+{
+    size_t a = 0, b = n;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if ((size_t)bar[m] < t) a = m + 1; else b = m;
+    }
+    return a;
+}
+
+/* keep[i] for the pair's bars in [t0, t1). */
+static void pair_piece(const fast_sweep *w, const fast_zpair *p, bool roll, size_t t0, size_t t1, uint8_t *keep,
+                       double *scratch)
+{
+    size_t i0 = first_at_or_after(p->bar, p->n, t0), i1 = first_at_or_after(p->bar, p->n, t1);
+    if (i0 == i1)
+        return;
+    int32_t zw = w->zs[p->z];
+    const double *atr = w->atr_col[p->a];
+    size_t s = roll_start(t0, zw), end = (size_t)p->bar[i1 - 1] + 1;
+    if (roll) {
+        sebt_k_zscore(atr + s, (int64_t)(end - s), zw, scratch);
+        double pre = sebt_k_z_prefilter(p->tmin);
+        for (size_t i = i0; i < i1; i++)
+            keep[i] = scratch[(size_t)p->bar[i] - s] > pre;
+        return;
+    }
+    /* NaN and flat windows are the reference's NaN (SPEC §3): decided by
+     * counting, in one pass (bars ascending), as sebt_k_zscore does. */
+    size_t ws = (size_t)zw, clean = 0, run = 0, i = i0;
+    for (size_t t = s; t < end; t++) {
+        clean = isnan(atr[t]) ? 0 : clean + 1;
+        run = t > s && atr[t] == atr[t - 1] ? run + 1 : 1;
+        if ((size_t)p->bar[i] != t)
+            continue;
+        keep[i++] = clean >= ws && run < ws;
+    }
+}
+
+/* The pair's bars that pair_piece kept; the exact tr_z there comes next,
+ * in pieces. */
+static void pair_compact(fast_zpair *p, const uint8_t *keep)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < p->n; i++)
+        if (keep[i]) {
+            p->bar[k] = p->bar[i];
+            p->vz[k] = p->vz[i];
+            k++;
+        }
+    p->n = k;
 }
 
 static int pair_keep(fast_zpair *p)
@@ -617,55 +749,32 @@ static int group_combos(zbuild *b)
     return 0;
 }
 
-/* Step 2a: each pair's distinct vol_z and tr_z thresholds, ascending (the
- * rows of its sebt_k_sigbits bitsets). dv: scratch for q1 - q0 values. The
- * combos are bucketed by pair first (one pass), so the cost does not grow
- * with pairs x combos. */
-static int pair_thresholds(zbuild *b, double *dv)
+/* Step 2a: pair i's distinct vol_z (which 0) or tr_z (which 1) thresholds,
+ * ascending (the rows of its sebt_k_sigbits bitsets), from its combos
+ * R[order[start[i] .. start[i + 1])). */
+static int pair_thresholds(zbuild *b, size_t i, int which, const size_t *start, const size_t *order)
 {
     const fast_combo_ref *R = b->w->refs;
-    size_t np = b->n_pairs, cnt = b->q1 - b->q0;
-    size_t *start = calloc(np + 1, sizeof *start);
-    size_t *order = malloc((cnt ? cnt : 1) * sizeof *order);
-    if (!start || !order) {
-        free(start);
-        free(order);
+    size_t k = 0, len = start[i + 1] - start[i];
+    double *dv = malloc((len ? len : 1) * sizeof *dv);
+    if (!dv)
+        return -1;
+    for (size_t j = start[i]; j < start[i + 1]; j++)
+        dv[k++] = which ? R[order[j]].tz : R[order[j]].vz;
+    k = uniq_d(dv, k);
+    double *thr = realloc(dv, (k ? k : 1) * sizeof *thr);
+    if (!thr) {
+        free(dv);
         return -1;
     }
-    for (size_t q = b->q0; q < b->q1; q++)
-        start[R[q].pair + 1]++;
-    for (size_t i = 0; i < np; i++)
-        start[i + 1] += start[i];
-    for (size_t q = b->q0; q < b->q1; q++)
-        order[start[R[q].pair]++] = q;
-    for (size_t i = np; i > 0; i--)
-        start[i] = start[i - 1];
-    start[0] = 0;
-    int failed = 0;
-    for (size_t i = 0; i < np && !failed; i++) {
-        for (int which = 0; which < 2; which++) {
-            size_t k = 0;
-            for (size_t j = start[i]; j < start[i + 1]; j++)
-                dv[k++] = which ? R[order[j]].tz : R[order[j]].vz;
-            k = uniq_d(dv, k);
-            double *thr = malloc((k ? k : 1) * sizeof *thr);
-            if (!thr) {
-                failed = 1;
-                break;
-            }
-            memcpy(thr, dv, k * sizeof *thr);
-            if (which) {
-                b->pairs[i].tthr = thr;
-                b->pairs[i].n_tthr = k;
-            } else {
-                b->pairs[i].vthr = thr;
-                b->pairs[i].n_vthr = k;
-            }
-        }
+    if (which) {
+        b->pairs[i].tthr = thr;
+        b->pairs[i].n_tthr = k;
+    } else {
+        b->pairs[i].vthr = thr;
+        b->pairs[i].n_vthr = k;
     }
-    free(start);
-    free(order);
-    return failed ? -1 : 0;
+    return 0;
 }
 
 /* The distinct (fast, slow) EMA pairs of set s, sorted, into s->pairs
@@ -711,43 +820,79 @@ static int set_ema_pairs(const fast_combo_ref *R, fast_aset *s, int32_t *pv)
     return 0;
 }
 
-/* Step 2b: each set's distinct cloc_min values, EMA spans and EMA pairs. */
-static int set_distinct(zbuild *b, double *dv, int32_t *iv, int32_t *pv)
+/* Step 2b: set s's distinct cloc_min values (which 0), EMA spans (1) or
+ * EMA pairs (2). */
+static int set_distinct(const fast_combo_ref *R, fast_aset *s, int which)
 {
-    const fast_combo_ref *R = b->w->refs;
-    for (size_t si = 0; si < b->n_sets; si++) {
-        fast_aset *s = &b->sets[si];
-        size_t k = 0;
+    size_t k = 0, cnt = s->q1 - s->q0 ? s->q1 - s->q0 : 1;
+    if (which == 0) {
+        double *dv = malloc(cnt * sizeof *dv);
+        if (!dv)
+            return -1;
         for (size_t q = s->q0; q < s->q1; q++)
             dv[k++] = R[q].cm;
         s->n_cthr = uniq_d(dv, k);
-        s->cthr = malloc((s->n_cthr ? s->n_cthr : 1) * sizeof *s->cthr);
-        k = 0;
-        for (size_t q = s->q0; q < s->q1; q++) {
-            iv[k++] = R[q].fast;
-            iv[k++] = R[q].slow;
-        }
-        s->n_spans = uniq_i32(iv, k);
-        s->spans = malloc((s->n_spans ? s->n_spans : 1) * sizeof *s->spans);
-        if (!s->cthr || !s->spans || set_ema_pairs(R, s, pv) != 0)
-            return -1;
-        memcpy(s->cthr, dv, s->n_cthr * sizeof *dv);
-        memcpy(s->spans, iv, s->n_spans * sizeof *iv);
+        s->cthr = realloc(dv, (s->n_cthr ? s->n_cthr : 1) * sizeof *s->cthr);
+        if (!s->cthr)
+            free(dv);
+        return s->cthr ? 0 : -1;
     }
-    return 0;
+    int32_t *iv = malloc(2 * cnt * sizeof *iv);
+    if (!iv)
+        return -1;
+    if (which == 2) {
+        int rc = set_ema_pairs(R, s, iv);
+        free(iv);
+        return rc;
+    }
+    for (size_t q = s->q0; q < s->q1; q++) {
+        iv[k++] = R[q].fast;
+        iv[k++] = R[q].slow;
+    }
+    s->n_spans = uniq_i32(iv, k);
+    s->spans = realloc(iv, (s->n_spans ? s->n_spans : 1) * sizeof *s->spans);
+    if (!s->spans)
+        free(iv);
+    return s->spans ? 0 : -1;
 }
 
-/* Step 2: the distinct values the bitsets have rows for. */
+/* Step 2: the distinct values the bitsets have rows for, each list a task
+ * of its own on the team (serial, they were a few percent of a sweep's
+ * compute with the other threads idle). The combos are bucketed by pair
+ * first (one pass), so the cost does not grow with pairs x combos. */
 static int distinct_values(zbuild *b)
 {
-    size_t cnt = b->q1 - b->q0 ? b->q1 - b->q0 : 1;
-    double *dv = malloc(cnt * sizeof *dv);
-    int32_t *iv = malloc(2 * cnt * sizeof *iv);
-    int32_t *pv = malloc(2 * cnt * sizeof *pv);
-    int failed = !dv || !iv || !pv || pair_thresholds(b, dv) != 0 || set_distinct(b, dv, iv, pv) != 0;
-    free(dv);
-    free(iv);
-    free(pv);
+    const fast_combo_ref *R = b->w->refs;
+    size_t np = b->n_pairs, cnt = b->q1 - b->q0;
+    size_t *start = calloc(np + 1, sizeof *start);
+    size_t *order = malloc((cnt ? cnt : 1) * sizeof *order);
+    if (!start || !order) {
+        free(start);
+        free(order);
+        return -1;
+    }
+    for (size_t q = b->q0; q < b->q1; q++)
+        start[R[q].pair + 1]++;
+    for (size_t i = 0; i < np; i++)
+        start[i + 1] += start[i];
+    for (size_t q = b->q0; q < b->q1; q++)
+        order[start[R[q].pair]++] = q;
+    for (size_t i = np; i > 0; i--)
+        start[i] = start[i - 1];
+    start[0] = 0;
+    size_t n_tasks = 2 * np + 3 * b->n_sets;
+    int failed = 0;
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(plan_threads(b->w, cnt)) reduction(|:failed)
+    for (size_t k = 0; k < n_tasks; k++) {
+        if (failed)
+            continue;
+        if (k < 2 * np)
+            failed = pair_thresholds(b, k / 2, (int)(k % 2), start, order) != 0;
+        else
+            failed = set_distinct(R, &b->sets[(k - 2 * np) / 3], (int)((k - 2 * np) % 3)) != 0;
+    }
+    free(start);
+    free(order);
     return failed ? -1 : 0;
 }
 
@@ -793,11 +938,11 @@ static void zpieces_free(zpieces *zp)
 /* Step 3: per z window of the batch, the bars its vol_z thresholds let
  * through (exact vol_z); then each pair's candidates (exact tr_z): the
  * bars where some combo of the pair could signal. One parallel region:
- * the rolling pre-filters per z window and per pair, the exact z-scores in
- * pieces across all lists. */
+ * the rolling pre-filters in pieces of the series (rpieces), the exact
+ * z-scores in pieces of the lists (zpieces). */
 static int find_candidates(zbuild *b)
 {
-    size_t nz = b->nz, z0 = b->z0, n_pairs = b->n_pairs, cols = b->w->n ? b->w->n : 1;
+    size_t nz = b->nz, z0 = b->z0, n_pairs = b->n_pairs, n = b->w->n, cols = n ? n : 1;
     const fast_sweep *w = b->w;
     zlist *zls = b->zls;
     fast_zpair *pairs = b->pairs;
@@ -808,10 +953,31 @@ static int find_candidates(zbuild *b)
     }
     size_t nl = nz > n_pairs ? nz : n_pairs;
     size_t *len = malloc((nl ? nl : 1) * sizeof *len);
-    if (!len)
-        return -1;
+    int32_t *win = malloc((nl ? nl : 1) * sizeof *win);
+    uint8_t **keep = calloc(n_pairs ? n_pairs : 1, sizeof *keep);
+    bool *roll = calloc(n_pairs ? n_pairs : 1, sizeof *roll);
+    rpieces rp = { 0 };
     zpieces zp = { 0 };
-    int failed = 0;
+    int32_t **sel = NULL;
+    size_t *cnt = NULL;
+    int failed = !len || !win || !keep || !roll;
+    if (!failed) {
+        for (size_t z = 0; z < nz; z++) {
+            len[z] = zls[z].vmin < INFINITY ? n : 0;
+            win[z] = w->zs[z0 + z];
+        }
+        failed = rpieces_make(&rp, len, win, nz) != 0;
+    }
+    if (!failed) {
+        sel = calloc(rp.n ? rp.n : 1, sizeof *sel);
+        cnt = calloc(rp.n ? rp.n : 1, sizeof *cnt);
+        failed = !sel || !cnt;
+    }
+    if (failed) {
+        free(len), free(win), free(keep), free(roll), free(sel), free(cnt);
+        rpieces_free(&rp);
+        return -1;
+    }
     #pragma omp parallel num_threads(w->threads)
     {
         double *scratch = malloc(cols * sizeof(double));
@@ -820,13 +986,19 @@ static int find_candidates(zbuild *b)
             failed = 1;
         }
         #pragma omp for schedule(dynamic, 1)
-        for (size_t z = 0; z < nz; z++)
-            if (scratch && zls[z].vmin < INFINITY && z_prefilter(w, w->zs[z0 + z], &zls[z], scratch) != 0) {
+        for (size_t k = 0; k < rp.n; k++) {
+            uint32_t z = rp.list[k];
+            if (scratch && z_piece(w, &zls[z], win[z], rp.t0[k], rp.t1[k], scratch, &sel[k], &cnt[k]) != 0) {
                 #pragma omp atomic write
                 failed = 1;
             }
+        }
         #pragma omp single
         {
+            if (!failed && z_gather(zls, nz, &rp, sel, cnt) != 0)
+                failed = 1;
+            for (size_t k = 0; k < rp.n; k++)
+                free(sel[k]);
             for (size_t z = 0; z < nz; z++)
                 len[z] = failed ? 0 : zls[z].n;
             if (zpieces_make(&zp, len, nz) != 0)
@@ -848,10 +1020,33 @@ static int find_candidates(zbuild *b)
                 z_keep(&zls[z]);
         #pragma omp for schedule(dynamic, 1)
         for (size_t i = 0; i < n_pairs; i++)
-            if (scratch && ok && pair_prefilter(w, &pairs[i], &zls[(size_t)pairs[i].z - z0], scratch) != 0) {
+            if (ok && pair_select(w, &pairs[i], &zls[(size_t)pairs[i].z - z0], &keep[i], &roll[i]) != 0) {
                 #pragma omp atomic write
                 failed = 1;
             }
+        #pragma omp single
+        {
+            rpieces_free(&rp);
+            for (size_t i = 0; i < n_pairs; i++) {
+                len[i] = failed || !pairs[i].n ? 0 : (size_t)pairs[i].bar[pairs[i].n - 1] + 1;
+                win[i] = w->zs[pairs[i].z];
+            }
+            if (rpieces_make(&rp, len, win, n_pairs) != 0)
+                failed = 1;
+        }
+        #pragma omp for schedule(dynamic, 1)
+        for (size_t k = 0; k < rp.n; k++) {
+            uint32_t i = rp.list[k];
+            if (scratch)
+                pair_piece(w, &pairs[i], roll[i], rp.t0[k], rp.t1[k], keep[i], scratch);
+        }
+        #pragma omp atomic read
+        ok = failed;
+        ok = !ok;
+        #pragma omp for schedule(static)
+        for (size_t i = 0; i < n_pairs; i++)
+            if (ok)
+                pair_compact(&pairs[i], keep[i]);
         #pragma omp single
         {
             zpieces_free(&zp);
@@ -877,8 +1072,11 @@ static int find_candidates(zbuild *b)
             }
         free(scratch);
     }
+    for (size_t i = 0; i < n_pairs; i++)
+        free(keep[i]);
+    rpieces_free(&rp);
     zpieces_free(&zp);
-    free(len);
+    free(len), free(win), free(keep), free(roll), free(sel), free(cnt);
     return failed ? -1 : 0;
 }
 
@@ -967,6 +1165,7 @@ static void combo_slots(zbuild *b)
     fast_combo_ref *R = b->w->refs;
     for (size_t si = 0; si < b->n_sets; si++) {
         const fast_aset *s = &b->sets[si];
+        #pragma omp parallel for schedule(static) num_threads(plan_threads(b->w, s->q1 - s->q0))
         for (size_t q = s->q0; q < s->q1; q++) {
             const fast_zpair *p = &b->pairs[R[q].pair];
             R[q].vslot = find_d(p->vthr, p->n_vthr, R[q].vz);
@@ -997,22 +1196,33 @@ static int split_tasks(zbuild *b, size_t **task_start_out, size_t *n_tasks_out)
     size_t task_size = (q1 - q0) / ((size_t)b->w->threads * 8);
     if (task_size < 32)
         task_size = 32;
+    /* Where the exit key changes, found on every thread; the cut itself
+     * (a byte scan) stays serial. */
+    uint8_t *edge = malloc(q1 - q0 ? q1 - q0 : 1);
+    if (!edge)
+        return -1;
+    #pragma omp parallel for schedule(static) num_threads(plan_threads(b->w, q1 - q0))
+    for (size_t q = q0; q < q1; q++)
+        edge[q - q0] = q == q0 || exit_cmp(&R[q], &R[q - 1]) != 0;
     size_t n_tasks = 0;
     for (size_t q = q0, run = 0; q < q1; q++, run++)
-        if (q == q0 || exit_cmp(&R[q], &R[q - 1]) || run >= task_size) {
+        if (edge[q - q0] || run >= task_size) {
             n_tasks++;
             run = 0;
         }
     size_t *task_start = malloc((n_tasks + 1) * sizeof *task_start);
-    if (!task_start)
+    if (!task_start) {
+        free(edge);
         return -1;
+    }
     n_tasks = 0;
     for (size_t q = q0, run = 0; q < q1; q++, run++)
-        if (q == q0 || exit_cmp(&R[q], &R[q - 1]) || run >= task_size) {
+        if (edge[q - q0] || run >= task_size) {
             task_start[n_tasks++] = q;
             run = 0;
         }
     task_start[n_tasks] = q1;
+    free(edge);
     *task_start_out = task_start;
     *n_tasks_out = n_tasks;
     return 0;
@@ -1156,6 +1366,50 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
     return SEBT_OK;
 }
 
+/* sebt_batch_check's verdict and message, with the combos and the series
+ * checked in pieces on every thread, in one loop: serial, the check of a
+ * streamed sweep's window (and of a whole sweep's million combos) left the
+ * other threads waiting, and as the first loop of a call, taken
+ * dynamically, it also covers the time the other threads take to wake.
+ * Each piece goes through sebt_params_validate or sebt_series_check
+ * itself, so the verdict is theirs; a series piece starts a bar early, so
+ * every timestamp is still compared with the one before (a per-bar column
+ * added to sebt_series must be offset here too). A failure is then named
+ * by sebt_batch_check (the first bad combo before the series, in its
+ * order), which stops there. */
+#define CHECK_PIECE 8192
+static sebt_status check_combos(const sebt_series *s, const sebt_params *combos, size_t n, const sebt_result *results,
+                                int threads, sebt_error *err)
+{
+    size_t bad = SIZE_MAX, n_cp = (n + CHECK_PIECE - 1) / CHECK_PIECE, n_sp = (s->n + CHECK_PIECE - 1) / CHECK_PIECE;
+    int series_bad = 0;
+    #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) reduction(min:bad) reduction(|:series_bad)
+    for (size_t k = 0; k < n_cp + n_sp; k++) {
+        sebt_error e;
+        if (k < n_cp) {
+            size_t end = (k + 1) * CHECK_PIECE < n ? (k + 1) * CHECK_PIECE : n;
+            for (size_t i = k * CHECK_PIECE; i < end && i < bad; i++)
+                if (sebt_params_validate(&combos[i], &e) != SEBT_OK)
+                    bad = i;
+            continue;
+        }
+        size_t from = (k - n_cp) * CHECK_PIECE, to = from + CHECK_PIECE < s->n ? from + CHECK_PIECE : s->n;
+        from = from ? from - 1 : 0;
+        sebt_series piece = *s;
+        piece.n = to - from;
+        piece.ts += from;
+        piece.open += from;
+        piece.high += from;
+        piece.low += from;
+        piece.close += from;
+        piece.volume += from;
+        series_bad |= sebt_series_check(&piece, &e) != SEBT_OK;
+    }
+    if (bad < n)
+        return sebt_batch_check("fast_cpu", s, combos, bad + 1, results, err);
+    return series_bad ? sebt_batch_check("fast_cpu", s, combos, 0, results, err) : SEBT_OK;
+}
+
 sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
                            size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
                            sebt_error *err)
@@ -1163,14 +1417,8 @@ sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const
     (void)self;
     if (opts && opts->stats)
         memset(opts->stats, 0, sizeof *opts->stats);
-    sebt_status st = sebt_batch_check("fast_cpu", s, combos, n_combos, results, err);
-    if (st != SEBT_OK)
-        return st;
-    if (s->n >= (size_t)INT32_MAX)
-        return sebt_fail(err, SEBT_ERR_INPUT, "fast_cpu: %zu bars is more than it handles (%d)", s->n,
-                         INT32_MAX - 1);
-    if (n_combos == 0)
-        return SEBT_OK;
+    if (!s || (n_combos && (!combos || !results)))
+        return sebt_batch_check("fast_cpu", s, combos, n_combos, results, err);
 
     int threads = opts && opts->threads > 0 ? opts->threads : 0;
 #ifdef _OPENMP
@@ -1186,6 +1434,15 @@ sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const
      * costs. Results do not depend on this choice. */
     if ((double)s->n * (double)n_combos < 1e6)
         threads = 1;
+
+    sebt_status st = check_combos(s, combos, n_combos, results, threads, err);
+    if (st != SEBT_OK)
+        return st;
+    if (s->n >= (size_t)INT32_MAX)
+        return sebt_fail(err, SEBT_ERR_INPUT, "fast_cpu: %zu bars is more than it handles (%d)", s->n,
+                         INT32_MAX - 1);
+    if (n_combos == 0)
+        return SEBT_OK;
 
     fast_sweep w;
     st = fast_sweep_begin(s, combos, n_combos, opts, threads, results, &w, err);
@@ -1264,7 +1521,7 @@ static size_t z_windows_per_batch(const fast_sweep *w, size_t budget)
 {
     size_t n = w->n, cols = n ? n : 1;
     size_t fixed = n * (24 + 2 + 17 * w->n_atrs + 17 * (size_t)w->threads);
-    size_t per_z = 12 * cols;   /* worst case of a z window's list: every bar */
+    size_t per_z = 16 * cols;   /* worst case of a z window's list (every bar) and its pieces' bars */
     size_t zper = budget > fixed ? (budget - fixed) / per_z : 1;
     return zper < 1 ? 1 : zper;
 }
@@ -1292,11 +1549,38 @@ static void combo_ref(const fast_sweep *w, const sebt_params *p, size_t i, fast_
 }
 
 /* One digit of the sort key: a combo field's distinct values (its rank is
- * the position there). */
+ * the position there), gathered as uniq_d gathers them (binary insertion,
+ * -0 and 0 one value); over marks more than UNIQ_FEW values or a NaN, where
+ * the key is not used. */
 typedef struct {
     double vals[UNIQ_FEW];
     size_t n;
+    bool over;
 } rank_axis;
+
+static void axis_add(rank_axis *ax, double x)
+{
+    if (ax->over)
+        return;
+    if (isnan(x)) {
+        ax->over = true;
+        return;
+    }
+    size_t a = 0, b = ax->n;
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (ax->vals[m] < x) a = m + 1; else b = m;
+    }
+    if (a < ax->n && ax->vals[a] == x)
+        return;
+    if (ax->n == UNIQ_FEW) {
+        ax->over = true;
+        return;
+    }
+    memmove(ax->vals + a + 1, ax->vals + a, (ax->n - a) * sizeof *ax->vals);
+    ax->vals[a] = x;
+    ax->n++;
+}
 
 /* The ranked fields of ref_cmp, integers as doubles (exact). */
 static double ref_field(const fast_combo_ref *r, int k)
@@ -1318,37 +1602,59 @@ static double ref_field(const fast_combo_ref *r, int k)
  * each replaced by its rank among the field's distinct values (equal values,
  * -0 and 0 included, have one rank, as cmp_d has them equal), make one
  * integer key; a stable LSD radix sort of (key, index) from index order then
- * gives ref_cmp's order with its final tie-break, the input index; 24 bytes
- * a combo of scratch (a qsort of the records took 112). The
- * comparison sort of ~100-byte records stays where the key would not fit
- * 64 bits or a field has many distinct values (a combos file of random
- * thresholds). Returns -1 when out of memory. */
+ * gives ref_cmp's order with its final tie-break, the input index. The
+ * records are then made in that order straight from the combos (a record is
+ * a function of its combo and index), so none is moved. Every pass over the
+ * combos runs on the whole team: this runs once per run_batch call, and on
+ * a streamed sweep once per window, before any combo can start; serial, it
+ * was the largest piece of the second thread's idle time. The stable sort
+ * has one outcome, so neither the thread count nor the pieces change the
+ * order. The comparison sort of ~100-byte records stays where the key would
+ * not fit 64 bits or a field has many distinct values (a combos file of
+ * random thresholds). Returns -1 when out of memory. */
 static int sort_refs(fast_sweep *w)
 {
     size_t n = w->total;
     fast_combo_ref *R = w->refs;
-    enum { N_AX = 9 };
-    if (n < 2)
-        return 0;
+    const sebt_params *C = w->combos;
+    enum { N_AX = 9, RB = 11, NB = 1 << RB };
+    int nt = plan_threads(w, n);
     rank_axis ax[N_AX];
     memset(ax, 0, sizeof ax);
-    uint64_t *key = NULL, *tmp = NULL;
-    uint32_t *idx = NULL, *itmp = NULL;
-    int rc = -1;
     bool fallback = n > UINT32_MAX;
-    double *sc = fallback ? NULL : malloc(n * sizeof *sc);
-    if (!fallback && !sc)
+    rank_axis *tax = fallback ? NULL : calloc((size_t)nt * N_AX, sizeof *tax);
+    if (!fallback && !tax)
         return -1;
-    for (int k = 0; k < N_AX && !fallback; k++) {
-        for (size_t i = 0; i < n; i++)
-            sc[i] = ref_field(&R[i], k);
-        ax[k].n = uniq_d(sc, n);
-        if (ax[k].n > UNIQ_FEW)
-            fallback = true;
-        else
-            memcpy(ax[k].vals, sc, ax[k].n * sizeof *sc);
+    if (!fallback) {
+        #pragma omp parallel num_threads(nt)
+        {
+            rank_axis *mine = tax + (size_t)thread_id() * N_AX;
+            double last[N_AX];
+            bool first = true;
+            #pragma omp for schedule(static)
+            for (size_t i = 0; i < n; i++) {
+                fast_combo_ref r;
+                combo_ref(w, &C[i], i, &r);
+                for (int k = 0; k < N_AX; k++) {
+                    double f = ref_field(&r, k);
+                    if (first || !(f == last[k]))   /* runs of one value are usual */
+                        axis_add(&mine[k], last[k] = f);
+                }
+                first = false;
+            }
+        }
+        for (int t = 0; t < nt; t++)
+            for (int k = 0; k < N_AX; k++) {
+                const rank_axis *m = &tax[(size_t)t * N_AX + k];
+                if (m->over)
+                    ax[k].over = true;
+                for (size_t j = 0; j < m->n; j++)
+                    axis_add(&ax[k], m->vals[j]);
+            }
+        for (int k = 0; k < N_AX; k++)
+            fallback = fallback || ax[k].over;
     }
-    free(sc);
+    free(tax);
     size_t n_batch = w->zper ? (w->n_zs + w->zper - 1) / w->zper : 1;
     size_t radix[] = { n_batch, w->n_atrs, 2, ax[0].n, 2, ax[1].n, 2, ax[2].n, ax[3].n, w->n_zs,
                        ax[4].n, ax[5].n, ax[6].n, ax[7].n, ax[8].n };
@@ -1362,75 +1668,80 @@ static int sort_refs(fast_sweep *w)
             span *= r;
     }
     if (fallback) {
-        qsort(R, n, sizeof *R, ref_cmp);
-        rc = 0;
-        goto out;
-    }
-    key = malloc(n * sizeof *key);
-    tmp = malloc(n * sizeof *tmp);
-    idx = malloc(n * sizeof *idx);
-    itmp = malloc(n * sizeof *itmp);
-    if (!key || !tmp || !idx || !itmp)
-        goto out;
-    double last[N_AX];
-    uint64_t last_rank[N_AX];
-    for (size_t i = 0; i < n; i++) {
-        const fast_combo_ref *r = &R[i];
-        uint64_t dig[N_DIG] = { (uint64_t)r->batch, (uint64_t)r->a, r->use_stop, 0, r->use_tp, 0, r->use_time, 0, 0,
-                                (uint64_t)r->z, 0, 0, 0, 0, 0 };
-        static const int pos[N_AX] = { 3, 5, 7, 8, 10, 11, 12, 13, 14 };
-        for (int k = 0; k < N_AX; k++) {
-            double f = ref_field(r, k);
-            if (i == 0 || !(f == last[k]))   /* runs of one value are usual */
-                last_rank[k] = (uint64_t)find_d(ax[k].vals, ax[k].n, last[k] = f);
-            dig[pos[k]] = last_rank[k];
-        }
-        uint64_t kk = 0;
-        for (size_t d = 0; d < N_DIG; d++)
-            kk = kk * (radix[d] ? radix[d] : 1) + dig[d];
-        key[i] = kk;
-        idx[i] = (uint32_t)i;
+        #pragma omp parallel for schedule(static) num_threads(nt)
+        for (size_t i = 0; i < n; i++)
+            combo_ref(w, &C[i], i, &R[i]);
+        if (n > 1)
+            qsort(R, n, sizeof *R, ref_cmp);
+        return 0;
     }
     int bits = 0;
     while (bits < 64 && (span - 1) >> bits)
         bits++;
-    enum { RB = 11 };
-    size_t cnt[1 << RB];
-    for (int shift = 0; shift < bits; shift += RB) {
-        memset(cnt, 0, sizeof cnt);
-        for (size_t i = 0; i < n; i++)
-            cnt[(key[i] >> shift) & ((1 << RB) - 1)]++;
-        size_t sum = 0;
-        for (size_t b = 0; b < (1 << RB); b++) {
-            size_t c = cnt[b];
-            cnt[b] = sum;
-            sum += c;
-        }
-        for (size_t i = 0; i < n; i++) {
-            size_t d = cnt[(key[i] >> shift) & ((1 << RB) - 1)]++;
-            tmp[d] = key[i];
-            itmp[d] = idx[i];
-        }
-        uint64_t *t = key; key = tmp; tmp = t;
-        uint32_t *u = idx; idx = itmp; itmp = u;
-    }
-    /* R[i] = old R[idx[i]], in place, cycle by cycle (no second copy of
-     * the records: a whole sweep's can be a GB); idx[j] = j marks done. */
-    for (size_t i = 0; i < n; i++) {
-        if (idx[i] == i)
-            continue;
-        fast_combo_ref hold = R[i];
-        size_t j = i;
-        for (;;) {
-            size_t k = idx[j];
-            idx[j] = (uint32_t)j;
-            if (k == i) {
-                R[j] = hold;
-                break;
+    int rc = -1;
+    uint64_t *key = malloc((n ? n : 1) * sizeof *key), *tmp = malloc((n ? n : 1) * sizeof *tmp);
+    uint32_t *idx = malloc((n ? n : 1) * sizeof *idx), *itmp = malloc((n ? n : 1) * sizeof *itmp);
+    size_t *cnt = malloc((size_t)nt * NB * sizeof *cnt);   /* per thread, per bucket */
+    if (!key || !tmp || !idx || !itmp || !cnt)
+        goto out;
+    #pragma omp parallel num_threads(nt)
+    {
+        int me = thread_id(), nth = team_size();
+        size_t lo = n * (size_t)me / (size_t)nth, hi = n * (size_t)(me + 1) / (size_t)nth;
+        static const int pos[N_AX] = { 3, 5, 7, 8, 10, 11, 12, 13, 14 };
+        double last[N_AX];
+        uint64_t last_rank[N_AX];
+        for (size_t i = lo; i < hi; i++) {
+            fast_combo_ref r;
+            combo_ref(w, &C[i], i, &r);
+            uint64_t dig[N_DIG] = { (uint64_t)r.batch, (uint64_t)r.a, r.use_stop, 0, r.use_tp, 0, r.use_time, 0, 0,
+                                    (uint64_t)r.z, 0, 0, 0, 0, 0 };
+            for (int k = 0; k < N_AX; k++) {
+                double f = ref_field(&r, k);
+                if (i == lo || !(f == last[k]))
+                    last_rank[k] = (uint64_t)find_d(ax[k].vals, ax[k].n, last[k] = f);
+                dig[pos[k]] = last_rank[k];
             }
-            R[j] = R[k];
-            j = k;
+            uint64_t kk = 0;
+            for (size_t d = 0; d < N_DIG; d++)
+                kk = kk * (radix[d] ? radix[d] : 1) + dig[d];
+            key[i] = kk;
+            idx[i] = (uint32_t)i;
         }
+        /* Stable LSD passes: each thread counts its own slice, the slices
+         * take their places bucket by bucket in slice order, each thread
+         * moves its own. */
+        size_t *my = cnt + (size_t)me * NB;
+        for (int shift = 0; shift < bits; shift += RB) {
+            memset(my, 0, NB * sizeof *my);
+            for (size_t i = lo; i < hi; i++)
+                my[(key[i] >> shift) & (NB - 1)]++;
+            #pragma omp barrier
+            #pragma omp single
+            {
+                size_t sum = 0;
+                for (size_t b = 0; b < NB; b++)
+                    for (int t = 0; t < nth; t++) {
+                        size_t c = cnt[(size_t)t * NB + b];
+                        cnt[(size_t)t * NB + b] = sum;
+                        sum += c;
+                    }
+            }
+            for (size_t i = lo; i < hi; i++) {
+                size_t d = my[(key[i] >> shift) & (NB - 1)]++;
+                tmp[d] = key[i];
+                itmp[d] = idx[i];
+            }
+            #pragma omp barrier
+            #pragma omp single
+            {
+                uint64_t *t = key; key = tmp; tmp = t;
+                uint32_t *u = idx; idx = itmp; itmp = u;
+            }
+        }
+        #pragma omp for schedule(static)
+        for (size_t i = 0; i < n; i++)
+            combo_ref(w, &C[idx[i]], idx[i], &R[i]);
     }
     rc = 0;
 out:
@@ -1438,7 +1749,59 @@ out:
     free(tmp);
     free(idx);
     free(itmp);
+    free(cnt);
     return rc;
+}
+
+/* The sweep's distinct atr and z windows into w->atrs and w->zs: gathered
+ * on every thread (a grid has few, in runs), like the sort key's fields;
+ * every combo's value sorted only where some thread meets many. */
+static void distinct_windows(fast_sweep *w)
+{
+    size_t n = w->total;
+    int nt = plan_threads(w, n);
+    rank_axis *tax = calloc((size_t)nt * 2, sizeof *tax);
+    bool many = !tax;
+    if (tax) {
+        #pragma omp parallel num_threads(nt)
+        {
+            rank_axis *mine = tax + (size_t)thread_id() * 2;
+            int32_t la = 0, lz = 0;
+            bool first = true;
+            #pragma omp for schedule(static)
+            for (size_t i = 0; i < n; i++) {
+                const sebt_params *p = &w->combos[i];
+                if (first || p->atr_window != la)
+                    axis_add(&mine[0], la = p->atr_window);
+                if (first || p->z_window != lz)
+                    axis_add(&mine[1], lz = p->z_window);
+                first = false;
+            }
+        }
+        for (int t = 0; t < nt && !many; t++)
+            for (int k = 0; k < 2; k++) {
+                many = many || tax[2 * t + k].over;
+                for (size_t j = 0; j < tax[2 * t + k].n; j++)
+                    axis_add(&tax[k], tax[2 * t + k].vals[j]);
+            }
+        many = many || tax[0].over || tax[1].over;
+    }
+    if (!many) {
+        for (size_t j = 0; j < tax[0].n; j++)
+            w->atrs[j] = (int32_t)tax[0].vals[j];
+        for (size_t j = 0; j < tax[1].n; j++)
+            w->zs[j] = (int32_t)tax[1].vals[j];
+        w->n_atrs = tax[0].n;
+        w->n_zs = tax[1].n;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            w->atrs[i] = w->combos[i].atr_window;
+            w->zs[i] = w->combos[i].z_window;
+        }
+        w->n_atrs = uniq_i32(w->atrs, n);
+        w->n_zs = uniq_i32(w->zs, n);
+    }
+    free(tax);
 }
 
 /* Everything a sweep computes once, before its batches: series-wide
@@ -1476,13 +1839,7 @@ sebt_status fast_sweep_begin(const sebt_series *s, const sebt_params *combos, si
     if (!w.tr || !w.cloc || !w.refs || !w.atrs || !w.zs)
         goto nomem;
 
-    /* Distinct windows. */
-    for (size_t i = 0; i < n_combos; i++) {
-        w.atrs[i] = combos[i].atr_window;
-        w.zs[i] = combos[i].z_window;
-    }
-    w.n_atrs = uniq_i32(w.atrs, n_combos);
-    w.n_zs = uniq_i32(w.zs, n_combos);
+    distinct_windows(&w);
 
     /* Three independent whole-series passes side by side, then ATR and the
      * valid bars per atr_window; then each combo sorted into its batch and
@@ -1508,8 +1865,6 @@ sebt_status fast_sweep_begin(const sebt_series *s, const sebt_params *combos, si
         goto nomem;
     size_t budget = opts && opts->memory_budget ? opts->memory_budget : fast_memory_budget();
     w.zper = z_windows_per_batch(&w, budget);
-    for (size_t i = 0; i < n_combos; i++)
-        combo_ref(&w, &combos[i], i, &w.refs[i]);
     if (sort_refs(&w) != 0)
         goto nomem;
     *w_out = w;
