@@ -439,13 +439,19 @@ static int compute(const char *cmd, sweep_run *r)
         rc = cli_report_error(cmd, &err);
         goto out;
     }
+    /* One chunk of every combo in input order (a whole sweep without a
+     * checkpoint) is backtested where the combos lie: copying a million of
+     * them was serial time inside the compute, with every other thread idle. */
+    bool in_place = n_chunks == 1 && n_rem == r->n_combos;
+    for (size_t k = 0; k < n_rem && in_place; k++)
+        in_place = gidx[k] == k;
     /* Bucket the remaining combos by chunk, each bucket in input order. */
     size_t *start = calloc(n_chunks + 1, sizeof *start);
     size_t *order = malloc(n_rem * sizeof *order);
-    cc = malloc(n_rem * sizeof *cc);
+    cc = in_place ? NULL : malloc(n_rem * sizeof *cc);
     cr = calloc(n_rem, sizeof *cr);
     sebt_sweep_record *crec = malloc(n_rem * sizeof *crec);
-    if (!start || !order || !cc || !cr || !crec) {
+    if (!start || !order || (!in_place && !cc) || !cr || !crec) {
         free(start);
         free(order);
         free(crec);
@@ -487,25 +493,27 @@ static int compute(const char *cmd, sweep_run *r)
         size_t m = start[c + 1] - start[c];
         if (m == 0)
             continue;
-        for (size_t j = 0; j < m; j++)
+        const sebt_params *src = in_place ? r->combos : cc;
+        for (size_t j = 0; j < m && !in_place; j++)
             cc[j] = r->combos[gidx[order[start[c] + j]]];
-        memset(cr, 0, m * sizeof *cr);
+        if (c > 0)   /* the first has calloc's zeros: clearing 10^6 results (130 MB) again was serial time */
+            memset(cr, 0, m * sizeof *cr);
         chunk_progress cp = { .bar = &prog, .base = done, .total = r->n_local };
         sebt_batch_opts opts = { .threads = (int)a->threads, .want_trades = want_trades,
                                  .progress = chunk_progress_update, .progress_user = &cp };
         sebt_error_clear(&err);
-        if (sebt_backend_status(r->b, r->b->run_batch(r->b, &r->s, cc, m, &opts, cr, &err), &err) != SEBT_OK) {
+        if (sebt_backend_status(r->b, r->b->run_batch(r->b, &r->s, src, m, &opts, cr, &err), &err) != SEBT_OK) {
             rc = cli_report_error(cmd, &err);
             sebt_results_free(cr, m);
             break;
         }
         for (size_t j = 0; j < m && rc == CLI_EXIT_OK; j++) {
             size_t k = rem[order[start[c] + j]];
-            if (sebt_result_check(r->b, &r->s, &cc[j], r->local[k], &cr[j], &err) != SEBT_OK) {
+            if (sebt_result_check(r->b, &r->s, &src[j], r->local[k], &cr[j], &err) != SEBT_OK) {
                 rc = cli_report_error(cmd, &err);
                 break;
             }
-            rc = cli_check_result(cmd, r->local[k], &cc[j], &cr[j]);
+            rc = cli_check_result(cmd, r->local[k], &src[j], &cr[j]);
             if (rc != CLI_EXIT_OK)
                 break;
             fill_record(&crec[j], r->local[k], &cr[j]);
