@@ -225,6 +225,17 @@ for c in sizes:
             max(r["peak_rss_kb"] for r in two) / 1024, "-" if oe is None else "%.0f%%" % (100 * oe))
     out.append(row)
 
+cached = sel("sebt-cached", combos=10240, format="csv", threads=2)
+if cached:
+    out.append("\nThe same 10,240-combo workload with the series read from the cache (engine sebt-cached; "
+               "docs/big-sweeps.md, \"The series cache\"): end to end %.3f s, compute %.3f s, end to end / "
+               "compute %.2f (median of the runs' own ratios %.2f); the file parsed: %.3f s, %.3f s, %.2f "
+               "(median of ratios %.2f)." % (
+        m(cached, "end_to_end_s"), m(cached, "compute_s"), m(cached, "end_to_end_s") / m(cached, "compute_s"),
+        med([r["end_to_end_s"] / r["compute_s"] for r in cached]),
+        m(s10 := sel(None, combos=10240, format="csv", threads=2), "end_to_end_s"), m(s10, "compute_s"),
+        m(s10, "end_to_end_s") / m(s10, "compute_s"), med([r["end_to_end_s"] / r["compute_s"] for r in s10])))
+
 nb = sel("numba")
 s = sel(None, combos=10240, format="csv", threads=2)
 if nb and s:
