@@ -793,7 +793,12 @@ static sebt_status keep_divergence(const sebt_backend *cand, const sebt_fuzz_opt
     c->combos = NULL;
     c->series = (sebt_series){ 0 };
     rep->divergence = *div;
-    return sebt_fuzz_finish(cand, opts, rep, err);
+    sebt_status st = sebt_fuzz_finish(cand, opts, rep, err);
+    /* A failed run hands back nothing to free (its callers free a report
+     * only after SEBT_OK), so the case moved in above is freed here. */
+    if (st)
+        sebt_fuzz_report_free(rep);
+    return st;
 }
 
 sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opts, sebt_fuzz_report *rep,

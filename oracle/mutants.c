@@ -488,6 +488,10 @@ static sebt_status mutant_run_batch(const sebt_backend *self, const sebt_series 
         }
     }
     sebt_features_free(&f);
+    /* The caller frees only its array when the call fails (oracle's
+     * run_check): the earlier combos' trades are ours to free. */
+    if (st)
+        sebt_results_free(results, n_combos);
     if (opts && opts->stats)
         *opts->stats = (sebt_batch_stats){ .threads_used = 1, .batches = batches, .chunks = 0,
                                            .blocks = (s->n + MUTANT_ATR_BLOCK - 1) / MUTANT_ATR_BLOCK };

@@ -60,7 +60,9 @@ struct sebt_backend {
     /* Backtest n_combos combos over s. results[i] belongs to combos[i], in
      * input order whatever the thread count. results must point to n_combos
      * zeroed sebt_result. Every combo is validated before any is run: one
-     * bad combo fails the whole call, naming its index and parameter. */
+     * bad combo fails the whole call, naming its index and parameter. A
+     * call that fails leaves every result zeroed: callers then free only
+     * their array, so trades left attached would leak. */
     sebt_status (*run_batch)(const sebt_backend *self, const sebt_series *s,
                              const sebt_params *combos, size_t n_combos,
                              const sebt_batch_opts *opts, sebt_result *results,

@@ -336,7 +336,8 @@ typedef struct {
 
 /* Runs cases until a divergence, the case count or the time limit. Returns
  * SEBT_OK whatever it found (see report); an error only when it could not
- * run (no device, out of memory, a fixture not written). */
+ * run (no device, out of memory, a fixture not written), and then the
+ * report holds nothing to free. */
 sebt_status sebt_fuzz_run(const sebt_backend *candidate, const sebt_fuzz_opts *opts,
                           sebt_fuzz_report *report, sebt_error *err);
 /* What sebt_fuzz_run does with the divergence it found, for a report that
