@@ -4,8 +4,9 @@
  *   replay        every fixture of fixtures/regressions
  *   parity        every bundled real series, plain and gap-filled, with the
  *                 parity combos; counts the candidate's trades
- *   fuzz          generated cases for --time seconds, in rounds of
- *                 FUZZ_ROUND cases with their own seeds and thread counts
+ *   fuzz          generated cases for --time seconds (or --cases of them),
+ *                 in rounds of FUZZ_ROUND cases with their own seeds and
+ *                 thread counts
  *   anti-vacuity  the same harness catches every mutant in this run, and
  *                 the candidate produced trades on real data
  *   speed         a fixed sweep against fast_cpu (reported; gated only
@@ -42,6 +43,12 @@
 
 #define FUZZ_ROUND 1500        /* cases per fuzz round: long enough to reach big cases */
 #define MUTANT_CASES 2000      /* a mutant not caught within this many is a harness failure */
+/* With --cases, a big case after every FUZZ_BIG_EVERY small ones instead of
+ * by time (the first comes after 2.3 s of small cases: about 500 under ASan,
+ * 2,000 in a plain build on the 2-core machine). 500: past the last small
+ * case that catches a mutant on seed 1 (stamp_wrap's, 451), so each mutant
+ * is caught by the same case as by time. */
+#define FUZZ_BIG_EVERY 500
 #define SPEED_REPEATS 3
 #define SPEED_SLOW_S 1.0
 #define SPEED_MAX_REPEATS 101
@@ -53,6 +60,7 @@
 typedef struct {
     const char *backend;
     double time_s;
+    uint64_t cases;          /* > 0: fuzz this many cases instead of for time_s */
     double check_timeout_s;  /* a child check running longer is stopped (0: the default) */
     uint64_t seed;
     int threads;
@@ -425,7 +433,7 @@ static void do_fuzz(v_ctx *c, const void *arg, v_outcome *o)
     double start = cli_now();
     for (uint64_t round = 0;; round++) {
         double left = a->time_s - (cli_now() - start);
-        if (left <= 0 && round > 0)
+        if (a->cases ? o->cases >= a->cases : (left <= 0 && round > 0))
             break;
         uint64_t seed = a->seed + round;
         /* Each round its own thread count, so fuzzing reaches the
@@ -442,6 +450,12 @@ static void do_fuzz(v_ctx *c, const void *arg, v_outcome *o)
                               .shrink = true, .save_dir = a->save_dir, .progress = fuzz_progress,
                               .progress_user = &pc, .selector = c->sel, .threads = threads,
                               .base = have_base ? &base : NULL, .base_path = have_base ? base_path : NULL };
+        if (a->cases) {
+            fo.time_s = 0;
+            fo.big_every = FUZZ_BIG_EVERY;
+            if (a->cases - o->cases < fo.iterations)
+                fo.iterations = a->cases - o->cases;
+        }
         /* cuda under the CUDA stand-in: each case its own device memory,
          * so batches split as on a small device (docs/validate.md). */
         if (vary_memory)
@@ -683,7 +697,8 @@ static void do_bad_input(v_ctx *c, const void *arg, v_outcome *o)
 static void do_mutant(v_ctx *c, const void *arg, v_outcome *o)
 {
     const sebt_backend *m = arg;
-    sebt_fuzz_opts fo = { .seed = c->a->seed, .iterations = MUTANT_CASES, .shrink = false };
+    sebt_fuzz_opts fo = { .seed = c->a->seed, .iterations = MUTANT_CASES, .shrink = false,
+                          .big_every = c->a->cases ? FUZZ_BIG_EVERY : 0 };
     sebt_fuzz_report r;
     sebt_error err = { 0 };
     if (sebt_fuzz_run(m, &fo, &r, &err) != SEBT_OK) {
@@ -906,7 +921,7 @@ static const char *base_name(const char *path)
 
 /* ---- options -------------------------------------------------------------------- */
 
-enum { OPT_BACKEND, OPT_TIME, OPT_SEED, OPT_THREADS, OPT_DATA, OPT_MIN_SPEEDUP, OPT_NO_SPEED, OPT_SAVE,
+enum { OPT_BACKEND, OPT_TIME, OPT_CASES, OPT_SEED, OPT_THREADS, OPT_DATA, OPT_MIN_SPEEDUP, OPT_NO_SPEED, OPT_SAVE,
        OPT_REPLAY, OPT_NO_ISOLATE, OPT_ISOLATE, OPT_FORMAT, OPT_JUNIT, OPT_MARKDOWN, OPT_CHECK_TIMEOUT };
 static const cli_opt validate_opts[] = {
     [OPT_BACKEND] = { "--backend", CLI_TEXT, "X", "fast_cpu, cuda, reference, the path of a plugin, or a kernel\n"
@@ -914,6 +929,9 @@ static const cli_opt validate_opts[] = {
                       .complete = cli_backend_words },
     [OPT_TIME] = { "--time", CLI_REAL, "SECONDS", "fuzz budget (default 120)", .flags = CLI_ABOVE_MIN, .rmin = 0,
                    .rmax = 1e6 },
+    [OPT_CASES] = { "--cases", CLI_UINT, "N", "fuzz N cases instead of for a time: the same cases in every run\n"
+                    "(a big case after every 500 small ones; mutants' fuzz too)",
+                    .umin = 1, .umax = CLI_UINT_MAX },
     [OPT_SEED] = { "--seed", CLI_UINT, "S", "first fuzz seed (default 1); round k uses seed S+k",
                    .umax = CLI_UINT_MAX },
     [OPT_THREADS] = CLI_OPT_THREADS("most threads given to the backend (default: OMP_NUM_THREADS or\n"
@@ -941,17 +959,18 @@ static const cli_opt validate_opts[] = {
 const cli_command cli_cmd_validate_spec = {
     .name = "validate",
     .summary = "the release gate for one backend or plugin: replay, parity, fuzz, speed",
-    .usage = "--backend NAME|PATH|exec:CMD [--time SECONDS] [--seed S] [--threads N] [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR] [--isolate | --no-isolate] [--check-timeout SECONDS] [--format text|json] [--junit FILE] [--markdown FILE]\n"
+    .usage = "--backend NAME|PATH|exec:CMD [--time SECONDS | --cases N] [--seed S] [--threads N] [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR] [--isolate | --no-isolate] [--check-timeout SECONDS] [--format text|json] [--junit FILE] [--markdown FILE]\n"
              "--backend NAME|PATH --replay FIXTURE_DIR\n",
     .about = "The release gate for one backend: a built-in one (fast_cpu, cuda) or a plugin\n"
              "(a path: ./libmine.so). In one run it\n"
              "  replays every fixture of fixtures/regressions against the reference,\n"
              "  checks parity on every bundled real series, plain and gap-filled, with the\n"
              "    parity combos (exact: bit for bit; tolerant: within tol, ties adjudicated),\n"
-             "  fuzzes it for --time seconds with sebt fuzz's cases (0 to 140,000 bars, 1 to\n"
-             "    65,600 combos a batch, sweep-shaped grids, spikes then near-ties, holes and\n"
-             "    jumps past 2^16, 10^5 and 2^17 bars, memory budgets that split batches, 1 to\n"
-             "    N threads; for cuda under host execution, small device memory sizes),\n"
+             "  fuzzes it for --time seconds (or --cases N) with sebt fuzz's cases (0 to\n"
+             "    140,000 bars, 1 to 65,600 combos a batch, sweep-shaped grids, spikes then\n"
+             "    near-ties, holes and jumps past 2^16, 10^5 and 2^17 bars, memory budgets\n"
+             "    that split batches, 1 to N threads; for cuda under host execution, small\n"
+             "    device memory sizes),\n"
              "    shrinking a divergence to a small reproducer of the same kind,\n"
              "  checks determinism (the same call twice, reordered, split, alone) and that\n"
              "    invalid combos and series are refused,\n"
@@ -990,8 +1009,12 @@ static int parse_args(int argc, char **argv, validate_args *a)
     if (cli_given(&o, OPT_NO_ISOLATE))
         a->isolate = 0;
     a->backend = cli_str(&o, OPT_BACKEND);
+    if (cli_given(&o, OPT_TIME) && cli_given(&o, OPT_CASES))
+        return cli_usage_error(cmd, "give --time or --cases, not both");
     if (cli_given(&o, OPT_TIME))
         a->time_s = o.v[OPT_TIME].r;
+    if (cli_given(&o, OPT_CASES))
+        a->cases = o.v[OPT_CASES].u;
     if (cli_given(&o, OPT_SEED))
         a->seed = o.v[OPT_SEED].u;
     a->threads = (int)o.v[OPT_THREADS].u;
@@ -1066,7 +1089,10 @@ static void write_json(const v_ctx *c, int code)
     cli_json_string(&j, "contract", c->cand->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
     cli_json_double(&j, "tol", c->cand->contract.tol);
     cli_json_int(&j, "seed", (int64_t)c->a->seed);
-    cli_json_double(&j, "fuzz_seconds", c->a->time_s);
+    /* With --cases the fuzz had no time budget: 0 seconds, and its count. */
+    cli_json_double(&j, "fuzz_seconds", c->a->cases ? 0.0 : c->a->time_s);
+    if (c->a->cases)
+        cli_json_int(&j, "fuzz_cases", (int64_t)c->a->cases);
     cli_json_bool(&j, "pass", code == 0);
     cli_json_int(&j, "exit_code", code);
     cli_json_begin_array(&j, "checks");
@@ -1160,7 +1186,10 @@ static int write_markdown(const v_ctx *c, int code)
     char contract[64];
     cli_contract_text(&c->cand->contract, contract, sizeof contract);
     fprintf(f, "## sebt validate `%s` (%s): %s\n\n", c->cand->name, contract, code == 0 ? "PASS" : "FAIL");
-    fprintf(f, "Backend `%s`, fuzz seed %" PRIu64 " for %g s.\n\n", c->sel, c->a->seed, c->a->time_s);
+    if (c->a->cases)
+        fprintf(f, "Backend `%s`, fuzz seed %" PRIu64 " for %" PRIu64 " cases.\n\n", c->sel, c->a->seed, c->a->cases);
+    else
+        fprintf(f, "Backend `%s`, fuzz seed %" PRIu64 " for %g s.\n\n", c->sel, c->a->seed, c->a->time_s);
     fputs("| stage | check | result | time (s) | notes |\n|---|---|---|---:|---|\n", f);
     for (size_t i = 0; i < c->n_checks; i++) {
         const v_check *k = &c->checks[i];
@@ -1314,7 +1343,8 @@ static void stage_parity_grid(v_ctx *c, const sebt_parity_input *inputs, size_t 
 static void stage_fuzz(v_ctx *c)
 {
     char buf[PATH_MAX + 64];
-    v_check *k = add_check(c, "fuzz", "seed %" PRIu64 ", %g s", c->a->seed, c->a->time_s);
+    v_check *k = c->a->cases ? add_check(c, "fuzz", "seed %" PRIu64 ", %" PRIu64 " cases", c->a->seed, c->a->cases)
+                             : add_check(c, "fuzz", "seed %" PRIu64 ", %g s", c->a->seed, c->a->time_s);
     run_check(c, k, do_fuzz, NULL);
     snprintf(buf, sizeof buf, "sebt fuzz --backend %s --seed %" PRIu64 " --iterations %" PRIu64 " --no-save",
              c->sel, k->out.at_seed, k->out.at_case + 1);

@@ -996,9 +996,10 @@ sebt_status sebt_fuzz_run(const sebt_backend *cand, const sebt_fuzz_opts *opts,
         }
         /* Big cases take about `share` of the time: one runs whenever the
          * time spent on them falls behind. The order of small and big
-         * cases depends on speed; each case is a pure function of (seed,
-         * stream, kind, number). */
-        bool big = share > 0 && small_i > 0 && big_time + big_est <= share * (el + big_est);
+         * cases then depends on speed (unless big_every fixes it); each
+         * case is a pure function of (seed, stream, kind, number). */
+        bool big = share > 0 && small_i > 0 &&
+                   (opts->big_every ? big_i < small_i / opts->big_every : big_time + big_est <= share * (el + big_est));
         sebt_fuzz_case c;
         uint64_t it = big ? big_i : small_i;
         double t0 = oracle_now();

@@ -284,6 +284,12 @@ typedef struct {
      * execution a device memory size per case. May be NULL. */
     void (*before_case)(void *user, const sebt_fuzz_case *c, bool big, uint64_t index);
     void *before_case_user;
+    /* > 0: a big case after every big_every small ones, whatever the time
+     * (big_share < 0 still means none): a campaign bounded by iterations
+     * is then the same cases in the same order in every run, as a replay
+     * of an allocation failure needs. 0: big cases by time, whose order
+     * depends on the machine's speed. */
+    uint64_t big_every;
 } sebt_fuzz_opts;
 
 
