@@ -867,11 +867,21 @@ void cli_share_paths(char *fixtures, size_t fsize, char *combos, size_t csize)
 
 static int cmp_str(const void *x, const void *y) { return strcmp(*(char *const *)x, *(char *const *)y); }
 
+static void free_list(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
 /* The entries of dir (files when want_dirs is false, folders when true)
- * whose names end in one of the suffixes, sorted; malloc'd. */
-static size_t list_dir(const char *dir, bool want_dirs, char ***out)
+ * whose names end in one of the suffixes, sorted; malloc'd. Out of memory
+ * sets *nomem and lists nothing: a partial list would skip entries without
+ * a word. */
+static size_t list_dir(const char *dir, bool want_dirs, char ***out, bool *nomem)
 {
     *out = NULL;
+    *nomem = false;
     DIR *d = opendir(dir);
     if (!d)
         return 0;
@@ -893,24 +903,27 @@ static size_t list_dir(const char *dir, bool want_dirs, char ***out)
         if (n == cap) {
             cap = cap ? 2 * cap : 16;
             char **grown = realloc(v, cap * sizeof *v);
-            if (!grown)
+            if (!grown) {
+                *nomem = true;
                 break;
+            }
             v = grown;
         }
-        v[n++] = strdup(path);
+        if (!(v[n] = strdup(path))) {
+            *nomem = true;
+            break;
+        }
+        n++;
     }
     closedir(d);
+    if (*nomem) {
+        free_list(v, n);
+        return 0;
+    }
     if (n)
         qsort(v, n, sizeof *v, cmp_str);
     *out = v;
     return n;
-}
-
-static void free_list(char **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
 }
 
 static const char *base_name(const char *path)
@@ -1253,6 +1266,19 @@ static void nothing_to_check(v_ctx *c, const char *stage, const char *where, con
     announce(c, k);
 }
 
+/* Out of memory before a stage could start its checks: an error (exit 5
+ * unless a check failed), not a pass and not a failure. */
+static void stage_nomem(v_ctx *c, const char *stage, const char *where, const char *what)
+{
+    v_check *k = add_check(c, stage, "%s", where);
+    if (!k)
+        return;
+    k->out.status = V_ERROR;
+    k->out.err_code = SEBT_ERR_NOMEM;
+    snprintf(k->out.message, sizeof k->out.message, "out of memory %s", what);
+    announce(c, k);
+}
+
 /* --replay DIR: that one fixture and nothing else. */
 static void stage_replay_one(v_ctx *c, const char *dir)
 {
@@ -1270,8 +1296,11 @@ static void stage_replay(v_ctx *c)
 {
     char dir[PATH_MAX + 64], **fixtures = NULL;
     snprintf(dir, sizeof dir, "%s/regressions", c->fixtures);
-    size_t n = list_dir(dir, true, &fixtures);
-    if (n == 0)
+    bool nomem;
+    size_t n = list_dir(dir, true, &fixtures, &nomem);
+    if (nomem)
+        stage_nomem(c, "replay", dir, "listing the regression fixtures");
+    else if (n == 0)
         nothing_to_check(c, "replay", dir, "regression fixtures");
     for (size_t i = 0; i < n; i++) {
         v_check *k = add_check(c, "replay", "%s", base_name(fixtures[i]));
@@ -1469,9 +1498,11 @@ static int setup(const char *cmd, const validate_args *a, v_ctx *c)
         snprintf(c->combos_path, sizeof c->combos_path, "%s", abs);
     sebt_error err = { 0 };
     if (sebt_combos_load(c->combos_path, &c->combos, &c->n_combos, &err) != SEBT_OK) {
-        fprintf(stderr, "sebt %s: error: the parity combos: %s (set SEBT_SHARE_DIR to the folder holding "
-                "fixtures/ and parity-combos.csv)\n", cmd, err.msg);
-        return CLI_EXIT_USAGE;
+        /* Out of memory says nothing about where the share folder is. */
+        bool nomem = err.code == SEBT_ERR_NOMEM;
+        fprintf(stderr, "sebt %s: error: the parity combos: %s%s\n", cmd, err.msg,
+                nomem ? "" : " (set SEBT_SHARE_DIR to the folder holding fixtures/ and parity-combos.csv)");
+        return nomem ? CLI_EXIT_NOMEM : CLI_EXIT_USAGE;
     }
     c->checks = calloc(MAX_CHECKS, sizeof *c->checks);
     if (!c->checks) {
