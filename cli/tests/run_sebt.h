@@ -1,5 +1,5 @@
 /* Spawns the built sebt (SEBT_BINARY) with its stdout and stderr in files
- * of the test's scratch folder (scratch_dir.h) and returns what it said and
+ * of the test's scratch folder (core/tests/scratch_dir.h) and returns what it said and
  * how it ended. One proc is kept: a second run overwrites the first. */
 #ifndef SEBT_TEST_RUN_SEBT_H
 #define SEBT_TEST_RUN_SEBT_H
@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "scratch_dir.h"
+#include "../../core/tests/scratch_dir.h"
 
 extern char **environ;
 

@@ -18,7 +18,7 @@
 #include "sebt/outfile.h"
 #include "sebt/sebt.h"
 
-#include "scratch_dir.h"
+#include "../../core/tests/scratch_dir.h"
 
 extern char **environ;
 

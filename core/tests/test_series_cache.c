@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../cli/tests/scratch_dir.h"
+#include "scratch_dir.h"
 #include "sebt/sebt.h"
 
 #define DATA SEBT_FIXTURES_DIR "/data/BTCUSDT-1m-2019-01.csv.gz"
