@@ -127,8 +127,11 @@ static bool loader_build_id(build_id_search *b)
 
 /* ---- entries -------------------------------------------------------------- */
 
+static const char *const limit_vars[] = { "SEBT_MAX_GAP_FILL", "SEBT_MAX_INFLATE_MB", "SEBT_MAX_STREAM_MB" };
+
 /* An entry's key: what the loader is (its build ID), how it was asked to
- * load (the options), then the file's bytes and their count. */
+ * load (the options and the limit variables), then the file's bytes and
+ * their count. */
 static XXH3_state_t *key_begin(const build_id_search *b, const sebt_load_opts *opts)
 {
     XXH3_state_t *h = XXH3_createState();
@@ -139,6 +142,16 @@ static XXH3_state_t *key_begin(const build_id_search *b, const sebt_load_opts *o
     XXH3_128bits_update(h, "sebt series cache 1", 19);
     XXH3_128bits_update(h, b->id, b->len);
     XXH3_128bits_update(h, flags, sizeof flags);
+    /* The loader's limits decide whether a file loads at all (a gzip bomb,
+     * a gap that asks for millions of bars): a load under other limits, or
+     * under a value the loader refuses, is another load, never a hit. */
+    for (size_t i = 0; i < sizeof limit_vars / sizeof limit_vars[0]; i++) {
+        const char *v = getenv(limit_vars[i]);
+        uint8_t set = v != NULL;
+        XXH3_128bits_update(h, &set, 1);
+        if (v)
+            XXH3_128bits_update(h, v, strlen(v) + 1);
+    }
     return h;
 }
 

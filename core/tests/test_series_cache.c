@@ -330,3 +330,33 @@ Test(series_cache, a_link_in_place_of_an_entry_is_not_followed)
     sebt_series_free(&s);
     sebt_series_free(&want);
 }
+
+/* The loader's limits decide whether a file loads: a cached series is
+ * never handed out under other limits, and a limit the loader refuses is
+ * refused whatever the cache holds (cli_issue20_inputs found a hit
+ * skipping SEBT_MAX_INFLATE_MB=' -5'). */
+Test(series_cache, the_limit_variables_are_part_of_the_key)
+{
+    need_cache();
+    sebt_series s;
+    unsetenv("SEBT_MAX_INFLATE_MB");
+    cr_assert_eq(load(DATA, NULL, dir, &s), SEBT_CACHE_STORED);
+    sebt_series_free(&s);
+    cr_assert_eq(load(DATA, NULL, dir, &s), SEBT_CACHE_HIT);
+    sebt_series_free(&s);
+    setenv("SEBT_MAX_INFLATE_MB", " -5", 1);
+    sebt_error e = { 0 };
+    cr_assert_eq(sebt_load_csv_cached(DATA, NULL, dir, &s, NULL, &e), SEBT_ERR_USAGE);
+    cr_assert(strstr(e.msg, "SEBT_MAX_INFLATE_MB=' -5'") != NULL, "%s", e.msg);
+    setenv("SEBT_MAX_INFLATE_MB", "1", 1);   /* the month inflates to 2.6 MiB */
+    cr_assert_eq(sebt_load_csv_cached(DATA, NULL, dir, &s, NULL, &e), SEBT_ERR_INPUT);
+    cr_assert(strstr(e.msg, "inflates past SEBT_MAX_INFLATE_MB=1") != NULL, "%s", e.msg);
+    setenv("SEBT_MAX_INFLATE_MB", "100", 1);
+    cr_assert_eq(load(DATA, NULL, dir, &s), SEBT_CACHE_STORED);
+    sebt_series_free(&s);
+    cr_assert_eq(load(DATA, NULL, dir, &s), SEBT_CACHE_HIT);
+    sebt_series_free(&s);
+    unsetenv("SEBT_MAX_INFLATE_MB");
+    cr_assert_eq(load(DATA, NULL, dir, &s), SEBT_CACHE_HIT);
+    sebt_series_free(&s);
+}
