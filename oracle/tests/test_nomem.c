@@ -34,14 +34,7 @@ const char *__lsan_default_suppressions(void);
 const char *__lsan_default_suppressions(void) { return "leak:libcriterion.so\n"; }
 #endif
 
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t n);
-char *__real_strdup(const char *s);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-char *__wrap_strdup(const char *s);
+#include "../../core/tests/alloc_wrap.h"
 
 /* Counting only while armed, so the test's own set-up is never failed. */
 static bool armed;

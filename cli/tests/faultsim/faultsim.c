@@ -18,14 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-void *__real_malloc(size_t n);
-void *__real_calloc(size_t n, size_t size);
-void *__real_realloc(void *p, size_t n);
-char *__real_strdup(const char *s);
-void *__wrap_malloc(size_t n);
-void *__wrap_calloc(size_t n, size_t size);
-void *__wrap_realloc(void *p, size_t n);
-char *__wrap_strdup(const char *s);
+#include "../../../core/tests/alloc_wrap.h"
 
 static atomic_long n_allocs;
 static atomic_long nth = -1;          /* -1: not read yet */
