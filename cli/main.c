@@ -95,10 +95,12 @@ static int version(int argc, char **argv)
     printf("%-22s %s\n", "zlib:", SEBT_BUILT_ZLIB ? "yes (.gz data files)" : "no (.gz data files are refused)");
     char cache[4096];
     const char *cache_dir = cli_series_cache_dir(cache, sizeof cache);
-    printf("%-22s %s%s\n", "series cache:",
-           !sebt_series_cache_available() ? "off (built without xxhash, or no build ID)"
-           : cache_dir ? cache_dir : "off (SEBT_CACHE_DIR is off, or no HOME)",
-           sebt_series_cache_available() && cache_dir ? " (SEBT_CACHE_DIR=off turns it off)" : "");
+    if (!sebt_series_cache_available())
+        printf("%-22s %s\n", "series cache:", "off (built without xxhash, or no build ID)");
+    else if (!cache_dir)
+        printf("%-22s %s\n", "series cache:", "off (SEBT_CACHE_DIR is off, or no HOME)");
+    else
+        printf("%-22s %s (SEBT_CACHE_DIR=off turns it off)\n", "series cache:", cache_dir);
     version_part("cuda module:", SEBT_BUILT_CUDA, "no CUDA compiler", "libsebt_cuda.so");
     version_part("cuda host execution:", SEBT_BUILT_CUDA_HOST, "no C++ compiler", "libsebt_cuda_host.so");
     version_part("MPI module:", SEBT_BUILT_MPI, "no MPI", "libsebt_mpi.so");

@@ -5,8 +5,8 @@
  * An entry is trusted only when everything that could make it differ from
  * a fresh parse is part of its name: the file's bytes (XXH3-128 over all of
  * them, so a copy hits and an edited file misses, whatever its times say),
- * the load options, and the build ID of the code that parsed it (so a
- * rebuilt loader never reads an older loader's answer). Its own bytes carry
+ * the load options and limit variables, and the build ID of the code that
+ * parsed it (so a rebuilt loader never reads an older loader's answer). Its own bytes carry
  * an XXH3-128 checksum: a damaged or cut entry is parsed again and
  * replaced, never used. Without xxhash or a build ID there is no cache:
  * guessing whether an entry is current is what the cache must never do.
@@ -14,9 +14,8 @@
  * Layout (host byte order; the header says which): the header below, then
  * ts, open, high, low, close, volume (n values of 8 bytes each), then the
  * checksum of everything before it. */
-#define _GNU_SOURCE /* dladdr, dl_iterate_phdr */
+#define _GNU_SOURCE /* dl_iterate_phdr */
 #include <dirent.h>
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
@@ -224,14 +223,16 @@ static char *entry_path(const char *dir, const uint8_t key[16])
     return p;
 }
 
-static double *const *columns(const sebt_series *s, double *cols[5])
+/* The six arrays in an entry's order, each n values of 8 bytes. */
+#define N_ARRAYS 6
+static void arrays(const sebt_series *s, void *a[N_ARRAYS])
 {
-    cols[0] = s->open;
-    cols[1] = s->high;
-    cols[2] = s->low;
-    cols[3] = s->close;
-    cols[4] = s->volume;
-    return cols;
+    a[0] = s->ts;
+    a[1] = s->open;
+    a[2] = s->high;
+    a[3] = s->low;
+    a[4] = s->close;
+    a[5] = s->volume;
 }
 
 /* Maps a fresh buffer's pages in one call before it is filled: reading an
@@ -289,7 +290,7 @@ static entry_read read_entry(const char *path, const uint8_t key[16], uint64_t s
         h.header_bytes != sizeof h || h.byte_order != CACHE_ORDER || memcmp(h.key, key, 16) != 0 ||
         h.source_bytes != source_bytes || h.n > CACHE_MAX_BARS || h.n_missing > h.n ||
         h.n_rejected > h.n || h.n_gap_filled > h.n ||
-        (uint64_t)st.st_size != sizeof h + 6 * 8 * h.n + 16)
+        (uint64_t)st.st_size != sizeof h + N_ARRAYS * 8 * h.n + 16)
         goto done;
     if (sebt_series_alloc(out, (size_t)h.n, NULL) != SEBT_OK) {
         r = ENTRY_NOMEM;
@@ -304,17 +305,15 @@ static entry_read read_entry(const char *path, const uint8_t key[16], uint64_t s
     XXH3_128bits_update(x, &h, sizeof h);
     size_t bytes = (size_t)h.n * 8;
     off_t at = sizeof h;
-    double *cols[5];
-    columns(out, cols);
-    bool ok = read_exact(fd, out->ts, bytes, at);
-    XXH3_128bits_update(x, out->ts, bytes);
-    for (int c = 0; ok && c < 5; c++) {
-        at += (off_t)bytes;
-        ok = read_exact(fd, cols[c], bytes, at);
-        XXH3_128bits_update(x, cols[c], bytes);
+    void *a[N_ARRAYS];
+    arrays(out, a);
+    bool ok = true;
+    for (int c = 0; ok && c < N_ARRAYS; c++, at += (off_t)bytes) {
+        ok = read_exact(fd, a[c], bytes, at);
+        XXH3_128bits_update(x, a[c], bytes);
     }
     XXH128_canonical_t want, got;
-    ok = ok && read_exact(fd, &want, sizeof want, at + (off_t)bytes);
+    ok = ok && read_exact(fd, &want, sizeof want, at);
     XXH128_canonicalFromHash(&got, XXH3_128bits_digest(x));
     if (!ok || memcmp(&want, &got, sizeof got) != 0) {
         sebt_series_free(out);
@@ -441,13 +440,11 @@ static bool store_entry(const char *dir, const char *path, const uint8_t key[16]
     XXH3_128bits_update(x, &h, sizeof h);
     bool ok = fwrite(&h, sizeof h, 1, o.f) == 1;
     size_t bytes = s->n * 8;
-    double *cols[5];
-    columns(s, cols);
-    ok = ok && fwrite(s->ts, 1, bytes, o.f) == bytes;
-    XXH3_128bits_update(x, s->ts, bytes);
-    for (int c = 0; c < 5; c++) {
-        ok = ok && fwrite(cols[c], 1, bytes, o.f) == bytes;
-        XXH3_128bits_update(x, cols[c], bytes);
+    void *a[N_ARRAYS];
+    arrays(s, a);
+    for (int c = 0; c < N_ARRAYS; c++) {
+        ok = ok && fwrite(a[c], 1, bytes, o.f) == bytes;
+        XXH3_128bits_update(x, a[c], bytes);
     }
     XXH128_canonical_t sum;
     XXH128_canonicalFromHash(&sum, XXH3_128bits_digest(x));

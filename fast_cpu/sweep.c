@@ -749,6 +749,16 @@ static int group_combos(zbuild *b)
     return 0;
 }
 
+/* A list of n distinct values trimmed to its length (at least one, so the
+ * pointer stays valid); the list is freed when that fails. */
+static void *trim_list(void *list, size_t n, size_t size)
+{
+    void *t = realloc(list, (n ? n : 1) * size);
+    if (!t)
+        free(list);
+    return t;
+}
+
 /* Step 2a: pair i's distinct vol_z (which 0) or tr_z (which 1) thresholds,
  * ascending (the rows of its sebt_k_sigbits bitsets), from its combos
  * R[order[start[i] .. start[i + 1])). */
@@ -762,11 +772,9 @@ static int pair_thresholds(zbuild *b, size_t i, int which, const size_t *start, 
     for (size_t j = start[i]; j < start[i + 1]; j++)
         dv[k++] = which ? R[order[j]].tz : R[order[j]].vz;
     k = uniq_d(dv, k);
-    double *thr = realloc(dv, (k ? k : 1) * sizeof *thr);
-    if (!thr) {
-        free(dv);
+    double *thr = trim_list(dv, k, sizeof *thr);
+    if (!thr)
         return -1;
-    }
     if (which) {
         b->pairs[i].tthr = thr;
         b->pairs[i].n_tthr = k;
@@ -832,9 +840,7 @@ static int set_distinct(const fast_combo_ref *R, fast_aset *s, int which)
         for (size_t q = s->q0; q < s->q1; q++)
             dv[k++] = R[q].cm;
         s->n_cthr = uniq_d(dv, k);
-        s->cthr = realloc(dv, (s->n_cthr ? s->n_cthr : 1) * sizeof *s->cthr);
-        if (!s->cthr)
-            free(dv);
+        s->cthr = trim_list(dv, s->n_cthr, sizeof *s->cthr);
         return s->cthr ? 0 : -1;
     }
     int32_t *iv = malloc(2 * cnt * sizeof *iv);
@@ -850,9 +856,7 @@ static int set_distinct(const fast_combo_ref *R, fast_aset *s, int which)
         iv[k++] = R[q].slow;
     }
     s->n_spans = uniq_i32(iv, k);
-    s->spans = realloc(iv, (s->n_spans ? s->n_spans : 1) * sizeof *s->spans);
-    if (!s->spans)
-        free(iv);
+    s->spans = trim_list(iv, s->n_spans, sizeof *s->spans);
     return s->spans ? 0 : -1;
 }
 

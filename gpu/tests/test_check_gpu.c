@@ -3,25 +3,10 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
+#include "../../core/tests/scratch_dir.h"
 #include "spawn_sebt.h"
 
-static char tmpdir[256];
-
-static void make_dir(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/sebt_test_check_gpu_XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir));
-}
-
-static void remove_dir(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        cr_log_warn("could not remove %s", tmpdir);
-}
-
-TestSuite(check_gpu, .init = make_dir, .fini = remove_dir);
+SEBT_SCRATCH_SUITE(check_gpu, "check_gpu");
 
 static void expect_modes_without_gpu(const sebt_proc *p)
 {
@@ -35,7 +20,7 @@ Test(check_gpu, every_device_hidden)
 {
     const char *env[] = { "CUDA_VISIBLE_DEVICES=", NULL };
     const char *args[] = { "check-gpu", NULL };
-    sebt_proc p = spawn_sebt(tmpdir, env, args);
+    sebt_proc p = spawn_sebt(dir, env, args);
     expect_modes_without_gpu(&p);
     if (SEBT_CUDA_MODULE_BUILT) {
         cr_assert_not_null(strstr(p.out, "CUDA runtime: "), "%s", p.out);
@@ -48,7 +33,7 @@ Test(check_gpu, no_module)
 {
     const char *env[] = { "SEBT_CUDA_LIBRARY=/nonexistent/libsebt_cuda.so", NULL };
     const char *args[] = { "check-gpu", "--bars", "1000", "--combos", "5", NULL };
-    sebt_proc p = spawn_sebt(tmpdir, env, args);
+    sebt_proc p = spawn_sebt(dir, env, args);
     expect_modes_without_gpu(&p);
     cr_assert_not_null(strstr(p.out, "CUDA: not available"), "%s", p.out);
     cr_assert_not_null(strstr(p.out, "/nonexistent/libsebt_cuda.so"), "%s", p.out);
@@ -60,7 +45,7 @@ Test(check_gpu, benchmark_without_a_gpu_exits_3)
 {
     const char *env[] = { "CUDA_VISIBLE_DEVICES=", NULL };
     const char *args[] = { "check-gpu", "--benchmark", NULL };
-    sebt_proc p = spawn_sebt(tmpdir, env, args);
+    sebt_proc p = spawn_sebt(dir, env, args);
     cr_assert_eq(p.code, 3, "exit %d: %s", p.code, p.err);
     cr_assert_not_null(strstr(p.err, "--benchmark needs a usable GPU"), "%s", p.err);
     sebt_proc_free(&p);
@@ -73,7 +58,7 @@ Test(check_gpu, bad_options_exit_2)
                              { "check-gpu", "--save", NULL, NULL },
                              { "check-gpu", "--frobnicate", NULL, NULL } };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        sebt_proc p = spawn_sebt(tmpdir, NULL, bad[i]);
+        sebt_proc p = spawn_sebt(dir, NULL, bad[i]);
         cr_assert_eq(p.code, 2, "%s %s: exit %d", bad[i][1], bad[i][2] ? bad[i][2] : "", p.code);
         cr_assert_not_null(strstr(p.err, "sebt check-gpu: "), "%s", p.err);
         sebt_proc_free(&p);
