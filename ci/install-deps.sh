@@ -5,11 +5,10 @@
 set -euo pipefail
 
 packages=(
-  cmake make gcc g++ pkg-config   # build
+  cmake make gcc g++ pkg-config   # build (g++: std::to_chars writes the shortest exact numbers; without it a slower portable path)
   zlib1g-dev                      # the loader reads .gz data files
   libdeflate-dev                  # faster whole-file inflate of .gz data (optional: zlib alone works)
   libxxhash-dev                   # names series cache entries by XXH3-128 (optional: without it every load parses)
-  libdouble-conversion-dev        # shortest exact numbers in the output (optional: a slower portable path)
   libcriterion-dev                # tests
   bash-completion                 # where `sebt completion bash` installs (optional)
   libbenchmark-dev                # bench/

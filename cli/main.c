@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "mpi.h"
@@ -40,6 +41,15 @@ static void usage(FILE *f)
  * happened. */
 static void on_fatal_signal(int sig)
 {
+    if (sig == SIGBUS) {
+        /* What sebt maps is a series cache entry (core/series_cache.c): one
+         * cut short while in use ends the run here, not in wrong numbers. */
+        static const char msg[] = "sebt: error: SIGBUS: a file sebt had mapped (a series cache entry) was cut short "
+                                  "while in use; the run stopped and wrote no --output file (run again: the entry "
+                                  "is parsed anew)\n";
+        ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
+        (void)ignored;
+    }
     sebt_children_stop();
     sebt_outfile_remove_temps();
     signal(sig, SIG_DFL);
@@ -56,7 +66,7 @@ static void install_signal_handlers(void)
      * the Unix way even when a parent left SIGPIPE ignored, where each
      * write would otherwise fail with an error message. The others keep
      * an inherited "ignore" (nohup). */
-    const int sigs[] = { SIGPIPE, SIGINT, SIGTERM, SIGHUP };
+    const int sigs[] = { SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGBUS };
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
         struct sigaction old;
         if (sigs[i] != SIGPIPE && sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)

@@ -406,10 +406,30 @@ sebt_status sebt_grid_open(const char *path, sebt_grid **out, size_t *n_out, seb
     return SEBT_OK;
 }
 
+/* Combos first .. first+n-1: combo first by grid_combo, then each next
+ * one by counting its digits up (the last axis fastest), which spares a
+ * division an axis a combo. */
 void sebt_grid_combos(const sebt_grid *g, size_t first, size_t n, sebt_params *out)
 {
-    for (size_t k = 0; k < n; k++)
-        grid_combo(g->axes, g->n_axes, first + k, &out[k]);
+    if (n == 0)
+        return;
+    size_t digit[SEBT_N_PARAMS];
+    size_t rest = first;
+    for (size_t a = g->n_axes; a-- > 0;) {
+        digit[a] = rest % g->axes[a].n;
+        rest /= g->axes[a].n;
+    }
+    grid_combo(g->axes, g->n_axes, first, &out[0]);
+    for (size_t k = 1; k < n; k++) {
+        out[k] = out[k - 1];
+        for (size_t a = g->n_axes; a-- > 0;) {
+            const axis *ax = &g->axes[a];
+            digit[a] = digit[a] + 1 == ax->n ? 0 : digit[a] + 1;
+            set_field(&out[k], ax->idx, ax->values[digit[a]]);
+            if (digit[a] != 0)
+                break;
+        }
+    }
 }
 
 void sebt_grid_close(sebt_grid *g)

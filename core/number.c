@@ -1,7 +1,7 @@
 /* The shortest decimal that reads back to the same double (include/sebt/
  * number.h). printf's %.17g reads back too, but writes noise digits
  * (0.59999999999999998) and costs most of a big sweep's time; shortest
- * digits from double-conversion cost a fraction of it. */
+ * digits from the C++ library's std::to_chars cost a fraction of it. */
 #include "sebt/number.h"
 
 #include <float.h>
@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifdef SEBT_HAVE_DOUBLE_CONVERSION
-/* core/number_dc.cc: double-conversion's shortest digits of v > 0. */
-int sebt_number_dc_shortest(double v, char *digits, int size, int *point);
+#ifdef SEBT_HAVE_TO_CHARS
+/* core/number_cxx.cc: the shortest digits of v > 0 (std::to_chars). */
+int sebt_number_shortest(double v, char *digits, int *point);
 #endif
 
 size_t sebt_format_u64(unsigned long long v, char *buf)
@@ -186,12 +186,12 @@ size_t sebt_format_double_portable(double v, char buf[SEBT_DOUBLE_CHARS])
 
 size_t sebt_format_double(double v, char buf[SEBT_DOUBLE_CHARS])
 {
-#ifdef SEBT_HAVE_DOUBLE_CONVERSION
+#ifdef SEBT_HAVE_TO_CHARS
     if (!isfinite(v) || v == 0)
         return special(v, buf);
     char digits[24];
     int point = 0;
-    int n = sebt_number_dc_shortest(fabs(v), digits, (int)sizeof digits, &point);
+    int n = sebt_number_shortest(fabs(v), digits, &point);
     return layout(buf, v < 0, digits, n, point);
 #else
     return sebt_format_double_portable(v, buf);

@@ -1,8 +1,58 @@
 #include <math.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "sebt/sebt.h"
+#include "series_map.h"
+
+/* The series living in a mapping (series_map.h), found by their ts array.
+ * A process holds a few series at once; past the table's room the cache
+ * copies, so nothing depends on its size. */
+#define MAX_MAPPED 64
+static struct {
+    const void *ts;
+    void *base;
+    size_t len;
+} mapped[MAX_MAPPED];
+static pthread_mutex_t mapped_mu = PTHREAD_MUTEX_INITIALIZER;
+
+bool series_map_register(const void *ts, void *base, size_t len)
+{
+    bool ok = false;
+    pthread_mutex_lock(&mapped_mu);
+    for (size_t i = 0; i < MAX_MAPPED && !ok; i++)
+        if (!mapped[i].ts) {
+            mapped[i].ts = ts;
+            mapped[i].base = base;
+            mapped[i].len = len;
+            ok = true;
+        }
+    pthread_mutex_unlock(&mapped_mu);
+    return ok;
+}
+
+/* Unmaps the series whose ts array is ts, if it is mapped. */
+static bool unmap_series(const void *ts)
+{
+    void *base = NULL;
+    size_t len = 0;
+    pthread_mutex_lock(&mapped_mu);
+    for (size_t i = 0; i < MAX_MAPPED; i++)
+        if (mapped[i].ts == ts) {
+            base = mapped[i].base;
+            len = mapped[i].len;
+            mapped[i].ts = NULL;
+            break;
+        }
+    pthread_mutex_unlock(&mapped_mu);
+    if (!base)
+        return false;
+    munmap(base, len);
+    return true;
+}
 
 sebt_status sebt_series_alloc(sebt_series *s, size_t n, sebt_error *err)
 {
@@ -26,6 +76,10 @@ void sebt_series_free(sebt_series *s)
 {
     if (!s)
         return;
+    if (s->ts && unmap_series(s->ts)) {
+        memset(s, 0, sizeof *s);
+        return;
+    }
     free(s->ts);
     free(s->open);
     free(s->high);

@@ -263,6 +263,14 @@ Test(atomic, sweep_killed_by_sigint_mid_write_leaves_the_previous_output, .timeo
     killed_mid_write(SIGINT);
 }
 
+/* SIGBUS is what a mapped series cache entry cut short while in use
+ * raises (core/series_cache.c maps entries): the same clean-up, and the
+ * process still dies of it. */
+Test(atomic, sweep_killed_by_sigbus_mid_write_leaves_the_previous_output, .timeout = 120)
+{
+    killed_mid_write(SIGBUS);
+}
+
 /* SIGKILL cannot be caught: the old file is still whole; a temporary file
  * may stay beside it. */
 Test(atomic, sweep_killed_by_sigkill_mid_write_leaves_the_previous_output, .timeout = 120)

@@ -1,7 +1,9 @@
 /* Grid files and combos CSV (include/sebt/grid.h): values, order, defaults
  * and errors that name file:line and the parameter. */
 #include <criterion/criterion.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "sebt/grid.h"
 #include "sebt/sebt.h"
@@ -157,4 +159,41 @@ Test(combos, bad_value_when_the_buffer_is_full_is_an_error_not_an_overflow)
     cr_assert_neq(combos(text, &c, &n, &e), SEBT_OK);
     cr_assert_not_null(strstr(e.msg, "c.csv:66"), "%s", e.msg);
     cr_assert_null(c);
+}
+
+/* A streamed grid's windows (sebt_grid_combos counts each combo's digits
+ * up from the first) are the held grid's combos, wherever a window starts
+ * and however long it is: across a wrap of the fastest axis, of several at
+ * once, and of the slowest. The expected combos are sebt_grid_parse's,
+ * which makes each one from its index alone. */
+Test(grid, streamed_windows_are_the_held_combos)
+{
+    const char *text = "vol_z = 1.5, 2.0, 2.5\nuse_stop = true, false\nema_fast = 24:72:24\ntr_z = 0.9:1.3:0.2\n";
+    char path[] = "/tmp/sebt_grid_XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    cr_assert_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+    close(fd);
+    sebt_params *held = NULL;
+    size_t n = 0, n_streamed = 0;
+    sebt_error err = { 0 };
+    cr_assert_eq(grid(text, &held, &n, &err), SEBT_OK, "%s", err.msg);
+    cr_assert_eq(n, 3 * 2 * 3 * 3);
+    sebt_grid *g = NULL;
+    cr_assert_eq(sebt_grid_open(path, &g, &n_streamed, &err), SEBT_OK, "%s", err.msg);
+    unlink(path);
+    cr_assert_eq(n_streamed, n);
+    sebt_params win[54];
+    for (size_t first = 0; first < n; first++)
+        for (size_t len = 1; first + len <= n; len++) {
+            memset(win, 0xa5, sizeof win);
+            sebt_grid_combos(g, first, len, win);
+            for (size_t k = 0; k < len; k++)
+                for (int i = 0; i < SEBT_N_PARAMS; i++)
+                    cr_assert_eq(sebt_params_get_double(&win[k], i), sebt_params_get_double(&held[first + k], i),
+                                 "window at %zu of %zu: combo %zu, %s", first, len, first + k,
+                                 sebt_param_table[i].name);
+        }
+    sebt_grid_close(g);
+    free(held);
 }

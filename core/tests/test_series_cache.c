@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -359,4 +360,59 @@ Test(series_cache, the_limit_variables_are_part_of_the_key)
     unsetenv("SEBT_MAX_INFLATE_MB");
     cr_assert_eq(load(DATA, NULL, dir, &s), SEBT_CACHE_HIT);
     sebt_series_free(&s);
+}
+
+/* Whether /proc/self/maps has a mapping of path. */
+static bool mapped_now(const char *path)
+{
+    FILE *f = fopen("/proc/self/maps", "r");
+    cr_assert_not_null(f);
+    char line[4096];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f))
+        found = strstr(line, path) != NULL;
+    fclose(f);
+    return found;
+}
+
+/* A hit maps the entry rather than copying it (core/series_cache.c,
+ * map_entry): the series is the entry's bytes, writable by its owner
+ * without changing the entry (a private mapping), and gone from the
+ * address space once freed. More hits at once than the table of mappings
+ * holds are copies, with the same bits. */
+Test(series_cache, a_hit_maps_the_entry_privately_and_free_unmaps_it)
+{
+    need_cache();
+    sebt_series want = parsed(DATA, NULL), first, hit;
+    cr_assert_eq(load(DATA, NULL, dir, &first), SEBT_CACHE_STORED);
+    char entry[600];
+    only_entry(dir, entry, sizeof entry);
+    cr_assert(!mapped_now(entry));
+    cr_assert_eq(load(DATA, NULL, dir, &hit), SEBT_CACHE_HIT);
+    cr_assert(mapped_now(entry), "a hit maps %s", entry);
+    same_series(&hit, &want);
+    for (size_t t = 0; t < hit.n; t++) {
+        hit.close[t] = -1.0;
+        hit.ts[t] = 0;
+    }
+    sebt_series again;
+    cr_assert_eq(load(DATA, NULL, dir, &again), SEBT_CACHE_HIT, "the owner's writes left the entry as it was");
+    same_series(&again, &want);
+    sebt_series_free(&hit);
+    sebt_series_free(&again);
+    cr_assert(!mapped_now(entry), "freeing the series unmaps the entry");
+
+    enum { MANY = 80 };   /* more than series.c's table of 64 */
+    sebt_series *many = calloc(MANY, sizeof *many);
+    cr_assert_not_null(many);
+    for (size_t i = 0; i < MANY; i++) {
+        cr_assert_eq(load(DATA, NULL, dir, &many[i]), SEBT_CACHE_HIT, "load %zu", i);
+        same_series(&many[i], &want);
+    }
+    for (size_t i = 0; i < MANY; i++)
+        sebt_series_free(&many[i]);
+    cr_assert(!mapped_now(entry));
+    free(many);
+    sebt_series_free(&first);
+    sebt_series_free(&want);
 }

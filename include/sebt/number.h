@@ -3,9 +3,9 @@
  * C's %.17g would lay out those digits: 0.6 (not 0.59999999999999998),
  * 100, 1e+17, 1.5e-05, -0. Non-finite values are nan, inf and -inf.
  *
- * The digits come from Google's double-conversion (shortest mode) where
- * the build found it, else from a portable search over printf's correctly
- * rounded %.*e: the two write the same bytes (checked by core's tests). */
+ * The digits come from the C++17 library's std::to_chars where the build
+ * has it, else from a portable search over printf's correctly rounded
+ * %.*e: the two write the same bytes (checked by core's tests). */
 #ifndef SEBT_NUMBER_H
 #define SEBT_NUMBER_H
 
@@ -23,7 +23,7 @@ extern "C" {
 size_t sebt_format_double(double v, char buf[SEBT_DOUBLE_CHARS]);
 
 /* The same through the portable search only (what a build without
- * double-conversion uses); for tests that compare the two. */
+ * std::to_chars uses); for tests that compare the two. */
 size_t sebt_format_double_portable(double v, char buf[SEBT_DOUBLE_CHARS]);
 
 /* Writes the decimal digits of v into buf (no NUL); returns their count
