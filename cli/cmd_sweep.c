@@ -7,6 +7,9 @@
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -815,12 +818,17 @@ static void *format_csv_rows(void *arg)
     return NULL;
 }
 
-/* The last window's CSV rows: nothing is backtested any more, so the main
- * thread's core would idle while this one formats; a second thread
- * formats the second half into memory meanwhile (a 10,240-combo sweep is
- * one window, and its rows are then a tenth of its time). Every result is
- * checked first: a bad one leaves the rows to write_window's loop, which
- * writes those before it, as always. Returns false when it wrote nothing. */
+/* The last window's CSV rows: nothing is backtested any more, so one
+ * core would idle while one thread formats; a second thread formats the
+ * second half into memory meanwhile (a 10,240-combo sweep is one window,
+ * and its rows are then a tenth of its time). The main thread writes this
+ * window (stream_sweep): with OpenMP the second thread is the backend's
+ * team's own, still spinning for its next region (libgomp spins about 3 ms
+ * before it sleeps), where a new thread would share the two cores with
+ * that spin (7 ms for the rows of 10,240 combos instead of 4). Every
+ * result is checked first: a bad one leaves the rows to write_window's
+ * loop, which writes those before it, as always. Returns false when it
+ * wrote nothing. */
 static bool write_last_window_csv(stream_writer *w, const sebt_params *cc, const sebt_result *cr, size_t first,
                                   size_t m)
 {
@@ -837,6 +845,16 @@ static bool write_last_window_csv(stream_writer *w, const sebt_params *cc, const
         tail.cap = 2 * SWEEP_CSV_ROW_MAX;
     if (!(tail.buf = malloc(tail.cap)))
         return false;
+#ifdef _OPENMP
+#pragma omp parallel num_threads(2)
+    {
+        if (omp_get_thread_num() == 0)
+            for (size_t k = 0; k < half; k++)
+                fwrite(w->rowbuf, 1, sweep_format_csv_row(w->rowbuf, first + k, &cc[k], &cr[k]), w->f);
+        if (omp_get_thread_num() == 1 || omp_get_num_threads() == 1)
+            format_csv_rows(&tail);
+    }
+#else
     pthread_t t;
     bool threaded = pthread_create(&t, NULL, format_csv_rows, &tail) == 0;
     for (size_t k = 0; k < half; k++)
@@ -845,6 +863,7 @@ static bool write_last_window_csv(stream_writer *w, const sebt_params *cc, const
         pthread_join(t, NULL);
     else
         format_csv_rows(&tail);
+#endif
     if (tail.ok) {
         fwrite(tail.buf, 1, tail.len, w->f);
     } else {   /* out of memory for the buffer: the same rows, one by one */
@@ -1027,6 +1046,10 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
         rc = writer_wait(&w);   /* the writer is done with the other window */
         if (rc != CLI_EXIT_OK) {
             sebt_results_free(res, m);
+            break;
+        }
+        if (first + m == n) {   /* the last window: see write_last_window_csv */
+            rc = write_window(&w, c, res, first, m);
             break;
         }
         pthread_mutex_lock(&w.mu);
