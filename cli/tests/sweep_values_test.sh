@@ -35,8 +35,20 @@ values_and_threads() {  # grid
   check_values "$g" "$g.csv" "$g CSV"
   sweep --grid "$grids/$g.grid" --threads 2 --format json --output "$g.json" || fail "$g: json sweep"
   check_values "$g" "$g.json" "$g JSON"
-  sweep --grid "$grids/$g.grid" --threads 1 --output "$g.t1.csv" || fail "$g: 1-thread sweep"
+  SEBT_SWEEP_STATS=1 sweep --grid "$grids/$g.grid" --threads 1 --output "$g.t1.csv" 2> t1.err ||
+    fail "$g: 1-thread sweep"
   same "$g.t1.csv" "$g.csv" "$g: 1 thread writes the bytes of 2"
+  # Both ways of formatting CSV rows ran (cmd_sweep.c, format_window_csv):
+  # by the backtests' threads when they take every core (the default), by
+  # the writer thread beside them when a core is spare.
+  SEBT_SWEEP_STATS=1 sweep --grid "$grids/$g.grid" --output "$g.all.csv" 2> all.err || fail "$g: sweep on every core"
+  same "$g.all.csv" "$g.csv" "$g: every core writes the bytes of 2 threads"
+  grep -q "rows formatted by the backtests' threads" all.err ||
+    fail "$g: on every core the backtests' threads did not format the rows: $(grep stats all.err)"
+  if [ "$(nproc)" -gt 1 ]; then
+    grep -q "rows formatted by the writer thread" t1.err ||
+      fail "$g: with a core spare the writer did not format the rows: $(grep stats t1.err)"
+  fi
   sweep --grid "$grids/$g.grid" --threads 2 --format npy --output "$g.npy" || fail "$g: npy sweep"
   check_values "$g" "$g.npy" "$g npy"
   sweep --grid "$grids/$g.grid" --threads 1 --format npy --output "$g.t1.npy" || fail "$g: 1-thread npy sweep"
