@@ -823,12 +823,11 @@ static void *format_csv_rows(void *arg)
 
 /* A window's CSV rows as text, formatted by every --threads thread between
  * its backtests and the next window's (format_window_csv): one slice a
- * thread, written in order by the writer thread. Formatting in the
- * backtests' own OpenMP team keeps the cores at one thread each: a writer
- * thread formatting beside the team made three threads on two cores, and
- * the team's threads then waited for one another at every barrier while
- * it ran (967,680 combos: 2.11 s end to end, 84 % parallel efficiency of
- * the backtests; docs/big-sweeps.md). */
+ * thread, written in order by the writer thread. Formatting then takes as
+ * many cores as the backtests do, where one writer thread formatting beside
+ * them (0.45 CPU-seconds a million rows) would cap a machine with many; on
+ * two cores both ways take the same time (docs/big-sweeps.md, "The writer
+ * thread, and who formats the rows"). */
 #define WINDOW_TEXT_MAX_PARTS 64
 typedef struct window_text {
     csv_rows part[WINDOW_TEXT_MAX_PARTS];
