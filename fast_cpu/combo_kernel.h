@@ -370,10 +370,59 @@ SEBT_HD static inline void sebt_k_memo_fill(const sebt_k_market *m, const sebt_k
     link->next = (int32_t)a;
 }
 
-/* SPEC §6 for one combo by hops through the memo. With epoch 0 the memo
- * is complete; otherwise an entry whose stamp is not epoch is filled on
- * first use, so an exit key's combos compute each trade they share once,
- * and no trade nobody takes. */
+/* One hop of SPEC §6 through the memo: the trade opened by the signal at
+ * candidate *j is added to acc, and *j moves to the first signal at or
+ * after its exit. Returns 0 when the combo has no trade left: *j is past U,
+ * the signal is on the last valid bar, or its trade is still open at the
+ * end (then *open_at_end, when given, says so). With epoch 0 the memo is
+ * complete; otherwise an entry whose stamp is not epoch is filled on first
+ * use, so an exit key's combos compute each trade they share once, and no
+ * trade nobody takes. */
+SEBT_HD static inline int sebt_k_hop_step(const sebt_k_market *m, const sebt_k_valid *v, const sebt_k_union *u,
+                                          const sebt_k_sigbits *sb, const sebt_k_memo *memo, uint32_t epoch,
+                                          const sebt_params *p, sebt_k_acc *acc, int64_t *jp,
+                                          sebt_open_position *open_at_end)
+{
+    int64_t j = *jp;
+    if (j >= u->n)
+        return 0;
+    sebt_k_memo_link *l = &memo->link[j];
+    if (epoch && l->stamp != epoch) {
+        sebt_k_memo_fill(m, v, u, p, j, l, &memo->val[j]);
+        l->stamp = epoch;
+    }
+    int32_t next = l->next;
+    if (next == SEBT_K_MEMO_NO_ENTRY)
+        return 0;
+    if (next == SEBT_K_MEMO_OPEN) {
+        if (open_at_end) {
+            sebt_trade unused;
+            sebt_k_trade_at(m, v, u->bar[j], u->atr[j], p, &unused, open_at_end);
+        }
+        return 0;
+    }
+    const sebt_k_memo_val *e = &memo->val[j];
+    if (sebt_k_acc_wants_trade(acc)) {
+        sebt_trade tr;
+        sebt_k_trade_at(m, v, u->bar[j], u->atr[j], p, &tr, NULL);
+        sebt_k_acc_add(acc, e->pnl, e->r, &tr);
+    } else {
+        sebt_k_acc_add(acc, e->pnl, e->r, NULL);
+    }
+    *jp = sebt_k_next_signal(sb, next, u->n);
+    return *jp < u->n;
+}
+
+SEBT_HD static inline void sebt_k_no_open(sebt_open_position *open_at_end)
+{
+    if (open_at_end) {
+        sebt_open_position none = { false, 0, 0, 0.0, 0.0, 0.0, 0.0, 0 };
+        *open_at_end = none;
+    }
+}
+
+/* SPEC §6 for one combo: hop after hop (sebt_k_hop_step) from its first
+ * signal. */
 SEBT_HD static inline void sebt_k_hop(const sebt_k_market *m, const sebt_k_valid *v, const sebt_k_union *u,
                                       const sebt_k_sigbits *sb, const sebt_k_memo *memo, uint32_t epoch,
                                       const sebt_params *p, sebt_k_acc *acc_out,
@@ -381,36 +430,9 @@ SEBT_HD static inline void sebt_k_hop(const sebt_k_market *m, const sebt_k_valid
 {
     /* The accumulator in a local: the compiler keeps it in registers. */
     sebt_k_acc acc = *acc_out;
-    if (open_at_end) {
-        sebt_open_position none = { false, 0, 0, 0.0, 0.0, 0.0, 0.0, 0 };
-        *open_at_end = none;
-    }
+    sebt_k_no_open(open_at_end);
     int64_t j = sebt_k_next_signal(sb, 0, u->n);
-    while (j < u->n) {
-        sebt_k_memo_link *l = &memo->link[j];
-        if (epoch && l->stamp != epoch) {
-            sebt_k_memo_fill(m, v, u, p, j, l, &memo->val[j]);
-            l->stamp = epoch;
-        }
-        int32_t next = l->next;
-        if (next == SEBT_K_MEMO_NO_ENTRY)
-            break;
-        if (next == SEBT_K_MEMO_OPEN) {
-            if (open_at_end) {
-                sebt_trade unused;
-                sebt_k_trade_at(m, v, u->bar[j], u->atr[j], p, &unused, open_at_end);
-            }
-            break;
-        }
-        const sebt_k_memo_val *e = &memo->val[j];
-        if (sebt_k_acc_wants_trade(&acc)) {
-            sebt_trade tr;
-            sebt_k_trade_at(m, v, u->bar[j], u->atr[j], p, &tr, NULL);
-            sebt_k_acc_add(&acc, e->pnl, e->r, &tr);
-        } else {
-            sebt_k_acc_add(&acc, e->pnl, e->r, NULL);
-        }
-        j = sebt_k_next_signal(sb, next, u->n);
+    while (sebt_k_hop_step(m, v, u, sb, memo, epoch, p, &acc, &j, open_at_end)) {
     }
     *acc_out = acc;
 }
@@ -459,6 +481,32 @@ SEBT_HD static inline void sebt_k_finish(const sebt_k_acc *acc, double second_ss
     out->metrics.sharpe = sharpe;
 }
 
+SEBT_HD static inline sebt_k_acc sebt_k_acc_start(sebt_trade *trades, int64_t cap, double *rbuf, int64_t rcap)
+{
+    sebt_k_acc acc = { 0, 0.0, 0.0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, trades, trades ? cap : 0,
+                       rbuf, rbuf ? rcap : 0 };
+    return acc;
+}
+
+/* A combo's result once its hops are done (acc): the second pass where the
+ * Sharpe needs one, then the metrics of SPEC §7. */
+SEBT_HD static inline void sebt_k_combo_end(const sebt_k_market *m, const sebt_k_valid *v, const sebt_k_union *u,
+                                            const sebt_k_sigbits *sb, const sebt_k_memo *memo, uint32_t epoch,
+                                            const sebt_params *p, const sebt_k_acc *acc, sebt_result *out)
+{
+    out->valid_bars = (size_t)v->n_valid;
+    double second_ss = 0.0;
+    if (sebt_k_needs_second_pass(acc)) {
+        sebt_k_acc second = *acc;
+        second.ss_pass = 1;
+        second.mean_r = acc->sum_r / (double)acc->n;
+        second.ss = 0.0;
+        sebt_k_hop(m, v, u, sb, memo, epoch, p, &second, NULL);
+        second_ss = second.ss;
+    }
+    sebt_k_finish(acc, second_ss, out);
+}
+
 /* One combo by hops (see sebt_k_hop), SPEC §6-7: trades to trades[0 .. cap)
  * (NULL/0 for metrics only); out->n_trades counts all of them, so a caller
  * whose buffer was short sees it and runs again; out->trades is left alone. */
@@ -468,20 +516,39 @@ SEBT_HD static inline void sebt_k_run_combo_hop(const sebt_k_market *m, const se
                                                 const sebt_params *p, sebt_trade *trades, int64_t cap,
                                                 double *rbuf, int64_t rcap, sebt_result *out)
 {
-    sebt_k_acc acc = { 0, 0.0, 0.0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, trades, trades ? cap : 0,
-                       rbuf, rbuf ? rcap : 0 };
+    sebt_k_acc acc = sebt_k_acc_start(trades, cap, rbuf, rcap);
     sebt_k_hop(m, v, u, sb, memo, epoch, p, &acc, &out->open_at_end);
-    out->valid_bars = (size_t)v->n_valid;
-    double second_ss = 0.0;
-    if (sebt_k_needs_second_pass(&acc)) {
-        sebt_k_acc second = acc;
-        second.ss_pass = 1;
-        second.mean_r = acc.sum_r / (double)acc.n;
-        second.ss = 0.0;
-        sebt_k_hop(m, v, u, sb, memo, epoch, p, &second, NULL);
-        second_ss = second.ss;
+    sebt_k_combo_end(m, v, u, sb, memo, epoch, p, &acc, out);
+}
+
+/* Two combos of one exit key (one memo) by hops taken in turn, metrics
+ * only: each combo's hops are a chain of dependent loads (memo link, then
+ * the signal words after its exit) and additions, so one combo leaves the
+ * core waiting; two in turn overlap their waits. Each combo's arithmetic and
+ * its order are sebt_k_run_combo_hop's: the same bits. A memo entry either
+ * fills is the same entry. */
+SEBT_HD static inline void sebt_k_run_combo_pair_hop(const sebt_k_market *m, const sebt_k_valid *v,
+                                                     const sebt_k_union *u, const sebt_k_memo *memo, uint32_t epoch,
+                                                     const sebt_k_sigbits *sb_a, const sebt_params *p_a,
+                                                     double *rbuf_a, sebt_result *out_a,
+                                                     const sebt_k_sigbits *sb_b, const sebt_params *p_b,
+                                                     double *rbuf_b, sebt_result *out_b, int64_t rcap)
+{
+    sebt_k_acc a = sebt_k_acc_start(NULL, 0, rbuf_a, rcap), b = sebt_k_acc_start(NULL, 0, rbuf_b, rcap);
+    sebt_k_no_open(&out_a->open_at_end);
+    sebt_k_no_open(&out_b->open_at_end);
+    int64_t ja = sebt_k_next_signal(sb_a, 0, u->n), jb = sebt_k_next_signal(sb_b, 0, u->n);
+    int live_a = ja < u->n, live_b = jb < u->n;
+    while (live_a && live_b) {
+        live_a = sebt_k_hop_step(m, v, u, sb_a, memo, epoch, p_a, &a, &ja, &out_a->open_at_end);
+        live_b = sebt_k_hop_step(m, v, u, sb_b, memo, epoch, p_b, &b, &jb, &out_b->open_at_end);
     }
-    sebt_k_finish(&acc, second_ss, out);
+    while (live_a)
+        live_a = sebt_k_hop_step(m, v, u, sb_a, memo, epoch, p_a, &a, &ja, &out_a->open_at_end);
+    while (live_b)
+        live_b = sebt_k_hop_step(m, v, u, sb_b, memo, epoch, p_b, &b, &jb, &out_b->open_at_end);
+    sebt_k_combo_end(m, v, u, sb_a, memo, epoch, p_a, &a, out_a);
+    sebt_k_combo_end(m, v, u, sb_b, memo, epoch, p_b, &b, out_b);
 }
 
 #endif

@@ -1296,6 +1296,15 @@ nomem:
                      q1 - q0, w->n);
 }
 
+/* The four signal bitsets of combo ref q over its atr set s. */
+static sebt_k_sigbits combo_sigbits(const fast_aset *s, const fast_zpair *pairs, const fast_combo_ref *q)
+{
+    const fast_zpair *p = &pairs[q->pair];
+    sebt_k_sigbits sb = { { s->ebits + (size_t)q->ema * s->words, p->vbits + (size_t)q->vslot * s->words,
+                            p->tbits + (size_t)q->tslot * s->words, s->cbits + (size_t)q->cslot * s->words } };
+    return sb;
+}
+
 /* The combos of a built batch, in parallel, one task at a time. */
 static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *err)
 {
@@ -1313,7 +1322,7 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
     {
         sebt_k_memo memo = { calloc(umax, sizeof *memo.link),   /* stamps 0: nothing filled */
                              malloc(umax * sizeof *memo.val) };
-        double *rbuf = malloc(umax * sizeof *rbuf);
+        double *rbuf = malloc(2 * umax * sizeof *rbuf), *rbuf_b = rbuf ? rbuf + umax : NULL;
         if (!memo.link || !memo.val || !rbuf)
             failed = 1;
         #pragma omp for schedule(dynamic, 1)
@@ -1327,15 +1336,21 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
             sebt_k_union u = { (int64_t)s->n, s->bar, s->atr };
             uint32_t epoch = (uint32_t)task + 1;
             for (size_t q = t0; q < t1 && !failed; q++) {
-                const fast_zpair *p = &pairs[R[q].pair];
-                sebt_k_sigbits sb = { { s->ebits + (size_t)R[q].ema * s->words,
-                                        p->vbits + (size_t)R[q].vslot * s->words,
-                                        p->tbits + (size_t)R[q].tslot * s->words,
-                                        s->cbits + (size_t)R[q].cslot * s->words } };
+                sebt_k_sigbits sb = combo_sigbits(s, pairs, &R[q]);
                 size_t idx = R[q].index;
                 const sebt_params *cp = &w->combos[idx];
                 sebt_result *r = &w->results[idx];
                 memset(r, 0, sizeof *r);
+                if (!want_trades && q + 1 < t1) {   /* two at once: sebt_k_run_combo_pair_hop */
+                    sebt_k_sigbits sb_b = combo_sigbits(s, pairs, &R[q + 1]);
+                    size_t idx_b = R[q + 1].index;
+                    sebt_result *r_b = &w->results[idx_b];
+                    memset(r_b, 0, sizeof *r_b);
+                    sebt_k_run_combo_pair_hop(&w->fm.m, &v, &u, &memo, epoch, &sb, cp, rbuf, r, &sb_b,
+                                              &w->combos[idx_b], rbuf_b, r_b, (int64_t)umax);
+                    q++;
+                    continue;
+                }
                 sebt_k_run_combo_hop(&w->fm.m, &v, &u, &sb, &memo, epoch, cp, NULL, 0, rbuf,
                                      (int64_t)umax, r);
                 if (want_trades && r->n_trades) {
