@@ -137,7 +137,9 @@ sebt_status sebt_load_csv_buffer(const char *name, const char *data, size_t len,
  * replaced. Files under 256 KiB are not kept; the folder keeps the 16 most
  * recently used entries. cache_dir NULL or "" loads as sebt_load_csv.
  * Keeping an entry is best effort: a folder that cannot be written changes
- * nothing but the time. *use says what happened. */
+ * nothing but the time. *use says what happened. A hit's arrays lie in a
+ * private mapping of the entry (writable; writes stay in this process):
+ * free the series with sebt_series_free, never its arrays one by one. */
 typedef enum {
     SEBT_CACHE_OFF,            /* no folder, or no cache in this build */
     SEBT_CACHE_SMALL,          /* the file is too small to keep */
