@@ -795,30 +795,31 @@ typedef struct {
     size_t prepared[2];
 } stream_writer;
 
-/* CSV rows of combos [first, first + m) into a growing buffer. */
+/* CSV rows of combos [first, first + m) into a buffer kept from window to
+ * window and grown as needed. */
 typedef struct {
     const sebt_params *cc;
     const sebt_result *cr;
     size_t first, m, len, cap;
     char *buf;
-    bool ok;
 } csv_rows;
 
-static void *format_csv_rows(void *arg)
+/* False when out of memory. */
+static bool format_csv_rows(csv_rows *j)
 {
-    csv_rows *j = arg;
+    j->len = 0;
     for (size_t k = 0; k < j->m; k++) {
         if (j->cap - j->len < SWEEP_CSV_ROW_MAX) {
-            char *bigger = realloc(j->buf, j->cap * 2);
+            size_t cap = j->cap ? 2 * j->cap : (j->m - k + 1) * 256 + SWEEP_CSV_ROW_MAX;
+            char *bigger = realloc(j->buf, cap);
             if (!bigger)
-                return NULL;   /* j->ok stays false */
+                return false;
             j->buf = bigger;
-            j->cap *= 2;
+            j->cap = cap;
         }
         j->len += sweep_format_csv_row(j->buf + j->len, j->first + k, &j->cc[k], &j->cr[k]);
     }
-    j->ok = true;
-    return NULL;
+    return true;
 }
 
 /* A window's CSV rows as text, formatted by every --threads thread between
@@ -888,15 +889,7 @@ static window_fmt format_window_csv(const sweep_run *r, window_text *t, const se
             j->cr = cr + lo;
             j->first = first + lo;
             j->m = hi - lo;
-            j->len = 0;
-            j->ok = false;
-            if (!j->buf) {
-                j->cap = (hi - lo + 1) * 256 > 2 * SWEEP_CSV_ROW_MAX ? (hi - lo + 1) * 256 : 2 * SWEEP_CSV_ROW_MAX;
-                j->buf = malloc(j->cap);
-            }
-            if (j->buf)
-                format_csv_rows(j);
-            if (!j->ok) {
+            if (!format_csv_rows(j)) {
 #ifdef _OPENMP
 #pragma omp atomic write
 #endif
@@ -924,7 +917,8 @@ static bool uses_every_core(int threads)
 static void write_window_text(stream_writer *w, const window_text *t)
 {
     for (int i = 0; i < t->n_parts; i++)
-        fwrite(t->part[i].buf, 1, t->part[i].len, w->f);
+        if (t->part[i].len)   /* a thread with no rows has no buffer */
+            fwrite(t->part[i].buf, 1, t->part[i].len, w->f);
 }
 
 /* The results of one window are checked whole before any of its rows is
@@ -1071,7 +1065,7 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
      * 967,680 combos). JSON, npy, --top and --trades: the writer. */
     bool csv_text = !json && !npy && !w.want_trades && !a->have_top && uses_every_core((int)a->threads);
     r->rows_by = csv_text ? "the backtests' threads, between windows" : "the writer thread";
-    static window_text text[2];
+    window_text text[2] = { 0 };
     pthread_mutex_init(&w.mu, NULL);
     pthread_cond_init(&w.cv, NULL);
     pthread_t writer;
@@ -1152,10 +1146,8 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
     }
     pthread_mutex_destroy(&w.mu);
     pthread_cond_destroy(&w.cv);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 2; i++)
         window_text_free(&text[i]);
-        memset(&text[i], 0, sizeof text[i]);
-    }
     cli_progress_finish(&prog);
     if (rc == CLI_EXIT_OK && a->have_top) {
         g_kept_metric = r->metric;

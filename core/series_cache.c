@@ -295,20 +295,14 @@ static entry_read map_entry(int fd, const cache_header *h, size_t file_bytes, se
         return ENTRY_ABSENT;
     }
 #endif
+    /* Registered before the checksum, so that a full table costs no hash
+     * and a bad entry is unmapped by sebt_series_free like any other. */
     const unsigned char *b = base;
-    size_t body = file_bytes - 16;
-    XXH128_canonical_t got;
-    XXH128_canonicalFromHash(&got, XXH3_128bits(b, body));
-    if (memcmp(b, h, sizeof *h) != 0 || memcmp(b + body, &got, sizeof got) != 0) {
-        munmap(base, file_bytes);
-        return ENTRY_BAD;
-    }
-    size_t bytes = (size_t)h->n * 8;
-    double *col = (double *)(void *)(b + sizeof *h + bytes);
     if (!series_map_register(b + sizeof *h, base, file_bytes)) {
         munmap(base, file_bytes);
         return ENTRY_ABSENT;
     }
+    double *col = (double *)(void *)(b + sizeof *h + (size_t)h->n * 8);
     memset(out, 0, sizeof *out);
     out->n = (size_t)h->n;
     out->ts = (int64_t *)(void *)(b + sizeof *h);
@@ -317,6 +311,13 @@ static entry_read map_entry(int fd, const cache_header *h, size_t file_bytes, se
     out->low = col + 2 * h->n;
     out->close = col + 3 * h->n;
     out->volume = col + 4 * h->n;
+    size_t body = file_bytes - 16;
+    XXH128_canonical_t got;
+    XXH128_canonicalFromHash(&got, XXH3_128bits(b, body));
+    if (memcmp(b, h, sizeof *h) != 0 || memcmp(b + body, &got, sizeof got) != 0) {
+        sebt_series_free(out);
+        return ENTRY_BAD;
+    }
     return ENTRY_OK;
 }
 
