@@ -37,9 +37,13 @@
 
 #ifdef __CUDACC__
 #define SEBT_HD __host__ __device__
+#define SEBT_K_HOT   /* device code inlines these anyway */
 #else
 #define SEBT_HD
+#define SEBT_K_HOT __attribute__((always_inline))
 #endif
+/* SEBT_K_HOT: what every hop runs stays inlined into its loop however large
+ * the caller grows (a call per hop cost fast_cpu a third of its speed). */
 
 /* Search tree: level 0 is the raw column (NaN never matches); level L+1
  * holds the minimum of each group of 16 entries of level L, ignoring NaN
@@ -148,7 +152,7 @@ typedef struct {
 
 /* One closed trade's pnl and R, in the order SPEC §7 sums them; tr (may be
  * NULL) is stored while the trade buffer has room. */
-SEBT_HD static inline void sebt_k_acc_add(sebt_k_acc *a, double pnl, double r, const sebt_trade *tr)
+SEBT_HD SEBT_K_HOT static inline void sebt_k_acc_add(sebt_k_acc *a, double pnl, double r, const sebt_trade *tr)
 {
     if (a->ss_pass) {
         a->ss += (r - a->mean_r) * (r - a->mean_r);
@@ -181,6 +185,16 @@ SEBT_HD static inline void sebt_k_acc_trade(sebt_k_acc *a, const sebt_trade *tr)
 SEBT_HD static inline int sebt_k_acc_wants_trade(const sebt_k_acc *a)
 {
     return !a->ss_pass && a->n < a->cap;
+}
+
+/* A closed trade's pnl after fees and slippage (SPEC §6): the one place the
+ * kernel computes it. Nothing else in a trade depends on fee_bp or
+ * slippage_bp, which is what lets combos differing only there share a walk
+ * (sebt_k_walk). */
+SEBT_HD static inline double sebt_k_trade_pnl(const sebt_params *p, double entry, double exit_price)
+{
+    double fee = (entry + exit_price) * (p->fee_bp + p->slippage_bp) / 10000.0;
+    return exit_price - entry - fee;
 }
 
 /* The trade opened by a signal on valid bar t (SPEC §6), whose ATR is
@@ -261,8 +275,7 @@ SEBT_HD static inline int sebt_k_trade_at(const sebt_k_market *m, const sebt_k_v
         }
         return 0;
     }
-    double fee = (entry + exit_price) * (p->fee_bp + p->slippage_bp) / 10000.0;
-    double pnl = exit_price - entry - fee;
+    double pnl = sebt_k_trade_pnl(p, entry, exit_price);
     tr->signal_index = t;
     tr->entry_index = u;
     tr->exit_index = exit_bar;
@@ -326,7 +339,7 @@ typedef struct {
 #endif
 
 /* First index >= j of U where all four bitsets are set, or u_n. */
-SEBT_HD static inline int64_t sebt_k_next_signal(const sebt_k_sigbits *s, int64_t j, int64_t u_n)
+SEBT_HD SEBT_K_HOT static inline int64_t sebt_k_next_signal(const sebt_k_sigbits *s, int64_t j, int64_t u_n)
 {
     if (j >= u_n)
         return u_n;
@@ -342,32 +355,58 @@ SEBT_HD static inline int64_t sebt_k_next_signal(const sebt_k_sigbits *s, int64_
     return r < u_n ? r : u_n;
 }
 
+/* The first candidate at or after a trade's exit bar (a signal there may
+ * open the next trade): past j, the candidate that opened it, since the
+ * exit is after the signal. */
+SEBT_HD static inline int32_t sebt_k_memo_next(const sebt_k_union *u, int64_t j, int64_t exit_index)
+{
+    int64_t a = j + 1, b = u->n;
+    while (a < b) {
+        int64_t mid = a + (b - a) / 2;
+        if (u->bar[mid] < exit_index)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    return (int32_t)a;
+}
+
+typedef struct {
+    double entry, exit_price, risk;
+} sebt_k_memo_geom;
+
+/* What candidate j's memo entry holds before costs: where its trade's
+ * exit leads (link) and the prices its pnl comes from. */
+SEBT_HD static inline void sebt_k_memo_fill_geom(const sebt_k_market *m, const sebt_k_valid *v,
+                                                 const sebt_k_union *u, const sebt_params *p, int64_t j,
+                                                 sebt_k_memo_link *link, sebt_k_memo_geom *g)
+{
+    sebt_trade tr;
+    int st = sebt_k_trade_at(m, v, u->bar[j], u->atr[j], p, &tr, NULL);
+    if (st <= 0) {
+        link->next = st < 0 ? SEBT_K_MEMO_NO_ENTRY : SEBT_K_MEMO_OPEN;
+        g->entry = g->exit_price = g->risk = 0.0;
+        return;
+    }
+    g->entry = tr.entry_price;
+    g->exit_price = tr.exit_price;
+    g->risk = tr.risk;
+    link->next = sebt_k_memo_next(u, j, tr.exit_index);
+}
+
 /* The memo entry of candidate j for exit parameters p. */
 SEBT_HD static inline void sebt_k_memo_fill(const sebt_k_market *m, const sebt_k_valid *v, const sebt_k_union *u,
                                             const sebt_params *p, int64_t j, sebt_k_memo_link *link,
                                             sebt_k_memo_val *val)
 {
-    sebt_trade tr;
-    int st = sebt_k_trade_at(m, v, u->bar[j], u->atr[j], p, &tr, NULL);
+    sebt_k_memo_geom g;
+    sebt_k_memo_fill_geom(m, v, u, p, j, link, &g);
     val->pnl = 0.0;
     val->r = 0.0;
-    if (st <= 0) {
-        link->next = st < 0 ? SEBT_K_MEMO_NO_ENTRY : SEBT_K_MEMO_OPEN;
-        return;
+    if (link->next >= 0) {   /* the pnl and R sebt_k_trade_at gives */
+        val->pnl = sebt_k_trade_pnl(p, g.entry, g.exit_price);
+        val->r = val->pnl / g.risk;
     }
-    val->pnl = tr.pnl;
-    val->r = tr.r;
-    /* First candidate at or after the exit bar (a signal there may open
-     * the next trade): past j, since the exit is after the signal. */
-    int64_t a = j + 1, b = u->n;
-    while (a < b) {
-        int64_t mid = a + (b - a) / 2;
-        if (u->bar[mid] < tr.exit_index)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    link->next = (int32_t)a;
 }
 
 /* One hop of SPEC §6 through the memo: the trade opened by the signal at
@@ -378,7 +417,7 @@ SEBT_HD static inline void sebt_k_memo_fill(const sebt_k_market *m, const sebt_k
  * complete; otherwise an entry whose stamp is not epoch is filled on first
  * use, so an exit key's combos compute each trade they share once, and no
  * trade nobody takes. */
-SEBT_HD static inline int sebt_k_hop_step(const sebt_k_market *m, const sebt_k_valid *v, const sebt_k_union *u,
+SEBT_HD SEBT_K_HOT static inline int sebt_k_hop_step(const sebt_k_market *m, const sebt_k_valid *v, const sebt_k_union *u,
                                           const sebt_k_sigbits *sb, const sebt_k_memo *memo, uint32_t epoch,
                                           const sebt_params *p, sebt_k_acc *acc, int64_t *jp,
                                           sebt_open_position *open_at_end)
@@ -549,6 +588,69 @@ SEBT_HD static inline void sebt_k_run_combo_pair_hop(const sebt_k_market *m, con
         live_b = sebt_k_hop_step(m, v, u, sb_b, memo, epoch, p_b, &b, &jb, &out_b->open_at_end);
     sebt_k_combo_end(m, v, u, sb_a, memo, epoch, p_a, &a, out_a);
     sebt_k_combo_end(m, v, u, sb_b, memo, epoch, p_b, &b, out_b);
+}
+
+/* ---- combos that differ only in costs: one walk, then sums -------------
+
+ * Where a trade exits depends on its entry, stop, target and time limit,
+ * never on fee_bp or slippage_bp (sebt_k_trade_pnl is the only place they
+ * enter). Combos with one exit geometry and one signal set, differing only
+ * in costs, therefore take the same trades: the chain of dependent hops is
+ * walked once (sebt_k_walk, through a memo of what every cost shares), and
+ * each combo then sums its own pnl and R over that path
+ * (sebt_k_run_combo_path), with the arithmetic, in the order,
+ * sebt_k_run_combo_hop uses: the same bits. */
+/* The trades of one signal set under one exit geometry (p's costs play no
+ * part): the candidates whose trades close, in order, into path (n_out of
+ * them, at most u->n), and *open_j: the candidate whose trade is still open
+ * at the end, or -1. Entries are filled lazily as in sebt_k_hop_step. */
+SEBT_HD static inline int64_t sebt_k_walk(const sebt_k_market *m, const sebt_k_valid *v, const sebt_k_union *u,
+                                          const sebt_k_sigbits *sb, sebt_k_memo_link *link, sebt_k_memo_geom *geom,
+                                          uint32_t epoch, const sebt_params *p, int32_t *path, int64_t *open_j)
+{
+    int64_t n = 0;
+    *open_j = -1;
+    int64_t j = sebt_k_next_signal(sb, 0, u->n);
+    while (j < u->n) {
+        sebt_k_memo_link *l = &link[j];
+        if (epoch && l->stamp != epoch) {
+            sebt_k_memo_fill_geom(m, v, u, p, j, l, &geom[j]);
+            l->stamp = epoch;
+        }
+        int32_t next = l->next;
+        if (next == SEBT_K_MEMO_NO_ENTRY)
+            break;
+        if (next == SEBT_K_MEMO_OPEN) {
+            *open_j = j;
+            break;
+        }
+        path[n++] = (int32_t)j;
+        j = sebt_k_next_signal(sb, next, u->n);
+    }
+    return n;
+}
+
+/* One combo's result from its walk (sebt_k_walk with its exit geometry and
+ * signal set): metrics only, its R values in rbuf, which holds u->n (a walk
+ * never has more trades than candidates). */
+SEBT_HD static inline void sebt_k_run_combo_path(const sebt_k_market *m, const sebt_k_valid *v,
+                                                 const sebt_k_union *u, const sebt_k_memo_geom *geom,
+                                                 const int32_t *path, int64_t n, int64_t open_j,
+                                                 const sebt_params *p, double *rbuf, sebt_result *out)
+{
+    sebt_k_acc acc = sebt_k_acc_start(NULL, 0, rbuf, u->n);
+    sebt_k_no_open(&out->open_at_end);
+    for (int64_t i = 0; i < n; i++) {
+        const sebt_k_memo_geom *g = &geom[path[i]];
+        double pnl = sebt_k_trade_pnl(p, g->entry, g->exit_price);
+        sebt_k_acc_add(&acc, pnl, pnl / g->risk, NULL);
+    }
+    if (open_j >= 0) {
+        sebt_trade unused;
+        sebt_k_trade_at(m, v, u->bar[open_j], u->atr[open_j], p, &unused, &out->open_at_end);
+    }
+    out->valid_bars = (size_t)v->n_valid;
+    sebt_k_finish(&acc, 0.0, out);
 }
 
 #endif

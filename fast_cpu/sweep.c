@@ -1281,7 +1281,6 @@ sebt_status fast_zbatch_build(fast_sweep *w, size_t q0, size_t q1, size_t z0, si
     for (size_t si = 0; si < b.n_sets; si++)
         if (b.sets[si].n + 1 > umax)
             umax = b.sets[si].n + 1;
-    w->stats.chunks += n_tasks;
 
     *zb = (fast_zbatch){ .q0 = q0, .q1 = q1, .pairs = b.pairs, .n_pairs = b.n_pairs, .sets = b.sets,
                          .n_sets = b.n_sets, .set_of_atr = set_of_atr, .task_start = task_start,
@@ -1305,7 +1304,80 @@ static sebt_k_sigbits combo_sigbits(const fast_aset *s, const fast_zpair *pairs,
     return sb;
 }
 
-/* The combos of a built batch, in parallel, one task at a time. */
+/* Whether task t (refs[ts[t] .. ts[t+1])) can share walks with task t - 1
+ * (sebt_k_walk): its combos differ from that task's, one for one and in
+ * order, only in their costs (fee_bp + slippage_bp), which the sort puts
+ * last in the exit key; a grid with a fee axis makes such runs. */
+static bool cost_twin(const fast_combo_ref *R, const size_t *ts, size_t t)
+{
+    size_t a0 = ts[t - 1], b0 = ts[t], len = ts[t + 1] - b0;
+    if (ts[t] - a0 != len)
+        return false;
+    const fast_combo_ref *x = &R[a0], *y = &R[b0];
+    if (x->batch != y->batch || x->a != y->a || x->use_stop != y->use_stop || x->stop_mult != y->stop_mult ||
+        x->use_tp != y->use_tp || x->reward != y->reward || x->use_time != y->use_time ||
+        x->max_hold != y->max_hold)
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        x = &R[a0 + i];
+        y = &R[b0 + i];
+        if (x->pair != y->pair || x->ema != y->ema || x->vslot != y->vslot || x->tslot != y->tslot ||
+            x->cslot != y->cslot)
+            return false;
+    }
+    return true;
+}
+
+/* The units run_zbatch hands out: runs of cost twins (cost_twin), a task
+ * alone otherwise. unit_start[k] is the first task of unit k. */
+static size_t *cost_units(const fast_sweep *w, const fast_zbatch *zb, bool want_trades, size_t *n_units)
+{
+    size_t nt = zb->n_tasks;
+    uint8_t *twin = calloc(nt ? nt : 1, 1);
+    size_t *unit_start = malloc((nt + 1) * sizeof *unit_start);
+    if (!twin || !unit_start) {
+        free(twin);
+        free(unit_start);
+        return NULL;
+    }
+    if (!want_trades) {   /* walks give metrics only */
+        #pragma omp parallel for schedule(dynamic, 64) num_threads(plan_threads(w, zb->q1 - zb->q0))
+        for (size_t t = 1; t < nt; t++)
+            twin[t] = cost_twin(w->refs, zb->task_start, t);
+    }
+    size_t n = 0;
+    for (size_t t = 0; t < nt; t++)
+        if (!twin[t])
+            unit_start[n++] = t;
+    unit_start[n] = nt;
+    free(twin);
+    *n_units = n;
+    return unit_start;
+}
+
+/* A unit of n_twins cost twins (their first combos at ts[0 .. n_twins)):
+ * each signal set is walked once through the unit's memo of exits
+ * (link, geom: filled for epoch), and each twin sums its costs over it. */
+static void run_twins(fast_sweep *w, const sebt_k_valid *v, const sebt_k_union *u, const fast_aset *s,
+                      const fast_zpair *pairs, const size_t *ts, size_t n_twins, uint32_t epoch,
+                      sebt_k_memo_link *link, sebt_k_memo_geom *geom, int32_t *path, double *rbuf)
+{
+    const fast_combo_ref *R = w->refs;
+    for (size_t i = 0; i < ts[1] - ts[0]; i++) {
+        sebt_k_sigbits sb = combo_sigbits(s, pairs, &R[ts[0] + i]);
+        int64_t open_j, n = sebt_k_walk(&w->fm.m, v, u, &sb, link, geom, epoch, &w->combos[R[ts[0] + i].index],
+                                        path, &open_j);
+        for (size_t k = 0; k < n_twins; k++) {
+            size_t idx = R[ts[k] + i].index;
+            sebt_result *r = &w->results[idx];
+            memset(r, 0, sizeof *r);
+            sebt_k_run_combo_path(&w->fm.m, v, u, geom, path, n, open_j, &w->combos[idx], rbuf, r);
+        }
+    }
+}
+
+/* The combos of a built batch, in parallel, one unit at a time: a task, or
+ * tasks that are cost twins, whose combos then share each walk. */
 static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *err)
 {
     int nt = w->threads, failed = 0;
@@ -1314,27 +1386,44 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
     const fast_aset *sets = zb->sets;
     const int32_t *set_of_atr = zb->set_of_atr;
     const size_t *task_start = zb->task_start;
-    size_t n_tasks = zb->n_tasks, umax = zb->umax;
+    size_t umax = zb->umax;
     bool want_trades = w->opts && w->opts->want_trades;
     sebt_progress_fn progress = w->opts ? w->opts->progress : NULL;
     void *puser = w->opts ? w->opts->progress_user : NULL;
+    size_t n_units = 0;
+    size_t *unit_start = cost_units(w, zb, want_trades, &n_units);
+    if (!unit_start)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory running a batch of %zu combos",
+                         zb->q1 - zb->q0);
+    w->stats.chunks += n_units;
     #pragma omp parallel num_threads(nt) reduction(|:failed)
     {
         sebt_k_memo memo = { calloc(umax, sizeof *memo.link),   /* stamps 0: nothing filled */
                              malloc(umax * sizeof *memo.val) };
         double *rbuf = malloc(2 * umax * sizeof *rbuf), *rbuf_b = rbuf ? rbuf + umax : NULL;
+        sebt_k_memo_geom *geom = NULL;
+        int32_t *path = NULL;
         if (!memo.link || !memo.val || !rbuf)
             failed = 1;
         #pragma omp for schedule(dynamic, 1)
-        for (size_t task = 0; task < n_tasks; task++) {
+        for (size_t unit = 0; unit < n_units; unit++) {
             if (failed)
                 continue;
+            size_t task = unit_start[unit], n_twins = unit_start[unit + 1] - task;
             size_t t0 = task_start[task], t1 = task_start[task + 1];
             int32_t a = R[t0].a;
             const fast_aset *s = &sets[set_of_atr[a]];
             sebt_k_valid v = { w->valid[a], w->rank[a], w->vbar[a], w->n_valid[a] };
             sebt_k_union u = { (int64_t)s->n, s->bar, s->atr };
-            uint32_t epoch = (uint32_t)task + 1;
+            uint32_t epoch = (uint32_t)task + 1;   /* a unit's first task is its own */
+            if (n_twins > 1) {
+                if (!geom && (!(geom = malloc(umax * sizeof *geom)) || !(path = malloc(umax * sizeof *path)))) {
+                    failed = 1;
+                    continue;
+                }
+                run_twins(w, &v, &u, s, pairs, task_start + task, n_twins, epoch, memo.link, geom, path, rbuf);
+                t1 = t0;   /* done */
+            }
             for (size_t q = t0; q < t1 && !failed; q++) {
                 sebt_k_sigbits sb = combo_sigbits(s, pairs, &R[q]);
                 size_t idx = R[q].index;
@@ -1366,7 +1455,7 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
             }
             size_t d;
             #pragma omp atomic capture
-            { w->done += t1 - t0; d = w->done; }
+            { w->done += task_start[task + n_twins] - task_start[task]; d = w->done; }
             if (progress && thread_id() == 0) {
                 double t = now_s();
                 if (t - w->last_progress >= 0.25) {
@@ -1378,7 +1467,10 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
         free(memo.link);
         free(memo.val);
         free(rbuf);
+        free(geom);
+        free(path);
     }
+    free(unit_start);
     if (failed)
         return sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory running a batch of %zu combos",
                          zb->q1 - zb->q0);

@@ -356,3 +356,88 @@ Test(plan, grid_order_shuffle_and_scattered_combos)
     free(scattered);
     sebt_series_free(&s);
 }
+
+/* Combos that differ only in fee_bp and slippage_bp take the same trades;
+ * fast_cpu walks each signal set once for all of them (sebt_k_walk) and
+ * sums each combo's own pnl and R over that walk. Their metrics and open
+ * positions must still be the reference's bits, exit rules on and off,
+ * and a fee axis must add no work units (chunks): the walks were shared.
+ * With one combo missing, the runs no longer line up and the combos are
+ * run one by one: the same bits again. */
+static size_t fee_grid(sebt_params *c, const double *fees, size_t n_fees, const double *slips, size_t n_slips)
+{
+    size_t n = 0;
+    for (int a = 0; a < 2; a++)
+        for (int v = 0; v < 3; v++)
+            for (int t = 0; t < 2; t++)
+                for (int x = 0; x < 4; x++)   /* exits: all, no target, no stop, a far stop only */
+                    for (int r = 0; r < 2; r++)
+                        for (int h = 0; h < 2; h++)
+                            for (size_t f = 0; f < n_fees; f++)
+                                for (size_t g = 0; g < n_slips; g++) {
+                                    sebt_params p = sebt_params_default();
+                                    p.ema_fast = 5;
+                                    p.ema_slow = 40;
+                                    p.atr_window = 5 + 9 * a;
+                                    p.z_window = 20;
+                                    p.vol_z = 0.25 + 0.5 * v;
+                                    p.tr_z = 0.3 * t;
+                                    p.cloc_min = 0.35;
+                                    p.use_tp = x != 1 && x != 3;
+                                    p.use_stop = x != 2;
+                                    p.use_time = x != 3;
+                                    p.reward_r = 1.0 + 1.5 * r;
+                                    p.atr_stop_mult = x == 3 ? 400.0 : 0.7;
+                                    p.max_hold = 6 + 30 * h;
+                                    p.fee_bp = fees[f];
+                                    p.slippage_bp = slips[g];
+                                    c[n++] = p;
+                                }
+    return n;
+}
+
+static void assert_metrics_as_reference(const sebt_series *s, const sebt_params *c, size_t n, int threads,
+                                        sebt_batch_stats *st)
+{
+    sebt_result *want = calloc(n, sizeof *want), *got = calloc(n, sizeof *got);
+    sebt_error err = { 0 };
+    sebt_batch_opts ro = { .threads = 1 }, fo = { .threads = threads, .stats = st };
+    cr_assert_eq(sebt_reference_backend.run_batch(&sebt_reference_backend, s, c, n, &ro, want, &err), SEBT_OK, "%s",
+                 err.msg);
+    cr_assert_eq(sebt_fast_cpu_backend.run_batch(&sebt_fast_cpu_backend, s, c, n, &fo, got, &err), SEBT_OK, "%s",
+                 err.msg);
+    size_t trades = 0, open = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_same_result(&want[i], &got[i], 0.0, i);
+        cr_assert_eq(memcmp(&want[i].metrics, &got[i].metrics, sizeof want[i].metrics), 0, "combo %zu", i);
+        trades += got[i].n_trades;
+        open += got[i].open_at_end.open;
+    }
+    cr_assert_gt(trades, 2000, "only %zu trades", trades);
+    cr_assert_gt(open, 10, "only %zu positions open at the end", open);
+    sebt_results_free(want, n);
+    sebt_results_free(got, n);
+    free(want);
+    free(got);
+}
+
+Test(plan, combos_differing_only_in_costs_share_walks)
+{
+    sebt_series s = random_series(4000, 41, 300.0, 1e6, 0);
+    static const double one_fee[] = { 5.0 }, no_slip[] = { 0.0 };
+    static const double fees[] = { 7.5, 0.0, 2.5 }, slips[] = { 0.0, 1.75 };   /* not ascending */
+    enum { BASE = 2 * 3 * 2 * 4 * 2 * 2 };
+    sebt_params *c = malloc(BASE * 6 * sizeof *c);
+    size_t n0 = fee_grid(c, one_fee, 1, no_slip, 1);
+    sebt_batch_stats st0 = { 0 }, st1 = { 0 }, st2 = { 0 };
+    assert_metrics_as_reference(&s, c, n0, 1, &st0);
+    size_t n = fee_grid(c, fees, 3, slips, 2);
+    cr_assert_eq(n, (size_t)BASE * 6);
+    assert_metrics_as_reference(&s, c, n, 1, &st1);
+    cr_assert_eq(st1.chunks, st0.chunks, "%zu work units for 6 costs, %zu for one", st1.chunks, st0.chunks);
+    assert_metrics_as_reference(&s, c, n, 3, &st2);
+    c[7] = c[n - 1];   /* one combo twice, another gone: runs misaligned */
+    assert_metrics_as_reference(&s, c, n - 1, 2, &st2);
+    free(c);
+    sebt_series_free(&s);
+}
