@@ -197,6 +197,30 @@ SEBT_HD static inline double sebt_k_trade_pnl(const sebt_params *p, double entry
     return exit_price - entry - fee;
 }
 
+/* Where a trade's exits lie: the first valid bar after its entry bar u where
+ * the stop fires (stop_bar: low <= stop) and the first before that where the
+ * target does (tp_bar: high >= tp), searched up to bar limit; -1: none. The
+ * stop bar ending the target's search is the only way one exit depends on
+ * the other, so exits searched up to the last valid bar serve every time
+ * limit: a first bar overall is the first under a limit when it lies at or
+ * before it (sebt_k_trade_exits settles that). */
+typedef struct {
+    int64_t stop_bar, tp_bar;
+} sebt_k_exits;
+
+SEBT_HD static inline sebt_k_exits sebt_k_find_exits(const sebt_k_market *m, const sebt_k_valid *v,
+                                                     const sebt_params *p, int64_t u, int64_t limit, double stop,
+                                                     double tp)
+{
+    sebt_k_exits e = { -1, -1 };
+    if (p->use_stop)
+        e.stop_bar = sebt_k_first_valid_le(&m->low_min, v->valid, u + 1, limit, stop);
+    if (p->use_tp && tp > 0)   /* a target on the stop's bar loses to the stop */
+        e.tp_bar = sebt_k_first_valid_le(&m->neg_high_min, v->valid, u + 1,
+                                         e.stop_bar >= 0 ? e.stop_bar - 1 : limit, -tp);
+    return e;
+}
+
 /* The trade opened by a signal on valid bar t (SPEC §6), whose ATR is
  * atr_t. Everything in it depends on t, the atr_window (the valid bars) and
  * the exit parameters only, never on the signal thresholds or the other
@@ -208,9 +232,15 @@ SEBT_HD static inline double sebt_k_trade_pnl(const sebt_params *p, double entry
  * The exits are found with the search trees: "next bar" means the next
  * valid bar, and for a present bar low <= open, so the first valid bar with
  * low <= stop is the first bar where either stop rule fires; SPEC's
- * priority (stop_gap, stop, tp, time) is then settled on the earliest bar. */
-SEBT_HD static inline int sebt_k_trade_at(const sebt_k_market *m, const sebt_k_valid *v, int64_t t, double atr_t,
-                                          const sebt_params *p, sebt_trade *tr, sebt_open_position *open)
+ * priority (stop_gap, stop, tp, time) is then settled on the earliest bar.
+ *
+ * exits: NULL, the searches stop at the trade's time limit. Otherwise they
+ * run to the last valid bar, which every max_hold and use_time of this
+ * stop and target shares (sebt_k_find_exits): *exits is what they found
+ * when `known`, else they are run and stored there. */
+SEBT_HD static inline int sebt_k_trade_exits(const sebt_k_market *m, const sebt_k_valid *v, int64_t t, double atr_t,
+                                             const sebt_params *p, sebt_k_exits *exits, int known, sebt_trade *tr,
+                                             sebt_open_position *open)
 {
     int64_t K = v->n_valid;
     int64_t ru = (int64_t)v->rank[t] + 1;       /* rank of the entry bar */
@@ -232,30 +262,32 @@ SEBT_HD static inline int sebt_k_trade_at(const sebt_k_market *m, const sebt_k_v
     int64_t time_rank = ru + (int64_t)p->max_hold;
     int has_time = p->use_time && time_rank <= K - 1;
     int64_t limit = has_time ? v->vbar[time_rank] : last;
+    sebt_k_exits e;
+    if (!exits)
+        e = sebt_k_find_exits(m, v, p, u, limit, stop, tp);
+    else if (known)
+        e = *exits;
+    else
+        e = *exits = sebt_k_find_exits(m, v, p, u, last, stop, tp);
     int64_t exit_bar = -1;
     sebt_exit_reason reason = SEBT_EXIT_TIME;
     double exit_price = 0.0;
-    if (p->use_stop) {
-        int64_t j = sebt_k_first_valid_le(&m->low_min, v->valid, u + 1, limit, stop);
-        if (j >= 0) {
-            exit_bar = j;
-            limit = j - 1;   /* a target on the same bar loses to the stop */
-            if (m->open[j] <= stop) {
-                reason = SEBT_EXIT_STOP_GAP;
-                exit_price = m->open[j];
-            } else {
-                reason = SEBT_EXIT_STOP;
-                exit_price = stop;
-            }
+    if (e.stop_bar >= 0 && e.stop_bar <= limit) {
+        int64_t j = e.stop_bar;
+        exit_bar = j;
+        limit = j - 1;
+        if (m->open[j] <= stop) {
+            reason = SEBT_EXIT_STOP_GAP;
+            exit_price = m->open[j];
+        } else {
+            reason = SEBT_EXIT_STOP;
+            exit_price = stop;
         }
     }
-    if (p->use_tp && tp > 0) {
-        int64_t j = sebt_k_first_valid_le(&m->neg_high_min, v->valid, u + 1, limit, -tp);
-        if (j >= 0) {
-            exit_bar = j;
-            reason = SEBT_EXIT_TP;
-            exit_price = tp;
-        }
+    if (e.tp_bar >= 0 && e.tp_bar <= limit) {
+        exit_bar = e.tp_bar;
+        reason = SEBT_EXIT_TP;
+        exit_price = tp;
     }
     if (exit_bar < 0 && has_time) {
         exit_bar = v->vbar[time_rank];
@@ -289,6 +321,14 @@ SEBT_HD static inline int sebt_k_trade_at(const sebt_k_market *m, const sebt_k_v
     tr->reason = reason;
     tr->bars_held = (int32_t)((int64_t)v->rank[exit_bar] - ru);
     return 1;
+}
+
+/* The trade opened by a signal on valid bar t: sebt_k_trade_exits with its
+ * searches stopping at its time limit. */
+SEBT_HD static inline int sebt_k_trade_at(const sebt_k_market *m, const sebt_k_valid *v, int64_t t, double atr_t,
+                                          const sebt_params *p, sebt_trade *tr, sebt_open_position *open)
+{
+    return sebt_k_trade_exits(m, v, t, atr_t, p, NULL, 0, tr, open);
 }
 
 /* ---- the shared-sweep form: candidate union, bitsets, exit memo ---------
@@ -327,9 +367,21 @@ typedef struct {
     double pnl, r;
 } sebt_k_memo_val;
 
+/* Exits searched to the last valid bar (sebt_k_trade_exits), which the
+ * exit keys of one stop and target (differing in max_hold, use_time or
+ * costs) share: candidate j's are known when stamp[j] is epoch. Optional:
+ * without it (e NULL, as on a device) each trade searches up to its own
+ * time limit. */
+typedef struct {
+    sebt_k_exits *e;
+    uint32_t *stamp;
+    uint32_t epoch;
+} sebt_k_raw_exits;
+
 typedef struct {
     sebt_k_memo_link *link;
     sebt_k_memo_val *val;
+    sebt_k_raw_exits raw;
 } sebt_k_memo;
 
 #ifdef __CUDA_ARCH__
@@ -376,13 +428,21 @@ typedef struct {
 } sebt_k_memo_geom;
 
 /* What candidate j's memo entry holds before costs: where its trade's
- * exit leads (link) and the prices its pnl comes from. */
+ * exit leads (link) and the prices its pnl comes from; raw (may be NULL)
+ * as in sebt_k_memo. */
 SEBT_HD static inline void sebt_k_memo_fill_geom(const sebt_k_market *m, const sebt_k_valid *v,
                                                  const sebt_k_union *u, const sebt_params *p, int64_t j,
-                                                 sebt_k_memo_link *link, sebt_k_memo_geom *g)
+                                                 const sebt_k_raw_exits *raw, sebt_k_memo_link *link,
+                                                 sebt_k_memo_geom *g)
 {
     sebt_trade tr;
-    int st = sebt_k_trade_at(m, v, u->bar[j], u->atr[j], p, &tr, NULL);
+    int st;
+    if (raw && raw->e) {
+        st = sebt_k_trade_exits(m, v, u->bar[j], u->atr[j], p, &raw->e[j], raw->stamp[j] == raw->epoch, &tr, NULL);
+        raw->stamp[j] = raw->epoch;
+    } else {
+        st = sebt_k_trade_at(m, v, u->bar[j], u->atr[j], p, &tr, NULL);
+    }
     if (st <= 0) {
         link->next = st < 0 ? SEBT_K_MEMO_NO_ENTRY : SEBT_K_MEMO_OPEN;
         g->entry = g->exit_price = g->risk = 0.0;
@@ -394,13 +454,14 @@ SEBT_HD static inline void sebt_k_memo_fill_geom(const sebt_k_market *m, const s
     link->next = sebt_k_memo_next(u, j, tr.exit_index);
 }
 
-/* The memo entry of candidate j for exit parameters p. */
+/* The memo entry of candidate j for exit parameters p; raw (may be NULL)
+ * as in sebt_k_memo. */
 SEBT_HD static inline void sebt_k_memo_fill(const sebt_k_market *m, const sebt_k_valid *v, const sebt_k_union *u,
-                                            const sebt_params *p, int64_t j, sebt_k_memo_link *link,
-                                            sebt_k_memo_val *val)
+                                            const sebt_params *p, int64_t j, const sebt_k_raw_exits *raw,
+                                            sebt_k_memo_link *link, sebt_k_memo_val *val)
 {
     sebt_k_memo_geom g;
-    sebt_k_memo_fill_geom(m, v, u, p, j, link, &g);
+    sebt_k_memo_fill_geom(m, v, u, p, j, raw, link, &g);
     val->pnl = 0.0;
     val->r = 0.0;
     if (link->next >= 0) {   /* the pnl and R sebt_k_trade_at gives */
@@ -427,7 +488,7 @@ SEBT_HD SEBT_K_HOT static inline int sebt_k_hop_step(const sebt_k_market *m, con
         return 0;
     sebt_k_memo_link *l = &memo->link[j];
     if (epoch && l->stamp != epoch) {
-        sebt_k_memo_fill(m, v, u, p, j, l, &memo->val[j]);
+        sebt_k_memo_fill(m, v, u, p, j, &memo->raw, l, &memo->val[j]);
         l->stamp = epoch;
     }
     int32_t next = l->next;
@@ -603,10 +664,12 @@ SEBT_HD static inline void sebt_k_run_combo_pair_hop(const sebt_k_market *m, con
 /* The trades of one signal set under one exit geometry (p's costs play no
  * part): the candidates whose trades close, in order, into path (n_out of
  * them, at most u->n), and *open_j: the candidate whose trade is still open
- * at the end, or -1. Entries are filled lazily as in sebt_k_hop_step. */
+ * at the end, or -1. Entries are filled lazily as in sebt_k_hop_step; raw
+ * (may be NULL) as in sebt_k_memo. */
 SEBT_HD static inline int64_t sebt_k_walk(const sebt_k_market *m, const sebt_k_valid *v, const sebt_k_union *u,
                                           const sebt_k_sigbits *sb, sebt_k_memo_link *link, sebt_k_memo_geom *geom,
-                                          uint32_t epoch, const sebt_params *p, int32_t *path, int64_t *open_j)
+                                          const sebt_k_raw_exits *raw, uint32_t epoch, const sebt_params *p,
+                                          int32_t *path, int64_t *open_j)
 {
     int64_t n = 0;
     *open_j = -1;
@@ -614,7 +677,7 @@ SEBT_HD static inline int64_t sebt_k_walk(const sebt_k_market *m, const sebt_k_v
     while (j < u->n) {
         sebt_k_memo_link *l = &link[j];
         if (epoch && l->stamp != epoch) {
-            sebt_k_memo_fill_geom(m, v, u, p, j, l, &geom[j]);
+            sebt_k_memo_fill_geom(m, v, u, p, j, raw, l, &geom[j]);
             l->stamp = epoch;
         }
         int32_t next = l->next;

@@ -1304,6 +1304,14 @@ static sebt_k_sigbits combo_sigbits(const fast_aset *s, const fast_zpair *pairs,
     return sb;
 }
 
+/* Whether two combos have one stop and one target, whose exits searched to
+ * the last valid bar they then share (sebt_k_raw_exits). */
+static bool same_stop_and_target(const fast_combo_ref *x, const fast_combo_ref *y)
+{
+    return x->batch == y->batch && x->a == y->a && x->use_stop == y->use_stop && x->stop_mult == y->stop_mult &&
+           x->use_tp == y->use_tp && x->reward == y->reward;
+}
+
 /* Whether task t (refs[ts[t] .. ts[t+1])) can share walks with task t - 1
  * (sebt_k_walk): its combos differ from that task's, one for one and in
  * order, only in their costs (fee_bp + slippage_bp), which the sort puts
@@ -1314,9 +1322,7 @@ static bool cost_twin(const fast_combo_ref *R, const size_t *ts, size_t t)
     if (ts[t] - a0 != len)
         return false;
     const fast_combo_ref *x = &R[a0], *y = &R[b0];
-    if (x->batch != y->batch || x->a != y->a || x->use_stop != y->use_stop || x->stop_mult != y->stop_mult ||
-        x->use_tp != y->use_tp || x->reward != y->reward || x->use_time != y->use_time ||
-        x->max_hold != y->max_hold)
+    if (!same_stop_and_target(x, y) || x->use_time != y->use_time || x->max_hold != y->max_hold)
         return false;
     for (size_t i = 0; i < len; i++) {
         x = &R[a0 + i];
@@ -1329,17 +1335,28 @@ static bool cost_twin(const fast_combo_ref *R, const size_t *ts, size_t t)
 }
 
 /* The units run_zbatch hands out: runs of cost twins (cost_twin), a task
- * alone otherwise. unit_start[k] is the first task of unit k. */
-static size_t *cost_units(const fast_sweep *w, const fast_zbatch *zb, bool want_trades, size_t *n_units)
+ * alone otherwise. unit_start[k] is the first task of unit k. And, per
+ * task, an epoch for the exits it shares with the tasks of its stop and
+ * target (sebt_k_raw_exits): the sort makes those a run of tasks, numbered
+ * by their first. */
+static size_t *cost_units(const fast_sweep *w, const fast_zbatch *zb, bool want_trades, size_t *n_units,
+                          uint32_t **raw_epoch_out)
 {
     size_t nt = zb->n_tasks;
     uint8_t *twin = calloc(nt ? nt : 1, 1);
     size_t *unit_start = malloc((nt + 1) * sizeof *unit_start);
-    if (!twin || !unit_start) {
+    uint32_t *raw_epoch = malloc((nt ? nt : 1) * sizeof *raw_epoch);
+    if (!twin || !unit_start || !raw_epoch) {
         free(twin);
         free(unit_start);
+        free(raw_epoch);
         return NULL;
     }
+    for (size_t t = 0; t < nt; t++)
+        raw_epoch[t] = t && same_stop_and_target(&w->refs[zb->task_start[t - 1]], &w->refs[zb->task_start[t]])
+                           ? raw_epoch[t - 1]
+                           : (uint32_t)t + 1;
+    *raw_epoch_out = raw_epoch;
     if (!want_trades) {   /* walks give metrics only */
         #pragma omp parallel for schedule(dynamic, 64) num_threads(plan_threads(w, zb->q1 - zb->q0))
         for (size_t t = 1; t < nt; t++)
@@ -1357,16 +1374,17 @@ static size_t *cost_units(const fast_sweep *w, const fast_zbatch *zb, bool want_
 
 /* A unit of n_twins cost twins (their first combos at ts[0 .. n_twins)):
  * each signal set is walked once through the unit's memo of exits
- * (link, geom: filled for epoch), and each twin sums its costs over it. */
+ * (its link and geom: filled for epoch), and each twin sums its costs over
+ * it. */
 static void run_twins(fast_sweep *w, const sebt_k_valid *v, const sebt_k_union *u, const fast_aset *s,
                       const fast_zpair *pairs, const size_t *ts, size_t n_twins, uint32_t epoch,
-                      sebt_k_memo_link *link, sebt_k_memo_geom *geom, int32_t *path, double *rbuf)
+                      const sebt_k_memo *memo, sebt_k_memo_geom *geom, int32_t *path, double *rbuf)
 {
     const fast_combo_ref *R = w->refs;
     for (size_t i = 0; i < ts[1] - ts[0]; i++) {
         sebt_k_sigbits sb = combo_sigbits(s, pairs, &R[ts[0] + i]);
-        int64_t open_j, n = sebt_k_walk(&w->fm.m, v, u, &sb, link, geom, epoch, &w->combos[R[ts[0] + i].index],
-                                        path, &open_j);
+        int64_t open_j, n = sebt_k_walk(&w->fm.m, v, u, &sb, memo->link, geom, &memo->raw, epoch,
+                                        &w->combos[R[ts[0] + i].index], path, &open_j);
         for (size_t k = 0; k < n_twins; k++) {
             size_t idx = R[ts[k] + i].index;
             sebt_result *r = &w->results[idx];
@@ -1391,7 +1409,8 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
     sebt_progress_fn progress = w->opts ? w->opts->progress : NULL;
     void *puser = w->opts ? w->opts->progress_user : NULL;
     size_t n_units = 0;
-    size_t *unit_start = cost_units(w, zb, want_trades, &n_units);
+    uint32_t *raw_epoch = NULL;
+    size_t *unit_start = cost_units(w, zb, want_trades, &n_units, &raw_epoch);
     if (!unit_start)
         return sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory running a batch of %zu combos",
                          zb->q1 - zb->q0);
@@ -1399,11 +1418,12 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
     #pragma omp parallel num_threads(nt) reduction(|:failed)
     {
         sebt_k_memo memo = { calloc(umax, sizeof *memo.link),   /* stamps 0: nothing filled */
-                             malloc(umax * sizeof *memo.val) };
+                             malloc(umax * sizeof *memo.val),
+                             { malloc(umax * sizeof *memo.raw.e), calloc(umax, sizeof *memo.raw.stamp), 0 } };
         double *rbuf = malloc(2 * umax * sizeof *rbuf), *rbuf_b = rbuf ? rbuf + umax : NULL;
         sebt_k_memo_geom *geom = NULL;
         int32_t *path = NULL;
-        if (!memo.link || !memo.val || !rbuf)
+        if (!memo.link || !memo.val || !memo.raw.e || !memo.raw.stamp || !rbuf)
             failed = 1;
         #pragma omp for schedule(dynamic, 1)
         for (size_t unit = 0; unit < n_units; unit++) {
@@ -1416,12 +1436,13 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
             sebt_k_valid v = { w->valid[a], w->rank[a], w->vbar[a], w->n_valid[a] };
             sebt_k_union u = { (int64_t)s->n, s->bar, s->atr };
             uint32_t epoch = (uint32_t)task + 1;   /* a unit's first task is its own */
+            memo.raw.epoch = raw_epoch[task];
             if (n_twins > 1) {
                 if (!geom && (!(geom = malloc(umax * sizeof *geom)) || !(path = malloc(umax * sizeof *path)))) {
                     failed = 1;
                     continue;
                 }
-                run_twins(w, &v, &u, s, pairs, task_start + task, n_twins, epoch, memo.link, geom, path, rbuf);
+                run_twins(w, &v, &u, s, pairs, task_start + task, n_twins, epoch, &memo, geom, path, rbuf);
                 t1 = t0;   /* done */
             }
             for (size_t q = t0; q < t1 && !failed; q++) {
@@ -1466,11 +1487,14 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
         }
         free(memo.link);
         free(memo.val);
+        free(memo.raw.e);
+        free(memo.raw.stamp);
         free(rbuf);
         free(geom);
         free(path);
     }
     free(unit_start);
+    free(raw_epoch);
     if (failed)
         return sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory running a batch of %zu combos",
                          zb->q1 - zb->q0);
