@@ -229,8 +229,10 @@ typedef struct {
     /* The shard's combos (all of them without --shard). */
     size_t *shard;
     size_t n_shard;
-    /* A streamed sweep's SEBT_SWEEP_STATS: which threads formatted its rows. */
+    /* A streamed sweep's SEBT_SWEEP_STATS: which threads formatted its rows,
+     * and whether its file bypassed the page cache (atomic_direct). */
     const char *rows_by;
+    bool direct_out;
 } sweep_run;
 
 static void free_run(sweep_run *r)
@@ -1042,7 +1044,11 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
         rc = strstr(why, "out of memory") ? CLI_EXIT_NOMEM : CLI_EXIT_USAGE;
         goto out;
     }
-    /* Rows leave in large writes, not line by line. */
+    /* More than a window of rows: written past the page cache, whose copy
+     * and writeback would take the backtests' cores (docs/big-sweeps.md,
+     * "Writing past the page cache"). Rows leave in large writes, not line
+     * by line. */
+    r->direct_out = n > window && atomic_direct(&af);
     static char obuf[1 << 20];
     setvbuf(af.f, obuf, _IOFBF, sizeof obuf);
     cli_json j;
@@ -1231,6 +1237,8 @@ static void print_stats(const sweep_run *r, double t_compute, double cpu_compute
             SEBT_SWEEP_RECORD_BYTES, t_gather);
     if (r->rows_by)
         fprintf(stderr, "; rows formatted by %s", r->rows_by);
+    if (r->direct_out)
+        fprintf(stderr, "; written past the page cache");
     fputc('\n', stderr);
     free(all);
 }

@@ -119,6 +119,9 @@ typedef struct {
     bool is_stdout;
 } atomic_file;
 bool atomic_open(atomic_file *a, const char *path, char *why, size_t why_size);
+/* Before anything is written: a big file's bytes go past the page cache
+ * (sebt_outfile_direct); false where they cannot (stdout, a device). */
+bool atomic_direct(atomic_file *a);
 /* Flushes, syncs and renames; on any failure removes the temporary file.
  * Returns false with why set when anything was lost. */
 bool atomic_commit(atomic_file *a, char *why, size_t why_size);

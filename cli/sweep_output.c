@@ -564,6 +564,14 @@ bool atomic_open(atomic_file *a, const char *path, char *why, size_t why_size)
     return true;
 }
 
+bool atomic_direct(atomic_file *a)
+{
+    if (a->is_stdout || !a->f || !sebt_outfile_direct(&a->o))
+        return false;
+    a->f = a->o.f;
+    return true;
+}
+
 void atomic_discard(atomic_file *a)
 {
     if (a->is_stdout || !a->f)

@@ -1,5 +1,6 @@
 /* Atomic output files: a temporary file beside the target, renamed over it
  * on success (include/sebt/outfile.h). */
+#define _GNU_SOURCE   /* O_DIRECT, fopencookie */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -207,10 +208,172 @@ sebt_status sebt_outfile_open(sebt_outfile *o, const char *path, sebt_error *err
     return SEBT_OK;
 }
 
+/* ---- direct writes (sebt_outfile_direct) ---------------------------------- */
+
+#define DIRECT_ALIGN 4096u          /* every device's logical block divides it */
+#define DIRECT_BLOCK (8u << 20)
+
+typedef struct {
+    int fd;
+    char *mem, *buf;                /* buf: mem aligned to DIRECT_ALIGN */
+    size_t len;                     /* bytes in buf */
+    bool direct;                    /* O_DIRECT still set */
+    bool discard;                   /* aborted: the close writes nothing */
+} direct_sink;
+
+/* Direct I/O off for the rest of the file (it is a flag of the open file). */
+static void direct_off(direct_sink *s)
+{
+    int fl = fcntl(s->fd, F_GETFL);
+    if (fl >= 0)
+        (void)fcntl(s->fd, F_SETFL, fl & ~O_DIRECT);
+    s->direct = false;
+}
+
+/* Writes all n bytes; false with errno set when the file takes no more. */
+static bool sink_put(direct_sink *s, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(s->fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && errno == EINVAL && s->direct) {   /* refused here: buffered from now on */
+            direct_off(s);
+            continue;
+        }
+        if (w < 0)
+            return false;
+        if (w == 0) {
+            errno = EIO;
+            return false;
+        }
+        if (s->direct && (size_t)w % DIRECT_ALIGN)   /* the offset is no longer aligned */
+            direct_off(s);
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+static ssize_t sink_write(void *c, const char *data, size_t size)
+{
+    direct_sink *s = c;
+    for (size_t left = size; left;) {
+        size_t n = DIRECT_BLOCK - s->len < left ? DIRECT_BLOCK - s->len : left;
+        memcpy(s->buf + s->len, data, n);
+        s->len += n;
+        data += n;
+        left -= n;
+        if (s->len == DIRECT_BLOCK) {
+            if (!sink_put(s, s->buf, s->len))
+                return -1;
+            s->len = 0;
+        }
+    }
+    return (ssize_t)size;
+}
+
+/* Writes what is left (the aligned part directly, the tail buffered); the
+ * descriptor stays open for the commit's fsync. */
+static int sink_close(void *c)
+{
+    direct_sink *s = c;
+    bool ok = true;
+    if (!s->discard) {
+        size_t whole = s->direct ? s->len / DIRECT_ALIGN * DIRECT_ALIGN : s->len;
+        ok = sink_put(s, s->buf, whole);
+        if (ok && whole < s->len) {
+            direct_off(s);
+            ok = sink_put(s, s->buf + whole, s->len - whole);
+        }
+    }
+    int e = errno;
+    free(s->mem);
+    s->mem = s->buf = NULL;
+    s->len = 0;
+    if (!ok) {
+        errno = e;
+        return -1;
+    }
+    return 0;
+}
+
+bool sebt_outfile_direct(sebt_outfile *o)
+{
+#if defined(O_DIRECT) && defined(__GLIBC__)
+    if (!o->f || !o->atomic || o->direct || ftell(o->f) != 0)
+        return false;
+    direct_sink *s = calloc(1, sizeof *s);
+    char *mem = malloc(DIRECT_BLOCK + DIRECT_ALIGN);
+    int fd = s && mem ? dup(fileno(o->f)) : -1;
+    int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_DIRECT) != 0) {
+        if (fd >= 0)
+            close(fd);
+        free(mem);
+        free(s);
+        return false;
+    }
+    *s = (direct_sink){ .fd = fd, .mem = mem, .direct = true,
+                        .buf = mem + (DIRECT_ALIGN - (uintptr_t)mem % DIRECT_ALIGN) % DIRECT_ALIGN };
+    FILE *f = fopencookie(s, "w", (cookie_io_functions_t){ .write = sink_write, .close = sink_close });
+    if (!f) {
+        close(fd);
+        free(mem);
+        free(s);
+        return false;
+    }
+    fclose(o->f);   /* its descriptor; fd, a copy, stays */
+    o->f = f;
+    o->direct = s;
+    return true;
+#else
+    (void)o;
+    return false;
+#endif
+}
+
+/* Closes f (a direct file's last block goes out here) and, for a direct
+ * file, its descriptor after fsync when sync is set. False with errno set
+ * when something was not written. */
+static bool close_file(sebt_outfile *o, bool sync)
+{
+    FILE *f = o->f;
+    o->f = NULL;
+    direct_sink *s = o->direct;
+    bool ok = true;
+    int e = 0;
+    if (!s) {
+        if (sync && fsync(fileno(f)) != 0 && errno != EINVAL && errno != EROFS) {
+            ok = false;
+            e = errno;
+        }
+        if (fclose(f) != 0 && ok) {
+            ok = false;
+            e = errno;
+        }
+    } else {
+        s->discard = !sync;
+        if (fclose(f) != 0) {
+            ok = false;
+            e = errno;
+        }
+        if (ok && sync && fsync(s->fd) != 0 && errno != EINVAL && errno != EROFS) {
+            ok = false;
+            e = errno;
+        }
+        close(s->fd);
+        free(s);
+        o->direct = NULL;
+    }
+    errno = e;
+    return ok;
+}
+
 void sebt_outfile_abort(sebt_outfile *o)
 {
     if (o->f)
-        fclose(o->f);
+        close_file(o, false);
     o->f = NULL;
     if (o->atomic && o->tmp)
         unlink(o->tmp);
@@ -228,13 +391,9 @@ sebt_status sebt_outfile_commit(sebt_outfile *o, sebt_error *err)
     int e = errno;
     /* Durable before it is visible: a crash after the rename must not leave
      * an empty file where a full one was. */
-    if (!bad && o->atomic && fsync(fileno(o->f)) != 0 && errno != EINVAL && errno != EROFS) {
-        bad = 1;
-        e = errno;
-    }
-    FILE *f = o->f;
-    o->f = NULL;
-    if (fclose(f) != 0 && !bad) {
+    if (bad)
+        close_file(o, false);
+    else if (!close_file(o, o->atomic)) {
         bad = 1;
         e = errno;
     }

@@ -18,10 +18,12 @@
  *                  cloc thresholds), ANDed on the fly;
  *   sebt_k_memo    per exit key: for each candidate of U, the next candidate
  *                  after its trade's exit, its pnl and R.
- * sebt_k_trade_at is SPEC §6 for the trade one signal opens (the one place
- * the exit rules live); sebt_k_run_combo_hop runs a combo by hops through
- * the memo (filled lazily on the CPU, up front on a device) and finishes
- * its SPEC §7 metrics (sebt_k_finish).
+ * sebt_k_trade_exits (sebt_k_trade_at) is SPEC §6 for the trade one signal
+ * opens (the one place the exit rules live; its pnl after costs is
+ * sebt_k_trade_pnl); sebt_k_run_combo_hop runs a combo by hops through the
+ * memo (filled lazily on the CPU, up front on a device) and finishes its
+ * SPEC §7 metrics (sebt_k_finish). Combos differing only in costs share
+ * their hops (sebt_k_walk, sebt_k_run_combo_path).
  *
  * Why it is exact for the simulation: "next bar" means the next valid bar,
  * and for a present bar low <= open, so the first valid bar with

@@ -1339,7 +1339,7 @@ static bool cost_twin(const fast_combo_ref *R, const size_t *ts, size_t t)
  * task, an epoch for the exits it shares with the tasks of its stop and
  * target (sebt_k_raw_exits): the sort makes those a run of tasks, numbered
  * by their first. */
-static size_t *cost_units(const fast_sweep *w, const fast_zbatch *zb, bool want_trades, size_t *n_units,
+static size_t *plan_units(const fast_sweep *w, const fast_zbatch *zb, bool want_trades, size_t *n_units,
                           uint32_t **raw_epoch_out)
 {
     size_t nt = zb->n_tasks;
@@ -1410,7 +1410,7 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
     void *puser = w->opts ? w->opts->progress_user : NULL;
     size_t n_units = 0;
     uint32_t *raw_epoch = NULL;
-    size_t *unit_start = cost_units(w, zb, want_trades, &n_units, &raw_epoch);
+    size_t *unit_start = plan_units(w, zb, want_trades, &n_units, &raw_epoch);
     if (!unit_start)
         return sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory running a batch of %zu combos",
                          zb->q1 - zb->q0);
@@ -1443,7 +1443,7 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
                     continue;
                 }
                 run_twins(w, &v, &u, s, pairs, task_start + task, n_twins, epoch, &memo, geom, path, rbuf);
-                t1 = t0;   /* done */
+                t1 = t0;   /* every combo of the unit is done: none left below */
             }
             for (size_t q = t0; q < t1 && !failed; q++) {
                 sebt_k_sigbits sb = combo_sigbits(s, pairs, &R[q]);

@@ -49,6 +49,19 @@ values_and_threads() {  # grid
     grep -q "rows formatted by the writer thread" t1.err ||
       fail "$g: with a core spare the writer did not format the rows: $(grep stats t1.err)"
   fi
+  # More than a window (65,536 combos) of rows went past the page cache
+  # (sebt_outfile_direct), where this file system takes direct I/O; fewer
+  # did not. The bytes compared above and below are those files'.
+  if dd if=/dev/zero of=direct.probe bs=4096 count=1 oflag=direct 2>/dev/null; then
+    if [ "$g" = stream-1000 ]; then
+      ! grep -q "past the page cache" all.err || fail "$g: 1,000 rows went past the page cache"
+    else
+      grep -q "written past the page cache" all.err ||
+        fail "$g: a sweep of more than a window was not written past the page cache: $(grep stats all.err)"
+      grep -q "written past the page cache" t1.err ||
+        fail "$g: with the writer formatting, not written past the page cache: $(grep stats t1.err)"
+    fi
+  fi
   sweep --grid "$grids/$g.grid" --threads 2 --format npy --output "$g.npy" || fail "$g: npy sweep"
   check_values "$g" "$g.npy" "$g npy"
   sweep --grid "$grids/$g.grid" --threads 1 --format npy --output "$g.t1.npy" || fail "$g: 1-thread npy sweep"

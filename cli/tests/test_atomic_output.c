@@ -2,6 +2,7 @@
  * that fails or is killed never leaves a half-written file and never
  * destroys the previous one (issue 15, defect 4). */
 #include <criterion/criterion.h>
+#include <stdbool.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -120,6 +122,118 @@ Test(atomic, a_write_error_fails_the_commit_and_keeps_the_old_file)
     cr_assert_not_null(strstr(e.msg, "the previous file is unchanged"), "%s", e.msg);
     cr_assert_str_eq(get(p), "old\n");
     cr_assert_eq(count_entries(), 1);
+}
+
+/* sebt_outfile_direct: a big file written past the page cache has the
+ * bytes written, whatever the sizes of the writes (smaller than the
+ * alignment, the block exactly, across blocks, an unaligned tail). */
+static unsigned char pattern_byte(size_t i) { return (unsigned char)((i * 2654435761u) >> 13); }
+
+static size_t write_pattern(FILE *f, size_t total, bool must_fit)
+{
+    static const size_t sizes[] = { 1, 4095, 4096, 8u << 20, (8u << 20) - 1, 100003, (8u << 20) + 1, 7 };
+    static unsigned char chunk[(8u << 20) + 1];
+    size_t at = 0;
+    for (size_t k = 0; at < total; k++) {
+        size_t n = sizes[k % 8] < total - at ? sizes[k % 8] : total - at;
+        for (size_t i = 0; i < n; i++)
+            chunk[i] = pattern_byte(at + i);
+        size_t w = fwrite(chunk, 1, n, f);
+        if (must_fit)
+            cr_assert_eq(w, n, "a write of %zu bytes at %zu", n, at);
+        at += n;
+    }
+    return at;
+}
+
+static void assert_pattern(const char *path, size_t total)
+{
+    FILE *f = fopen(path, "rb");
+    cr_assert_not_null(f);
+    static unsigned char got[1 << 20];
+    size_t at = 0, n;
+    while ((n = fread(got, 1, sizeof got, f)) > 0) {
+        for (size_t i = 0; i < n; i++)
+            cr_assert_eq(got[i], pattern_byte(at + i), "byte %zu", at + i);
+        at += n;
+    }
+    fclose(f);
+    cr_assert_eq(at, total, "%zu bytes, %zu written", at, total);
+}
+
+Test(atomic, a_direct_file_has_the_bytes_written)
+{
+    const char *p = in_dir("big.csv");
+    put(p, "old\n");
+    sebt_outfile o;
+    sebt_error e = { 0 };
+    cr_assert_eq(sebt_outfile_open(&o, p, &e), SEBT_OK, "%s", e.msg);
+    bool direct = sebt_outfile_direct(&o);
+    size_t total = write_pattern(o.f, 3 * (8u << 20) + 12345, true);
+    cr_assert_str_eq(get(p), "old\n");
+    cr_assert_eq(sebt_outfile_commit(&o, &e), SEBT_OK, "%s", e.msg);
+    assert_pattern(p, total);
+    cr_assert_eq(count_entries(), 1);
+    if (!direct)
+        cr_skip_test("this file system takes no direct I/O: the bytes were checked written the usual way");
+}
+
+Test(atomic, direct_only_before_the_first_byte_and_for_an_atomic_file)
+{
+    const char *p = in_dir("late.csv");
+    sebt_outfile o;
+    sebt_error e = { 0 };
+    cr_assert_eq(sebt_outfile_open(&o, p, &e), SEBT_OK, "%s", e.msg);
+    fputs("header\n", o.f);
+    cr_assert_not(sebt_outfile_direct(&o), "something was written already");
+    fputs("row\n", o.f);
+    cr_assert_eq(sebt_outfile_commit(&o, &e), SEBT_OK, "%s", e.msg);
+    cr_assert_str_eq(get(p), "header\nrow\n");
+    cr_assert_eq(sebt_outfile_open(&o, "/dev/null", &e), SEBT_OK, "%s", e.msg);
+    cr_assert_not(o.atomic);
+    cr_assert_not(sebt_outfile_direct(&o), "a device is written in place");
+    sebt_outfile_abort(&o);
+}
+
+Test(atomic, an_aborted_direct_file_leaves_the_old_one)
+{
+    const char *p = in_dir("big.csv");
+    put(p, "old\n");
+    sebt_outfile o;
+    sebt_error e = { 0 };
+    cr_assert_eq(sebt_outfile_open(&o, p, &e), SEBT_OK, "%s", e.msg);
+    bool direct = sebt_outfile_direct(&o);
+    write_pattern(o.f, (8u << 20) + 777, true);
+    cr_assert_eq(count_entries(), 2);
+    sebt_outfile_abort(&o);
+    cr_assert_str_eq(get(p), "old\n");
+    cr_assert_eq(count_entries(), 1);
+    if (!direct)
+        cr_skip_test("this file system takes no direct I/O");
+}
+
+/* A file that may grow no further (RLIMIT_FSIZE, as a full disk would
+ * stop it) fails the commit, names the file, keeps the old one. */
+Test(atomic, a_direct_file_that_cannot_grow_fails_the_commit)
+{
+    const char *p = in_dir("big.csv");
+    put(p, "old\n");
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit lim = { 4u << 20, 4u << 20 };
+    cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+    sebt_outfile o;
+    sebt_error e = { 0 };
+    cr_assert_eq(sebt_outfile_open(&o, p, &e), SEBT_OK, "%s", e.msg);
+    bool direct = sebt_outfile_direct(&o);
+    for (int i = 0; i < 24; i++)   /* 24 MiB: past the limit in the first block */
+        write_pattern(o.f, 1u << 20, false);
+    cr_assert_eq(sebt_outfile_commit(&o, &e), SEBT_ERR_IO);
+    cr_assert_not_null(strstr(e.msg, "big.csv"), "%s", e.msg);
+    cr_assert_not_null(strstr(e.msg, "the previous file is unchanged"), "%s", e.msg);
+    cr_assert_str_eq(get(p), "old\n");
+    cr_assert_eq(count_entries(), 1);
+    if (!direct)
+        cr_skip_test("this file system takes no direct I/O");
 }
 
 Test(atomic, permissions_are_kept_and_a_symlink_stays_a_symlink)

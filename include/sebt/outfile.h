@@ -41,6 +41,7 @@ typedef struct {
     char *tmp;      /* the temporary file; NULL when not atomic */
     bool atomic;    /* false: the target is written in place (not a regular file) */
     int slot;       /* internal: the entry sebt_outfile_remove_temps sees, or -1 */
+    void *direct;   /* internal: the writer behind f after sebt_outfile_direct, or NULL */
 } sebt_outfile;
 
 /* At most this many atomic files open at once in a process. */
@@ -53,6 +54,15 @@ sebt_status sebt_outfile_open(sebt_outfile *o, const char *path, sebt_error *err
 sebt_status sebt_outfile_commit(sebt_outfile *o, sebt_error *err);
 /* Discards what was written; the target is left as it was. */
 void sebt_outfile_abort(sebt_outfile *o);
+/* For a big file, before anything is written to it: o->f becomes a stream
+ * whose bytes reach the disk without the page cache (O_DIRECT, in aligned
+ * blocks of 8 MiB; the last block when it closes), so writing gigabytes
+ * costs the writer a copy, not the kernel's copy and writeback on every
+ * core. The bytes are the same. Returns false (o->f unchanged, buffered as
+ * before) where it cannot: not an atomic file, something written already,
+ * a file system without direct I/O, no memory for the block. A file system
+ * that refuses a direct write later gets buffered writes from there on. */
+bool sebt_outfile_direct(sebt_outfile *o);
 /* Unlinks every temporary file not yet committed or aborted, and removes
  * every temporary folder (below). Safe in a signal handler. */
 void sebt_outfile_remove_temps(void);
