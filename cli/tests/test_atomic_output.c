@@ -161,14 +161,22 @@ static void assert_pattern(const char *path, size_t total)
     cr_assert_eq(at, total, "%zu bytes, %zu written", at, total);
 }
 
+/* A file "old\n" at name, and an atomic file over it made direct;
+ * returns whether the file system took direct I/O. */
+static bool open_direct_over_old(const char *p, sebt_outfile *o)
+{
+    put(p, "old\n");
+    sebt_error e = { 0 };
+    cr_assert_eq(sebt_outfile_open(o, p, &e), SEBT_OK, "%s", e.msg);
+    return sebt_outfile_direct(o);
+}
+
 Test(atomic, a_direct_file_has_the_bytes_written)
 {
     const char *p = in_dir("big.csv");
-    put(p, "old\n");
     sebt_outfile o;
     sebt_error e = { 0 };
-    cr_assert_eq(sebt_outfile_open(&o, p, &e), SEBT_OK, "%s", e.msg);
-    bool direct = sebt_outfile_direct(&o);
+    bool direct = open_direct_over_old(p, &o);
     size_t total = write_pattern(o.f, 3 * (8u << 20) + 12345, true);
     cr_assert_str_eq(get(p), "old\n");
     cr_assert_eq(sebt_outfile_commit(&o, &e), SEBT_OK, "%s", e.msg);
@@ -198,11 +206,8 @@ Test(atomic, direct_only_before_the_first_byte_and_for_an_atomic_file)
 Test(atomic, an_aborted_direct_file_leaves_the_old_one)
 {
     const char *p = in_dir("big.csv");
-    put(p, "old\n");
     sebt_outfile o;
-    sebt_error e = { 0 };
-    cr_assert_eq(sebt_outfile_open(&o, p, &e), SEBT_OK, "%s", e.msg);
-    bool direct = sebt_outfile_direct(&o);
+    bool direct = open_direct_over_old(p, &o);
     write_pattern(o.f, (8u << 20) + 777, true);
     cr_assert_eq(count_entries(), 2);
     sebt_outfile_abort(&o);
@@ -217,14 +222,12 @@ Test(atomic, an_aborted_direct_file_leaves_the_old_one)
 Test(atomic, a_direct_file_that_cannot_grow_fails_the_commit)
 {
     const char *p = in_dir("big.csv");
-    put(p, "old\n");
     signal(SIGXFSZ, SIG_IGN);
     struct rlimit lim = { 4u << 20, 4u << 20 };
     cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
     sebt_outfile o;
     sebt_error e = { 0 };
-    cr_assert_eq(sebt_outfile_open(&o, p, &e), SEBT_OK, "%s", e.msg);
-    bool direct = sebt_outfile_direct(&o);
+    bool direct = open_direct_over_old(p, &o);
     for (int i = 0; i < 24; i++)   /* 24 MiB: past the limit in the first block */
         write_pattern(o.f, 1u << 20, false);
     cr_assert_eq(sebt_outfile_commit(&o, &e), SEBT_ERR_IO);
