@@ -307,18 +307,15 @@ bool sebt_outfile_direct(sebt_outfile *o)
     char *mem = malloc(DIRECT_BLOCK + DIRECT_ALIGN);
     int fd = s && mem ? dup(fileno(o->f)) : -1;
     int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
-    if (fl < 0 || fcntl(fd, F_SETFL, fl | O_DIRECT) != 0) {
+    FILE *f = NULL;
+    if (fl >= 0 && fcntl(fd, F_SETFL, fl | O_DIRECT) == 0) {
+        *s = (direct_sink){ .fd = fd, .mem = mem, .direct = true,
+                            .buf = mem + (DIRECT_ALIGN - (uintptr_t)mem % DIRECT_ALIGN) % DIRECT_ALIGN };
+        f = fopencookie(s, "w", (cookie_io_functions_t){ .write = sink_write, .close = sink_close });
+    }
+    if (!f) {
         if (fd >= 0)
             close(fd);
-        free(mem);
-        free(s);
-        return false;
-    }
-    *s = (direct_sink){ .fd = fd, .mem = mem, .direct = true,
-                        .buf = mem + (DIRECT_ALIGN - (uintptr_t)mem % DIRECT_ALIGN) % DIRECT_ALIGN };
-    FILE *f = fopencookie(s, "w", (cookie_io_functions_t){ .write = sink_write, .close = sink_close });
-    if (!f) {
-        close(fd);
         free(mem);
         free(s);
         return false;
@@ -333,39 +330,34 @@ bool sebt_outfile_direct(sebt_outfile *o)
 #endif
 }
 
-/* Closes f (a direct file's last block goes out here) and, for a direct
- * file, its descriptor after fsync when sync is set. False with errno set
- * when something was not written. */
+/* Closes f (a direct file's last block goes out here), after an fsync of
+ * its file when sync is set. False with errno set when something was not
+ * written. */
 static bool close_file(sebt_outfile *o, bool sync)
 {
     FILE *f = o->f;
-    o->f = NULL;
     direct_sink *s = o->direct;
+    int fd = s ? s->fd : fileno(f);
+    o->f = NULL;
+    o->direct = NULL;
     bool ok = true;
     int e = 0;
-    if (!s) {
-        if (sync && fsync(fileno(f)) != 0 && errno != EINVAL && errno != EROFS) {
-            ok = false;
-            e = errno;
-        }
-        if (fclose(f) != 0 && ok) {
-            ok = false;
-            e = errno;
-        }
-    } else {
+    if (s) {
         s->discard = !sync;
         if (fclose(f) != 0) {
             ok = false;
             e = errno;
         }
-        if (ok && sync && fsync(s->fd) != 0 && errno != EINVAL && errno != EROFS) {
-            ok = false;
-            e = errno;
-        }
-        close(s->fd);
-        free(s);
-        o->direct = NULL;
     }
+    if (ok && sync && fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
+        ok = false;
+        e = errno;
+    }
+    if ((s ? close(fd) : fclose(f)) != 0 && ok) {
+        ok = false;
+        e = errno;
+    }
+    free(s);
     errno = e;
     return ok;
 }

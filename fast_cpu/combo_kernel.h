@@ -480,10 +480,10 @@ SEBT_HD static inline void sebt_k_memo_fill(const sebt_k_market *m, const sebt_k
  * complete; otherwise an entry whose stamp is not epoch is filled on first
  * use, so an exit key's combos compute each trade they share once, and no
  * trade nobody takes. */
-SEBT_HD SEBT_K_HOT static inline int sebt_k_hop_step(const sebt_k_market *m, const sebt_k_valid *v, const sebt_k_union *u,
-                                          const sebt_k_sigbits *sb, const sebt_k_memo *memo, uint32_t epoch,
-                                          const sebt_params *p, sebt_k_acc *acc, int64_t *jp,
-                                          sebt_open_position *open_at_end)
+SEBT_HD SEBT_K_HOT static inline int sebt_k_hop_step(const sebt_k_market *m, const sebt_k_valid *v,
+                                                     const sebt_k_union *u, const sebt_k_sigbits *sb,
+                                                     const sebt_k_memo *memo, uint32_t epoch, const sebt_params *p,
+                                                     sebt_k_acc *acc, int64_t *jp, sebt_open_position *open_at_end)
 {
     int64_t j = *jp;
     if (j >= u->n)

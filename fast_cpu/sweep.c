@@ -1443,35 +1443,35 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
                     continue;
                 }
                 run_twins(w, &v, &u, s, pairs, task_start + task, n_twins, epoch, &memo, geom, path, rbuf);
-                t1 = t0;   /* every combo of the unit is done: none left below */
-            }
-            for (size_t q = t0; q < t1 && !failed; q++) {
-                sebt_k_sigbits sb = combo_sigbits(s, pairs, &R[q]);
-                size_t idx = R[q].index;
-                const sebt_params *cp = &w->combos[idx];
-                sebt_result *r = &w->results[idx];
-                memset(r, 0, sizeof *r);
-                if (!want_trades && q + 1 < t1) {   /* two at once: sebt_k_run_combo_pair_hop */
-                    sebt_k_sigbits sb_b = combo_sigbits(s, pairs, &R[q + 1]);
-                    size_t idx_b = R[q + 1].index;
-                    sebt_result *r_b = &w->results[idx_b];
-                    memset(r_b, 0, sizeof *r_b);
-                    sebt_k_run_combo_pair_hop(&w->fm.m, &v, &u, &memo, epoch, &sb, cp, rbuf, r, &sb_b,
-                                              &w->combos[idx_b], rbuf_b, r_b, (int64_t)umax);
-                    q++;
-                    continue;
-                }
-                sebt_k_run_combo_hop(&w->fm.m, &v, &u, &sb, &memo, epoch, cp, NULL, 0, rbuf,
-                                     (int64_t)umax, r);
-                if (want_trades && r->n_trades) {
-                    sebt_trade *tt = malloc(r->n_trades * sizeof *tt);
-                    if (!tt) {
-                        failed = 1;
-                        break;
+            } else {
+                for (size_t q = t0; q < t1 && !failed; q++) {
+                    sebt_k_sigbits sb = combo_sigbits(s, pairs, &R[q]);
+                    size_t idx = R[q].index;
+                    const sebt_params *cp = &w->combos[idx];
+                    sebt_result *r = &w->results[idx];
+                    memset(r, 0, sizeof *r);
+                    if (!want_trades && q + 1 < t1) {   /* two at once: sebt_k_run_combo_pair_hop */
+                        sebt_k_sigbits sb_b = combo_sigbits(s, pairs, &R[q + 1]);
+                        size_t idx_b = R[q + 1].index;
+                        sebt_result *r_b = &w->results[idx_b];
+                        memset(r_b, 0, sizeof *r_b);
+                        sebt_k_run_combo_pair_hop(&w->fm.m, &v, &u, &memo, epoch, &sb, cp, rbuf, r, &sb_b,
+                                                  &w->combos[idx_b], rbuf_b, r_b, (int64_t)umax);
+                        q++;
+                        continue;
                     }
-                    sebt_k_run_combo_hop(&w->fm.m, &v, &u, &sb, &memo, epoch, cp, tt,
-                                         (int64_t)r->n_trades, rbuf, (int64_t)umax, r);
-                    r->trades = tt;
+                    sebt_k_run_combo_hop(&w->fm.m, &v, &u, &sb, &memo, epoch, cp, NULL, 0, rbuf,
+                                         (int64_t)umax, r);
+                    if (want_trades && r->n_trades) {
+                        sebt_trade *tt = malloc(r->n_trades * sizeof *tt);
+                        if (!tt) {
+                            failed = 1;
+                            break;
+                        }
+                        sebt_k_run_combo_hop(&w->fm.m, &v, &u, &sb, &memo, epoch, cp, tt,
+                                             (int64_t)r->n_trades, rbuf, (int64_t)umax, r);
+                        r->trades = tt;
+                    }
                 }
             }
             size_t d;
