@@ -219,6 +219,7 @@ typedef struct {
     size_t len;                     /* bytes in buf */
     bool direct;                    /* O_DIRECT still set */
     bool discard;                   /* aborted: the close writes nothing */
+    int first_errno;                /* of the first failed write, which stdio forgets */
 } direct_sink;
 
 /* Direct I/O off for the rest of the file (it is a flag of the open file). */
@@ -241,10 +242,11 @@ static bool sink_put(direct_sink *s, const char *p, size_t n)
             direct_off(s);
             continue;
         }
-        if (w < 0)
-            return false;
-        if (w == 0) {
+        if (w == 0)
             errno = EIO;
+        if (w <= 0) {
+            if (!s->first_errno)
+                s->first_errno = errno;
             return false;
         }
         if (s->direct && (size_t)w % DIRECT_ALIGN)   /* the offset is no longer aligned */
@@ -381,6 +383,8 @@ sebt_status sebt_outfile_commit(sebt_outfile *o, sebt_error *err)
     errno = 0;
     int bad = fflush(o->f) != 0 || ferror(o->f);
     int e = errno;
+    if (bad && o->direct && ((direct_sink *)o->direct)->first_errno)   /* say why, not only that */
+        e = ((direct_sink *)o->direct)->first_errno;
     /* Durable before it is visible: a crash after the rename must not leave
      * an empty file where a full one was. */
     if (bad)

@@ -237,6 +237,7 @@ Test(atomic, a_direct_file_that_cannot_grow_fails_the_commit)
     cr_assert_eq(count_entries(), 1);
     if (!direct)
         cr_skip_test("this file system takes no direct I/O");
+    cr_assert_not_null(strstr(e.msg, strerror(EFBIG)), "the error says why: %s", e.msg);
 }
 
 Test(atomic, permissions_are_kept_and_a_symlink_stays_a_symlink)
