@@ -227,7 +227,7 @@ int main(int argc, char **argv)
     for (size_t i = 0; i < nrows; i++)
         if (rows[i].combos == 10000 && rows[i].threads == 2)
             best10k = rows[i].backtests_per_s;
-    printf("\ntargets (issue 3): fast_cpu >= 200x reference on 100 combos: %s (%.0fx); "
+    printf("\ntargets: fast_cpu >= 200x reference on 100 combos: %s (%.0fx); "
            ">= 50,000 backtests/s on 10,000 combos with 2 threads: %s (%.0f); 2 threads >= 1.8x 1: %s (%.2fx)\n",
            ratio_fast_ref[1] >= 200 ? "met" : "NOT met", ratio_fast_ref[1], best10k >= 50000 ? "met" : "NOT met",
            best10k, ratio_threads[2] >= 1.8 ? "met" : "NOT met", ratio_threads[2]);

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Plants each single-line bug of issue 10 (and the shared-work, rolling-z
-# and device-split bugs of issue 19) in turn, in a scratch copy of the committed tree (never in this
+# Plants each single-line bug (and the shared-work, rolling-z
+# and device-split bugs) in turn, in a scratch copy of the committed tree (never in this
 # checkout), rebuilds sebt there and runs parity on the bundled data with
 # the planted grid, then the release gate as an outside kernel author would
 # (`sebt validate --time 10`: its summary line and first failure).

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 23's measurements: `sebt sweep` end to end (the whole process: load,
+# The measurements: `sebt sweep` end to end (the whole process: load,
 # grid, backtests, every row written to a file) against its compute alone
 # (SEBT_SWEEP_STATS: the backtests' wall and CPU seconds), peak RSS, and the
 # parallel efficiency of compute on 2 threads (1-thread compute / (2 x

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Issue 10's measurements, side by side in one run: fast_cpu against the
+# The measurements, side by side in one run: fast_cpu against the
 # numba peer on the same cores, the 10^5-combo throughput, and 10^6 bars
 # against 150k bars at the same grid. Repeated; medians quoted.
 #
@@ -63,7 +63,7 @@ for l in open(sys.argv[1]):
 def f(label, key):
     return runs[label][key] if label in runs else None
 out = []
-out.append("# Issue 10 measurements (bench/run_exact_fast.sh)\n")
+out.append("# Measurements (bench/run_exact_fast.sh)\n")
 out.append("Machine: %s (a shared machine: wall-clock figures carry its load; "
            "CPU seconds, all threads, do not).\n" % sys.argv[3])
 fb = [f("fast_10240_before", "seconds"), f("fast_10240_after", "seconds")]

@@ -39,7 +39,7 @@ int cli_crossover_for(const char *cmd, const sebt_gpu_device *d, int cpu_threads
  * after printing an error about a malformed crossover file. */
 int cli_auto_choose(const char *cmd, size_t bars, size_t combos, cli_auto_choice *out);
 
-/* Device memory for the CUDA stand-in per fuzz case (issue 19): whether
+/* Device memory for the CUDA stand-in per fuzz case: whether
  * fuzz and validate vary it for backend b (cuda, and SEBT_CUDA_HOST_MEMORY
  * not set by the user), the size a case gets (0: the stand-in's default;
  * a pure function of the case, so `sebt fuzz --case N` gets it again),

@@ -25,7 +25,7 @@ static char *trim(char *s)
 /* Copies text into lines (NUL-terminated, '\r' dropped); *n_lines set.
  * A NUL byte in the text is an error naming its line and column: the lines
  * are C strings, and a NUL would silently end one and drop the rest of the
- * file (issue 15, defect 2). */
+ * file. */
 static sebt_status split_lines(const char *name, const char *text, size_t len, char **store, char ***out,
                                size_t *n_lines, sebt_error *err)
 {
@@ -101,7 +101,7 @@ static sebt_status parse_value(const char *where, int idx, const char *text, dou
     return SEBT_OK;
 }
 
-/* ---- the combos limit (issue 15, defect 5) -------------------------------- */
+/* ---- the combos limit -------------------------------- */
 
 typedef struct {
     size_t max;

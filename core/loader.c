@@ -105,7 +105,7 @@ typedef struct {
 
 /* Appends to buf as snprintf would, but keeps *o within the buffer when
  * the text is cut: a summed snprintf return runs past the end of a buffer
- * it was cut to fit (issue 15, defect 1). */
+ * it was cut to fit. */
 static void SEBT_PRINTF(4, 5) appendf(char *buf, size_t bufsize, size_t *o, const char *fmt, ...)
 {
     if (*o + 1 >= bufsize)
@@ -728,7 +728,7 @@ static sebt_status fill_gaps(loader *L, sebt_series *s, const size_t *lines)
     if (extra == 0)
         return SEBT_OK;
     /* A typo in one timestamp (a year off) asks for millions of bars from a
-     * file of a few: refuse before allocating anything (issue 15, defect 5).
+     * file of a few: refuse before allocating anything.
      * Real gaps (exchange outages, a missing month) stay far below the
      * default. */
     size_t limit;

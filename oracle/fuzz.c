@@ -287,7 +287,7 @@ uint64_t sebt_fuzz_stream_seed(uint64_t seed, uint64_t stream)
     return seed ^ splitmix64(&x);
 }
 
-/* ---- sweep-shaped combos and extreme series (issue 19) --------------------- */
+/* ---- sweep-shaped combos and extreme series --------------------- */
 
 /* Distinct window values for one axis of a sweep. */
 static void axis_windows(sebt_rng *r, size_t n_bars, int32_t min, size_t k, int32_t *out)

@@ -1,5 +1,5 @@
 /* Metamorphic checks: what a backend's result must not depend on, judged
- * without the reference (issue 19). A combo's result is a function of the
+ * without the reference. A combo's result is a function of the
  * series and the combo alone (SPEC §6-7; backend.h: "results never depend
  * on" the memory budget), so the same call twice, the combos reversed on
  * one thread with a one-byte budget (every split there is), and each combo

@@ -1,4 +1,4 @@
-/* Mutants of a sweep engine's batch handling (issue 19): the bugs the
+/* Mutants of a sweep engine's batch handling: the bugs the
  * black-box gate missed in sebt's own engine before it generated sweeps.
  * Each wraps the mutants' correct base (sebt_mutant_base_backend): its
  * features() stay right, so only the results of a run_batch call carry the

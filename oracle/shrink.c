@@ -27,8 +27,8 @@ typedef struct {
     oracle_case_opts co;
     sebt_params *scratch;
     /* The bug being shrunk: a step is kept only when the divergence stays
-     * of this kind (issue 19: "any divergence" let another disagreement
-     * take over, and the reproducer no longer showed the bug). */
+     * of this kind ("any divergence" would let another disagreement
+     * take over, and the reproducer would no longer show the bug). */
     sebt_divergence target;
     bool have_target;
 } shrinker;

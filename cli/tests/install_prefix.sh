@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Setup of the install tests (issue 22): a scratch copy of the source tree
+# Setup of the install tests: a scratch copy of the source tree
 # as its own git repository, a separate small build of it (no tests, no
 # fuzzers, no nvcc: the product only), a quick report run from that build
 # inside the copy (it must leave `git status` clean: nothing written into a

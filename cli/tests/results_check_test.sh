@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Findings 1 and 2 of issue 20: whatever a backend returns is checked
+# Whatever a backend returns is checked
 # before anything is printed or written (core/check.c). A plugin that lies
 # (cli/tests/plugins/liar.c, one way per SEBT_LIAR value) makes `run`,
 # `sweep` and `features` exit 1 with a message naming the backend, the combo

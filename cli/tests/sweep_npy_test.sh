@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `sebt sweep --format npy` (issue 23, docs/formats.md): the NumPy file holds
+# `sebt sweep --format npy` (docs/formats.md): the NumPy file holds
 # the CSV's values bit for bit, whatever path wrote it, and a failed or
 # interrupted sweep leaves no file.
 #   sweep_npy_test.sh files SEBT VALUES_DIGEST SOURCE_ROOT LIAR_SO

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 23: a sweep's values, as written now (streamed, shortest numbers),
+# A sweep's values, as written now (streamed, shortest numbers),
 # read back bit for bit equal to what the pre-streaming code wrote (the
 # digests in sweep_values.digests), in CSV, JSON and npy; and the bytes are the
 # same whatever the thread count, split into merged shards, killed and

@@ -1,6 +1,6 @@
 /* Atomic output files (include/sebt/outfile.h, cli/common.c): a run
  * that fails or is killed never leaves a half-written file and never
- * destroys the previous one (issue 15, defect 4). */
+ * destroys the previous one. */
 #include <criterion/criterion.h>
 #include <stdbool.h>
 #include <dirent.h>

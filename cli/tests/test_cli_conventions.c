@@ -1,4 +1,4 @@
-/* The `sebt` command behaves like a Unix tool (issue 15, defects 6 and 7):
+/* The `sebt` command behaves like a Unix tool:
  * one error format, `sebt help CMD`, a quiet end on a closed pipe, and no
  * result that overflows a double is ever written. Each test spawns the
  * built binary (SEBT_BINARY). */

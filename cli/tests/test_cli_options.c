@@ -138,7 +138,7 @@ Test(options, help_lists_exactly_the_options_the_parser_takes)
     }
 }
 
-/* ---- value rules (issue 20 items 7 and 9) ------------------------------------- */
+/* ---- value rules ------------------------------------- */
 
 #define assert_usage_error(p, needle)                                                                  \
     do {                                                                                               \

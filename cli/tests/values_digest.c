@@ -5,7 +5,7 @@
  * as 1/0). A CSV and a JSON document of the same sweep give the same
  * digest, and so do two formatters that write the same values in other
  * digits, so a digest stored from one build checks another's values bit
- * for bit (issue 23's "reads back to the same bits").
+ * for bit: every number written reads back to the same bits.
  *
  * A .npy file (`--format npy`) is read by its own header: the structured
  * dtype must hold exactly the 24 columns, in order, each a little-endian

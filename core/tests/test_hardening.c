@@ -1,4 +1,4 @@
-/* Regression tests for the defects of issue 15 (hardening): each input
+/* Regression tests for hardening defects: each input
  * below once crashed, silently lost data or changed a value. */
 #include <criterion/criterion.h>
 #include <math.h>

@@ -334,7 +334,7 @@ Test(series_cache, a_link_in_place_of_an_entry_is_not_followed)
 
 /* The loader's limits decide whether a file loads: a cached series is
  * never handed out under other limits, and a limit the loader refuses is
- * refused whatever the cache holds (cli_issue20_inputs found a hit
+ * refused whatever the cache holds (cli_hostile_environment found a hit
  * skipping SEBT_MAX_INFLATE_MB=' -5'). */
 Test(series_cache, the_limit_variables_are_part_of_the_key)
 {

@@ -34,8 +34,8 @@ Test(host_exact, sweep_and_features_are_the_references_bits, .timeout = 240)
     sebt_params c[FIXTURE_COMBOS];
     fixture_combos(c);
     /* Thresholds that real prices hit exactly (cloc 1/2) and EMAs equal
-     * (span 1 on both sides) for some combos: the single-line bugs of
-     * issue 10 show there. */
+     * (span 1 on both sides) for some combos: the planted single-line
+     * bugs (bench/plant_bugs.sh) show there. */
     c[0].ema_fast = c[0].ema_slow = 1;
     c[1].cloc_min = 0.0;
     c[2].vol_z = -1.0;

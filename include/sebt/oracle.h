@@ -152,7 +152,7 @@ size_t sebt_parity_inputs_for_files(const char *const *paths, size_t n_paths, se
 size_t sebt_parity_default_inputs(const char *data_dir, sebt_parity_input *out, size_t max,
                                   char paths[][SEBT_PARITY_PATH_MAX], size_t n_paths_buf);
 
-/* Grid-shaped combos for parity beside the hand-picked ones (issue 19): a
+/* Grid-shaped combos for parity beside the hand-picked ones: a
  * 2x2x2x2 grid (ema_fast 1, 24; ema_slow 1, 96; z_window 2, 96; cloc_min
  * 0, 0.5) whose axes share spans, as sweep engines group work. Writes at
  * most max (16 is all) and returns how many. */

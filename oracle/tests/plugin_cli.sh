@@ -74,7 +74,7 @@ grep -q "replay: sebt validate --backend $dir/libmine_planted_bug.so --replay $t
   || { echo "FAIL: fuzz.xml"; cat "$tmp/fuzz.xml"; fail=1; }
 # validate's reproducer names the plugin by its path, never by its name
 # (`--backend mine` fails with "unknown backend"), and the replay command it
-# prints pastes back and shows the bug again (issue 19).
+# prints pastes back and shows the bug again.
 expect 1 'fail +fuzz' -- "$sebt" "${v[@]}" --backend "$dir/libmine_planted_bug.so" --save "$tmp/vrepro"
 readme=$(ls "$tmp"/vrepro/*/README.txt 2>/dev/null | head -1)
 if [[ -z $readme ]] || ! grep -q -- "--backend $dir/libmine_planted_bug.so" "$readme" || grep -q -- '--backend mine ' "$readme"; then

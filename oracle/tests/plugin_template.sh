@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The kernel author's path, end to end (issue 12, "done when"): install sebt
+# The kernel author's path, end to end: install sebt
 # to a temporary prefix, copy the plugin template elsewhere, build it with
 # find_package(sebt) alone and with pkg-config alone, and validate it:
 #   - the template passes, with a JUnit report that has no failure;

@@ -312,7 +312,7 @@ Test(compare, near_tie_rule_is_spec_8)
     cr_expect_not(sebt_oracle_near_tie(NAN, 1.0, 1e-9));
 }
 
-/* Regressions of issue 19: an exact contract has no tie, so no margin is
+/* Regressions: an exact contract has no tie, so no margin is
  * named (it printed an uninitialised "reference margin: 4.66e-310"); a
  * trade moved to another signal bar reads "does not open", never "opens no
  * a trade". */

@@ -262,7 +262,7 @@ static double spike_ratio(const sebt_series *s)
     return med > 0 ? mx / med : INFINITY;
 }
 
-/* Issue 19's "rolling z not recomputed after a 10^12 spike leaves the
+/* "rolling z not recomputed after a 10^12 spike leaves the
  * window": mutant:z_stale slides M2 as fast_cpu does, without the
  * recompute when it collapses, and uses it as fast_cpu does (a pre-filter
  * 2^-20 wide, the exact z behind it), so only a collapse past ~2^32 loses
@@ -312,7 +312,7 @@ Test(fuzz, z_stale_is_caught_as_a_lost_trade, .timeout = 240)
     cr_expect(spiked, "no spike case of seed 1 catches z_stale");
 }
 
-/* Issue 19's "a fault only after bar 100,000": mutant:far_hole takes the
+/* "a fault only after bar 100,000": mutant:far_hole takes the
  * close before a hole as TR's previous close, but only past bar 100,000
  * (a hole mask of 10^5 bars). No small case reaches it; big cases put
  * holes there, and the first big case of seed 1 catches it past that bar,

@@ -1,4 +1,4 @@
-/* What the release gate says when it catches something (issue 19): the
+/* What the release gate says when it catches something: the
  * shrinker keeps the bug it was given, not any bug; a bug that does not
  * repeat is reported as non-deterministic with its case kept as generated;
  * the metamorphic checks see, without the reference, a result that depends

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# sebt report is atomic (issue 20, finding 4): the programs it starts run in
+# sebt report is atomic: the programs it starts run in
 # their own process groups and are stopped when sebt is interrupted or fails;
 # the report is written into a folder beside --out and replaces it whole at
 # the end. A fake slow sebt_bench and a fake slow gnuplot (SEBT_BENCH_BINARY,

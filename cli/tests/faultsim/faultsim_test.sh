@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Allocation fault injection (issue 20): runs a small sweep, a parity check
+# Allocation fault injection: runs a small sweep, a parity check
 # and a validate under sebt_faultsim with the Nth allocation failing, N swept
 # over every allocation each makes (or BUDGET of them, spread, when there
 # are more), and checks that each run ends cleanly: exit 5 with an

@@ -1,5 +1,5 @@
 /* The template plugin with one fault of the kind only the black-box gate
- * can see (issue 19), one per build (-DWRAP_<FAULT>):
+ * can see, one per build (-DWRAP_<FAULT>):
  *   RACY  results depend on the calls made before it: a call counter
  *         shared by every call and never reset (what a data race or a cache
  *         keyed on the wrong thing does); every second run_batch call adds

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Issue 20, findings 5, 6, 7: what the environment and special files can do
+# What the environment and special files can do
 # to a run. Each case once crashed, grew without bound or lifted a limit;
 # now each exits 2 with a message naming the variable or the file.
-#   issue20_inputs_test.sh SEBT FIXTURES
+#   hostile_environment_test.sh SEBT FIXTURES
 set -u
 sebt=$1 fixtures=$2
 data=$fixtures/data/BTCUSDT-1m-2018-02-08.raw.csv
-work=$(mktemp -d /tmp/sebt_issue20_XXXXXX)
+work=$(mktemp -d /tmp/sebt_hostile_env_XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 failures=0
