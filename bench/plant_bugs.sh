@@ -37,22 +37,22 @@ run_cuda() {
     --save "$scratch/v" > v.txt 2>&1; rc=$?
   grep -m1 "^validate cuda:" v.txt; grep -m3 -E "^(fail|crash) " v.txt; grep -m1 "^replay: SEBT_CUDA" v.txt; echo "exit $rc"
 }
-cp fast_cpu/combo_kernel.h /tmp/ck.h; cp fast_cpu/sweep.c /tmp/sw.c; cp fast_cpu/indicators.h "$scratch/ind.h"
+cp fast_cpu/combo_kernel.h /tmp/ck.h; cp fast_cpu/sweep_z.c /tmp/sw.c; cp fast_cpu/indicators.h "$scratch/ind.h"
 cp gpu/cuda_backend.cu "$scratch/cb.cu"
 sed -i 's/if (m->open\[j\] <= stop) {/if (m->open[j] < stop) {/' fast_cpu/combo_kernel.h
 run "stop-gap test written '<' (combo_kernel.h: open[j] < stop)"
 cp /tmp/ck.h fast_cpu/combo_kernel.h
-sed -i 's/if (ef\[u\] < es\[u\])/if (ef[u] <= es[u])/' fast_cpu/sweep.c
-run "signal written 'ema_f <= ema_s' (sweep.c: EMA pair bitsets)"
-cp /tmp/sw.c fast_cpu/sweep.c
-sed -i 's/            if (cl\[j\] > s->cthr\[r\])/            if (cl[j] >= s->cthr[r])/' fast_cpu/sweep.c
-grep -c 'cl\[j\] >= s->cthr' fast_cpu/sweep.c
-run "cloc test written '>=' (sweep.c: the cloc bitsets)"
-cp /tmp/sw.c fast_cpu/sweep.c
-sed -i 's/ || R\[q\].slow != R\[q - 1\].slow ||/ ||/' fast_cpu/sweep.c
-grep -c 'R\[q\].slow != R\[q - 1\].slow' fast_cpu/sweep.c
-run "shared work ignores ema_slow (sweep.c: the EMA pair list keyed on fast alone)"
-cp /tmp/sw.c fast_cpu/sweep.c
+sed -i 's/if (ef\[u\] < es\[u\])/if (ef[u] <= es[u])/' fast_cpu/sweep_z.c
+run "signal written 'ema_f <= ema_s' (sweep_z.c: EMA pair bitsets)"
+cp /tmp/sw.c fast_cpu/sweep_z.c
+sed -i 's/            if (cl\[j\] > s->cthr\[r\])/            if (cl[j] >= s->cthr[r])/' fast_cpu/sweep_z.c
+grep -c 'cl\[j\] >= s->cthr' fast_cpu/sweep_z.c
+run "cloc test written '>=' (sweep_z.c: the cloc bitsets)"
+cp /tmp/sw.c fast_cpu/sweep_z.c
+sed -i 's/ || R\[q\].slow != R\[q - 1\].slow ||/ ||/' fast_cpu/sweep_z.c
+grep -c 'R\[q\].slow != R\[q - 1\].slow' fast_cpu/sweep_z.c
+run "shared work ignores ema_slow (sweep_z.c: the EMA pair list keyed on fast alone)"
+cp /tmp/sw.c fast_cpu/sweep_z.c
 sed -i 's/exact = !(m2 > peak \* SEBT_K_Z_CANCEL) || m2 \* inv_w < scale \* scale;/exact = m2 * inv_w < scale * scale;/' fast_cpu/indicators.h
 grep -c 'SEBT_K_Z_CANCEL) ||' fast_cpu/indicators.h
 run "rolling z not recomputed when M2 collapses (indicators.h: a spike left the window)"
