@@ -29,8 +29,19 @@ static void usage(FILE *f)
         fprintf(f, "  %-10s %s\n", cli_commands[i]->name, cli_commands[i]->summary);
     fprintf(f, "\nRun 'sebt help COMMAND' (or 'sebt COMMAND --help') for a command's options,\n"
                "'sebt --version' for the version, the commit and what this build includes.\n"
-               "Exit codes: 0 success, 1 a check failed, 2 bad usage or input, 3 no usable GPU.\n"
+               "Exit codes: 0 success, 1 a check failed, 2 bad usage or input, 3 no usable GPU,\n"
+               "  4 inconclusive (sebt report --baseline), 5 out of memory.\n"
                "Environment: BACKTEST_BACKEND=cpu|gpu|auto, BACKTEST_GPU_ID, OMP_NUM_THREADS.\n");
+}
+
+/* "sebt: error: unknown command 'swep'; did you mean sweep?" */
+static void unknown_command(const char *who, const char *word)
+{
+    const char *near = cli_nearest_command(word);
+    if (near)
+        fprintf(stderr, "%s: error: unknown command '%s'; did you mean %s?\n", who, word, near);
+    else
+        fprintf(stderr, "%s: error: unknown command '%s'\n", who, word);
 }
 
 /* An interrupted run stops the programs it started (gnuplot, sebt_bench:
@@ -137,7 +148,7 @@ int main(int argc, char **argv)
         const cli_command *c = cli_find_command(argv[2]);
         if (!c || argc > 3) {
             if (!c)
-                fprintf(stderr, "sebt help: error: unknown command '%s'\n", argv[2]);
+                unknown_command("sebt help", argv[2]);
             else
                 fprintf(stderr, "sebt help: error: expected one command, got %d words\n", argc - 2);
             fprintf(stderr, "Try 'sebt --help' for the list of commands.\n");
@@ -173,7 +184,8 @@ int main(int argc, char **argv)
         cli_mpi_finish();
         return rc;
     }
-    fprintf(stderr, "sebt: error: unknown command '%s'\n\n", argv[1]);
+    unknown_command("sebt", argv[1]);
+    fputc('\n', stderr);
     usage(stderr);
     return CLI_EXIT_USAGE;
 }

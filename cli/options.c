@@ -118,6 +118,23 @@ static int check_value(const char *cmd, const cli_opt *o, const char *v, cli_opt
 
 /* ---- the parser ---------------------------------------------------------------- */
 
+/* "unknown option '--sett'; did you mean --set?" (the option's name, its
+ * value after '=' left out). */
+static int unknown_option(const cli_command *c, const char *arg, size_t len)
+{
+    const char *names[CLI_MAX_OPTS + 1];
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_opts && n < CLI_MAX_OPTS; i++)
+        names[n++] = c->opts[i].name;
+    names[n++] = "--help";
+    char word[80];
+    snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word ? len : sizeof word - 1), arg);
+    int near = sebt_nearest_name(word, names, n);
+    if (near >= 0)
+        return cli_usage_error(c->name, "unknown option '%s'; did you mean %s?", arg, names[near]);
+    return cli_usage_error(c->name, "unknown option '%s'", arg);
+}
+
 /* Where an option's value words are: argv index of the first (or -1 when it
  * was written --name=VALUE, then eq is the value). */
 typedef struct {
@@ -169,7 +186,7 @@ int cli_parse(const cli_command *c, int argc, char **argv, cli_args *out)
         int k = -1;
         const cli_opt *o = find_opt(c, arg, len, &k);
         if (!o) {
-            rc = cli_usage_error(cmd, "unknown option '%s'", arg);
+            rc = unknown_option(c, arg, len);
             break;
         }
         cli_optval *v = &out->v[k];
@@ -322,6 +339,17 @@ const cli_command *cli_find_command(const char *name)
         if (strcmp(cli_commands[i]->name, name) == 0)
             return cli_commands[i];
     return NULL;
+}
+
+const char *cli_nearest_command(const char *word)
+{
+    const char *names[64];
+    size_t n = 0;
+    for (size_t i = 0; i < cli_n_commands && n < 63; i++)
+        names[n++] = cli_commands[i]->name;
+    names[n++] = "help";
+    int near = sebt_nearest_name(word, names, n);
+    return near >= 0 ? names[near] : NULL;
 }
 
 int cli_list_options(const char *name)

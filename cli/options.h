@@ -115,6 +115,8 @@ extern const char *const cli_text_json[];
 extern const cli_command *const cli_commands[];
 extern const size_t cli_n_commands;
 const cli_command *cli_find_command(const char *name);
+/* The command (or "help") a mistyped word most likely meant, or NULL. */
+const char *cli_nearest_command(const char *word);
 
 /* Each command's table (in its cmd_*.c file). */
 extern const cli_command cli_cmd_run_spec, cli_cmd_features_spec, cli_cmd_backends_spec,

@@ -1,5 +1,6 @@
 /* Grid files and combos CSV files (include/sebt/grid.h). */
 #include <ctype.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -215,8 +216,46 @@ static sebt_status parse_range(const char *where, int idx, char *spec, axis *ax,
     return SEBT_OK;
 }
 
+/* A decimal comma ("vol_z = 1.5, 2,0", "vol_z = 1,5") would otherwise be
+ * read as a separator and silently make other values. In the list of a
+ * parameter that takes decimals, a comma with a digit right before and
+ * right after it is refused when another comma of the list is followed by
+ * a space (the separators disagree), or when no value of the list has a
+ * '.' or an exponent (each comma could be a decimal one). docs/cli.md
+ * states the rule. */
+static sebt_status check_decimal_comma(const char *where, int idx, const char *spec, sebt_error *err)
+{
+    if (sebt_param_table[idx].type != SEBT_PARAM_DOUBLE)
+        return SEBT_OK;
+    const char *tight = NULL;
+    bool spaced = false;
+    for (const char *c = spec; *c; c++) {
+        if (*c != ',')
+            continue;
+        if (isspace((unsigned char)c[1]))
+            spaced = true;
+        else if (!tight && c > spec && isdigit((unsigned char)c[-1]) && isdigit((unsigned char)c[1]))
+            tight = c;
+    }
+    if (!tight || (!spaced && strpbrk(spec, ".eE")))
+        return SEBT_OK;
+    const char *from = tight, *to = tight + 1;
+    while (from > spec && isdigit((unsigned char)from[-1]))
+        from--;
+    while (isdigit((unsigned char)*to))
+        to++;
+    int before = (int)(tight - from), after = (int)(to - tight - 1);
+    return sebt_fail(err, SEBT_ERR_INPUT, "%s: parameter %s: '%.*s' looks like a number written with a decimal "
+                     "comma, but ',' separates values: write %.*s.%.*s for one value, or '%.*s, %.*s' (a space "
+                     "after each comma) for two", where, sebt_param_table[idx].name, before + 1 + after, from,
+                     before, from, after, tight + 1, before, from, after, tight + 1);
+}
+
 static sebt_status parse_list(const char *where, int idx, char *spec, axis *ax, sebt_error *err)
 {
+    sebt_status dc = check_decimal_comma(where, idx, spec, err);
+    if (dc != SEBT_OK)
+        return dc;
     size_t count = 1;
     for (char *c = spec; *c; c++)
         count += *c == ',';

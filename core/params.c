@@ -63,6 +63,13 @@ sebt_status sebt_params_set(sebt_params *p, const char *name, const char *value,
     if (i < 0) {
         char names[400];
         list_names(names, sizeof names);
+        const char *known[SEBT_N_PARAMS];
+        for (int k = 0; k < SEBT_N_PARAMS; k++)
+            known[k] = sebt_param_table[k].name;
+        int near = sebt_nearest_name(name, known, SEBT_N_PARAMS);
+        if (near >= 0)
+            return sebt_fail(err, SEBT_ERR_PARAM, "unknown parameter '%s': did you mean %s? (valid: %s)", name,
+                             known[near], names);
         return sebt_fail(err, SEBT_ERR_PARAM, "unknown parameter '%s' (valid: %s)", name, names);
     }
     const sebt_param_info *info = &sebt_param_table[i];

@@ -77,6 +77,62 @@ Test(conventions, help_cmd_prints_the_commands_help)
 
 /* `sebt run --format csv ... | head -c 1`, with SIGPIPE ignored by the
  * parent as some launchers leave it: nothing on stderr, death by SIGPIPE. */
+/* A slip of a key gets the name it most likely meant, from the tables sebt
+ * reads names from (cli/main.c's commands, each command's options,
+ * sebt_param_table); a word near none gets no guess. */
+Test(conventions, a_mistyped_name_gets_did_you_mean)
+{
+    proc *p = run("swep", NULL);
+    cr_assert_eq(p->code, 2);
+    cr_assert(strncmp(p->err, "sebt: error: unknown command 'swep'; did you mean sweep?\n", 56) == 0, "%s", p->err);
+    p = run("help", "vaildate", NULL);
+    cr_assert_eq(p->code, 2);
+    cr_assert_not_null(strstr(p->err, "sebt help: error: unknown command 'vaildate'; did you mean validate?"), "%s",
+                       p->err);
+    p = run("run", "--data", DATA, "--sett", "vol_z=2", NULL);
+    cr_assert_eq(p->code, 2);
+    cr_assert_not_null(strstr(p->err, "sebt run: error: unknown option '--sett'; did you mean --set?"), "%s", p->err);
+    p = run("sweep", "--data", DATA, "--grdi=g.txt", NULL);
+    cr_assert_eq(p->code, 2);
+    cr_assert_not_null(strstr(p->err, "unknown option '--grdi=g.txt'; did you mean --grid?"), "%s", p->err);
+    p = run("run", "--data", DATA, "--set", "vol_zz=2", NULL);
+    cr_assert_eq(p->code, 2);
+    cr_assert_not_null(strstr(p->err, "unknown parameter 'vol_zz': did you mean vol_z?"), "%s", p->err);
+    const char *grid = write_file("typo.grid", "ema_fast = 24, 48\nvol_zz = 1.5\n");
+    p = run("sweep", "--data", DATA, "--grid", grid, NULL);
+    cr_assert_eq(p->code, 2);
+    cr_assert_not_null(strstr(p->err, "typo.grid:2: unknown parameter 'vol_zz': did you mean vol_z?"), "%s", p->err);
+    p = run("frobnicate", NULL);
+    cr_assert_null(strstr(p->err, "did you mean"), "%s", p->err);
+    p = run("run", "--data", DATA, "--zz-nothing-like-it", NULL);
+    cr_assert_eq(p->code, 2);
+    cr_assert_null(strstr(p->err, "did you mean"), "%s", p->err);
+}
+
+/* "vol_z = 1.5, 2,0" is not three values: refused, naming file:line and
+ * the two ways to write what was meant (docs/cli.md, "Grid files"). */
+Test(conventions, a_decimal_comma_in_a_grid_is_refused)
+{
+    const char *grid = write_file("comma.grid", "ema_fast = 24\nvol_z = 1.5, 2,0\n");
+    proc *p = run("sweep", "--data", DATA, "--grid", grid, NULL);
+    cr_assert_eq(p->code, 2, "%s", p->err);
+    cr_assert_not_null(strstr(p->err, "comma.grid:2: parameter vol_z: '2,0' looks like a number written with a "
+                                      "decimal comma"), "%s", p->err);
+    cr_assert_not_null(strstr(p->err, "write 2.0 for one value, or '2, 0'"), "%s", p->err);
+    cr_assert_str_empty(p->out);
+}
+
+/* Every exit code of the guide, 0 to 5, in the top-level help. */
+Test(conventions, top_level_help_lists_every_exit_code)
+{
+    proc *p = run("--help", NULL);
+    cr_assert_eq(p->code, 0);
+    const char *codes[] = { "0 success", "1 a check failed", "2 bad usage or input", "3 no usable GPU",
+                            "4 inconclusive", "5 out of memory" };
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        cr_assert_not_null(strstr(p->out, codes[i]), "sebt --help lacks '%s':\n%s", codes[i], p->out);
+}
+
 Test(conventions, closed_pipe_ends_quietly_even_when_sigpipe_was_ignored)
 {
     for (int ignored = 0; ignored < 2; ignored++) {

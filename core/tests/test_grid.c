@@ -95,6 +95,41 @@ Test(grid, errors_name_line_and_parameter)
                  (const char *[]){ "g.txt:2:", "ema_slow", "100000000 combos", "more than", NULL });
 }
 
+/* A decimal comma is refused, not read as two values (docs/cli.md, "Grid
+ * files"); lists whose commas cannot be decimal ones are read as before. */
+Test(grid, a_decimal_comma_is_refused_with_the_reason)
+{
+    expect_error("ema_fast = 24\nvol_z = 1.5, 2,0\n", SEBT_ERR_INPUT,
+                 (const char *[]){ "g.txt:2: parameter vol_z: '2,0' looks like a number written with a decimal comma",
+                                   "write 2.0 for one value, or '2, 0'", NULL });
+    expect_error("vol_z = 1,5\n", SEBT_ERR_INPUT, (const char *[]){ "g.txt:1", "'1,5'", "write 1.5", NULL });
+    expect_error("fee_bp = 0,25, 5\n", SEBT_ERR_INPUT, (const char *[]){ "g.txt:1", "'0,25'", "0.25", NULL });
+    struct { const char *text; size_t n; double last; } ok[] = {
+        { "vol_z = 1.5,2.0,2.5\n", 3, 2.5 },  /* tight commas beside points: separators */
+        { "vol_z = 1.5, 2, 0.5\n", 3, 0.5 },
+        { "vol_z = 2, 3\n", 2, 3 },
+        { "vol_z = 1e0,2\n", 2, 2 },
+        { "ema_fast = 24,48,96\n", 3, 96 },  /* whole numbers of bars: no decimals to mistake */
+    };
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        sebt_params *c = NULL;
+        size_t n = 0;
+        sebt_error err = { 0 };
+        cr_assert_eq(grid(ok[i].text, &c, &n, &err), SEBT_OK, "%s: %s", ok[i].text, err.msg);
+        cr_assert_eq(n, ok[i].n, "%s", ok[i].text);
+        double last = strncmp(ok[i].text, "ema_fast", 8) == 0 ? c[n - 1].ema_fast : c[n - 1].vol_z;
+        cr_assert_eq(last, ok[i].last, "%s", ok[i].text);
+        free(c);
+    }
+}
+
+/* A mistyped parameter name gets the nearest one. */
+Test(grid, a_mistyped_parameter_gets_did_you_mean)
+{
+    expect_error("vol_zz = 1.5\n", SEBT_ERR_PARAM,
+                 (const char *[]){ "g.txt:1", "unknown parameter 'vol_zz': did you mean vol_z?", NULL });
+}
+
 Test(combos, header_subset_and_rows_in_order)
 {
     sebt_params *c = NULL;

@@ -193,7 +193,7 @@ Test(hardening, grid_range_past_the_combo_limit_is_refused_before_it_is_made)
 
 Test(hardening, grid_product_past_the_limit_names_the_line)
 {
-    const char *text = "fee_bp=1:1000:1\n# x\nslippage_bp=1:1000:1\nvol_z=1,2\n";
+    const char *text = "fee_bp=1:1000:1\n# x\nslippage_bp=1:1000:1\nvol_z=1, 2\n";
     sebt_params *c = NULL;
     size_t n = 0;
     sebt_error e = { 0 };

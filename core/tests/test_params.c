@@ -69,7 +69,37 @@ Test(params, set_rejects_bad_text)
     set_fails("max_hold", "99999999999", "max_hold");
     set_fails("vol_z", "two", "parameter vol_z: expected a number, got 'two'");
     set_fails("use_stop", "yes", "parameter use_stop: expected true or false, got 'yes'");
-    set_fails("emafast", "3", "unknown parameter 'emafast' (valid: ema_fast, ema_slow");
+    set_fails("emafast", "3", "unknown parameter 'emafast': did you mean ema_fast? (valid: ema_fast, ema_slow");
+    set_fails("vol_zz", "3", "unknown parameter 'vol_zz': did you mean vol_z? (valid: ema_fast,");
+    set_fails("spread", "3", "unknown parameter 'spread' (valid: ema_fast, ema_slow");
+}
+
+/* "Did you mean": worked out by hand, one edit (or two past 4 letters,
+ * three past 8) from a name; nothing when no name is that near. */
+Test(params, nearest_name_suggests_only_likely_typos)
+{
+    const char *const cmds[] = { "run", "features", "sweep", "merge", NULL, "validate" };
+    cr_assert_eq(sebt_nearest_name("swep", cmds, 6), 2);      /* a deletion */
+    cr_assert_eq(sebt_nearest_name("sweeep", cmds, 6), 2);    /* an insertion */
+    cr_assert_eq(sebt_nearest_name("rnu", cmds, 6), 0);       /* a swap of neighbours */
+    cr_assert_eq(sebt_nearest_name("vaildate", cmds, 6), 5);  /* a swap, past the NULL entry */
+    cr_assert_eq(sebt_nearest_name("featurs", cmds, 6), 1);
+    cr_assert_eq(sebt_nearest_name("merge", cmds, 6), 3);     /* a name is its own nearest */
+    cr_assert_eq(sebt_nearest_name("rn", cmds, 6), 0);
+    cr_assert_eq(sebt_nearest_name("ru", cmds, 6), 0);
+    cr_assert_eq(sebt_nearest_name("xyz", cmds, 6), -1);      /* 3 edits from run */
+    cr_assert_eq(sebt_nearest_name("swxxp", cmds, 6), 2);     /* two edits, 5 letters */
+    cr_assert_eq(sebt_nearest_name("sxxxp", cmds, 6), -1);    /* three edits, 5 letters */
+    cr_assert_eq(sebt_nearest_name("", cmds, 6), -1);
+    cr_assert_eq(sebt_nearest_name(NULL, cmds, 6), -1);
+    cr_assert_eq(sebt_nearest_name("swep", cmds, 0), -1);
+    const char *const opts[] = { "--set", "--seed", "--data" };
+    cr_assert_eq(sebt_nearest_name("--sett", opts, 3), 0);
+    cr_assert_eq(sebt_nearest_name("--sed", opts, 3), 0);     /* a tie: the first wins */
+    char longword[200];
+    memset(longword, 'a', sizeof longword - 1);
+    longword[sizeof longword - 1] = '\0';
+    cr_assert_eq(sebt_nearest_name(longword, cmds, 6), -1);
 }
 
 static void validate_fails(const char *name, const char *value, const char *what)

@@ -53,6 +53,13 @@ extern const sebt_param_info sebt_param_table[SEBT_N_PARAMS];
 sebt_params sebt_params_default(void);
 /* Index into sebt_param_table, or -1. Names are matched exactly. */
 int sebt_param_index(const char *name);
+/* "Did you mean": the index of the name in names[0..n) (NULL entries
+ * skipped) nearest word, when it is a likely typo of it (edits counted as
+ * insertions, deletions, substitutions and swaps of neighbours: at most 1
+ * for a word of up to 4 characters, 2 up to 8, 3 beyond; the first such
+ * name wins a tie; word itself when it is a name), or -1 when none is that
+ * near. */
+int sebt_nearest_name(const char *word, const char *const *names, size_t n);
 /* Parses value (ints as decimal, doubles as strtod, booleans true|false)
  * into the named field. Range rules are checked by sebt_params_validate. */
 sebt_status sebt_params_set(sebt_params *p, const char *name, const char *value,

@@ -2,8 +2,8 @@
  * metrics and errors. Every backend (reference, fast_cpu, cuda) and every
  * tool (oracle, bench, CLI) speaks these types and nothing else.
  *
- * The rules behind each field are in ../shared/SPEC.md (copied to the
- * project's docs as SPEC.md); section numbers below point there. */
+ * The rules behind each field are in SPEC.md, at the root of the sebt
+ * source tree; section numbers below point there. */
 #ifndef SEBT_TYPES_H
 #define SEBT_TYPES_H
 
