@@ -1,0 +1,125 @@
+/* What the files of `sebt validate` share: its options, one check's outcome
+ * and the context the stages run in. cmd_validate.c parses and runs the
+ * stages, validate_checks.c holds the checks, validate_isolate.c runs each
+ * in a child process, validate_report.c writes the reports. */
+#ifndef SEBT_CLI_VALIDATE_H
+#define SEBT_CLI_VALIDATE_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cli.h"
+
+#define FUZZ_ROUND 1500        /* cases per fuzz round: long enough to reach big cases */
+#define MUTANT_CASES 2000      /* a mutant not caught within this many is a harness failure */
+/* With --cases, a big case after every FUZZ_BIG_EVERY small ones instead of
+ * by time (the first comes after 2.3 s of small cases: about 500 under ASan,
+ * 2,000 in a plain build on the 2-core machine). 500: past the last small
+ * case that catches a mutant on seed 1 (stamp_wrap's, 451), so each mutant
+ * is caught by the same case as by time. */
+#define FUZZ_BIG_EVERY 500
+#define SPEED_REPEATS 3
+#define SPEED_SLOW_S 1.0
+#define SPEED_MAX_REPEATS 101
+#define SPEED_MIN_TOTAL_S 1.0
+#define MAX_DATA 8             /* --data files; each runs plain and gap-filled */
+#define MAX_INPUTS 16
+#define MAX_CHECKS 512
+
+typedef struct {
+    const char *backend;
+    double time_s;
+    uint64_t cases;          /* > 0: fuzz this many cases instead of for time_s */
+    double check_timeout_s;  /* a child check running longer is stopped (0: the default) */
+    uint64_t seed;
+    int threads;
+    const char *data[MAX_DATA];
+    size_t n_data;
+    double min_speedup;
+    bool no_speed;
+    const char *save_dir;
+    const char *replay;
+    bool json;
+    const char *junit;
+    const char *markdown;
+    int isolate;             /* 1 fork per check, 0 in-process, -1 the backend's default */
+} validate_args;
+
+/* ---- one check, run in a child ------------------------------------------- */
+
+typedef enum { V_PASS, V_FAIL, V_ERROR, V_SKIP, V_CRASH } v_status;
+extern const char *const status_names[];
+
+/* What a child reports; lives in shared memory so it survives the child. */
+typedef struct {
+    v_status status;
+    sebt_status err_code;
+    char message[512];       /* one line */
+    char detail[4096];       /* the divergence, for people */
+    char replay[2048];       /* a command that reproduces the failure */
+    double seconds;
+    uint64_t combos, ties, cases, trades, bars;
+    double value[4];         /* speed: candidate s, fast_cpu s, speedup */
+    uint64_t at_seed, at_case;   /* fuzz: the case running (for a crash) */
+    bool written;            /* the child got as far as an outcome */
+} v_outcome;
+
+typedef struct {
+    const char *stage;       /* replay, parity, fuzz, anti-vacuity, speed */
+    char name[512];
+    v_outcome out;
+} v_check;
+
+typedef struct {
+    const validate_args *a;
+    const sebt_backend *cand;
+    const char *sel;         /* what --backend must say to get cand again */
+    char fixtures[PATH_MAX];
+    char combos_path[PATH_MAX];
+    sebt_params *combos;
+    size_t n_combos;
+    v_check *checks;
+    size_t n_checks;
+    bool isolate;
+    double check_timeout_s;
+} v_ctx;
+
+typedef void (*v_fn)(v_ctx *c, const void *arg, v_outcome *out);
+
+/* ---- validate_isolate.c: running a check ---------------------------------- */
+
+const char *signal_name(int sig);
+/* A plugin whose constructor or entry point crashes would take sebt down
+ * with a bare signal: it is opened once in a child first, under the time
+ * limit. Prints and returns an exit code. */
+int probe_plugin(const char *cmd, const char *path, double limit_s);
+/* Runs fn in a child; a crash becomes V_CRASH with the signal named. */
+void run_isolated(v_ctx *c, v_fn fn, const void *arg, v_check *check);
+
+/* ---- validate_checks.c: the checks (v_fn) ---------------------------------- */
+
+void do_replay(v_ctx *c, const void *arg, v_outcome *o);
+void do_parity(v_ctx *c, const void *varg, v_outcome *o);
+void do_parity_grid(v_ctx *c, const void *varg, v_outcome *o);
+/* sebt_parity_grid_combos as a grid file under dir, for the replay
+ * command of a failing grid parity check; false when it cannot be written. */
+bool write_grid_file(const char *dir, char *path, size_t size);
+void do_fuzz(v_ctx *c, const void *arg, v_outcome *o);
+void do_determinism(v_ctx *c, const void *arg, v_outcome *o);
+void do_bad_input(v_ctx *c, const void *arg, v_outcome *o);
+void do_mutant(v_ctx *c, const void *arg, v_outcome *o);
+void do_speed(v_ctx *c, const void *arg, v_outcome *o);
+
+/* ---- validate_report.c: the reports ---------------------------------------- */
+
+/* One line for a check that ran: its numbers when it passed, else its message. */
+const char *check_summary(const v_check *k, char *buf, size_t size);
+void write_text(const v_ctx *c, int code);
+void write_json(const v_ctx *c, int code);
+int write_junit(const v_ctx *c);
+int write_markdown(const v_ctx *c, int code);
+/* The check's line on a terminal as it finishes (nothing with --format json). */
+void announce(const v_ctx *c, const v_check *k);
+
+#endif
