@@ -1,5 +1,7 @@
-/* Runs the built `sebt` (SEBT_BINARY) with some environment variables set
- * or removed, and captures its exit code, stdout and stderr. */
+/* Runs the built `sebt` (SEBT_BINARY, or SEBT_TEST_BINARY where the test
+ * program was moved away from its build folder, as in the device bundle)
+ * with some environment variables set or removed, and captures its exit
+ * code, stdout and stderr. */
 #ifndef SEBT_TEST_SPAWN_H
 #define SEBT_TEST_SPAWN_H
 
@@ -52,6 +54,12 @@ static inline bool env_overridden(const char *entry, const char *const *set)
     return false;
 }
 
+static inline const char *spawn_sebt_binary(void)
+{
+    const char *moved = getenv("SEBT_TEST_BINARY");
+    return moved && *moved ? moved : SEBT_BINARY;
+}
+
 /* set: NULL-terminated "KEY=VALUE" entries; args: NULL-terminated, without
  * argv[0]. Output goes through files in dir. */
 static inline sebt_proc spawn_sebt(const char *dir, const char *const *set, const char *const *args)
@@ -71,7 +79,8 @@ static inline sebt_proc spawn_sebt(const char *dir, const char *const *set, cons
 
     const char *argv[64];
     size_t na = 0;
-    argv[na++] = SEBT_BINARY;
+    const char *binary = spawn_sebt_binary();
+    argv[na++] = binary;
     for (const char *const *a = args; *a; a++)
         argv[na++] = *a;
     argv[na] = NULL;
@@ -81,9 +90,9 @@ static inline sebt_proc spawn_sebt(const char *dir, const char *const *set, cons
     posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid;
-    int rc = posix_spawn(&pid, SEBT_BINARY, &fa, NULL, (char *const *)argv, (char *const *)envp);
+    int rc = posix_spawn(&pid, binary, &fa, NULL, (char *const *)argv, (char *const *)envp);
     posix_spawn_file_actions_destroy(&fa);
-    cr_assert_eq(rc, 0, "cannot spawn %s", SEBT_BINARY);
+    cr_assert_eq(rc, 0, "cannot spawn %s", binary);
     int status;
     cr_assert_eq(waitpid(pid, &status, 0), pid);
     sebt_proc p = { WIFEXITED(status) ? WEXITSTATUS(status) : -1, spawn_slurp(out_path), spawn_slurp(err_path) };

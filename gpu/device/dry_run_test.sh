@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# The device run's dry run, as a test (ctest gpu_device_dry_run): a bundle
+# assembled from this build folder (bundle.sh --from-build: no nvcc build),
+# then run.sh --dry-run into a scratch OUT. The steps that need no GPU must
+# have run and passed, every other step must say it was skipped, and OUT
+# must hold what the device tool brings back. Then the ways a run must fail:
+# --require-gpu with no GPU, a bundle without sebt, and a run where nothing
+# ran.
+#
+#   dry_run_test.sh SOURCE_DIR BUILD_DIR
+set -uo pipefail
+
+src=$1
+build=$2
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/sebt-dry-run.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+
+# status_of OUT STEP: that step's status in OUT/summary.txt ("" when absent).
+status_of() { awk -F'\t' -v s="$2" '$1 == s { print $2 }' "$1/summary.txt"; }
+
+expect_status() {
+    local out=$1 step=$2 want=$3 got
+    got=$(status_of "$out" "$step")
+    [[ $got == "$want" ]] || fail "$step: expected $want, summary says '${got:-nothing}'"
+}
+
+# run_dry NAME ARGS...: run.sh into $tmp/NAME; sets rc.
+run_dry() {
+    local name=$1
+    shift
+    rc=0
+    "$src/gpu/device/run.sh" --bundle "$tmp/bundle" --out "$tmp/$name" "$@" >"$tmp/$name.stderr" 2>&1 || rc=$?
+}
+
+"$src/gpu/device/bundle.sh" --from-build "$build" --out "$tmp/bundle" >"$tmp/bundle.log" 2>&1 ||
+    { cat "$tmp/bundle.log"; echo "FAIL: bundle.sh --from-build exited non-zero"; exit 1; }
+[[ -x $tmp/bundle/bin/sebt && -f $tmp/bundle/MANIFEST && -d $tmp/bundle/share/sebt/fixtures/data ]] ||
+    { echo "FAIL: the bundle lacks bin/sebt, MANIFEST or share/sebt/fixtures/data"; exit 1; }
+
+# 1. The dry run itself.
+run_dry out --dry-run
+((rc == 0)) || fail "the dry run exited $rc"
+for step in env check_gpu smoke; do
+    expect_status "$tmp/out" "$step" pass
+done
+for step in device_tests parity_fast_cpu parity_reference memcheck racecheck initcheck ncu benchmark validate; do
+    expect_status "$tmp/out" "$step" skipped
+done
+[[ $(grep -c $'\t' "$tmp/out/summary.txt") -eq 13 ]] || fail "summary.txt should list 12 steps and its header"
+tail -1 "$tmp/out/summary.txt" | grep -q '^result: pass (3 passed, 0 failed or timed out, 9 skipped)$' ||
+    fail "last line: $(tail -1 "$tmp/out/summary.txt")"
+# What ran left its evidence: the bundle's libraries resolved, check-gpu's
+# report, the smoke parity's verdict.
+grep -q '^== libraries' "$tmp/out/steps.log" || fail "steps.log: no library check"
+grep -q '^Backend each mode would pick' "$tmp/out/steps.log" || fail "steps.log: no check-gpu output"
+grep -q '^combos checked 12, divergences 0' "$tmp/out/steps.log" || fail "steps.log: no smoke parity verdict"
+tar -tzf "$tmp/out/artifacts.tar.gz" | grep -q 'smoke/smoke.xml' || fail "artifacts.tar.gz: no smoke/smoke.xml"
+n_files=$(find "$tmp/out" -type f | wc -l)
+((n_files <= 8)) || fail "OUT holds $n_files files; the device tool brings back 8"
+
+# 2. --require-gpu without a GPU: each GPU step fails, and the run.
+run_dry require --dry-run --require-gpu --only env,device_tests
+((rc == 1)) || fail "--require-gpu without a GPU exited $rc, not 1"
+expect_status "$tmp/require" env pass
+expect_status "$tmp/require" device_tests fail
+status_of "$tmp/require" smoke | grep -q . && fail "--only env,device_tests ran smoke"
+
+# 3. A bundle that cannot run sebt fails the steps that need no GPU.
+mv "$tmp/bundle/bin/sebt" "$tmp/sebt.moved"
+run_dry broken --dry-run --only env,check_gpu,smoke
+((rc == 1)) || fail "a bundle without sebt exited $rc, not 1"
+for step in env check_gpu smoke; do
+    expect_status "$tmp/broken" "$step" fail
+done
+mv "$tmp/sebt.moved" "$tmp/bundle/bin/sebt"
+
+# 4. Nothing ran: not a pass.
+run_dry nothing --dry-run --only device_tests,validate
+((rc == 1)) || fail "a run where every step was skipped exited $rc, not 1"
+tail -1 "$tmp/nothing/summary.txt" | grep -q '^result: fail' || fail "nothing ran, yet: $(tail -1 "$tmp/nothing/summary.txt")"
+
+if ((fails)); then
+    for o in out require broken nothing; do
+        echo "---- $o"
+        cat "$tmp/$o/summary.txt" "$tmp/$o.stderr" 2>/dev/null
+    done
+    echo "$fails failure(s)"
+    exit 1
+fi
+echo "dry run: 3 steps passed, 9 skipped; --require-gpu, a broken bundle and an empty run fail"

@@ -1,0 +1,388 @@
+#!/usr/bin/env bash
+# The device run: every check of the cuda backend that needs a real GPU, from
+# the bundle gpu/device/bundle.sh made, in one command with a time budget,
+# recording into OUT (at most 8 files; docs/cuda.md, "On a GPU machine").
+#
+#   gpu/device/run.sh [--bundle DIR] [--out DIR] [--budget SECONDS]
+#                     [--only STEP,...] [--timeout STEP=SECONDS]...
+#                     [--dry-run] [--require-gpu]
+#
+#   --bundle DIR   the bundle (default: build-device/ beside gpu/)
+#   --out DIR      where the results go (default: $OUT)
+#   --budget S     the whole run's limit (default 360): a step never runs past
+#                  it, and one that would start with under 5 s left is
+#                  skipped as out of time
+#   --only LIST    run only these steps (the others are not listed)
+#   --timeout STEP=S  that step's own limit instead of its default
+#   --dry-run      run only the steps that need no GPU, even with one
+#   --require-gpu  no GPU is a failure of every step that needs one (the
+#                  device call passes it, so a machine that lost its GPU
+#                  cannot pass by skipping)
+#
+# Steps, in order (default limit in seconds; * needs a GPU):
+#   env              10   the machine (nvidia-smi, glibc, tools) and that
+#                         every bundled program finds its libraries
+#   check_gpu        10   sebt check-gpu (with a GPU: it must list a device)
+#   smoke            15   sebt parity --backend fast_cpu on the month of 1m bars
+#   device_tests*    35   the bundled gpu_test_* with SEBT_REQUIRE_GPU=1: a
+#                         skipped test or a skip exit fails the step
+#   parity_fast_cpu* 40   sebt sweep, cuda and fast_cpu, on every bundled
+#                         series plain and --fill-gaps, results (npy) and
+#                         trades compared byte for byte; and two larger grids
+#   parity_reference*70   sebt parity --backend gpu: every bundled series,
+#                         as loaded and gap-filled, and the joined series,
+#                         bit for bit against the reference
+#   memcheck*        20   compute-sanitizer --tool memcheck (leaks too) on a
+#                         small sweep with trades
+#   racecheck*       20   compute-sanitizer --tool racecheck, the same sweep
+#   initcheck*       20   compute-sanitizer --tool initcheck, the same sweep
+#   ncu*             25   ncu: each kernel's time over one 576-combo sweep
+#   benchmark*       35   sebt check-gpu --benchmark --max-combos 10^7 --budget
+#                         10 --save, fast_cpu on every core (OMP_NUM_THREADS)
+#   validate*        55   sebt validate --backend cuda --time 20 --no-speed on
+#                         the month of 1m bars (the bundled set's parity is
+#                         parity_reference; speed is benchmark)
+#
+# OUT receives: summary.txt (a line a step: name, status, seconds, detail;
+# rewritten after every step, so a run cut short still says how far it
+# got), steps.log (every step's output, as it runs), benchmark.txt,
+# crossover.txt, ncu.csv, artifacts.tar.gz (each step's files: JUnit XML,
+# sweep outputs that differed, sanitizer and ncu reports).
+#
+# The limits are first guesses, none measured on a device: re-set them from
+# the seconds summary.txt records (--timeout, or here).
+#
+# Statuses: pass, fail, timeout, skipped. Exit 0 when no step failed or
+# timed out, 1 otherwise, 2 on bad usage. Without a GPU (or with --dry-run)
+# the GPU steps are skipped and said so; the others must pass.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+self=$here/$(basename "${BASH_SOURCE[0]}")
+steps=(env check_gpu smoke device_tests parity_fast_cpu parity_reference memcheck racecheck initcheck ncu
+    benchmark validate)
+declare -A limit=([env]=10 [check_gpu]=10 [smoke]=15 [device_tests]=35 [parity_fast_cpu]=40
+    [parity_reference]=70 [memcheck]=20 [racecheck]=20 [initcheck]=20 [ncu]=25 [benchmark]=35 [validate]=55)
+declare -A needs_gpu=([device_tests]=1 [parity_fast_cpu]=1 [parity_reference]=1 [memcheck]=1 [racecheck]=1
+    [initcheck]=1 [ncu]=1 [benchmark]=1 [validate]=1)
+
+usage() { sed -n '2,/^set -uo/p' "$self" | sed '$d; s/^# \{0,1\}//'; }
+die_usage() { echo "run.sh: $*" >&2; exit 2; }
+
+# ---- the steps; each runs in its own process (run.sh --step NAME), in
+# ---- WORK/NAME, output to stdout; exit 0 passes.
+
+D() { echo "$SEBT_SHARE/fixtures/data"; }
+series() { ls "$(D)"/*.csv "$(D)"/*.csv.gz 2>/dev/null | sort; }
+# The month of one-minute bars: big enough for every indicator window of the
+# parity combos, small enough for a sanitizer.
+month() { echo "$(D)/BTCUSDT-1m-2019-01.csv.gz"; }
+# SEBT_DEVICE_BACKEND=cuda with SEBT_CUDA_LIBRARY naming libsebt_cuda_host.so
+# runs a step under host execution, to check the step itself without a GPU;
+# gpu (the default) exits 3 rather than run anywhere but on a device.
+B=${SEBT_DEVICE_BACKEND:-gpu}
+
+step_env() {
+    echo "== machine"
+    uname -a
+    echo "cores: $(nproc)"
+    ldd --version | head -1
+    grep -E '^(PRETTY_NAME)=' /etc/os-release 2>/dev/null
+    if command -v nvidia-smi >/dev/null; then
+        nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.max.sm --format=csv || true
+    else
+        echo "nvidia-smi: none"
+    fi
+    local tool
+    for tool in nvcc compute-sanitizer ncu; do
+        printf '%s: ' "$tool"
+        command -v "$tool" >/dev/null && "$tool" --version 2>&1 | tail -1 || echo none
+    done
+    echo "== bundle"
+    cat "$BUNDLE/MANIFEST"
+    local need have
+    need=$(sed -n 's/^glibc needed: GLIBC_//p' "$BUNDLE/MANIFEST")
+    have=$(ldd --version | head -1 | grep -o '[0-9][0-9.]*$')
+    if [[ -n $need && -n $have ]] && [[ $(printf '%s\n%s\n' "$need" "$have" | sort -V | tail -1) != "$have" ]]; then
+        echo "FAIL: the bundle needs glibc $need, this machine has $have"
+        return 1
+    fi
+    echo "== libraries (LD_LIBRARY_PATH=$LD_LIBRARY_PATH)"
+    local f bad=0
+    for f in "$BUNDLE"/bin/* "$BUNDLE"/lib/sebt/*.so; do
+        [[ -f $f ]] || continue
+        if ldd "$f" | grep 'not found'; then
+            echo "FAIL: $f"
+            bad=1
+        fi
+    done
+    "$SEBT" --version || bad=1
+    return $bad
+}
+
+step_check_gpu() {
+    "$SEBT" check-gpu | tee check-gpu.txt || return 1
+    if [[ $HAVE_GPU == 1 ]]; then
+        grep -q '^CUDA devices: [1-9]' check-gpu.txt && grep -q '^  gpu   cuda on device' check-gpu.txt ||
+            { echo "FAIL: a GPU is here and check-gpu lists no usable device"; return 1; }
+    fi
+}
+
+step_smoke() {
+    "$SEBT" parity --backend fast_cpu --data "$(month)" --gaps plain --junit smoke.xml
+}
+
+# A Criterion program passes only when it ran every test: exit 0, and no
+# test reported skipped.
+step_device_tests() {
+    local t rc bad=0 n=0
+    for t in "$BUNDLE"/bin/gpu_test_*; do
+        [[ -x $t ]] || continue
+        n=$((n + 1))
+        echo "== $(basename "$t")"
+        SEBT_REQUIRE_GPU=1 SEBT_TEST_CUDA_MODE=device SEBT_TEST_BINARY=$SEBT SEBT_TEST_FIXTURES_DIR=$SEBT_SHARE/fixtures \
+            "$t" --verbose --jobs "$(nproc)" 2>&1 | tee "$(basename "$t").log"
+        rc=${PIPESTATUS[0]}
+        if ((rc != 0)); then
+            echo "FAIL: $(basename "$t") exited $rc"
+            bad=1
+        elif grep -Eq '\[SKIP\]|Skipping|SKIPPED' "$(basename "$t").log"; then
+            echo "FAIL: $(basename "$t") skipped a test (SEBT_REQUIRE_GPU=1: a skip is a failure)"
+            bad=1
+        fi
+    done
+    ((n > 0)) || { echo "FAIL: the bundle has no device tests"; return 1; }
+    return $bad
+}
+
+# One sweep on cuda and on fast_cpu; the npy results and every trade file
+# must be the same bytes.
+same_sweep() {
+    local tag=$1
+    shift
+    local b
+    for b in fast_cpu $B; do
+        mkdir -p "$tag.$b.trades"
+        "$SEBT" sweep --backend $b "$@" --format npy --output "$tag.$b.npy" --trades "$tag.$b.trades" \
+            2>"$tag.$b.err" || { echo "FAIL $tag: sweep --backend $b exited $?"; cat "$tag.$b.err"; return 1; }
+    done
+    if cmp "$tag.fast_cpu.npy" "$tag.$B.npy" && diff -r -q "$tag.fast_cpu.trades" "$tag.$B.trades"; then
+        echo "same bits: $tag ($(ls "$tag.$B.trades" | wc -l) trade files)"
+        rm -rf "$tag".*
+    else
+        echo "FAIL $tag: cuda and fast_cpu differ (kept in artifacts)"
+        return 1
+    fi
+}
+
+step_parity_fast_cpu() {
+    local f bad=0 n=0 name
+    local combos=$SEBT_SHARE/parity-combos.csv
+    while read -r f; do
+        name=$(basename "$f")
+        same_sweep "$name.plain" --data "$f" --combos "$combos" || bad=1
+        same_sweep "$name.filled" --data "$f" --combos "$combos" --fill-gaps || bad=1
+        n=$((n + 2))
+    done < <(series)
+    ((n > 0)) || { echo "FAIL: no bundled series under $(D)"; return 1; }
+    # Larger sweeps: many batches and chunks (no trades: the npy alone).
+    local grid
+    for grid in host-chunks.grid cheap-100000.grid; do
+        for b in fast_cpu $B; do
+            "$SEBT" sweep --backend $b --data "$(D)/BTCUSDT-15m-2017-2021.csv.gz" --fill-gaps \
+                --grid "$BUNDLE/inputs/$grid" --format npy --output "$grid.$b.npy" 2>"$grid.$b.err" ||
+                { echo "FAIL $grid: sweep --backend $b exited $?"; cat "$grid.$b.err"; bad=1; }
+        done
+        if cmp "$grid.fast_cpu.npy" "$grid.$B.npy"; then
+            echo "same bits: 15m filled, $grid"
+            rm -f "$grid".*
+        else
+            echo "FAIL $grid: cuda and fast_cpu differ"
+            bad=1
+        fi
+    done
+    return $bad
+}
+
+step_parity_reference() {
+    "$SEBT" parity --backend $B --junit parity.xml
+}
+
+# The small sweep the sanitizers run: the month of 1m bars, gap-filled, the
+# parity combos, with trades (the second, trade-writing launch too).
+sanitize() {
+    local tool=$1
+    shift
+    mkdir -p trades
+    compute-sanitizer --tool "$tool" --error-exitcode 99 "$@" --log-file "$tool.txt" \
+        "$SEBT" sweep --backend $B --data "$(month)" --fill-gaps --combos "$SEBT_SHARE/parity-combos.csv" \
+        --trades trades --format npy --output sweep.npy
+    local rc=$?
+    cat "$tool.txt"
+    rm -rf trades sweep.npy
+    ((rc == 0)) || { echo "FAIL: compute-sanitizer --tool $tool: exit $rc (99: it found errors)"; return 1; }
+    grep -Eq '(ERROR|RACECHECK) SUMMARY: 0 (errors|hazards)' "$tool.txt" ||
+        { echo "FAIL: compute-sanitizer printed no clean summary"; return 1; }
+}
+step_memcheck() { sanitize memcheck --leak-check full; }
+step_racecheck() { sanitize racecheck; }
+step_initcheck() { sanitize initcheck; }
+
+step_ncu() {
+    ncu --csv --print-units base --clock-control none --metrics gpu__time_duration.sum --launch-count 500 \
+        "$SEBT" sweep --backend $B --data "$(D)/BTCUSDT-15m-2017-2021.csv.gz" --fill-gaps \
+        --grid "$BUNDLE/inputs/ncu.grid" --format npy --output sweep.npy >ncu.csv 2>ncu.err
+    local rc=$?
+    cat ncu.err
+    rm -f sweep.npy
+    cp ncu.csv "$OUT_DIR/ncu.csv"
+    ((rc == 0)) || { echo "FAIL: ncu exited $rc"; return 1; }
+    # Per kernel: launches and total time (the CSV's Kernel Name and
+    # Metric Value columns, found by their header; ==PROF== lines before it).
+    awk -F'","' '!k && /"Kernel Name"/ { for (i = 1; i <= NF; i++) { if ($i ~ /Kernel Name/) k = i; if ($i ~ /Metric Value/) v = i } next }
+        k && v && NF >= v { gsub(/"/, "", $v); gsub(/,/, "", $v); t[$k] += $v; n[$k]++ }
+        END { for (x in t) printf "%14.0f ns %6d launches  %s\n", t[x], n[x], x; if (!length(t)) exit 1 }' ncu.csv \
+        >kernels.txt || { echo "FAIL: no per-kernel times in ncu's CSV"; return 1; }
+    echo "per kernel, total time over the sweep:"
+    sort -n -r kernels.txt
+}
+
+step_benchmark() {
+    SEBT_CROSSOVER_FILE=$PWD/crossover OMP_NUM_THREADS=$(nproc) "$SEBT" check-gpu --benchmark \
+        --max-combos 10000000 --budget 10 --save 2>&1 | tee benchmark.txt
+    local rc=${PIPESTATUS[0]}
+    cp benchmark.txt "$OUT_DIR/benchmark.txt"
+    [[ -f crossover ]] && cp crossover "$OUT_DIR/crossover.txt"
+    ((rc == 0)) || { echo "FAIL: check-gpu --benchmark exited $rc"; return 1; }
+    [[ -f crossover ]] || { echo "FAIL: no crossover saved"; return 1; }
+}
+
+step_validate() {
+    "$SEBT" validate --backend cuda --time 20 --no-speed --data "$(month)" --save repro --junit validate.xml
+}
+
+# ---- the driver
+
+run_step() {
+    local name=$1
+    cd "$WORK/$name" || exit 1
+    "step_$name"
+}
+
+write_summary() {
+    {
+        echo "# sebt device run: $MODE; budget ${BUDGET}s; bundle $(sed -n 's/^commit: //p' "$BUNDLE/MANIFEST" 2>/dev/null)"
+        echo "# step	status	seconds	detail"
+        printf '%s\n' "${summary_lines[@]}"
+        [[ ${1:-} == final ]] && echo "result: $result ($n_pass passed, $n_fail failed or timed out, $n_skip skipped)"
+    } >"$OUT_DIR/summary.txt.tmp" && mv "$OUT_DIR/summary.txt.tmp" "$OUT_DIR/summary.txt"
+}
+
+main() {
+    local bundle="" only="" dry=0 require=0
+    OUT_DIR=${OUT:-}
+    BUDGET=360
+    while [[ $# -gt 0 ]]; do
+        case $1 in
+        --bundle) bundle=$2; shift 2 ;;
+        --out) OUT_DIR=$2; shift 2 ;;
+        --budget) BUDGET=$2; shift 2 ;;
+        --only) only=$2; shift 2 ;;
+        --timeout)
+            [[ $2 =~ ^([a-z_]+)=([0-9]+)$ && -n ${limit[${BASH_REMATCH[1]}]:-} ]] ||
+                die_usage "--timeout STEP=SECONDS, STEP one of: ${steps[*]}"
+            limit[${BASH_REMATCH[1]}]=${BASH_REMATCH[2]}
+            shift 2 ;;
+        --dry-run) dry=1; shift ;;
+        --require-gpu) require=1; shift ;;
+        -h | --help) usage; exit 0 ;;
+        *) usage >&2; exit 2 ;;
+        esac
+    done
+    [[ -n $OUT_DIR ]] || die_usage "no --out and no \$OUT"
+    [[ $BUDGET =~ ^[0-9]+$ ]] || die_usage "--budget SECONDS"
+    local s
+    for s in ${only//,/ }; do
+        [[ -n ${limit[$s]:-} ]] || die_usage "--only: no step $s (steps: ${steps[*]})"
+    done
+    BUNDLE=$(cd "${bundle:-$here/../../build-device}" 2>/dev/null && pwd) ||
+        die_usage "no bundle at ${bundle:-build-device/}: make it with gpu/device/bundle.sh"
+    [[ -f $BUNDLE/MANIFEST ]] || die_usage "$BUNDLE is not a bundle (no MANIFEST)"
+    mkdir -p "$OUT_DIR" && OUT_DIR=$(cd "$OUT_DIR" && pwd)
+    WORK=$(mktemp -d "${TMPDIR:-/tmp}/sebt-device.XXXXXX")
+    trap 'rm -rf "$WORK"' EXIT
+
+    HAVE_GPU=0
+    if ((!dry)) && command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+        HAVE_GPU=1
+    fi
+    if ((dry)); then
+        MODE="dry run (--dry-run)"
+    elif ((HAVE_GPU)); then
+        MODE="device: $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)"
+    else
+        MODE="no GPU found"
+    fi
+    export BUNDLE WORK OUT_DIR HAVE_GPU SEBT=$BUNDLE/bin/sebt SEBT_SHARE=$BUNDLE/share/sebt
+    export LD_LIBRARY_PATH=$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    # CUDA's tools (compute-sanitizer, ncu) where PATH does not have them.
+    export PATH=$PATH:/usr/local/cuda/bin
+    # The bundle's own share folder and module, never a caller's.
+    unset SEBT_SHARE_DIR SEBT_CUDA_LIBRARY BACKTEST_BACKEND BACKTEST_GPU_ID SEBT_CROSSOVER_FILE
+
+    local start=$SECONDS log=$OUT_DIR/steps.log
+    : >"$log"
+    summary_lines=()
+    n_pass=0 n_fail=0 n_skip=0 result=pass
+    write_summary
+    for s in "${steps[@]}"; do
+        if [[ -n $only && ",$only," != *",$s,"* ]]; then
+            continue
+        fi
+        local status detail="" t0=$SECONDS left=$((BUDGET - (SECONDS - start))) lim=${limit[$s]}
+        ((lim > left - 2)) && lim=$((left - 2))
+        if [[ -n ${needs_gpu[$s]:-} && $HAVE_GPU == 0 ]]; then
+            if ((require)); then
+                status=fail detail="needs a GPU and none was found (--require-gpu)"
+            else
+                status=skipped detail="needs a GPU: ${MODE}"
+            fi
+        elif ((lim < 5)); then
+            status=skipped detail="out of time: ${left}s of the ${BUDGET}s budget left"
+        else
+            mkdir -p "$WORK/$s"
+            echo "==== $s (limit ${lim}s)" >>"$log"
+            timeout -k 5 "$lim" "$BASH" "$self" --step "$s" >"$WORK/$s/output.log" 2>&1
+            local rc=$?
+            # At most 2 MB of a step in steps.log; the whole is in artifacts.
+            head -c 2000000 "$WORK/$s/output.log" >>"$log"
+            case $rc in
+            0) status=pass ;;
+            124 | 137) status=timeout detail="past its ${lim}s limit" ;;
+            *) status=fail detail="exit $rc: $(grep -m1 'FAIL\|error' "$WORK/$s/output.log" | cut -c1-160)" ;;
+            esac
+            echo "==== $s: $status" >>"$log"
+        fi
+        case $status in
+        pass) n_pass=$((n_pass + 1)) ;;
+        skipped) n_skip=$((n_skip + 1)) ;;
+        *) n_fail=$((n_fail + 1)) result=fail ;;
+        esac
+        summary_lines+=("$s	$status	$((SECONDS - t0))	$detail")
+        write_summary
+        echo "$s: $status${detail:+ ($detail)}" >&2
+    done
+    # A run where nothing ran proves nothing.
+    ((n_pass + n_fail > 0)) || result=fail
+    write_summary final
+    # Each step's files, those over 4 MB left out (a large sweep output).
+    (cd "$WORK" && find . -type f -size -4M -print0 | tar -czf "$OUT_DIR/artifacts.tar.gz" --null -T -)
+    tail -1 "$OUT_DIR/summary.txt" >&2
+    [[ $result == pass ]]
+}
+
+if [[ ${1:-} == --step ]]; then
+    run_step "$2"
+    exit
+fi
+main "$@"
