@@ -59,11 +59,12 @@ build_release() {
     if [[ ${CMAKE_C_COMPILER_LAUNCHER:-} == *ccache* ]]; then
         launcher=(-DCMAKE_CUDA_COMPILER_LAUNCHER="$CMAKE_C_COMPILER_LAUNCHER")
     fi
+    mkdir -p "$obj"
     cmake -S "$src" -B "$obj" -DCMAKE_BUILD_TYPE=Release -DSEBT_WERROR=ON -DSEBT_SANITIZE=OFF \
         -DSEBT_BUILD_CUDA=ON -DSEBT_BUILD_TESTS=ON -DCMAKE_CUDA_COMPILER="$nvcc" \
-        -DCMAKE_CUDA_ARCHITECTURES=90 "${launcher[@]}" >"$obj.configure.log" 2>&1 ||
-        { tail -30 "$obj.configure.log" >&2; die "cmake configure failed (log: $obj.configure.log)"; }
-    ! grep -q 'Criterion not found' "$obj.configure.log" ||
+        -DCMAKE_CUDA_ARCHITECTURES=90 "${launcher[@]}" >"$obj/configure.log" 2>&1 ||
+        { tail -30 "$obj/configure.log" >&2; die "cmake configure failed (log: $obj/configure.log)"; }
+    ! grep -q 'Criterion not found' "$obj/configure.log" ||
         die "Criterion not found: the device tests cannot be built"
     cmake --build "$obj" -j"$jobs" --target sebt_cli sebt_cuda "${tests[@]}" ||
         die "the build failed"

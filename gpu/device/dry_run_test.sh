@@ -42,6 +42,15 @@ run_dry() {
     { cat "$tmp/bundle.log"; echo "FAIL: bundle.sh --from-build exited non-zero"; exit 1; }
 [[ -x $tmp/bundle/bin/sebt && -f $tmp/bundle/MANIFEST && -d $tmp/bundle/share/sebt/fixtures/data ]] ||
     { echo "FAIL: the bundle lacks bin/sebt, MANIFEST or share/sebt/fixtures/data"; exit 1; }
+# Self-contained: with lib/ first on the path, every library a bundled
+# program loads is the bundle's own, but glibc's, the C++ runtime's and the
+# driver's (which the device has).
+for f in "$tmp"/bundle/bin/* "$tmp"/bundle/lib/sebt/*.so; do
+    [[ -f $f ]] || continue
+    LD_LIBRARY_PATH=$tmp/bundle/lib ldd "$f" | grep '=> /' | grep -v "=> $tmp/bundle/lib/" |
+        grep -Ev '^\s*(libc|libm|libdl|libpthread|librt|libresolv|libstdc\+\+|libgcc_s|libcuda)\.so' |
+        sed "s|^|FAIL: $(basename "$f") loads a library from outside the bundle: |"
+done | grep FAIL && fails=$((fails + 1))
 
 # 1. The dry run itself.
 run_dry out --dry-run

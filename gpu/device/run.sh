@@ -36,7 +36,8 @@
 #                         small sweep with trades
 #   racecheck*       20   compute-sanitizer --tool racecheck, the same sweep
 #   initcheck*       20   compute-sanitizer --tool initcheck, the same sweep
-#   ncu*             25   ncu: each kernel's time over one 576-combo sweep
+#   ncu*             25   ncu: each kernel's time (and DRAM, L2 bytes, SM
+#                         throughput) over one 576-combo sweep
 #   benchmark*       35   sebt check-gpu --benchmark --max-combos 10^7 --budget
 #                         10 --save, fast_cpu on every core (OMP_NUM_THREADS)
 #   validate*        55   sebt validate --backend cuda --time 20 --no-speed on
@@ -228,8 +229,11 @@ step_memcheck() { sanitize memcheck --leak-check full; }
 step_racecheck() { sanitize racecheck; }
 step_initcheck() { sanitize initcheck; }
 
+# Each kernel's time, and what gpu/README.md's roofline needs to place the
+# hop and memo kernels: DRAM and L2 bytes, SM throughput.
+NCU_METRICS=gpu__time_duration.sum,dram__bytes_read.sum,lts__t_bytes.sum,sm__throughput.avg.pct_of_peak_sustained_elapsed
 step_ncu() {
-    ncu --csv --print-units base --clock-control none --metrics gpu__time_duration.sum --launch-count 500 \
+    ncu --csv --print-units base --clock-control none --launch-count 500 --metrics "$NCU_METRICS" \
         "$SEBT" sweep --backend $B --data "$(D)/BTCUSDT-15m-2017-2021.csv.gz" --fill-gaps \
         --grid "$BUNDLE/inputs/ncu.grid" --format npy --output sweep.npy >ncu.csv 2>ncu.err
     local rc=$?
@@ -237,10 +241,13 @@ step_ncu() {
     rm -f sweep.npy
     cp ncu.csv "$OUT_DIR/ncu.csv"
     ((rc == 0)) || { echo "FAIL: ncu exited $rc"; return 1; }
-    # Per kernel: launches and total time (the CSV's Kernel Name and
-    # Metric Value columns, found by their header; ==PROF== lines before it).
-    awk -F'","' '!k && /"Kernel Name"/ { for (i = 1; i <= NF; i++) { if ($i ~ /Kernel Name/) k = i; if ($i ~ /Metric Value/) v = i } next }
-        k && v && NF >= v { gsub(/"/, "", $v); gsub(/,/, "", $v); t[$k] += $v; n[$k]++ }
+    # Per kernel: launches and total time (the CSV's Kernel Name, Metric
+    # Name and Metric Value columns, found by their header; ==PROF== lines
+    # come before it).
+    awk -F'","' '!k && /"Kernel Name"/ {
+            for (i = 1; i <= NF; i++) { if ($i ~ /Kernel Name/) k = i; if ($i ~ /Metric Name/) m = i; if ($i ~ /Metric Value/) v = i }
+            next }
+        k && m && v && NF >= v && $m == "gpu__time_duration.sum" { gsub(/"/, "", $v); gsub(/,/, "", $v); t[$k] += $v; n[$k]++ }
         END { for (x in t) printf "%14.0f ns %6d launches  %s\n", t[x], n[x], x; if (!length(t)) exit 1 }' ncu.csv \
         >kernels.txt || { echo "FAIL: no per-kernel times in ncu's CSV"; return 1; }
     echo "per kernel, total time over the sweep:"
@@ -308,6 +315,8 @@ main() {
     BUNDLE=$(cd "${bundle:-$here/../../build-device}" 2>/dev/null && pwd) ||
         die_usage "no bundle at ${bundle:-build-device/}: make it with gpu/device/bundle.sh"
     [[ -f $BUNDLE/MANIFEST ]] || die_usage "$BUNDLE is not a bundle (no MANIFEST)"
+    # A copy that lost the execute bits (a transfer) still runs.
+    chmod u+x "$BUNDLE"/bin/* 2>/dev/null
     mkdir -p "$OUT_DIR" && OUT_DIR=$(cd "$OUT_DIR" && pwd)
     WORK=$(mktemp -d "${TMPDIR:-/tmp}/sebt-device.XXXXXX")
     trap 'rm -rf "$WORK"' EXIT
