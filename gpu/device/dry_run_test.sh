@@ -62,14 +62,16 @@ for step in device_tests parity_fast_cpu parity_reference memcheck racecheck ini
     expect_status "$tmp/out" "$step" skipped
 done
 [[ $(grep -c $'\t' "$tmp/out/summary.txt") -eq 13 ]] || fail "summary.txt should list 12 steps and its header"
-tail -1 "$tmp/out/summary.txt" | grep -q '^result: pass (3 passed, 0 failed or timed out, 9 skipped)$' ||
+# (grep reads a here-string: with pipefail, grep -q ending a pipe early
+# would fail the writer.)
+grep -q '^result: pass (3 passed, 0 failed or timed out, 9 skipped)$' <<<"$(tail -1 "$tmp/out/summary.txt")" ||
     fail "last line: $(tail -1 "$tmp/out/summary.txt")"
 # What ran left its evidence: the bundle's libraries resolved, check-gpu's
 # report, the smoke parity's verdict.
 grep -q '^== libraries' "$tmp/out/steps.log" || fail "steps.log: no library check"
 grep -q '^Backend each mode would pick' "$tmp/out/steps.log" || fail "steps.log: no check-gpu output"
 grep -q '^combos checked 12, divergences 0' "$tmp/out/steps.log" || fail "steps.log: no smoke parity verdict"
-tar -tzf "$tmp/out/artifacts.tar.gz" | grep -q 'smoke/smoke.xml' || fail "artifacts.tar.gz: no smoke/smoke.xml"
+grep -q 'smoke/smoke.xml' <<<"$(tar -tzf "$tmp/out/artifacts.tar.gz")" || fail "artifacts.tar.gz: no smoke/smoke.xml"
 n_files=$(find "$tmp/out" -type f | wc -l)
 ((n_files <= 8)) || fail "OUT holds $n_files files; the device tool brings back 8"
 
@@ -78,7 +80,7 @@ run_dry require --dry-run --require-gpu --only env,device_tests
 ((rc == 1)) || fail "--require-gpu without a GPU exited $rc, not 1"
 expect_status "$tmp/require" env pass
 expect_status "$tmp/require" device_tests fail
-status_of "$tmp/require" smoke | grep -q . && fail "--only env,device_tests ran smoke"
+[[ -n $(status_of "$tmp/require" smoke) ]] && fail "--only env,device_tests ran smoke"
 
 # 3. A bundle that cannot run sebt fails the steps that need no GPU.
 mv "$tmp/bundle/bin/sebt" "$tmp/sebt.moved"
@@ -92,7 +94,7 @@ mv "$tmp/sebt.moved" "$tmp/bundle/bin/sebt"
 # 4. Nothing ran: not a pass.
 run_dry nothing --dry-run --only device_tests,validate
 ((rc == 1)) || fail "a run where every step was skipped exited $rc, not 1"
-tail -1 "$tmp/nothing/summary.txt" | grep -q '^result: fail' || fail "nothing ran, yet: $(tail -1 "$tmp/nothing/summary.txt")"
+grep -q '^result: fail' <<<"$(tail -1 "$tmp/nothing/summary.txt")" || fail "nothing ran, yet: $(tail -1 "$tmp/nothing/summary.txt")"
 
 if ((fails)); then
     for o in out require broken nothing; do

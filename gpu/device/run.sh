@@ -20,7 +20,7 @@
 #                  cannot pass by skipping)
 #
 # Steps, in order (default limit in seconds; * needs a GPU):
-#   env              10   the machine (nvidia-smi, glibc, tools) and that
+#   env              20   the machine (nvidia-smi, glibc, tools) and that
 #                         every bundled program finds its libraries
 #   check_gpu        10   sebt check-gpu (with a GPU: it must list a device)
 #   smoke            15   sebt parity --backend fast_cpu on the month of 1m bars
@@ -40,7 +40,7 @@
 #                         throughput) over one 576-combo sweep
 #   benchmark*       35   sebt check-gpu --benchmark --max-combos 10^7 --budget
 #                         10 --save, fast_cpu on every core (OMP_NUM_THREADS)
-#   validate*        55   sebt validate --backend cuda --time 20 --no-speed on
+#   validate*        50   sebt validate --backend cuda --time 20 --no-speed on
 #                         the month of 1m bars (the bundled set's parity is
 #                         parity_reference; speed is benchmark)
 #
@@ -62,8 +62,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 self=$here/$(basename "${BASH_SOURCE[0]}")
 steps=(env check_gpu smoke device_tests parity_fast_cpu parity_reference memcheck racecheck initcheck ncu
     benchmark validate)
-declare -A limit=([env]=10 [check_gpu]=10 [smoke]=15 [device_tests]=35 [parity_fast_cpu]=40
-    [parity_reference]=70 [memcheck]=20 [racecheck]=20 [initcheck]=20 [ncu]=25 [benchmark]=35 [validate]=55)
+declare -A limit=([env]=20 [check_gpu]=10 [smoke]=15 [device_tests]=35 [parity_fast_cpu]=40
+    [parity_reference]=70 [memcheck]=20 [racecheck]=20 [initcheck]=20 [ncu]=25 [benchmark]=35 [validate]=50)
 declare -A needs_gpu=([device_tests]=1 [parity_fast_cpu]=1 [parity_reference]=1 [memcheck]=1 [racecheck]=1
     [initcheck]=1 [ncu]=1 [benchmark]=1 [validate]=1)
 
@@ -322,7 +322,9 @@ main() {
     trap 'rm -rf "$WORK"' EXIT
 
     HAVE_GPU=0
-    if ((!dry)) && command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+    # (a here-string: under pipefail, grep -q closing the pipe early could
+    # make nvidia-smi fail and hide the GPU)
+    if ((!dry)) && command -v nvidia-smi >/dev/null && grep -q '^GPU ' <<<"$(nvidia-smi -L 2>/dev/null)"; then
         HAVE_GPU=1
     fi
     if ((dry)); then
