@@ -52,8 +52,9 @@ for f in "$tmp"/bundle/bin/* "$tmp"/bundle/lib/sebt/*.so; do
         sed "s|^|FAIL: $(basename "$f") loads a library from outside the bundle: |"
 done | grep FAIL && fails=$((fails + 1))
 
-# 1. The dry run itself.
-run_dry out --dry-run
+# 1. The dry run itself, loading every bundled library as a bare machine
+# would.
+run_dry out --dry-run --libs all
 ((rc == 0)) || fail "the dry run exited $rc"
 for step in env check_gpu smoke; do
     expect_status "$tmp/out" "$step" pass
@@ -68,7 +69,8 @@ grep -q '^result: pass (3 passed, 0 failed or timed out, 9 skipped)$' <<<"$(tail
     fail "last line: $(tail -1 "$tmp/out/summary.txt")"
 # What ran left its evidence: the bundle's libraries resolved, check-gpu's
 # report, the smoke parity's verdict.
-grep -q '^== libraries' "$tmp/out/steps.log" || fail "steps.log: no library check"
+grep -q '^== libraries from the bundle (--libs all): .*libjansson' "$tmp/out/steps.log" ||
+    fail "steps.log: the bundle's libraries were not used"
 grep -q '^Backend each mode would pick' "$tmp/out/steps.log" || fail "steps.log: no check-gpu output"
 grep -q '^combos checked 12, divergences 0' "$tmp/out/steps.log" || fail "steps.log: no smoke parity verdict"
 grep -q 'smoke/smoke.xml' <<<"$(tar -tzf "$tmp/out/artifacts.tar.gz")" || fail "artifacts.tar.gz: no smoke/smoke.xml"

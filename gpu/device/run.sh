@@ -5,7 +5,7 @@
 #
 #   gpu/device/run.sh [--bundle DIR] [--out DIR] [--budget SECONDS]
 #                     [--only STEP,...] [--timeout STEP=SECONDS]...
-#                     [--dry-run] [--require-gpu]
+#                     [--dry-run] [--require-gpu] [--libs missing|all]
 #
 #   --bundle DIR   the bundle (default: build-device/ beside gpu/)
 #   --out DIR      where the results go (default: $OUT)
@@ -18,6 +18,11 @@
 #   --require-gpu  no GPU is a failure of every step that needs one (the
 #                  device call passes it, so a machine that lost its GPU
 #                  cannot pass by skipping)
+#   --libs missing|all  which of the bundle's lib/ the programs load: only
+#                  those this machine lacks (default: its own newer ones
+#                  stay, and CUDA's tools, which inherit the library path,
+#                  never see the bundle's), or all of them (how a bare
+#                  machine runs, checked on one that is not)
 #
 # Steps, in order (default limit in seconds; * needs a GPU):
 #   env              20   the machine (nvidia-smi, glibc, tools) and that
@@ -108,7 +113,7 @@ step_env() {
         echo "FAIL: the bundle needs glibc $need, this machine has $have"
         return 1
     fi
-    echo "== libraries (LD_LIBRARY_PATH=$LD_LIBRARY_PATH)"
+    echo "== libraries from the bundle (--libs $LIBS): $(ls "$LIBDIR" | tr '\n' ' ')"
     local f bad=0
     for f in "$BUNDLE"/bin/* "$BUNDLE"/lib/sebt/*.so; do
         [[ -f $f ]] || continue
@@ -247,8 +252,8 @@ step_ncu() {
     awk -F'","' '!k && /"Kernel Name"/ {
             for (i = 1; i <= NF; i++) { if ($i ~ /Kernel Name/) k = i; if ($i ~ /Metric Name/) m = i; if ($i ~ /Metric Value/) v = i }
             next }
-        k && m && v && NF >= v && $m == "gpu__time_duration.sum" { gsub(/"/, "", $v); gsub(/,/, "", $v); t[$k] += $v; n[$k]++ }
-        END { for (x in t) printf "%14.0f ns %6d launches  %s\n", t[x], n[x], x; if (!length(t)) exit 1 }' ncu.csv \
+        k && m && v && NF >= v && $m == "gpu__time_duration.sum" { gsub(/"/, "", $v); gsub(/,/, "", $v); t[$k] += $v; n[$k]++; rows++ }
+        END { for (x in t) printf "%14.0f ns %6d launches  %s\n", t[x], n[x], x; if (!rows) exit 1 }' ncu.csv \
         >kernels.txt || { echo "FAIL: no per-kernel times in ncu's CSV"; return 1; }
     echo "per kernel, total time over the sweep:"
     sort -n -r kernels.txt
@@ -270,6 +275,33 @@ step_validate() {
 
 # ---- the driver
 
+# LIBDIR gets links to the bundle's libraries the programs are to load: all
+# of them, or those ldd finds missing here, round after round (a missing
+# library's own needs show only once it is found).
+bundle_libs() {
+    mkdir -p "$LIBDIR"
+    local so round missing added
+    if [[ $LIBS == all ]]; then
+        for so in "$BUNDLE"/lib/*.so*; do
+            [[ -f $so ]] && ln -sf "$so" "$LIBDIR/"
+        done
+        return
+    fi
+    for round in 1 2 3 4 5 6; do
+        missing=$(for f in "$BUNDLE"/bin/* "$BUNDLE"/lib/sebt/*.so; do
+            [[ -f $f ]] && LD_LIBRARY_PATH=$LIBDIR ldd "$f" 2>/dev/null
+        done | awk '/=> not found/ { print $1 }' | sort -u)
+        added=0
+        for so in $missing; do
+            if [[ -f $BUNDLE/lib/$so && ! -e $LIBDIR/$so ]]; then
+                ln -s "$BUNDLE/lib/$so" "$LIBDIR/$so"
+                added=1
+            fi
+        done
+        ((added)) || return 0
+    done
+}
+
 run_step() {
     local name=$1
     cd "$WORK/$name" || exit 1
@@ -287,6 +319,7 @@ write_summary() {
 
 main() {
     local bundle="" only="" dry=0 require=0
+    LIBS=missing
     OUT_DIR=${OUT:-}
     BUDGET=360
     while [[ $# -gt 0 ]]; do
@@ -302,6 +335,10 @@ main() {
             shift 2 ;;
         --dry-run) dry=1; shift ;;
         --require-gpu) require=1; shift ;;
+        --libs)
+            [[ $2 == missing || $2 == all ]] || die_usage "--libs missing|all"
+            LIBS=$2
+            shift 2 ;;
         -h | --help) usage; exit 0 ;;
         *) usage >&2; exit 2 ;;
         esac
@@ -335,7 +372,9 @@ main() {
         MODE="no GPU found"
     fi
     export BUNDLE WORK OUT_DIR HAVE_GPU SEBT=$BUNDLE/bin/sebt SEBT_SHARE=$BUNDLE/share/sebt
-    export LD_LIBRARY_PATH=$BUNDLE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    export LIBS LIBDIR=$WORK/lib
+    bundle_libs
+    export LD_LIBRARY_PATH=$LIBDIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     # CUDA's tools (compute-sanitizer, ncu) where PATH does not have them.
     export PATH=$PATH:/usr/local/cuda/bin
     # The bundle's own share folder and module, never a caller's.
