@@ -51,7 +51,7 @@
 #
 # OUT receives: summary.txt (a line a step: name, status, seconds, detail;
 # rewritten after every step, so a run cut short still says how far it
-# got), steps.log (every step's output, as it runs), benchmark.txt,
+# got), steps.log (each step's output, added as the step ends), benchmark.txt,
 # crossover.txt, ncu.csv, artifacts.tar.gz (each step's files: JUnit XML,
 # sweep outputs that differed, sanitizer and ncu reports).
 #
