@@ -10,8 +10,8 @@
 #   --bundle DIR   the bundle (default: build-device/ beside gpu/)
 #   --out DIR      where the results go (default: $OUT)
 #   --budget S     the whole run's limit (default 360): a step never runs past
-#                  it, and one that would start with under 5 s left is
-#                  skipped as out of time
+#                  it, and one that would start with under 5 s left is not
+#                  started and counts as timed out
 #   --only LIST    run only these steps (the others are not listed)
 #   --timeout STEP=S  that step's own limit instead of its default
 #   --dry-run      run only the steps that need no GPU, even with one
@@ -398,7 +398,8 @@ main() {
                 status=skipped detail="needs a GPU: ${MODE}"
             fi
         elif ((lim < 5)); then
-            status=skipped detail="out of time: ${left}s of the ${BUDGET}s budget left"
+            # Not run is not passed: the run did not do what it was asked.
+            status=timeout detail="not started: ${left}s of the ${BUDGET}s budget left"
         else
             mkdir -p "$WORK/$s"
             echo "==== $s (limit ${lim}s)" >>"$log"
