@@ -23,6 +23,10 @@
 #define SPEED_SLOW_S 1.0
 #define SPEED_MAX_REPEATS 101
 #define SPEED_MIN_TOTAL_S 1.0
+/* Below this share of fast_cpu's speed a backend is warned about (a pass
+ * still, unless --min-speedup says otherwise): slower than the scalar
+ * template, which is what a kernel that is correct but not yet fast is. */
+#define SPEED_WARN_BELOW 0.01
 #define MAX_DATA 8             /* --data files; each runs plain and gap-filled */
 #define MAX_INPUTS 16
 #define MAX_CHECKS 512
@@ -60,7 +64,8 @@ typedef struct {
     char replay[2048];       /* a command that reproduces the failure */
     double seconds;
     uint64_t combos, ties, cases, trades, bars;
-    double value[4];         /* speed: candidate s, fast_cpu s, speedup */
+    double value[4];         /* speed: candidate s, fast_cpu s, speedup (NaN: not compared) */
+    char warning[256];       /* a pass that deserves a look ("" when none) */
     uint64_t at_seed, at_case;   /* fuzz: the case running (for a crash) */
     bool written;            /* the child got as far as an outcome */
 } v_outcome;

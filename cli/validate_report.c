@@ -19,7 +19,7 @@ const char *check_summary(const v_check *k, char *buf, size_t size)
     const v_outcome *o = &k->out;
     if (o->status != V_PASS || strcmp(k->stage, "speed") == 0 || strcmp(k->stage, "anti-vacuity") == 0 ||
         strcmp(k->stage, "determinism") == 0 || strcmp(k->stage, "bad-input") == 0) {
-        snprintf(buf, size, "%s", o->message);
+        snprintf(buf, size, "%s%s%s", o->message, o->warning[0] ? "; WARNING: " : "", o->warning);
     } else if (strcmp(k->stage, "fuzz") == 0) {
         snprintf(buf, size, "%" PRIu64 " cases, %" PRIu64 " combos, 1-%.0f threads, %" PRIu64 " ties adjudicated",
                  o->cases, o->combos, o->value[3], o->ties);
@@ -43,6 +43,9 @@ void write_text(const v_ctx *c, int code)
     printf("\nvalidate %s: %zu checks, %zu passed, %zu failed, %zu crashed, %zu errors, %zu skipped; "
            "%" PRIu64 " ties adjudicated\n", c->cand->name, c->n_checks, count[V_PASS], count[V_FAIL],
            count[V_CRASH], count[V_ERROR], count[V_SKIP], ties);
+    for (size_t i = 0; i < c->n_checks; i++)
+        if (c->checks[i].out.warning[0])
+            printf("WARNING: %s %s: %s\n", c->checks[i].stage, c->checks[i].name, c->checks[i].out.warning);
     for (size_t i = 0; i < c->n_checks; i++) {
         const v_check *k = &c->checks[i];
         if (k->out.status == V_PASS || k->out.status == V_SKIP)
@@ -91,6 +94,10 @@ void write_json(const v_ctx *c, int code)
             cli_json_double(&j, "candidate_seconds", o->value[0]);
             cli_json_double(&j, "fast_cpu_seconds", o->value[1]);
             cli_json_double(&j, "speedup", o->value[2]);
+            if (o->warning[0])
+                cli_json_string(&j, "warning", o->warning);
+            else
+                cli_json_null(&j, "warning");
         }
         cli_json_string(&j, "message", o->message);
         cli_json_string(&j, "detail", o->detail);
@@ -174,12 +181,16 @@ int write_markdown(const v_ctx *c, int code)
         char buf[700];
         fprintf(f, "| %s | ", k->stage);
         md_cell(f, k->name);
-        fprintf(f, " | %s | %.2f | ", k->out.status == V_PASS ? "pass" : k->out.status == V_SKIP ? "skipped"
-                                                                                                   : status_names[k->out.status],
+        fprintf(f, " | %s | %.2f | ", k->out.status == V_PASS ? (k->out.warning[0] ? "pass, **warning**" : "pass")
+                                     : k->out.status == V_SKIP ? "skipped"
+                                                               : status_names[k->out.status],
                 k->out.seconds);
         md_cell(f, check_summary(k, buf, sizeof buf));
         fputs(" |\n", f);
     }
+    for (size_t i = 0; i < c->n_checks; i++)
+        if (c->checks[i].out.warning[0])
+            fprintf(f, "\n**Warning** (%s %s): %s\n", c->checks[i].stage, c->checks[i].name, c->checks[i].out.warning);
     for (size_t i = 0; i < c->n_checks; i++) {
         const v_check *k = &c->checks[i];
         if (k->out.status == V_PASS || k->out.status == V_SKIP)

@@ -14,7 +14,11 @@
  *         follows the clock) so that it loses on every machine, loaded or
  *         not, and differently from run to run.
  *   LAX   run_batch computes whatever it is given: invalid combos and
- *         series are not refused. */
+ *         series are not refused.
+ *   SLOW  right, but slow by construction: each run_batch call sleeps
+ *         100 us per combo and bar (at most 1.5 s), about 10,000 times
+ *         fast_cpu's cost on one thread: far below 1% of its speed even
+ *         on a loaded machine. */
 #include <sebt/plugin.h>
 
 #undef SEBT_PLUGIN_ENTRY
@@ -108,6 +112,23 @@ static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series
     return st;
 }
 #define WRAPPED_NAME "race"
+#elif defined(WRAP_SLOW)
+#include <errno.h>
+#include <time.h>
+
+static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                                     size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
+                                     sebt_error *err)
+{
+    double wait_s = 100e-6 * (double)n_combos * (double)s->n;
+    if (wait_s > 1.5)
+        wait_s = 1.5;
+    struct timespec ts = { (time_t)wait_s, (long)((wait_s - (double)(time_t)wait_s) * 1e9) };
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+        ;
+    return mine_run_batch(self, s, combos, n_combos, opts, results, err);
+}
+#define WRAPPED_NAME "slow"
 #else
 static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
                                      size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# validate's speed stage: fast_cpu is the baseline and is not compared with
+# itself; a backend far below 1% of fast_cpu's speed (the slow test plugin,
+# which sleeps 100 us per combo and bar) passes with a warning in the text,
+# the Markdown, the JUnit and the JSON, and fails only under --min-speedup.
+# Usage: validate_speed.sh SEBT PLUGIN_DIR DATA
+set -u
+sebt=$1 dir=$2 data=$3
+fail=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+bad() { echo "FAIL: $*"; fail=1; }
+v=(validate --cases 20 --data "$data")
+
+# fast_cpu: timed alone, never a ratio.
+"$sebt" "${v[@]}" --backend fast_cpu --markdown "$tmp/fast.md" --junit "$tmp/fast.xml" >"$tmp/fast.txt" 2>&1
+rc=$?
+[[ $rc == 0 ]] || bad "validate fast_cpu exited $rc"
+grep -Eq '^ok +speed .*not compared: this is the baseline' "$tmp/fast.txt" || bad "fast_cpu: no 'not compared' line"
+grep -q "fast_cpu's speed" "$tmp/fast.txt" && bad "fast_cpu was compared with itself"
+grep -q 'not compared: this is the baseline' "$tmp/fast.md" || bad "fast_cpu: the Markdown lacks 'not compared'"
+grep -q 'not compared: this is the baseline' "$tmp/fast.xml" || bad "fast_cpu: the JUnit lacks 'not compared'"
+grep -qi 'warning' "$tmp/fast.txt" "$tmp/fast.md" && bad "fast_cpu got a speed warning"
+"$sebt" "${v[@]}" --backend fast_cpu --format json >"$tmp/fast.json" 2>/dev/null
+grep -q '"stage":"speed".*"speedup":null' "$tmp/fast.json" || bad "fast_cpu: the JSON speedup is not null"
+
+# The slow plugin: a pass, with the warning in every output. One thread
+# each: fast_cpu's cost is then the work, not OpenMP's start-up.
+"$sebt" "${v[@]}" --threads 1 --backend "$dir/libslow.so" --markdown "$tmp/slow.md" --junit "$tmp/slow.xml" >"$tmp/slow.txt" 2>&1
+rc=$?
+[[ $rc == 0 ]] || { bad "validate slow exited $rc (a slow backend is a pass)"; cat "$tmp/slow.txt"; }
+grep -Eq '^ok +speed .*WARNING: slow runs at .*% of fast_cpu.s speed' "$tmp/slow.txt" || bad "slow: no warning on the speed line"
+grep -q '^WARNING: speed ' "$tmp/slow.txt" || bad "slow: no warning in the summary"
+grep -q '^result: PASS' "$tmp/slow.txt" || bad "slow: not a pass"
+grep -q '| speed | .* | pass, \*\*warning\*\* |' "$tmp/slow.md" || bad "slow: the Markdown row shows no warning"
+grep -q '^\*\*Warning\*\* (speed ' "$tmp/slow.md" || bad "slow: the Markdown has no warning line"
+grep -q 'WARNING: slow runs at' "$tmp/slow.xml" || bad "slow: the JUnit has no warning"
+grep -q '<testcase classname="sebt.validate.speed"[^>]*>$' "$tmp/slow.xml" || bad "slow: the JUnit speed case is not a pass with output"
+
+# --min-speedup gates it: a failure, and the JSON keeps the warning.
+"$sebt" "${v[@]}" --threads 1 --backend "$dir/libslow.so" --min-speedup 0.5 --format json >"$tmp/gate.json" 2>/dev/null
+rc=$?
+[[ $rc == 1 ]] || bad "slow with --min-speedup 0.5 exited $rc, not 1"
+grep -q '"stage":"speed"[^}]*"status":"fail"[^}]*"warning":"slow runs at' "$tmp/gate.json" || bad "slow: the JSON lacks the failure or the warning"
+
+[[ $fail == 0 ]] && echo "ok: validate's speed stage"
+exit $fail
