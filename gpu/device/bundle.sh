@@ -142,7 +142,7 @@ glibc_needed() {
 }
 
 write_manifest() {
-    local have_tests=$1
+    local tests_built=$1
     shift
     local commit dirty="" cache=$build/CMakeCache.txt
     commit=$(git -C "$src" rev-parse HEAD 2>/dev/null || echo unknown)
@@ -155,7 +155,7 @@ write_manifest() {
         echo "cuda compiler: $(sed -n 's/^CMAKE_CUDA_COMPILER:[A-Z]*=//p' "$cache") $(cat "$build"/CMakeFiles/*/CMakeCUDACompiler.cmake 2>/dev/null | sed -n 's/^set(CMAKE_CUDA_COMPILER_VERSION "\(.*\)")/\1/p' | head -1)"
         echo "cuda architectures: $(sed -n 's/^CMAKE_CUDA_ARCHITECTURES:[A-Z]*=//p' "$cache")"
         echo "cuda module: $([[ -f $out/lib/sebt/libsebt_cuda.so ]] && echo lib/sebt/libsebt_cuda.so || echo none)"
-        echo "device tests: ${have_tests:-none}"
+        echo "device tests: ${tests_built:-none}"
         echo "glibc needed: $(glibc_needed)"
         local l soname path pkg
         for l in "$@"; do

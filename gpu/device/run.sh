@@ -280,14 +280,14 @@ step_validate() {
 # library's own needs show only once it is found).
 bundle_libs() {
     mkdir -p "$LIBDIR"
-    local so round missing added
+    local so missing added
     if [[ $LIBS == all ]]; then
         for so in "$BUNDLE"/lib/*.so*; do
             [[ -f $so ]] && ln -sf "$so" "$LIBDIR/"
         done
         return
     fi
-    for round in 1 2 3 4 5 6; do
+    for _ in 1 2 3 4 5 6; do
         missing=$(for f in "$BUNDLE"/bin/* "$BUNDLE"/lib/sebt/*.so; do
             [[ -f $f ]] && LD_LIBRARY_PATH=$LIBDIR ldd "$f" 2>/dev/null
         done | awk '/=> not found/ { print $1 }' | sort -u)
