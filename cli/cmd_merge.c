@@ -316,7 +316,7 @@ int cli_cmd_merge(int argc, char **argv)
         const sweep_shard_header *h0 = &files[0].h;
         sweep_output_spec spec = { .json = strcmp(h0->format, "json") == 0,
                                    .npy = strcmp(h0->format, "npy") == 0, .text = strcmp(h0->format, "text") == 0, .have_top = h0->top > 0,
-                                   .top = h0->top, .metric = sweep_metric_index(h0->by), .backend = h0->backend,
+                                   .top = h0->top, .metric = sebt_metric_index(h0->by), .backend = h0->backend,
                                    .bars = (size_t)h0->bars, .n_combos = n_combos };
         if (spec.metric < 0)
             spec.metric = SWEEP_N_METRICS - 1;

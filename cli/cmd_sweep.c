@@ -6,10 +6,6 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <pthread.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,7 +295,7 @@ static int setup(int argc, char **argv, sweep_run *r)
         return rc == CLI_EXIT_OK ? -2 : rc;   /* -2: --help, done */
     sweep_args *a = &r->a;
     r->metric = SWEEP_N_METRICS - 1;
-    if (a->by && (r->metric = sweep_metric_index(a->by)) < 0)
+    if (a->by && (r->metric = sebt_metric_index(a->by)) < 0)
         return cli_usage_error(cmd, "--by %s: expected one of n, win_rate, avg_r, total_pnl, max_dd, sharpe",
                                a->by);
     const char *inputs[] = { a->data, a->grid, a->combos };
@@ -629,7 +625,7 @@ static int write_shard(const char *cmd, const sweep_run *r, const sebt_result *a
             "backend=%s format=%s top=%ld by=%s\n", SWEEP_SHARD_FORMAT, SEBT_VERSION, a->shard_i, a->shard_n,
             r->n_combos, r->n_shard, r->s.n, (unsigned long long)r->ck.data_fp, (unsigned long long)r->ck.grid_fp,
             r->b->name, a->format ? a->format : "csv", a->have_top ? a->top : 0L,
-            sweep_metric_names[r->metric]);
+            sebt_metric_name(r->metric));
     sweep_write_csv_header(hw.f);
     for (size_t k = 0; k < r->n_shard; k++)
         sweep_write_csv_row(hw.f, r->shard[k], &r->combos[r->shard[k]], &all[r->shard[k]]);
@@ -698,492 +694,138 @@ static double cpu_seconds(void)
 }
 
 /* ---- streamed: one process, no shard, no checkpoint ------------------------
- * Windows of combos in input order: made (from the grid), backtested,
- * checked, written, freed. Memory is a window's combos and results plus the
- * series, whatever the combo count; --top K keeps a heap of K. The bytes
- * are those of the whole-sweep writer (sweep_write_output): the same row
- * and document writers, in the same order. */
+ * The library's driver (sebt_sweep_run, core/sweep.c) makes, backtests and
+ * checks the combos a window at a time and hands each window here, in
+ * input order, from its writer thread; this writes its rows (formatted by
+ * the driver for CSV and npy, here for JSON) and its --trades files. The
+ * bytes are those of the whole-sweep writer (sweep_write_output): the same
+ * row and document writers, in the same order. */
 
-/* Combos per window: big enough that a window holds whole indicator groups
- * of a usual grid and its threads stay busy, small enough to be nothing
- * next to the series (64 Ki combos: about 6 MB of parameters). */
-#define STREAM_WINDOW ((size_t)65536)
-
-static void get_combos(const sweep_run *r, size_t first, size_t n, sebt_params *out)
-{
-    if (r->grid)
-        sebt_grid_combos(r->grid, first, n, out);
-    else
-        memcpy(out, r->combos + first, n * sizeof *out);
-}
-
-typedef struct {
-    size_t idx;
-    sebt_result res;   /* metrics, valid_bars, open_at_end.open only */
-} kept_row;
-
-static int g_kept_metric;   /* qsort has no context argument in C11 */
-
-static int kept_cmp(const void *pa, const void *pb)
-{
-    const kept_row *a = pa, *b = pb;
-    return sweep_rank_compare(&a->res.metrics, a->idx, &b->res.metrics, b->idx, g_kept_metric);
-}
-
-/* A heap of the best K so far, the worst of them at its root. */
-static bool kept_worse(const kept_row *a, const kept_row *b, int metric)
-{
-    return sweep_rank_compare(&a->res.metrics, a->idx, &b->res.metrics, b->idx, metric) > 0;
-}
-
-static void kept_offer(kept_row *h, size_t *n, size_t cap, const kept_row *c, int metric)
-{
-    size_t i;
-    if (*n < cap) {
-        i = (*n)++;
-        while (i > 0 && kept_worse(c, &h[(i - 1) / 2], metric)) {
-            h[i] = h[(i - 1) / 2];
-            i = (i - 1) / 2;
-        }
-        h[i] = *c;
-        return;
-    }
-    if (!kept_worse(&h[0], c, metric))
-        return;    /* no better than the worst kept */
-    i = 0;
-    for (;;) {
-        size_t l = 2 * i + 1, w = l;
-        if (l >= *n)
-            break;
-        if (l + 1 < *n && kept_worse(&h[l + 1], &h[l], metric))
-            w = l + 1;
-        if (!kept_worse(&h[w], c, metric))
-            break;
-        h[i] = h[w];
-        i = w;
-    }
-    h[i] = *c;
-}
-
-/* The writer: checks, --trades files, the --top heap and the rows of one
- * window while the main thread backtests the next, so output (formatting
- * numbers, write calls) fills the cores' idle time instead of adding to
- * the sweep's. One window at a time, in input order: the bytes are those
- * of a serial writer. */
 typedef struct {
     const char *cmd;
     sweep_run *r;
     FILE *f;
-    bool json, npy, want_trades;
-    cli_json *j;
-    kept_row *kept;
-    size_t n_kept, top_cap;
-    char *rowbuf;
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    sebt_params *cc;   /* the window handed over (busy), its first combo and size */
-    sebt_result *cr;   /* NULL: text holds its rows, already checked and formatted */
-    const struct window_text *text;
-    size_t first, m;
-    bool busy, done;
+    cli_json *j;     /* NULL unless JSON */
+    bool want_trades;
     int rc;
-    /* Once a window is written, the writer makes the combos of the window
-     * two ahead in the buffer it frees (prepared[b]: that window's first
-     * combo), so the main thread, whose idle moments leave the compute
-     * threads spinning, only backtests. */
-    sebt_params *bufs[2];
-    sebt_result *rbufs[2];
-    size_t window, n_combos;
-    size_t prepared[2];
-} stream_writer;
+} stream_sink;
 
-/* CSV rows of combos [first, first + m) into a buffer kept from window to
- * window and grown as needed. */
-typedef struct {
-    const sebt_params *cc;
-    const sebt_result *cr;
-    size_t first, m, len, cap;
-    char *buf;
-} csv_rows;
-
-/* False when out of memory. */
-static bool format_csv_rows(csv_rows *j)
+static int write_window(void *user, const sebt_sweep_window *w)
 {
-    j->len = 0;
-    for (size_t k = 0; k < j->m; k++) {
-        if (j->cap - j->len < SWEEP_CSV_ROW_MAX) {
-            size_t cap = j->cap ? 2 * j->cap : (j->m - k + 1) * 256 + SWEEP_CSV_ROW_MAX;
-            char *bigger = realloc(j->buf, cap);
-            if (!bigger)
-                return false;
-            j->buf = bigger;
-            j->cap = cap;
+    stream_sink *k = user;
+    for (int i = 0; i < w->n_parts; i++)
+        if (w->part_bytes[i])   /* a thread with no rows has no buffer */
+            fwrite(w->part[i], 1, w->part_bytes[i], k->f);
+    for (size_t i = 0; i < w->count && (k->want_trades || k->j); i++) {
+        size_t idx = (size_t)w->first + i;
+        if (k->want_trades) {
+            k->rc = write_trades(k->cmd, k->r->a.trades, idx, &k->r->s, &w->results[i]);
+            if (k->rc != CLI_EXIT_OK)
+                return 1;
         }
-        j->len += sweep_format_csv_row(j->buf + j->len, j->first + k, &j->cc[k], &j->cr[k]);
+        if (k->j)
+            sweep_json_row(k->j, idx, &w->combos[i], &w->results[i]);
     }
-    return true;
+    return 0;
 }
 
-/* A window's CSV rows as text, formatted by every --threads thread between
- * its backtests and the next window's (format_window_csv): one slice a
- * thread, written in order by the writer thread. Formatting then takes as
- * many cores as the backtests do, where one writer thread formatting beside
- * them (0.45 CPU-seconds a million rows) would cap a machine with many; on
- * two cores both ways take the same time (docs/big-sweeps.md, "The writer
- * thread, and who formats the rows"). */
-#define WINDOW_TEXT_MAX_PARTS 64
-typedef struct window_text {
-    csv_rows part[WINDOW_TEXT_MAX_PARTS];
-    int n_parts;
-} window_text;
-
-static void window_text_free(window_text *t)
+static void stream_progress(void *user, size_t done, size_t total)
 {
-    for (int i = 0; i < WINDOW_TEXT_MAX_PARTS; i++)
-        free(t->part[i].buf);
+    cli_progress_update(user, done, total);
 }
 
-/* Checks the window's results (sebt_result_check, then what CSV can hold)
- * and formats its rows into t. WINDOW_BAD: a result failed, nothing
- * formatted (write_window then writes the rows before it and says which);
- * WINDOW_NOMEM: out of memory for the text. */
-typedef enum { WINDOW_OK, WINDOW_BAD, WINDOW_NOMEM } window_fmt;
-
-static window_fmt format_window_csv(const sweep_run *r, window_text *t, const sebt_params *cc,
-                                    const sebt_result *cr, size_t first, size_t m, int threads)
+/* --top: the kept combos, best first (and with --trades, their trades). */
+static int write_top(const char *cmd, sweep_run *r, FILE *f, cli_json *j, const sebt_sweep_result *sr)
 {
-#ifdef _OPENMP
-    if (threads < 1)
-        threads = omp_get_max_threads();
-#endif
-    int want = threads < 1 ? 1 : threads > WINDOW_TEXT_MAX_PARTS ? WINDOW_TEXT_MAX_PARTS : threads;
-    int bad = 0, nomem = 0, parts = 1;
-#ifdef _OPENMP
-#pragma omp parallel num_threads(want)
-#endif
-    {
-#ifdef _OPENMP
-        int id = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-        int id = 0, nt = 1;
-        (void)want;
-#endif
-        size_t lo = m * (size_t)id / (size_t)nt, hi = m * (size_t)(id + 1) / (size_t)nt;
-        sebt_error err = { 0 };
-        for (size_t k = lo; k < hi; k++)
-            if (sebt_result_check(r->b, &r->s, &cc[k], first + k, &cr[k], &err) != SEBT_OK ||
-                !cli_result_fits(&cr[k])) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-                bad = 1;
-                break;
-            }
-        int any_bad;
-#ifdef _OPENMP
-#pragma omp barrier
-#pragma omp atomic read
-#endif
-        any_bad = bad;
-        if (!any_bad) {
-            csv_rows *j = &t->part[id];
-            j->cc = cc + lo;
-            j->cr = cr + lo;
-            j->first = first + lo;
-            j->m = hi - lo;
-            if (!format_csv_rows(j)) {
-#ifdef _OPENMP
-#pragma omp atomic write
-#endif
-                nomem = 1;
-            }
-        }
-        if (id == 0)
-            parts = nt;
-    }
-    t->n_parts = parts;
-    return bad ? WINDOW_BAD : nomem ? WINDOW_NOMEM : WINDOW_OK;
-}
-
-/* Whether --threads (0: OpenMP's default) leaves no core idle. */
-static bool uses_every_core(int threads)
-{
-#ifdef _OPENMP
-    return threads < 1 || threads >= omp_get_num_procs();
-#else
-    (void)threads;
-    return false;
-#endif
-}
-
-static void write_window_text(stream_writer *w, const window_text *t)
-{
-    for (int i = 0; i < t->n_parts; i++)
-        if (t->part[i].len)   /* a thread with no rows has no buffer */
-            fwrite(t->part[i].buf, 1, t->part[i].len, w->f);
-}
-
-/* The results of one window are checked whole before any of its rows is
- * written (as when the main thread checked them). */
-static int write_window(stream_writer *w, const sebt_params *cc, sebt_result *cr, size_t first, size_t m)
-{
-    sweep_run *r = w->r;
+    sweep_args *a = &r->a;
     int rc = CLI_EXIT_OK;
-    sebt_error err = { 0 };
-    for (size_t k = 0; k < m; k++)
-        if (sebt_result_check(r->b, &r->s, &cc[k], first + k, &cr[k], &err) != SEBT_OK) {
-            rc = cli_report_error(w->cmd, &err);
-            sebt_results_free(cr, m);
-            return rc;
+    for (size_t k = 0; k < sr->n_top && rc == CLI_EXIT_OK; k++) {
+        const sebt_sweep_record *rec = &sr->top[k];
+        size_t idx = (size_t)rec->combo;
+        sebt_params p;
+        if (r->grid)
+            sebt_grid_combos(r->grid, idx, 1, &p);
+        else
+            p = r->combos[idx];
+        if (a->trades) {
+            sebt_result one;
+            memset(&one, 0, sizeof one);
+            sebt_error err = { 0 };
+            sebt_batch_opts o1 = { .threads = (int)a->threads, .want_trades = true };
+            if (sebt_backend_run(r->b, &r->s, &p, 1, &o1, &one, &err) != SEBT_OK)
+                rc = cli_report_error(cmd, &err);
+            else
+                rc = write_trades(cmd, a->trades, idx, &r->s, &one);
+            sebt_result_free(&one);
         }
-    for (size_t k = 0; k < m && rc == CLI_EXIT_OK; k++) {
-        size_t idx = first + k;
-        rc = cli_check_result(w->cmd, idx, &cc[k], &cr[k]);
-        if (rc != CLI_EXIT_OK)
-            break;
-        if (w->want_trades && (rc = write_trades(w->cmd, r->a.trades, idx, &r->s, &cr[k])) != CLI_EXIT_OK)
-            break;
-        if (r->a.have_top) {
-            kept_row c = { .idx = idx };
-            c.res.metrics = cr[k].metrics;
-            c.res.valid_bars = cr[k].valid_bars;
-            c.res.open_at_end.open = cr[k].open_at_end.open;
-            kept_offer(w->kept, &w->n_kept, w->top_cap, &c, r->metric);
-        } else if (w->json) {
-            sweep_json_row(w->j, idx, &cc[k], &cr[k]);
-        } else if (w->npy) {
-            fwrite(w->rowbuf, 1, sweep_format_npy_row((unsigned char *)w->rowbuf, idx, &cc[k], &cr[k]), w->f);
-        } else {
-            fwrite(w->rowbuf, 1, sweep_format_csv_row(w->rowbuf, idx, &cc[k], &cr[k]), w->f);
-        }
+        sebt_result res;
+        memset(&res, 0, sizeof res);
+        res.metrics = rec->metrics;
+        res.valid_bars = (size_t)rec->valid_bars;
+        res.open_at_end.open = rec->open_at_end != 0;
+        if (j)
+            sweep_json_row(j, idx, &p, &res);
+        else if (a->format && strcmp(a->format, "npy") == 0)
+            sweep_write_npy_row(f, idx, &p, &res);
+        else
+            sweep_write_csv_row(f, idx, &p, &res);
     }
-    sebt_results_free(cr, m);
     return rc;
 }
 
-static void *writer_main(void *arg)
+static void write_head(FILE *f, cli_json *j, bool npy, const sweep_output_spec *spec, uint64_t rows)
 {
-    stream_writer *w = arg;
-    pthread_mutex_lock(&w->mu);
-    for (;;) {
-        while (!w->busy && !w->done)
-            pthread_cond_wait(&w->cv, &w->mu);
-        if (!w->busy)
-            break;
-        sebt_params *cc = w->cc;
-        sebt_result *cr = w->cr;
-        const window_text *text = w->text;
-        size_t first = w->first, m = w->m;
-        bool skip = w->rc != CLI_EXIT_OK;
-        pthread_mutex_unlock(&w->mu);
-        int rc = CLI_EXIT_OK;
-        if (skip) {
-            if (!text)
-                sebt_results_free(cr, m);
-        } else if (text) {
-            write_window_text(w, text);
-        } else {
-            rc = write_window(w, cc, cr, first, m);
-        }
-        int b = cc == w->bufs[1];
-        size_t next = first + 2 * w->window;
-        if (rc == CLI_EXIT_OK && !skip && next < w->n_combos) {
-            size_t m2 = w->n_combos - next < w->window ? w->n_combos - next : w->window;
-            get_combos(w->r, next, m2, w->bufs[b]);
-            memset(w->rbufs[b], 0, m2 * sizeof *w->rbufs[b]);
-            w->prepared[b] = next;
-        }
-        pthread_mutex_lock(&w->mu);
-        if (rc != CLI_EXIT_OK)
-            w->rc = rc;
-        w->busy = false;
-        pthread_cond_broadcast(&w->cv);
-    }
-    pthread_mutex_unlock(&w->mu);
-    return NULL;
+    if (j)
+        sweep_json_begin(j, f, spec);
+    else if (npy)
+        sweep_write_npy_header(f, rows);   /* the shape is the row count, known before the first row */
+    else
+        sweep_write_csv_header(f);
 }
 
-/* Waits until the writer is idle; returns its exit code so far. */
-static int writer_wait(stream_writer *w)
-{
-    pthread_mutex_lock(&w->mu);
-    while (w->busy)
-        pthread_cond_wait(&w->cv, &w->mu);
-    int rc = w->rc;
-    pthread_mutex_unlock(&w->mu);
-    return rc;
-}
-
-static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double *cpu_compute)
+static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
 {
     sweep_args *a = &r->a;
     size_t n = r->n_combos;
-    size_t window = n < STREAM_WINDOW ? n : STREAM_WINDOW;
     bool json = a->format && strcmp(a->format, "json") == 0;
     bool npy = a->format && strcmp(a->format, "npy") == 0;
-    size_t top_cap = a->have_top ? ((size_t)a->top < n ? (size_t)a->top : n) : 0;
-    /* Two windows: one backtested while the writer empties the other. */
-    sebt_params *cc[2] = { malloc((window ? window : 1) * sizeof(sebt_params)),
-                           malloc((window ? window : 1) * sizeof(sebt_params)) };
-    sebt_result *cr[2] = { calloc(window ? window : 1, sizeof(sebt_result)),
-                           calloc(window ? window : 1, sizeof(sebt_result)) };
-    kept_row *kept = a->have_top ? malloc((top_cap ? top_cap : 1) * sizeof *kept) : NULL;
-    char *rowbuf = malloc(SWEEP_CSV_ROW_MAX > SWEEP_NPY_ROW_MAX ? SWEEP_CSV_ROW_MAX : SWEEP_NPY_ROW_MAX);
-    int rc = CLI_EXIT_OK;
-    if (!cc[0] || !cc[1] || !cr[0] || !cr[1] || !rowbuf || (a->have_top && !kept)) {
-        fprintf(stderr, "sebt %s: error: out of memory for a window of %zu combos\n", cmd, window);
-        rc = CLI_EXIT_NOMEM;
-        goto out;
-    }
     sweep_output_spec spec = { .json = json, .npy = npy, .have_top = a->have_top, .top = a->top,
                                .metric = r->metric, .backend = r->b->name, .bars = r->s.n, .n_combos = n };
     atomic_file af;
     char why[600];
     if (!atomic_open(&af, a->output, why, sizeof why)) {
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
-        rc = strstr(why, "out of memory") ? CLI_EXIT_NOMEM : CLI_EXIT_USAGE;
-        goto out;
+        return strstr(why, "out of memory") ? CLI_EXIT_NOMEM : CLI_EXIT_USAGE;
     }
     /* More than a window of rows: written past the page cache, whose copy
      * and writeback would take the backtests' cores (docs/big-sweeps.md,
      * "Writing past the page cache"). Rows leave in large writes, not line
      * by line. */
-    r->direct_out = n > window && atomic_direct(&af);
+    r->direct_out = n > SEBT_SWEEP_WINDOW && atomic_direct(&af);
     static char obuf[1 << 20];
     setvbuf(af.f, obuf, _IOFBF, sizeof obuf);
     cli_json j;
-    if (!a->have_top) {
-        if (json)
-            sweep_json_begin(&j, af.f, &spec);
-        else if (npy)
-            sweep_write_npy_header(af.f, n);   /* the shape is the combo count, known before the first row */
-        else
-            sweep_write_csv_header(af.f);
-    }
-    stream_writer w = { .cmd = cmd, .r = r, .f = af.f, .json = json, .npy = npy,
-                        .want_trades = a->trades && !a->have_top, .j = &j, .kept = kept, .top_cap = top_cap,
-                        .rowbuf = rowbuf, .rc = CLI_EXIT_OK, .bufs = { cc[0], cc[1] }, .rbufs = { cr[0], cr[1] },
-                        .window = window, .n_combos = n, .prepared = { SIZE_MAX, SIZE_MAX } };
-    /* CSV rows are checked and formatted by the backtests' threads between
-     * windows (format_window_csv) when those take every core; with a core
-     * to spare the writer formats them there while the next window is
-     * backtested (--threads 1 on two cores: 3.4 s instead of 3.8 at
-     * 967,680 combos). JSON, npy, --top and --trades: the writer. */
-    bool csv_text = !json && !npy && !w.want_trades && !a->have_top && uses_every_core((int)a->threads);
-    r->rows_by = csv_text ? "the backtests' threads, between windows" : "the writer thread";
-    window_text text[2] = { 0 };
-    pthread_mutex_init(&w.mu, NULL);
-    pthread_cond_init(&w.cv, NULL);
-    pthread_t writer;
-    bool threaded = pthread_create(&writer, NULL, writer_main, &w) == 0;
-
+    if (!a->have_top)
+        write_head(af.f, json ? &j : NULL, npy, &spec, n);
+    stream_sink sink = { .cmd = cmd, .r = r, .f = af.f, .j = json && !a->have_top ? &j : NULL,
+                         .want_trades = a->trades && !a->have_top, .rc = CLI_EXIT_OK };
     cli_progress prog;
     cli_progress_init(&prog, "sweep");
     cli_progress_units(&prog, "combos", 1.0);
+    sebt_sweep_opts o = { .grid = r->grid, .combos = r->grid ? NULL : r->combos, .n_combos = n,
+                          .threads = (int)a->threads, .want_trades = sink.want_trades,
+                          .rows = a->have_top || json ? SEBT_ROWS_NONE : npy ? SEBT_ROWS_NPY : SEBT_ROWS_CSV,
+                          .top = a->have_top ? (size_t)a->top : 0, .metric = r->metric,
+                          .on_window = write_window, .user = &sink, .progress = stream_progress,
+                          .progress_user = &prog };
     sebt_error err = { 0 };
-    size_t win = 0;
-    for (size_t first = 0; first < n && rc == CLI_EXIT_OK; first += window, win++) {
-        size_t m = n - first < window ? n - first : window;
-        sebt_params *c = cc[win & 1];
-        sebt_result *res = cr[win & 1];
-        if (w.prepared[win & 1] != first) {   /* else the writer made them (see stream_writer) */
-            get_combos(r, first, m, c);
-            memset(res, 0, m * sizeof *res);
-        }
-        chunk_progress cp = { .bar = &prog, .base = first, .total = n };
-        sebt_batch_opts opts = { .threads = (int)a->threads, .want_trades = w.want_trades,
-                                 .progress = chunk_progress_update, .progress_user = &cp };
-        double t0 = cli_now(), c0 = cpu_seconds();
-        sebt_error_clear(&err);
-        sebt_status st = sebt_backend_status(r->b, r->b->run_batch(r->b, &r->s, c, m, &opts, res, &err), &err);
-        *t_compute += cli_now() - t0;
-        *cpu_compute += cpu_seconds() - c0;
-        if (st != SEBT_OK) {
-            rc = cli_report_error(cmd, &err);
-            sebt_results_free(res, m);
-            break;
-        }
-        window_text *txt = NULL;
-        if (csv_text) {
-            window_fmt f = format_window_csv(r, &text[win & 1], c, res, first, m, (int)a->threads);
-            if (f == WINDOW_NOMEM) {
-                fprintf(stderr, "sebt %s: error: out of memory for the rows of a window of %zu combos\n", cmd, m);
-                rc = CLI_EXIT_NOMEM;
-                sebt_results_free(res, m);
-                break;
-            }
-            if (f == WINDOW_OK) {   /* else write_window finds and reports the bad result */
-                sebt_results_free(res, m);
-                txt = &text[win & 1];
-            }
-        }
-        if (!threaded) {
-            if (txt)
-                write_window_text(&w, txt);
-            else
-                rc = write_window(&w, c, res, first, m);
-            continue;
-        }
-        rc = writer_wait(&w);   /* the writer is done with the other window */
-        if (rc != CLI_EXIT_OK) {
-            if (!txt)
-                sebt_results_free(res, m);
-            break;
-        }
-        pthread_mutex_lock(&w.mu);
-        w.cc = c;
-        w.cr = txt ? NULL : res;
-        w.text = txt;
-        w.first = first;
-        w.m = m;
-        w.busy = true;
-        pthread_cond_broadcast(&w.cv);
-        pthread_mutex_unlock(&w.mu);
-    }
-    if (threaded) {
-        int wrc = writer_wait(&w);
-        if (rc == CLI_EXIT_OK)
-            rc = wrc;
-        pthread_mutex_lock(&w.mu);
-        w.done = true;
-        pthread_cond_broadcast(&w.cv);
-        pthread_mutex_unlock(&w.mu);
-        pthread_join(writer, NULL);
-    }
-    pthread_mutex_destroy(&w.mu);
-    pthread_cond_destroy(&w.cv);
-    for (int i = 0; i < 2; i++)
-        window_text_free(&text[i]);
+    sebt_status st = sebt_sweep_run(r->b, &r->s, &o, sr, &err);
     cli_progress_finish(&prog);
+    int rc = st != SEBT_OK ? cli_report_error(cmd, &err) : sink.rc;
+    r->rows_by = sr->rows_by_backtest_threads ? "the backtests' threads, between windows" : "the writer thread";
     if (rc == CLI_EXIT_OK && a->have_top) {
-        g_kept_metric = r->metric;
-        qsort(kept, w.n_kept, sizeof *kept, kept_cmp);
-        if (json)
-            sweep_json_begin(&j, af.f, &spec);
-        else if (npy)
-            sweep_write_npy_header(af.f, w.n_kept);
-        else
-            sweep_write_csv_header(af.f);
-        for (size_t k = 0; k < w.n_kept && rc == CLI_EXIT_OK; k++) {
-            sebt_params p;
-            get_combos(r, kept[k].idx, 1, &p);
-            if (a->trades) {
-                sebt_result one;
-                memset(&one, 0, sizeof one);
-                sebt_batch_opts o1 = { .threads = (int)a->threads, .want_trades = true };
-                if (sebt_backend_run(r->b, &r->s, &p, 1, &o1, &one, &err) != SEBT_OK)
-                    rc = cli_report_error(cmd, &err);
-                else
-                    rc = write_trades(cmd, a->trades, kept[k].idx, &r->s, &one);
-                sebt_result_free(&one);
-            }
-            if (json)
-                sweep_json_row(&j, kept[k].idx, &p, &kept[k].res);
-            else if (npy)
-                sweep_write_npy_row(af.f, kept[k].idx, &p, &kept[k].res);
-            else
-                sweep_write_csv_row(af.f, kept[k].idx, &p, &kept[k].res);
-        }
+        write_head(af.f, json ? &j : NULL, npy, &spec, sr->n_top);
+        rc = write_top(cmd, r, af.f, json ? &j : NULL, sr);
     }
     if (rc == CLI_EXIT_OK && json)
         sweep_json_end(&j);
@@ -1196,13 +838,6 @@ static int stream_sweep(const char *cmd, sweep_run *r, double *t_compute, double
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
         rc = CLI_EXIT_USAGE;
     }
-out:
-    for (int i = 0; i < 2; i++) {
-        free(cc[i]);
-        free(cr[i]);
-    }
-    free(kept);
-    free(rowbuf);
     return rc;
 }
 
@@ -1260,13 +895,15 @@ int cli_cmd_sweep(int argc, char **argv)
     bool ranks = cli_mpi.active && cli_mpi.size > 1;
     const char *cmd = cli_mpi_cmd(argv[0]);
     if (r.streamed) {
-        double t_compute = 0, cpu_compute = 0;
-        rc = stream_sweep(cmd, &r, &t_compute, &cpu_compute);
+        sebt_sweep_result sr;
+        memset(&sr, 0, sizeof sr);
+        rc = stream_sweep(cmd, &r, &sr);
         const char *want = getenv("SEBT_SWEEP_STATS");
         if (rc == CLI_EXIT_OK && want && strcmp(want, "1") == 0) {
             r.n_local = r.n_shard = r.n_combos;
-            print_stats(&r, t_compute, cpu_compute, 0);
+            print_stats(&r, sr.compute_s, sr.compute_cpu_s, 0);
         }
+        sebt_sweep_result_free(&sr);
         if (cli_mpi.active)
             rc = cli_mpi_agree(rc);
         free_run(&r);

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "sebt/sweep.h"
 #include "sebt/outfile.h"
 #include "sebt/number.h"
 
@@ -372,79 +373,17 @@ int cli_validate_params(const char *cmd, const sebt_params *p)
 
 /* ---- results that are not finite (docs/decisions.md) --------------------- */
 
-static bool first_bad(const double *v, const char *const *names, size_t n, const char **name, double *val)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(v[i])) {
-            *name = names[i];
-            *val = v[i];
-            return true;
-        }
-    return false;
-}
-
-/* The first value of r that does not fit a double: its name, value and
- * where it is (a trade, the open position, a metric); false when none. */
-static bool result_misfit(const sebt_result *r, const char **name, double *val, char *where, size_t wsize)
-{
-    static const char *const mnames[] = { "win_rate", "avg_r", "total_pnl", "max_dd", "sharpe" };
-    static const char *const tnames[] = { "entry_price", "exit_price", "stop", "tp", "risk", "pnl", "r" };
-    static const char *const onames[] = { "entry_price", "stop", "tp", "risk" };
-    const double m[] = { r->metrics.win_rate, r->metrics.avg_r, r->metrics.total_pnl, r->metrics.max_dd,
-                         r->metrics.sharpe };
-    for (size_t k = 0; k < r->n_trades && r->trades; k++) {
-        const sebt_trade *t = &r->trades[k];
-        const double v[] = { t->entry_price, t->exit_price, t->stop, t->tp, t->risk, t->pnl, t->r };
-        if (first_bad(v, tnames, 7, name, val)) {
-            snprintf(where, wsize, "trade %zu (signal bar %lld): ", k + 1, (long long)t->signal_index);
-            return true;
-        }
-    }
-    const sebt_open_position *o = &r->open_at_end;
-    if (o->open) {
-        const double v[] = { o->entry_price, o->stop, o->tp, o->risk };
-        if (first_bad(v, onames, 4, name, val)) {
-            snprintf(where, wsize, "the position open at the end: ");
-            return true;
-        }
-    }
-    if (first_bad(m, mnames, 5, name, val)) {
-        snprintf(where, wsize, "metric ");
-        return true;
-    }
-    return false;
-}
-
 bool cli_result_fits(const sebt_result *r)
 {
-    const char *name;
-    double val;
-    char where[96];
-    return !result_misfit(r, &name, &val, where, sizeof where);
+    return sebt_result_fits(NULL, 0, r, NULL) == SEBT_OK;
 }
 
 int cli_check_result(const char *cmd, size_t combo, const sebt_params *p, const sebt_result *r)
 {
-    const char *name = NULL;
-    double val = 0;
-    char where[96] = "";
-    if (!result_misfit(r, &name, &val, where, sizeof where))
+    sebt_error err = { 0 };
+    if (sebt_result_fits(p, combo, r, &err) == SEBT_OK)
         return CLI_EXIT_OK;
-    /* The parameters large enough to be the cause, when there are any. */
-    char suspects[300] = "";
-    size_t so = 0;
-    for (int i = 0; i < SEBT_N_PARAMS && so + 60 < sizeof suspects; i++) {
-        if (sebt_param_table[i].type != SEBT_PARAM_DOUBLE || fabs(sebt_params_get_double(p, i)) < 1e12)
-            continue;
-        char b[40];
-        sebt_params_format(p, i, b, sizeof b);
-        so += (size_t)snprintf(suspects + so, sizeof suspects - so, "%s%s=%s", so ? ", " : "",
-                               sebt_param_table[i].name, b);
-    }
-    fprintf(stderr, "sebt %s: error: combo %zu: %s%s is %s: the result does not fit a double (%s%s); sebt "
-                    "never writes such a result (docs/decisions.md)\n",
-            cmd, combo, where, name, isnan(val) ? "nan" : val > 0 ? "inf" : "-inf",
-            so ? "from " : "the prices are too large for this arithmetic", suspects);
+    fprintf(stderr, "sebt %s: error: %s\n", cmd, err.msg);
     return CLI_EXIT_USAGE;
 }
 

@@ -9,13 +9,12 @@
 
 #include "cli.h"
 #include "sebt/outfile.h"
+#include "sebt/sweep.h"
 
-#define SWEEP_N_METRICS 6
+/* The metrics, their names and the ranking are the library's (sebt/sweep.h). */
+#define SWEEP_N_METRICS SEBT_N_METRICS
 /* Rows `--format text` shows when --top is not given. */
 #define SWEEP_TEXT_TOP 10
-extern const char *const sweep_metric_names[SWEEP_N_METRICS];
-/* Index into sweep_metric_names, or -1. */
-int sweep_metric_index(const char *name);
 
 /* How the final output looks: what a shard file records so that `sebt
  * merge` writes the bytes the whole sweep would have written. */
@@ -25,7 +24,7 @@ typedef struct {
     bool text;                 /* for people: the top combos, aligned (top 10 unless --top) */
     bool have_top;
     long top;
-    int metric;                /* index into sweep_metric_names (sharpe by default) */
+    int metric;                /* a sebt_metric (sharpe by default) */
     const char *backend;
     size_t bars;
     size_t n_combos;
@@ -40,9 +39,6 @@ int sweep_write_output(const char *cmd, const char *path, const sweep_output_spe
                        const sebt_params *combos, const sebt_result *results, size_t **rows_out,
                        size_t *n_rows_out);
 
-/* The ranking --top applies: < 0 when combo a (metrics ma) ranks before
- * combo b; best first by metric, NaN last, ties by input order. */
-int sweep_rank_compare(const sebt_metrics *ma, size_t a, const sebt_metrics *mb, size_t b, int metric);
 /* The ranking --top applies: rows[0..n) sorted best first (ties: input order). */
 void sweep_rank(size_t *rows, size_t n, const sebt_result *results, int metric);
 
@@ -78,30 +74,14 @@ bool hash_writer_close(hash_writer *w, uint64_t *hash);
 
 void sweep_write_csv_header(FILE *f);
 void sweep_write_csv_row(FILE *f, size_t idx, const sebt_params *p, const sebt_result *r);
-/* The same row into b (at least SWEEP_CSV_ROW_MAX bytes, no NUL); returns its length. */
-#define SWEEP_CSV_ROW_MAX 1024
-size_t sweep_format_csv_row(char *b, size_t idx, const sebt_params *p, const sebt_result *r);
 /* The JSON document of a sweep written a row at a time (what
  * sweep_write_output writes whole). */
 void sweep_json_begin(cli_json *j, FILE *f, const sweep_output_spec *spec);
 void sweep_json_row(cli_json *j, size_t i, const sebt_params *p, const sebt_result *r);
 void sweep_json_end(cli_json *j);
-/* ---- npy: the CSV's columns as a NumPy structured array (docs/formats.md) --
- * Format 1.0, little-endian, packed (no padding): combo '<u8', int
- * parameters '<i4', flag parameters '|b1', double parameters and metrics
- * '<f8', n '<i8', open_at_end '|u1', valid_bars '<u8'; NaN written as the
- * one quiet NaN (0x7ff8000000000000), as the CSV's "nan" reads back. */
-#define SWEEP_NPY_ROW_MAX 512
-/* Bytes of one row (the same for every row). */
-size_t sweep_npy_row_bytes(void);
-/* The magic, version and header dict of an array of n_rows rows into b
- * (at least SWEEP_NPY_HEADER_MAX bytes); returns its length, a multiple of
- * 64 (the data starts aligned, as numpy writes it). */
-#define SWEEP_NPY_HEADER_MAX 2048
-size_t sweep_npy_header(char *b, uint64_t n_rows);
+/* npy: the CSV's columns as a NumPy structured array (docs/formats.md;
+ * sebt_sweep_npy_header and sebt_sweep_npy_row write the bytes). */
 void sweep_write_npy_header(FILE *f, uint64_t n_rows);
-/* One row into b (at least SWEEP_NPY_ROW_MAX bytes); returns sweep_npy_row_bytes(). */
-size_t sweep_format_npy_row(unsigned char *b, size_t idx, const sebt_params *p, const sebt_result *r);
 void sweep_write_npy_row(FILE *f, size_t idx, const sebt_params *p, const sebt_result *r);
 /* Parses one data row written by sweep_write_csv_row (line without '\n').
  * Returns false on a malformed row, with what went wrong in why. */

@@ -12,29 +12,6 @@
 #include "sebt/number.h"
 #include "sweep.h"
 
-const char *const sweep_metric_names[SWEEP_N_METRICS] = { "n", "win_rate", "avg_r", "total_pnl", "max_dd",
-                                                          "sharpe" };
-
-int sweep_metric_index(const char *name)
-{
-    for (int i = 0; i < SWEEP_N_METRICS; i++)
-        if (strcmp(name, sweep_metric_names[i]) == 0)
-            return i;
-    return -1;
-}
-
-static double metric_value(const sebt_metrics *m, int which)
-{
-    switch (which) {
-    case 0: return (double)m->n;
-    case 1: return m->win_rate;
-    case 2: return m->avg_r;
-    case 3: return m->total_pnl;
-    case 4: return m->max_dd;
-    default: return m->sharpe;
-    }
-}
-
 typedef struct {
     const sebt_result *results;
     int metric;
@@ -42,22 +19,10 @@ typedef struct {
 
 static rank_ctx g_rank;   /* qsort has no context argument in C11 */
 
-/* Best first; NaN last; ties by input order, so the ranking is total. */
-int sweep_rank_compare(const sebt_metrics *ma, size_t a, const sebt_metrics *mb, size_t b, int metric)
-{
-    double va = metric_value(ma, metric), vb = metric_value(mb, metric);
-    int na = isnan(va), nb = isnan(vb);
-    if (na != nb)
-        return na - nb;
-    if (!na && va != vb)
-        return va > vb ? -1 : 1;
-    return a < b ? -1 : a > b;
-}
-
 static int rank_cmp(const void *pa, const void *pb)
 {
     size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    return sweep_rank_compare(&g_rank.results[a].metrics, a, &g_rank.results[b].metrics, b, g_rank.metric);
+    return sebt_rank_compare(&g_rank.results[a].metrics, a, &g_rank.results[b].metrics, b, g_rank.metric);
 }
 
 void sweep_rank(size_t *rows, size_t n, const sebt_result *results, int metric)
@@ -69,181 +34,26 @@ void sweep_rank(size_t *rows, size_t n, const sebt_result *results, int metric)
 
 void sweep_write_csv_header(FILE *f)
 {
-    fputs("combo", f);
-    for (int i = 0; i < SEBT_N_PARAMS; i++)
-        fprintf(f, ",%s", sebt_param_table[i].name);
-    for (int i = 0; i < SWEEP_N_METRICS; i++)
-        fprintf(f, ",%s", sweep_metric_names[i]);
-    fputs(",open_at_end,valid_bars\n", f);
-}
-
-/* One field of p as sebt_params_format writes it (%d, shortest double,
- * true|false), without its snprintf. */
-static size_t put_param(char *b, const sebt_params *p, int i)
-{
-    double v = sebt_params_get_double(p, i);
-    switch (sebt_param_table[i].type) {
-    case SEBT_PARAM_INT: {
-        long long x = (long long)v;
-        size_t k = 0;
-        if (x < 0) {
-            b[k++] = '-';
-            return k + sebt_format_u64(0ull - (unsigned long long)x, b + k);
-        }
-        return sebt_format_u64((unsigned long long)x, b);
-    }
-    case SEBT_PARAM_DOUBLE:
-        return sebt_format_double(v, b);
-    default:
-        memcpy(b, v != 0.0 ? "true" : "false", v != 0.0 ? 4 : 5);
-        return v != 0.0 ? 4 : 5;
-    }
-}
-
-/* The text of each parameter column as last written by this thread: a
- * sweep's rows repeat each parameter's few values, mostly in runs, and the
- * shortest digits of a double cost more than comparing its bits. Per
- * thread, so any thread may format rows. */
-static _Thread_local struct {
-    uint64_t bits;
-    uint8_t len, valid;
-    char text[SEBT_DOUBLE_CHARS];
-} param_cache[SEBT_N_PARAMS];
-
-size_t sweep_format_csv_row(char *b, size_t idx, const sebt_params *p, const sebt_result *r)
-{
-    size_t k = sebt_format_u64(idx, b);
-    for (int i = 0; i < SEBT_N_PARAMS; i++) {
-        b[k++] = ',';
-        double v = sebt_params_get_double(p, i);
-        uint64_t bits;
-        memcpy(&bits, &v, sizeof bits);
-        if (!param_cache[i].valid || param_cache[i].bits != bits) {
-            size_t len = put_param(param_cache[i].text, p, i);
-            param_cache[i].bits = bits;
-            param_cache[i].len = (uint8_t)len;
-            param_cache[i].valid = 1;
-        }
-        memcpy(b + k, param_cache[i].text, param_cache[i].len);
-        k += param_cache[i].len;
-    }
-    b[k++] = ',';
-    if (r->metrics.n < 0) {
-        b[k++] = '-';
-        k += sebt_format_u64(0ull - (unsigned long long)r->metrics.n, b + k);
-    } else {
-        k += sebt_format_u64((unsigned long long)r->metrics.n, b + k);
-    }
-    const double v[] = { r->metrics.win_rate, r->metrics.avg_r, r->metrics.total_pnl, r->metrics.max_dd,
-                         r->metrics.sharpe };
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
-        b[k++] = ',';
-        k += sebt_format_double(v[i], b + k);
-    }
-    b[k++] = ',';
-    b[k++] = r->open_at_end.open ? '1' : '0';
-    b[k++] = ',';
-    k += sebt_format_u64(r->valid_bars, b + k);
-    b[k++] = '\n';
-    return k;
+    char b[4096];
+    fwrite(b, 1, sebt_sweep_csv_header(b, sizeof b), f);
 }
 
 void sweep_write_csv_row(FILE *f, size_t idx, const sebt_params *p, const sebt_result *r)
 {
-    char buf[SWEEP_CSV_ROW_MAX];
-    fwrite(buf, 1, sweep_format_csv_row(buf, idx, p, r), f);
-}
-
-/* ---- npy ------------------------------------------------------------------- */
-
-/* A column's dtype and bytes; the parameters' come from sebt_param_table. */
-static const char *param_dtype(int i, size_t *bytes)
-{
-    switch (sebt_param_table[i].type) {
-    case SEBT_PARAM_INT: *bytes = 4; return "<i4";
-    case SEBT_PARAM_DOUBLE: *bytes = 8; return "<f8";
-    default: *bytes = 1; return "|b1";
-    }
-}
-
-size_t sweep_npy_row_bytes(void)
-{
-    size_t k = 8, b;   /* combo */
-    for (int i = 0; i < SEBT_N_PARAMS; i++) {
-        param_dtype(i, &b);
-        k += b;
-    }
-    return k + 8 + 5 * 8 + 1 + 8;   /* n, five doubles, open_at_end, valid_bars */
-}
-
-size_t sweep_npy_header(char *b, uint64_t n_rows)
-{
-    /* 10 bytes of preamble (magic, version 1.0, header length), the dict,
-     * spaces, '\n'; numpy reads the dict with ast.literal_eval. */
-    size_t k = 10, bytes;
-    k += (size_t)sprintf(b + k, "{'descr': [('combo', '<u8')");
-    for (int i = 0; i < SEBT_N_PARAMS; i++)
-        k += (size_t)sprintf(b + k, ", ('%s', '%s')", sebt_param_table[i].name, param_dtype(i, &bytes));
-    k += (size_t)sprintf(b + k, ", ('n', '<i8')");
-    for (int i = 1; i < SWEEP_N_METRICS; i++)
-        k += (size_t)sprintf(b + k, ", ('%s', '<f8')", sweep_metric_names[i]);
-    k += (size_t)sprintf(b + k, ", ('open_at_end', '|u1'), ('valid_bars', '<u8')], 'fortran_order': False, "
-                         "'shape': (%" PRIu64 ",), }", n_rows);
-    size_t total = (k + 1 + 63) / 64 * 64;   /* + '\n' */
-    memset(b + k, ' ', total - 1 - k);
-    b[total - 1] = '\n';
-    memcpy(b, "\x93NUMPY\x01\x00", 8);
-    b[8] = (char)((total - 10) & 0xff);
-    b[9] = (char)((total - 10) >> 8);
-    return total;
+    char buf[SEBT_CSV_ROW_MAX];
+    fwrite(buf, 1, sebt_sweep_csv_row(buf, idx, p, r), f);
 }
 
 void sweep_write_npy_header(FILE *f, uint64_t n_rows)
 {
-    char b[SWEEP_NPY_HEADER_MAX];
-    fwrite(b, 1, sweep_npy_header(b, n_rows), f);
-}
-
-static size_t put_le(unsigned char *b, uint64_t v, size_t bytes)
-{
-    for (size_t i = 0; i < bytes; i++)
-        b[i] = (unsigned char)(v >> (8 * i));
-    return bytes;
-}
-
-static size_t put_f8(unsigned char *b, double v)
-{
-    uint64_t u = UINT64_C(0x7ff8000000000000);   /* every NaN as the one the CSV's "nan" reads back to */
-    if (!isnan(v))
-        memcpy(&u, &v, sizeof u);
-    return put_le(b, u, 8);
-}
-
-size_t sweep_format_npy_row(unsigned char *b, size_t idx, const sebt_params *p, const sebt_result *r)
-{
-    size_t k = put_le(b, (uint64_t)idx, 8);
-    for (int i = 0; i < SEBT_N_PARAMS; i++) {
-        double v = sebt_params_get_double(p, i);
-        switch (sebt_param_table[i].type) {
-        case SEBT_PARAM_INT: k += put_le(b + k, (uint32_t)(int32_t)v, 4); break;
-        case SEBT_PARAM_DOUBLE: k += put_f8(b + k, v); break;
-        default: b[k++] = v != 0.0; break;
-        }
-    }
-    k += put_le(b + k, (uint64_t)r->metrics.n, 8);
-    const double v[] = { r->metrics.win_rate, r->metrics.avg_r, r->metrics.total_pnl, r->metrics.max_dd,
-                         r->metrics.sharpe };
-    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
-        k += put_f8(b + k, v[i]);
-    b[k++] = r->open_at_end.open ? 1 : 0;
-    k += put_le(b + k, (uint64_t)r->valid_bars, 8);
-    return k;
+    char b[SEBT_NPY_HEADER_MAX];
+    fwrite(b, 1, sebt_sweep_npy_header(b, n_rows), f);
 }
 
 void sweep_write_npy_row(FILE *f, size_t idx, const sebt_params *p, const sebt_result *r)
 {
-    unsigned char buf[SWEEP_NPY_ROW_MAX];
-    fwrite(buf, 1, sweep_format_npy_row(buf, idx, p, r), f);
+    unsigned char buf[SEBT_NPY_ROW_MAX];
+    fwrite(buf, 1, sebt_sweep_npy_row(buf, idx, p, r), f);
 }
 
 static bool parse_u64_field(const char *s, uint64_t *out)
@@ -322,7 +132,7 @@ bool sweep_parse_csv_row(char *line, size_t *idx, sebt_params *p, sebt_result *r
     for (int i = 0; i < 5; i++) {
         const char *s = fields[2 + SEBT_N_PARAMS + i];
         if (!parse_double_field(s, dst[i])) {
-            snprintf(why, why_size, "%s '%s' is not a number", sweep_metric_names[1 + i], s);
+            snprintf(why, why_size, "%s '%s' is not a number", sebt_metric_name(1 + i), s);
             return false;
         }
     }
@@ -349,7 +159,7 @@ void sweep_json_begin(cli_json *j, FILE *f, const sweep_output_spec *spec)
     cli_json_int(j, "bars", (int64_t)spec->bars);
     cli_json_int(j, "combos", (int64_t)spec->n_combos);
     if (spec->have_top)
-        cli_json_string(j, "ranked_by", sweep_metric_names[spec->metric]);
+        cli_json_string(j, "ranked_by", sebt_metric_name(spec->metric));
     else
         cli_json_null(j, "ranked_by");
     cli_json_begin_array(j, "results");
@@ -468,7 +278,7 @@ static void write_text_doc(FILE *f, const sweep_output_spec *spec, const size_t 
     }
     free(cells);
     fprintf(f, "top %zu of %zu combo%s by %s (* higher is better; max dd is <= 0), backend %s, %zu bars\n", n_rows,
-            spec->n_combos, spec->n_combos == 1 ? "" : "s", sweep_metric_names[spec->metric], spec->backend,
+            spec->n_combos, spec->n_combos == 1 ? "" : "s", sebt_metric_name(spec->metric), spec->backend,
             spec->bars);
     bool any_fixed = false;
     for (int k = 0; k < SEBT_N_PARAMS; k++) {

@@ -19,7 +19,8 @@ awk -v dir="$ex" '
   /^<!-- example: .* -->$/ { file = dir "/" $3; next }
   file && /^```/ { if (inblock) { inblock = 0; file = "" } else inblock = 1; next }
   inblock { print > file }' "$src/docs/library.md"
-[[ -s $ex/parity_example.c && -s $ex/CMakeLists.txt ]] || fail "docs/library.md has no example program"
+[[ -s $ex/parity_example.c && -s $ex/CMakeLists.txt && -s $ex/stream_example.c ]] ||
+  fail "docs/library.md has no example program"
 
 export PKG_CONFIG_PATH=$p/lib/pkgconfig
 cc -std=c11 -Wall -Wextra -Werror "$ex/parity_example.c" -o "$ex/pc_example" $(pkg-config --cflags --libs sebt) \
@@ -45,4 +46,14 @@ if [[ -f $p/lib/sebt/libsebt_cuda.so ]] && ! command -v nvidia-smi >/dev/null; t
   ./pc_example cuda >cuda.txt 2>&1 && fail "the cuda module ran without a GPU"
   grep -qi 'device\|gpu' cuda.txt || { cat cuda.txt; fail "the cuda module's failure does not say why"; }
 fi
+# The streamed sweep of the same page: 200 CSV rows in input order after
+# the header, the three best on stderr.
+cc -std=c11 -Wall -Wextra -Werror "$ex/stream_example.c" -o "$ex/stream_example" $(pkg-config --cflags --libs sebt) \
+  || fail "the streaming example does not build with pkg-config"
+./stream_example >stream.csv 2>stream.err || { cat stream.err; fail "stream_example: exit $?"; }
+head -c 6 stream.csv | grep -q '^combo,' || fail "stream_example: no CSV header"
+[[ $(wc -l <stream.csv) == 201 ]] || fail "stream_example: $(wc -l <stream.csv) lines, expected 201"
+[[ $(cut -d, -f1 stream.csv | tail -n +2 | tr '\n' ' ') == "$(seq -s ' ' 0 199) " ]] ||
+  fail "stream_example: the rows are not combos 0 to 199 in order"
+[[ $(grep -c '^best [1-3]: combo [0-9]*, sharpe' stream.err) == 3 ]] || { cat stream.err; fail "stream_example: no top 3"; }
 echo ok

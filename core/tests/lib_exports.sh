@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # libsebt.so exports the sebt_ names of the public headers and nothing
 # else, and every function the installed headers declare (sebt.h, grid.h,
-# oracle.h) is among them: a program linked against the library alone
+# oracle.h, sweep.h) is among them: a program linked against the library alone
 # finds all of it.
 # Usage: lib_exports.sh LIBSEBT.so INCLUDE_DIR
 set -u
@@ -13,7 +13,7 @@ syms=$(nm -D --defined-only "$lib" | awk '{print $3}' | sed 's/@.*//' | sort -u)
 strays=$(grep -v '^sebt_' <<<"$syms")
 [[ -z $strays ]] || fail "$lib exports names without the sebt_ prefix: $(echo $strays)"
 # Functions: a name followed by '(' outside comments; variables: extern.
-declared=$(cat "$inc"/sebt/sebt.h "$inc"/sebt/grid.h "$inc"/sebt/oracle.h \
+declared=$(cat "$inc"/sebt/sebt.h "$inc"/sebt/grid.h "$inc"/sebt/oracle.h "$inc"/sebt/sweep.h \
   | sed -e 's://.*$::' | perl -0pe 's{/\*.*?\*/}{}gs' \
   | perl -ne 'print "$1\n" while /\b(sebt_[a-z0-9_]+)\(/g; print "$1\n" if /^extern .*\b(sebt_[a-z0-9_]+)\s*(\[[^\]]*\])?;/' \
   | sort -u)

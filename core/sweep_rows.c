@@ -1,0 +1,304 @@
+/* A sweep's rows (CSV and npy), its metrics and ranking, and the test that
+ * a result can be written at all: one definition for `sebt sweep`, `sebt
+ * merge` and every caller of the library's streamed sweep. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "sebt/number.h"
+#include "sebt/sebt.h"
+#include "sebt/sweep.h"
+
+static const char *const metric_names[SEBT_N_METRICS] = { "n", "win_rate", "avg_r", "total_pnl", "max_dd",
+                                                          "sharpe" };
+
+const char *sebt_metric_name(int metric)
+{
+    return metric >= 0 && metric < SEBT_N_METRICS ? metric_names[metric] : NULL;
+}
+
+int sebt_metric_index(const char *name)
+{
+    for (int i = 0; name && i < SEBT_N_METRICS; i++)
+        if (strcmp(name, metric_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+double sebt_metric_value(const sebt_metrics *m, int metric)
+{
+    switch (metric) {
+    case SEBT_METRIC_N: return (double)m->n;
+    case SEBT_METRIC_WIN_RATE: return m->win_rate;
+    case SEBT_METRIC_AVG_R: return m->avg_r;
+    case SEBT_METRIC_TOTAL_PNL: return m->total_pnl;
+    case SEBT_METRIC_MAX_DD: return m->max_dd;
+    default: return m->sharpe;
+    }
+}
+
+int sebt_rank_compare(const sebt_metrics *ma, uint64_t a, const sebt_metrics *mb, uint64_t b, int metric)
+{
+    double va = sebt_metric_value(ma, metric), vb = sebt_metric_value(mb, metric);
+    int na = isnan(va), nb = isnan(vb);
+    if (na != nb)
+        return na - nb;
+    if (!na && va != vb)
+        return va > vb ? -1 : 1;
+    return a < b ? -1 : a > b;
+}
+
+/* ---- CSV --------------------------------------------------------------------- */
+
+/* Appends text to b (size bytes) at *k; false when it does not fit. */
+static bool append(char *b, size_t size, size_t *k, const char *text)
+{
+    size_t len = strlen(text);
+    if (len >= size - *k)
+        return false;
+    memcpy(b + *k, text, len);
+    *k += len;
+    return true;
+}
+
+size_t sebt_sweep_csv_header(char *b, size_t size)
+{
+    size_t k = 0;
+    bool ok = size > 0 && append(b, size, &k, "combo");
+    for (int i = 0; ok && i < SEBT_N_PARAMS; i++)
+        ok = append(b, size, &k, ",") && append(b, size, &k, sebt_param_table[i].name);
+    for (int i = 0; ok && i < SEBT_N_METRICS; i++)
+        ok = append(b, size, &k, ",") && append(b, size, &k, metric_names[i]);
+    ok = ok && append(b, size, &k, ",open_at_end,valid_bars\n");
+    return ok ? k : 0;
+}
+
+/* One field of p as sebt_params_format writes it (%d, shortest double,
+ * true|false), without its snprintf. */
+static size_t put_param(char *b, const sebt_params *p, int i)
+{
+    double v = sebt_params_get_double(p, i);
+    switch (sebt_param_table[i].type) {
+    case SEBT_PARAM_INT: {
+        long long x = (long long)v;
+        size_t k = 0;
+        if (x < 0) {
+            b[k++] = '-';
+            return k + sebt_format_u64(0ull - (unsigned long long)x, b + k);
+        }
+        return sebt_format_u64((unsigned long long)x, b);
+    }
+    case SEBT_PARAM_DOUBLE:
+        return sebt_format_double(v, b);
+    default:
+        memcpy(b, v != 0.0 ? "true" : "false", v != 0.0 ? 4 : 5);
+        return v != 0.0 ? 4 : 5;
+    }
+}
+
+/* The text of each parameter column as last written by this thread: a
+ * sweep's rows repeat each parameter's few values, mostly in runs, and the
+ * shortest digits of a double cost more than comparing its bits. Per
+ * thread, so any thread may format rows. */
+static _Thread_local struct {
+    uint64_t bits;
+    uint8_t len, valid;
+    char text[SEBT_DOUBLE_CHARS];
+} param_cache[SEBT_N_PARAMS];
+
+static size_t put_cached_param(char *b, const sebt_params *p, int i)
+{
+    double v = sebt_params_get_double(p, i);
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    if (!param_cache[i].valid || param_cache[i].bits != bits) {
+        size_t len = put_param(param_cache[i].text, p, i);
+        param_cache[i].bits = bits;
+        param_cache[i].len = (uint8_t)len;
+        param_cache[i].valid = 1;
+    }
+    memcpy(b, param_cache[i].text, param_cache[i].len);
+    return param_cache[i].len;
+}
+
+size_t sebt_sweep_csv_row(char *b, uint64_t combo, const sebt_params *p, const sebt_result *r)
+{
+    size_t k = sebt_format_u64(combo, b);
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        b[k++] = ',';
+        k += put_cached_param(b + k, p, i);
+    }
+    b[k++] = ',';
+    if (r->metrics.n < 0) {
+        b[k++] = '-';
+        k += sebt_format_u64(0ull - (unsigned long long)r->metrics.n, b + k);
+    } else {
+        k += sebt_format_u64((unsigned long long)r->metrics.n, b + k);
+    }
+    const double v[] = { r->metrics.win_rate, r->metrics.avg_r, r->metrics.total_pnl, r->metrics.max_dd,
+                         r->metrics.sharpe };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
+        b[k++] = ',';
+        k += sebt_format_double(v[i], b + k);
+    }
+    b[k++] = ',';
+    b[k++] = r->open_at_end.open ? '1' : '0';
+    b[k++] = ',';
+    k += sebt_format_u64(r->valid_bars, b + k);
+    b[k++] = '\n';
+    return k;
+}
+
+/* ---- npy --------------------------------------------------------------------- */
+
+/* A column's dtype and bytes; the parameters' come from sebt_param_table. */
+static const char *param_dtype(int i, size_t *bytes)
+{
+    switch (sebt_param_table[i].type) {
+    case SEBT_PARAM_INT: *bytes = 4; return "<i4";
+    case SEBT_PARAM_DOUBLE: *bytes = 8; return "<f8";
+    default: *bytes = 1; return "|b1";
+    }
+}
+
+size_t sebt_sweep_npy_row_bytes(void)
+{
+    size_t k = 8, b;   /* combo */
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        param_dtype(i, &b);
+        k += b;
+    }
+    return k + 8 + 5 * 8 + 1 + 8;   /* n, five doubles, open_at_end, valid_bars */
+}
+
+size_t sebt_sweep_npy_header(char *b, uint64_t n_rows)
+{
+    /* 10 bytes of preamble (magic, version 1.0, header length), the dict,
+     * spaces, '\n'; numpy reads the dict with ast.literal_eval. */
+    size_t k = 10, bytes;
+    k += (size_t)sprintf(b + k, "{'descr': [('combo', '<u8')");
+    for (int i = 0; i < SEBT_N_PARAMS; i++)
+        k += (size_t)sprintf(b + k, ", ('%s', '%s')", sebt_param_table[i].name, param_dtype(i, &bytes));
+    k += (size_t)sprintf(b + k, ", ('n', '<i8')");
+    for (int i = 1; i < SEBT_N_METRICS; i++)
+        k += (size_t)sprintf(b + k, ", ('%s', '<f8')", metric_names[i]);
+    k += (size_t)sprintf(b + k, ", ('open_at_end', '|u1'), ('valid_bars', '<u8')], 'fortran_order': False, "
+                         "'shape': (%" PRIu64 ",), }", n_rows);
+    size_t total = (k + 1 + 63) / 64 * 64;   /* + '\n' */
+    memset(b + k, ' ', total - 1 - k);
+    b[total - 1] = '\n';
+    memcpy(b, "\x93NUMPY\x01\x00", 8);
+    b[8] = (char)((total - 10) & 0xff);
+    b[9] = (char)((total - 10) >> 8);
+    return total;
+}
+
+static size_t put_le(unsigned char *b, uint64_t v, size_t bytes)
+{
+    for (size_t i = 0; i < bytes; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+    return bytes;
+}
+
+static size_t put_f8(unsigned char *b, double v)
+{
+    uint64_t u = UINT64_C(0x7ff8000000000000);   /* every NaN as the one the CSV's "nan" reads back to */
+    if (!isnan(v))
+        memcpy(&u, &v, sizeof u);
+    return put_le(b, u, 8);
+}
+
+size_t sebt_sweep_npy_row(unsigned char *b, uint64_t combo, const sebt_params *p, const sebt_result *r)
+{
+    size_t k = put_le(b, combo, 8);
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        double v = sebt_params_get_double(p, i);
+        switch (sebt_param_table[i].type) {
+        case SEBT_PARAM_INT: k += put_le(b + k, (uint32_t)(int32_t)v, 4); break;
+        case SEBT_PARAM_DOUBLE: k += put_f8(b + k, v); break;
+        default: b[k++] = v != 0.0; break;
+        }
+    }
+    k += put_le(b + k, (uint64_t)r->metrics.n, 8);
+    const double v[] = { r->metrics.win_rate, r->metrics.avg_r, r->metrics.total_pnl, r->metrics.max_dd,
+                         r->metrics.sharpe };
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+        k += put_f8(b + k, v[i]);
+    b[k++] = r->open_at_end.open ? 1 : 0;
+    k += put_le(b + k, (uint64_t)r->valid_bars, 8);
+    return k;
+}
+
+/* ---- results that are not finite (docs/decisions.md) --------------------- */
+
+static bool first_bad(const double *v, const char *const *names, size_t n, const char **name, double *val)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i])) {
+            *name = names[i];
+            *val = v[i];
+            return true;
+        }
+    return false;
+}
+
+/* The first value of r that does not fit a double: its name, value and
+ * where it is (a trade, the open position, a metric); false when none. */
+static bool result_misfit(const sebt_result *r, const char **name, double *val, char *where, size_t wsize)
+{
+    static const char *const mnames[] = { "win_rate", "avg_r", "total_pnl", "max_dd", "sharpe" };
+    static const char *const tnames[] = { "entry_price", "exit_price", "stop", "tp", "risk", "pnl", "r" };
+    static const char *const onames[] = { "entry_price", "stop", "tp", "risk" };
+    const double m[] = { r->metrics.win_rate, r->metrics.avg_r, r->metrics.total_pnl, r->metrics.max_dd,
+                         r->metrics.sharpe };
+    for (size_t k = 0; k < r->n_trades && r->trades; k++) {
+        const sebt_trade *t = &r->trades[k];
+        const double v[] = { t->entry_price, t->exit_price, t->stop, t->tp, t->risk, t->pnl, t->r };
+        if (first_bad(v, tnames, 7, name, val)) {
+            snprintf(where, wsize, "trade %zu (signal bar %lld): ", k + 1, (long long)t->signal_index);
+            return true;
+        }
+    }
+    const sebt_open_position *o = &r->open_at_end;
+    if (o->open) {
+        const double v[] = { o->entry_price, o->stop, o->tp, o->risk };
+        if (first_bad(v, onames, 4, name, val)) {
+            snprintf(where, wsize, "the position open at the end: ");
+            return true;
+        }
+    }
+    if (first_bad(m, mnames, 5, name, val)) {
+        snprintf(where, wsize, "metric ");
+        return true;
+    }
+    return false;
+}
+
+sebt_status sebt_result_fits(const sebt_params *p, uint64_t combo, const sebt_result *r, sebt_error *err)
+{
+    const char *name = NULL;
+    double val = 0;
+    char where[96] = "";
+    if (!result_misfit(r, &name, &val, where, sizeof where))
+        return SEBT_OK;
+    if (!err)
+        return SEBT_ERR_INPUT;
+    /* The parameters large enough to be the cause, when there are any. */
+    char suspects[300] = "";
+    size_t so = 0;
+    for (int i = 0; p && i < SEBT_N_PARAMS && so + 60 < sizeof suspects; i++) {
+        if (sebt_param_table[i].type != SEBT_PARAM_DOUBLE || fabs(sebt_params_get_double(p, i)) < 1e12)
+            continue;
+        char b[40];
+        sebt_params_format(p, i, b, sizeof b);
+        so += (size_t)snprintf(suspects + so, sizeof suspects - so, "%s%s=%s", so ? ", " : "",
+                               sebt_param_table[i].name, b);
+    }
+    err->code = SEBT_ERR_INPUT;
+    snprintf(err->msg, sizeof err->msg, "combo %" PRIu64 ": %s%s is %s: the result does not fit a double (%s%s); "
+             "sebt never writes such a result (docs/decisions.md)", combo, where, name,
+             isnan(val) ? "nan" : val > 0 ? "inf" : "-inf",
+             so ? "from " : "the prices are too large for this arithmetic", suspects);
+    return SEBT_ERR_INPUT;
+}

@@ -1,0 +1,201 @@
+/* The streamed sweep (core/sweep.c): what sebt_sweep_run hands over equals
+ * one whole batch of the same backend (results, order, the rows of
+ * sebt_sweep_csv_row and sebt_sweep_npy_row), whatever the window, the
+ * thread count or who formats the rows; its top K is the first K of the
+ * whole sort; a callback stops it; a result that cannot be written fails it. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sebt/sebt.h"
+#include "sebt/sweep.h"
+
+#define N_COMBOS 40
+
+static sebt_series series;
+static sebt_params combos[N_COMBOS];
+static sebt_result whole[N_COMBOS];
+static const sebt_backend *fast;
+
+static void setup(void)
+{
+    sebt_error err = { 0 };
+    sebt_load_opts o = { .fill_gaps = true };
+    cr_assert_eq(sebt_load_csv(SEBT_FIXTURES_DIR "/data/BTCUSDT-1m-2019-01.csv.gz", &o, &series, &err), SEBT_OK,
+                 "%s", err.msg);
+    for (int i = 0; i < N_COMBOS; i++) {
+        combos[i] = sebt_params_default();
+        combos[i].ema_fast = 8 + 4 * (i % 8);
+        combos[i].reward_r = 1.0 + 0.5 * (i / 8);
+    }
+    cr_assert_eq(sebt_backend_get("fast_cpu", &fast, &err), SEBT_OK, "%s", err.msg);
+    sebt_batch_opts bo = { .threads = 1 };
+    memset(whole, 0, sizeof whole);
+    cr_assert_eq(fast->run_batch(fast, &series, combos, N_COMBOS, &bo, whole, &err), SEBT_OK, "%s", err.msg);
+}
+
+static void teardown(void)
+{
+    sebt_results_free(whole, N_COMBOS);
+    sebt_series_free(&series);
+}
+
+TestSuite(sweep, .init = setup, .fini = teardown);
+
+typedef struct {
+    size_t n_windows, next;
+    uint64_t firsts[N_COMBOS];
+    size_t counts[N_COMBOS];
+    sebt_metrics got[N_COMBOS];
+    char rows[N_COMBOS * SEBT_CSV_ROW_MAX];
+    size_t rows_len;
+    int stop_after;   /* windows; 0: never */
+} seen;
+
+static int record(void *user, const sebt_sweep_window *w)
+{
+    seen *s = user;
+    s->firsts[s->n_windows] = w->first;
+    s->counts[s->n_windows++] = w->count;
+    cr_assert_eq(w->first, s->next, "window at %llu, expected %zu", (unsigned long long)w->first, s->next);
+    for (size_t k = 0; k < w->count; k++)
+        s->got[w->first + k] = w->results[k].metrics;
+    for (int p = 0; p < w->n_parts; p++) {
+        memcpy(s->rows + s->rows_len, w->part[p], w->part_bytes[p]);
+        s->rows_len += w->part_bytes[p];
+    }
+    s->next += w->count;
+    return s->stop_after && (int)s->n_windows == s->stop_after ? 7 : 0;
+}
+
+static size_t expected_rows(sebt_rows_format f, char *out)
+{
+    size_t len = 0;
+    for (size_t i = 0; i < N_COMBOS; i++)
+        len += f == SEBT_ROWS_NPY ? sebt_sweep_npy_row((unsigned char *)out + len, i, &combos[i], &whole[i])
+                                  : sebt_sweep_csv_row(out + len, i, &combos[i], &whole[i]);
+    return len;
+}
+
+static void sweep_and_compare(size_t window, int threads, sebt_rows_format f)
+{
+    static seen s;
+    memset(&s, 0, sizeof s);
+    sebt_sweep_opts o = { .combos = combos, .n_combos = N_COMBOS, .threads = threads, .window = window,
+                          .rows = f, .on_window = record, .user = &s };
+    sebt_sweep_result r;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_sweep_run(fast, &series, &o, &r, &err), SEBT_OK, "%s", err.msg);
+    size_t w = window ? window : N_COMBOS;
+    cr_assert_eq(s.n_windows, (N_COMBOS + w - 1) / w, "window %zu: %zu windows", window, s.n_windows);
+    cr_assert_eq(r.combos_done, N_COMBOS);
+    cr_assert_eq(r.stopped, 0);
+    for (size_t i = 0; i < N_COMBOS; i++)
+        cr_assert_eq(memcmp(&s.got[i], &whole[i].metrics, sizeof s.got[i]), 0, "combo %zu differs", i);
+    static char want[N_COMBOS * SEBT_CSV_ROW_MAX];
+    size_t len = expected_rows(f, want);
+    cr_assert_eq(s.rows_len, len, "window %zu, %d threads: %zu bytes of rows, expected %zu", window, threads,
+                 s.rows_len, len);
+    cr_assert_eq(memcmp(s.rows, want, len), 0, "window %zu, %d threads: the rows differ", window, threads);
+    sebt_sweep_result_free(&r);
+}
+
+Test(sweep, windows_in_order_equal_one_batch_whatever_the_window_and_threads)
+{
+    const size_t windows[] = { 1, 7, 16, 39, 40, 0 };
+    for (size_t i = 0; i < sizeof windows / sizeof windows[0]; i++) {
+        sweep_and_compare(windows[i], 1, SEBT_ROWS_CSV);   /* rows by the writer thread (two cores or more) */
+        sweep_and_compare(windows[i], 0, SEBT_ROWS_CSV);   /* by the backtests' threads */
+        sweep_and_compare(windows[i], 3, SEBT_ROWS_NPY);
+    }
+}
+
+Test(sweep, the_top_k_is_the_first_k_of_the_whole_ranking)
+{
+    for (int metric = 0; metric < SEBT_N_METRICS; metric++) {
+        size_t order[N_COMBOS];
+        for (size_t i = 0; i < N_COMBOS; i++)
+            order[i] = i;
+        for (size_t i = 1; i < N_COMBOS; i++)   /* insertion sort by the ranking */
+            for (size_t j = i; j > 0 && sebt_rank_compare(&whole[order[j]].metrics, order[j],
+                                                          &whole[order[j - 1]].metrics, order[j - 1], metric) < 0;
+                 j--) {
+                size_t t = order[j];
+                order[j] = order[j - 1];
+                order[j - 1] = t;
+            }
+        sebt_sweep_opts o = { .combos = combos, .n_combos = N_COMBOS, .threads = 2, .window = 6, .top = 5,
+                              .metric = metric };
+        sebt_sweep_result r;
+        sebt_error err = { 0 };
+        cr_assert_eq(sebt_sweep_run(fast, &series, &o, &r, &err), SEBT_OK, "%s", err.msg);
+        cr_assert_eq(r.n_top, 5);
+        for (size_t k = 0; k < 5; k++)
+            cr_assert_eq(r.top[k].combo, order[k], "%s: rank %zu is combo %llu, expected %zu",
+                         sebt_metric_name(metric), k, (unsigned long long)r.top[k].combo, order[k]);
+        sebt_sweep_result_free(&r);
+    }
+}
+
+Test(sweep, a_callback_stops_the_sweep)
+{
+    static seen s;
+    memset(&s, 0, sizeof s);
+    s.stop_after = 2;
+    sebt_sweep_opts o = { .combos = combos, .n_combos = N_COMBOS, .threads = 2, .window = 8, .on_window = record,
+                          .user = &s };
+    sebt_sweep_result r;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_sweep_run(fast, &series, &o, &r, &err), SEBT_OK, "%s", err.msg);
+    cr_assert_eq(r.stopped, 7);
+    cr_assert_eq(s.n_windows, 2, "windows after the stop were handed over: %zu", s.n_windows);
+    cr_assert_eq(r.combos_done, 8, "%zu", r.combos_done);
+    sebt_sweep_result_free(&r);
+}
+
+Test(sweep, a_result_that_does_not_fit_fails_after_the_windows_before_it)
+{
+    sebt_params c[3] = { sebt_params_default(), sebt_params_default(), sebt_params_default() };
+    c[2].fee_bp = 1e308;
+    static seen s;
+    memset(&s, 0, sizeof s);
+    sebt_sweep_opts o = { .combos = c, .n_combos = 3, .threads = 2, .window = 2, .rows = SEBT_ROWS_CSV,
+                          .on_window = record, .user = &s };
+    sebt_sweep_result r;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_sweep_run(fast, &series, &o, &r, &err), SEBT_ERR_INPUT);
+    cr_assert(strncmp(err.msg, "combo 2: ", 9) == 0, "%s", err.msg);
+    cr_assert_not_null(strstr(err.msg, "does not fit a double (from fee_bp=1e+308)"), "%s", err.msg);
+    cr_assert_eq(s.n_windows, 1);
+    cr_assert_eq(r.combos_done, 2);
+    sebt_sweep_result_free(&r);
+}
+
+Test(sweep, bad_options_are_refused)
+{
+    sebt_sweep_opts o = { .n_combos = 3 };
+    sebt_sweep_result r;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_sweep_run(fast, &series, &o, &r, &err), SEBT_ERR_USAGE);
+    o.combos = combos;
+    o.rows = (sebt_rows_format)9;
+    cr_assert_eq(sebt_sweep_run(fast, &series, &o, &r, &err), SEBT_ERR_USAGE);
+    o.rows = SEBT_ROWS_CSV;
+    o.top = 1;
+    o.metric = SEBT_N_METRICS;
+    cr_assert_eq(sebt_sweep_run(fast, &series, &o, &r, &err), SEBT_ERR_USAGE);
+}
+
+Test(sweep, the_csv_header_names_every_column)
+{
+    char b[4096];
+    size_t len = sebt_sweep_csv_header(b, sizeof b);
+    cr_assert_gt(len, 0);
+    b[len] = '\0';
+    cr_assert(strncmp(b, "combo,ema_fast,", 15) == 0, "%s", b);
+    cr_assert_not_null(strstr(b, ",n,win_rate,avg_r,total_pnl,max_dd,sharpe,open_at_end,valid_bars\n"), "%s", b);
+    cr_assert_eq(sebt_sweep_csv_header(b, len), 0, "a header one byte too big for the buffer was written");
+    cr_assert_eq(sebt_metric_index("max_dd"), SEBT_METRIC_MAX_DD);
+    cr_assert_eq(sebt_metric_index("nope"), -1);
+}

@@ -1,0 +1,153 @@
+/* Streamed sweeps (core/sweep.c) and the sweep's row formats
+ * (core/sweep_rows.c): the driver `sebt sweep` runs, as a library call.
+ *
+ * sebt_sweep_run backtests n combos a window at a time (65,536 by
+ * default): window k+1 is backtested while a writer thread hands window k
+ * to the caller's callback, so memory is two windows whatever n is. Every
+ * result is checked (sebt_result_check, then sebt_result_fits) before its
+ * window is handed over; windows come in input order, one at a time, so
+ * what a callback writes is what a serial writer would write. Optionally
+ * the driver formats each window's rows (CSV or npy, the bytes `sebt
+ * sweep` writes) and keeps the K best combos by a metric.
+ *
+ * Plain C types only, so it can be called through a foreign function
+ * interface (Python's ctypes): a callback per window, arrays and sizes. */
+#ifndef SEBT_SWEEP_API_H
+#define SEBT_SWEEP_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sebt/backend.h"
+#include "sebt/grid.h"
+#include "sebt/shard.h"
+#include "sebt/types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- metrics and ranking -------------------------------------------------- */
+
+/* The metrics a sweep ranks by, in the order of its output columns. */
+typedef enum {
+    SEBT_METRIC_N = 0,
+    SEBT_METRIC_WIN_RATE,
+    SEBT_METRIC_AVG_R,
+    SEBT_METRIC_TOTAL_PNL,
+    SEBT_METRIC_MAX_DD,
+    SEBT_METRIC_SHARPE,
+    SEBT_N_METRICS
+} sebt_metric;
+
+/* The metric's column name ("n", "win_rate", ...), or NULL out of range. */
+const char *sebt_metric_name(int metric);
+/* The metric named name, or -1. */
+int sebt_metric_index(const char *name);
+double sebt_metric_value(const sebt_metrics *m, int metric);
+/* < 0 when combo a (metrics ma) ranks before combo b: best first (higher
+ * is better), NaN last, ties by input index, so the ranking is total. */
+int sebt_rank_compare(const sebt_metrics *ma, uint64_t a, const sebt_metrics *mb, uint64_t b, int metric);
+
+/* ---- rows --------------------------------------------------------------------
+ * CSV: combo (0-based input index), the parameters, n, win_rate, avg_r,
+ * total_pnl, max_dd, sharpe, open_at_end (0|1), valid_bars; shortest
+ * round-trip numbers, "nan" for NaN; '\n' after each row.
+ * npy: the same columns as a NumPy structured array, format 1.0,
+ * little-endian, packed (docs/formats.md); NaN as 0x7ff8000000000000. */
+typedef enum { SEBT_ROWS_NONE = 0, SEBT_ROWS_CSV = 1, SEBT_ROWS_NPY = 2 } sebt_rows_format;
+
+#define SEBT_CSV_ROW_MAX 1024
+#define SEBT_NPY_ROW_MAX 512
+#define SEBT_NPY_HEADER_MAX 2048
+
+/* One CSV row into b (SEBT_CSV_ROW_MAX bytes, no NUL); returns its length. */
+size_t sebt_sweep_csv_row(char *b, uint64_t combo, const sebt_params *p, const sebt_result *r);
+/* The CSV header line (with its '\n') into b of size bytes; returns its
+ * length, or 0 when it does not fit. */
+size_t sebt_sweep_csv_header(char *b, size_t size);
+/* Bytes of one npy row (the same for every row). */
+size_t sebt_sweep_npy_row_bytes(void);
+/* One npy row into b (SEBT_NPY_ROW_MAX bytes); returns sebt_sweep_npy_row_bytes(). */
+size_t sebt_sweep_npy_row(unsigned char *b, uint64_t combo, const sebt_params *p, const sebt_result *r);
+/* The npy preamble and header dict of an array of n_rows rows into b
+ * (SEBT_NPY_HEADER_MAX bytes); returns its length, a multiple of 64. */
+size_t sebt_sweep_npy_header(char *b, uint64_t n_rows);
+
+/* Whether r can be written: every metric, trade and open-position value
+ * finite. A sweep never writes one that is not (docs/decisions.md); err
+ * (SEBT_ERR_INPUT) names combo, the value and the parameters that may
+ * have caused it. */
+sebt_status sebt_result_fits(const sebt_params *p, uint64_t combo, const sebt_result *r, sebt_error *err);
+
+/* ---- the driver ---------------------------------------------------------------- */
+
+/* Combos per window unless sebt_sweep_opts.window says otherwise. */
+#define SEBT_SWEEP_WINDOW ((size_t)65536)
+/* Most pieces a window's rows come in (one per formatting thread). */
+#define SEBT_SWEEP_MAX_PARTS 64
+
+/* One window, handed to the callback. Valid during the call only. */
+typedef struct {
+    uint64_t first;                /* input index of combos[0] */
+    size_t count;
+    const sebt_params *combos;     /* count combos */
+    const sebt_result *results;    /* count results, checked; trades only with want_trades */
+    /* The window's rows in opts.rows' format: n_parts pieces, to be
+     * written one after another (none with SEBT_ROWS_NONE). */
+    int n_parts;
+    const char *const *part;
+    const size_t *part_bytes;
+} sebt_sweep_window;
+
+/* Called once per window, in input order, from one thread at a time (the
+ * driver's writer thread, which runs beside the backtests of the next
+ * window). A nonzero return stops the sweep: no later window is handed
+ * over and sebt_sweep_run returns SEBT_OK with stopped set to it. */
+typedef int (*sebt_sweep_window_fn)(void *user, const sebt_sweep_window *w);
+
+typedef struct {
+    /* The combos: a grid (sebt_grid_open: made a window at a time) or an
+     * array (combos); n_combos of them. */
+    const sebt_grid *grid;
+    const sebt_params *combos;
+    size_t n_combos;
+    int threads;                   /* 0: the backend's default */
+    size_t window;                 /* 0: SEBT_SWEEP_WINDOW */
+    bool want_trades;              /* results carry their trades */
+    sebt_rows_format rows;
+    size_t top;                    /* keep the top best combos (0: none) */
+    int metric;                    /* what top ranks by (sebt_metric) */
+    sebt_sweep_window_fn on_window;   /* may be NULL */
+    void *user;
+    sebt_progress_fn progress;     /* combos done of n_combos; may be NULL */
+    void *progress_user;
+} sebt_sweep_opts;
+
+typedef struct {
+    /* The kept combos, best first (opts.top > 0); free with sebt_sweep_result_free. */
+    sebt_sweep_record *top;
+    size_t n_top;
+    size_t combos_done;            /* handed to the callback, checked */
+    int stopped;                   /* the callback's nonzero return, else 0 */
+    /* Wall and CPU (the whole process) seconds inside the backends. */
+    double compute_s, compute_cpu_s;
+    /* Rows were formatted by the backtests' threads between windows (when
+     * they take every core), else by the writer thread. */
+    bool rows_by_backtest_threads;
+} sebt_sweep_result;
+
+/* Runs the sweep. Errors: SEBT_ERR_USAGE (bad options), SEBT_ERR_NOMEM,
+ * a backend's failure, SEBT_ERR_INTERNAL (a result failing
+ * sebt_result_check), SEBT_ERR_INPUT (a result that does not fit,
+ * sebt_result_fits); the windows before it were handed over. */
+sebt_status sebt_sweep_run(const sebt_backend *b, const sebt_series *s, const sebt_sweep_opts *opts,
+                           sebt_sweep_result *out, sebt_error *err);
+void sebt_sweep_result_free(sebt_sweep_result *r);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
