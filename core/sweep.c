@@ -487,7 +487,9 @@ sebt_status sebt_sweep_run(const sebt_backend *b, const sebt_series *s, const se
     if (d.window > d.n)
         d.window = d.n;
     d.top_cap = opts->top < d.n ? opts->top : d.n;
-    d.team_rows = opts->rows != SEBT_ROWS_NONE && !opts->want_trades && uses_every_core(opts->threads);
+    /* npy rows cost little (no digits to find): the writer formats them,
+     * as it does with trades to hand over. */
+    d.team_rows = opts->rows == SEBT_ROWS_CSV && !opts->want_trades && uses_every_core(opts->threads);
     if (!alloc_driver(&d)) {
         free_driver(&d);
         if (err) {

@@ -38,7 +38,7 @@ values_and_threads() {  # grid
   SEBT_SWEEP_STATS=1 sweep --grid "$grids/$g.grid" --threads 1 --output "$g.t1.csv" 2> t1.err ||
     fail "$g: 1-thread sweep"
   same "$g.t1.csv" "$g.csv" "$g: 1 thread writes the bytes of 2"
-  # Both ways of formatting CSV rows ran (cmd_sweep.c, format_window_csv):
+  # Both ways of formatting CSV rows ran (core/sweep.c, team_format):
   # by the backtests' threads when they take every core (the default), by
   # the writer thread beside them when a core is spare.
   SEBT_SWEEP_STATS=1 sweep --grid "$grids/$g.grid" --output "$g.all.csv" 2> all.err || fail "$g: sweep on every core"

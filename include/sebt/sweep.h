@@ -133,8 +133,8 @@ typedef struct {
     int stopped;                   /* the callback's nonzero return, else 0 */
     /* Wall and CPU (the whole process) seconds inside the backends. */
     double compute_s, compute_cpu_s;
-    /* Rows were formatted by the backtests' threads between windows (when
-     * they take every core), else by the writer thread. */
+    /* Rows were formatted by the backtests' threads between windows (CSV
+     * without trades, when they take every core), else by the writer thread. */
     bool rows_by_backtest_threads;
 } sebt_sweep_result;
 
