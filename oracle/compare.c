@@ -331,6 +331,57 @@ static void name_trade_list_cause(const sebt_series *s, const sebt_params *p, co
                        rr->n_trades);
 }
 
+/* Sweeps run metrics-only (want_trades off), and a backend may take
+ * other paths there (fast_cpu walks combos that differ only in costs once,
+ * and runs two combos at a time): the same combo run metrics-only must
+ * give what the run with trades gave, which compare_one has just judged
+ * against the reference, under the same contract (exact: bits; tolerant:
+ * within tol of SPEC §7 over the trades). Counts, bars and indices are
+ * exact. */
+bool oracle_metrics_only_agree(const sebt_contract *contract, const sebt_series *s, const sebt_params *p,
+                               const sebt_result *want, const sebt_result *got, const char *how,
+                               const char *against, sebt_divergence *div)
+{
+    double tol = contract->kind == SEBT_CONTRACT_EXACT ? 0.0 : contract->tol;
+    const sebt_open_position *wo = &want->open_at_end, *go = &got->open_at_end;
+    struct { const char *name; double a, b; bool exact; } f[] = {
+        { "metrics-only n_trades", (double)want->n_trades, (double)got->n_trades, true },
+        { "metrics-only metrics.n", (double)want->metrics.n, (double)got->metrics.n, true },
+        { "metrics-only valid_bars", (double)want->valid_bars, (double)got->valid_bars, true },
+        { "metrics-only open_at_end", wo->open, go->open, true },
+        { "metrics-only open entry bar", wo->open ? (double)wo->entry_index : 0, go->open ? (double)go->entry_index : 0,
+          true },
+        { "metrics-only open stop", wo->open ? wo->stop : 0, go->open ? go->stop : 0, false },
+        { "metrics-only open tp", wo->open ? wo->tp : 0, go->open ? go->tp : 0, false },
+        { "metrics-only metrics.win_rate", want->metrics.win_rate, got->metrics.win_rate, false },
+        { "metrics-only metrics.avg_r", want->metrics.avg_r, got->metrics.avg_r, false },
+        { "metrics-only metrics.total_pnl", want->metrics.total_pnl, got->metrics.total_pnl, false },
+        { "metrics-only metrics.max_dd", want->metrics.max_dd, got->metrics.max_dd, false },
+        { "metrics-only metrics.sharpe", want->metrics.sharpe, got->metrics.sharpe, false },
+    };
+    bool skip_sharpe = false;
+    if (tol > 0 && want->trades) {
+        /* A tolerant candidate's metrics are judged from the trades. */
+        sebt_metrics own = sebt_oracle_metrics(want->trades, want->n_trades);
+        skip_sharpe = sharpe_ill_conditioned(want->trades, want->n_trades);
+        f[7].a = own.win_rate;
+        f[8].a = own.avg_r;
+        f[9].a = own.total_pnl;
+        f[10].a = own.max_dd;
+        f[11].a = own.sharpe;
+    }
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        if (i == 11 && skip_sharpe)
+            continue;
+        if (!agree(f[i].a, f[i].b, f[i].exact ? 0.0 : tol)) {
+            oracle_diverge(div, s, p, f[i].name, -1, f[i].a, f[i].b, NAN, "%s, the candidate gives %s %.17g; %s: %.17g",
+                           how, f[i].name + strlen("metrics-only "), f[i].b, against, f[i].a);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The loop behind sebt_oracle_check and oracle_check_case. */
 static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
                              const sebt_params *combos, size_t n, const sebt_oracle_opts *opts,
@@ -377,6 +428,27 @@ static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
         free(cr);
         return SEBT_OK;
     }
+    /* The same call metrics-only: a failure there is the candidate's too. */
+    sebt_result *cm = calloc(n ? n : 1, sizeof *cm);
+    if (!cm) {
+        sebt_results_free(cr, n);
+        free(cr);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "oracle: out of memory for %zu results", n);
+    }
+    sebt_batch_opts om = { .threads = opts->threads, .memory_budget = opts->memory_budget };
+    cerr = (sebt_error){ 0 };
+    cst = cand->run_batch(cand, s, combos, n, &om, cm, &cerr);
+    if (cst == SEBT_ERR_NODEVICE || cst == SEBT_ERR_NOMEM || cst == SEBT_ERR_UNAVAILABLE) {
+        sebt_results_free(cr, n);
+        free(cr);
+        free(cm);
+        if (err)
+            *err = cerr;
+        return cst;
+    }
+    bool cm_failed = cst != SEBT_OK;
+    sebt_error cm_err = cerr;
+    sebt_status cm_st = cst;
     sebt_features cf;
     st = sebt_features_alloc(&cf, s->n, err);
     for (size_t i = 0; st == SEBT_OK && i < n; i++) {
@@ -406,6 +478,17 @@ static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
                 st = sebt_fail(err, st, "combo %zu: %s", i, msg);
                 break;
             }
+            if (!diverged && cm_failed) {
+                diverged = true;
+                oracle_diverge(&d, s, &combos[i], "metrics-only run_batch error", -1, 0, (double)cm_st, NAN,
+                               "the candidate's run_batch failed metrics-only (want_trades off: %s), though it "
+                               "ran with trades recorded: %s", sebt_status_name(cm_st), cm_err.msg);
+            } else if (!diverged) {
+                diverged = !oracle_metrics_only_agree(&cand->contract, s, &combos[i], &cr[i], &cm[i],
+                                                      "run metrics-only (want_trades off, the path a sweep takes)",
+                                                      "with trades recorded, which agreed with the reference",
+                                                      &d);
+            }
         }
         rep->combos_checked++;
         if (diverged) {
@@ -422,6 +505,9 @@ static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
     sebt_features_free(&cf);
     sebt_results_free(cr, n);
     free(cr);
+    if (!cm_failed)
+        sebt_results_free(cm, n);
+    free(cm);
     return st;
 }
 

@@ -67,6 +67,16 @@ sebt_status oracle_shrink_batch(const sebt_backend *cand, sebt_series *s, sebt_p
                                 size_t *n, size_t *focus, oracle_case_opts *co,
                                 sebt_divergence *div, bool *not_repeated, sebt_error *err);
 
+/* Whether got, a result run metrics-only, agrees with want (the same
+ * combo with trades recorded, already judged against the reference) under
+ * contract: counts, bars and the open position's entry exactly, metrics
+ * and prices as the contract says (tolerant: within tol of SPEC §7 over
+ * want's trades). Else fills div ("metrics-only <field>"; its detail is
+ * "<how>, the candidate gives <field> X; <against>: Y") and returns false. */
+bool oracle_metrics_only_agree(const sebt_contract *contract, const sebt_series *s, const sebt_params *p,
+                               const sebt_result *want, const sebt_result *got, const char *how,
+                               const char *against, sebt_divergence *div);
+
 /* Whether two divergences are the same bug for the shrinker: the same
  * field or decision (trade and bar numbers aside) with the same side
  * (which side is NaN, the sign of candidate - reference, or for a decision

@@ -49,14 +49,17 @@ static sebt_status two_bugs(const sebt_backend *self, const sebt_series *s, cons
     return st;
 }
 
-/* Every second call adds one to the first trade's pnl: state kept between calls. */
+/* Every second call that records trades adds one to the first trade's
+ * pnl: state kept between calls. (Counting every call would put each
+ * check's call with trades, the one its metrics-only twin follows, always
+ * on the same side.) */
 static unsigned long calls;
 static sebt_status flaky(const sebt_backend *self, const sebt_series *s, const sebt_params *combos, size_t n,
                          const sebt_batch_opts *o, sebt_result *res, sebt_error *err)
 {
     (void)self;
     sebt_status st = ref_batch(s, combos, n, o, res, err);
-    if (st == SEBT_OK && ++calls % 2 == 0)
+    if (st == SEBT_OK && o && o->want_trades && ++calls % 2 == 0)
         for (size_t i = 0; i < n; i++)
             if (res[i].n_trades) {
                 res[i].trades[0].pnl += 1.0;
@@ -73,6 +76,19 @@ static sebt_status companions(const sebt_backend *self, const sebt_series *s, co
     sebt_status st = ref_batch(s, combos, n, o, res, err);
     if (st == SEBT_OK && n > 1)
         res[0].metrics.total_pnl += 1.0;
+    return st;
+}
+
+/* Right with trades recorded; metrics-only (the path a sweep takes) the
+ * total pnl of a trading combo is one too high. */
+static sebt_status metrics_only_slip(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                                     size_t n, const sebt_batch_opts *o, sebt_result *res, sebt_error *err)
+{
+    (void)self;
+    sebt_status st = ref_batch(s, combos, n, o, res, err);
+    for (size_t i = 0; st == SEBT_OK && !(o && o->want_trades) && i < n; i++)
+        if (res[i].n_trades)
+            res[i].metrics.total_pnl += 1.0;
     return st;
 }
 
@@ -117,6 +133,25 @@ Test(gate, the_shrinker_keeps_the_bug_it_was_given, .timeout = 120)
     cr_assert_eq(sebt_oracle_shrink(&b, &s, &p, &d, &err), SEBT_OK, "%s", err.msg);
     cr_expect_geq(s.n, 12, "shrunk to %zu bars, where the other bug (%s) took over", s.n, d.what);
     cr_expect(strstr(d.what, "pnl") != NULL, "the shrunk case shows %s, not the pnl bug", d.what);
+    sebt_series_free(&s);
+}
+
+Test(gate, the_metrics_only_path_is_checked_too)
+{
+    const sebt_backend b = CANDIDATE(metrics_only_slip);
+    sebt_series s;
+    sebt_params p;
+    a_trading_case(&s, &p);
+    sebt_oracle_report rep;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_oracle_check(&b, &s, &p, 1, NULL, &rep, &err), SEBT_OK, "%s", err.msg);
+    cr_assert_eq(rep.combos_diverged, 1, "a slip in the metrics-only run passed");
+    cr_expect_str_eq(rep.details[0].what, "metrics-only metrics.total_pnl");
+    cr_expect_eq(rep.details[0].cand_value, rep.details[0].ref_value + 1.0);
+    cr_expect(strstr(rep.details[0].detail, "want_trades off") != NULL, "%s", rep.details[0].detail);
+    /* The reference itself passes: its two runs agree. */
+    cr_assert_eq(sebt_oracle_check(ref, &s, &p, 1, NULL, &rep, &err), SEBT_OK, "%s", err.msg);
+    cr_expect_eq(rep.combos_diverged, 0, "%s", rep.n_details ? rep.details[0].detail : "");
     sebt_series_free(&s);
 }
 

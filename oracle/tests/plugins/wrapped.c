@@ -2,8 +2,8 @@
  * can see, one per build (-DWRAP_<FAULT>):
  *   RACY  results depend on the calls made before it: a call counter
  *         shared by every call and never reset (what a data race or a cache
- *         keyed on the wrong thing does); every second run_batch call adds
- *         one to the first trade's pnl. The gate must say "non-deterministic"
+ *         keyed on the wrong thing does); every second run_batch call that
+ *         records trades adds one to the first trade's pnl. The gate must say "non-deterministic"
  *         (exit 1) with the case kept as generated, never "the case does not
  *         diverge to begin with".
  *   RACE  a true data race: each combo's total_pnl is summed by two
@@ -33,7 +33,7 @@ static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series
                                      sebt_error *err)
 {
     sebt_status st = mine_run_batch(self, s, combos, n_combos, opts, results, err);
-    if (st == SEBT_OK && ++calls % 2 == 0)
+    if (st == SEBT_OK && opts && opts->want_trades && ++calls % 2 == 0)
         for (size_t i = 0; i < n_combos; i++)
             if (results[i].n_trades && results[i].trades) {
                 results[i].trades[0].pnl += 1.0;
