@@ -4,7 +4,9 @@
 # Idempotent: reruns reuse the build folders and rebuild only what changed.
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-plain="${SEBT_TEST_BUILD_DIR:-$SEBT_ROOT/build-ci}"
+# The plain pass builds what the demo builds, in the same folder
+# (ci/common.sh): after ./ci/demo.sh only what changed is rebuilt.
+plain="${SEBT_TEST_BUILD_DIR:-$SEBT_PLAIN_BUILD_DIR}"
 sanitized="${SEBT_SAN_BUILD_DIR:-$SEBT_ROOT/build-ci-san}"
 start=$SECONDS
 
@@ -41,7 +43,7 @@ validate_host() (export SEBT_CUDA_LIBRARY="$plain/libsebt_cuda_host.so"; validat
 echo "sebt tests: gcc -Wall -Wextra -Werror, then ASan+UBSan (logs in $SEBT_LOG_DIR)"
 step "install dependencies" "$SEBT_ROOT/ci/install-deps.sh"
 
-configure_and_build "$plain" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEBT_SANITIZE=OFF
+configure_and_build "$plain" "${SEBT_PLAIN_CONFIG[@]}"
 step "ctest ${plain##*/}" run_ctest "$plain" "ctest-${plain##*/}" -LE fuzz
 # The libFuzzer harnesses (core/fuzz, built with clang, ASan+UBSan inside)
 # for a short budget each; any finding fails CI. docs/fuzzing.md has the
