@@ -38,13 +38,16 @@ progress_of() {
 # script is gone), saying how far the step is and for how long it has run.
 ticker() {
   local name=$1 log=$2 start=$3 owner=$$ last=$SECONDS pct line
+  # SECONDS counts whole seconds: a line after 9 of them, checked every
+  # half second, comes at most 10 s after the one before.
   while kill -0 "$owner" 2>/dev/null; do
-    sleep 1
+    sleep 0.5
+    [[ $SEBT_PROGRESS_MODE == live ]] || ((SECONDS - last >= 9)) || continue
     pct=$(progress_of "$log")
     line=$(printf '  ..   %-40s %4ds%s' "$name" $((SECONDS - start)) "${pct:+  $pct}")
     if [[ $SEBT_PROGRESS_MODE == live ]]; then
       printf '\r%s\033[K' "$line"
-    elif ((SECONDS - last >= 10)); then
+    else
       printf '%s\n' "$line"
       last=$SECONDS
     fi
