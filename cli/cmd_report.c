@@ -45,9 +45,10 @@ static void report_about(FILE *f)
             "DIR is written beside itself (.DIR.tmp-PID-N) and replaces DIR whole at the end,\n"
             "so an interrupted or failed run leaves the previous report as it was; an\n"
             "existing DIR must be empty or an earlier report (other files: exit 2).\n"
-            "The report shows the big-sweep benchmark of bench/run_big_sweeps.sh when it\n"
-            "finds its runs.jsonl (--big-sweeps FILE; by default " SEBT_BIG_SWEEPS_DEFAULT "\n"
-            "under the current folder), and says how to make one when it does not.\n"
+            "The report shows the big-sweep benchmark of bench/run_big_sweeps.sh: its\n"
+            "runs.jsonl as installed with sebt (share/sebt/" SEBT_BIG_SWEEPS_SHARE "; a build folder\n"
+            "links it to " SEBT_BIG_SWEEPS_DEFAULT "), whatever the working folder, or\n"
+            "--big-sweeps FILE; it says how to make one when there is none.\n"
             "A new run appends one line to the history file (default\n"
             "$XDG_STATE_HOME/sebt/history.csv, else ~/.local/state/sebt/history.csv: never\n"
             "the source tree; 'none' for no history), which the report plots; a redraw\n"
@@ -61,7 +62,9 @@ static void report_about(FILE *f)
             "Mann-Whitney U test (two-sided, alpha %.2f). A ratio whose median fell by more\n"
             "than PCT percent (default %.0f, the minimum effect size) is a regression when\n"
             "the test confirms it (p < alpha), and inconclusive when it does not.\n"
-            "Absolute times are shown, not gated.\n",
+            "Absolute times are shown, not gated. With --out DIR too, it draws NEW.json's report\n"
+            "into DIR with the comparison as its verdict and a section of its own (the same\n"
+            "exit codes).\n",
             SEBT_BASELINE_ALPHA, DEFAULT_THRESHOLD_PCT);
 }
 
@@ -73,7 +76,7 @@ static const cli_opt report_opts[] = {
     [OPT_HISTORY] = { "--history", CLI_FILE, "FILE|none", "the history file a new run appends to ('none': no history)" },
     [OPT_APPEND_HISTORY] = { "--append-history", CLI_FLAG, NULL, "with --from: append that run to the history too" },
     [OPT_BIG_SWEEPS] = { "--big-sweeps", CLI_FILE, "FILE|none",
-                         "the big-sweep runs to show (default " SEBT_BIG_SWEEPS_DEFAULT " where it exists)" },
+                         "the big-sweep runs to show (default: the copy installed with sebt)" },
     [OPT_BASELINE] = { "--baseline", CLI_FILE, "OLD.json NEW.json", "compare two runs' JSON and gate on regressions",
                        .words = 2 },
     [OPT_THRESHOLD] = { "--threshold", CLI_REAL, "PCT", "with --baseline: the drop in percent that counts",
@@ -85,7 +88,7 @@ const cli_command cli_cmd_report_spec = {
     .summary = "benchmark and write a performance report",
     .usage = "--out DIR [--quick] [--history FILE|none]\n"
              "--out DIR --from BENCH.json [--history FILE|none [--append-history]]\n"
-             "--baseline OLD.json NEW.json [--threshold PCT]\n",
+             "--baseline OLD.json NEW.json [--threshold PCT] [--out DIR [--history FILE|none] [--big-sweeps FILE|none]]\n",
     .about_fn = report_about,
     .opts = CLI_OPTS(report_opts),
     .epilog = "Exit codes: 0 ok; 1 a backend failed parity in the run, or a regression;\n"
@@ -259,8 +262,21 @@ static int copy_log(const char *from, const char *to)
 /* Everything is written into od->tmp, a folder beside DIR, and only a
  * whole report replaces DIR (sebt_outdir_commit): an interrupted or failed
  * run leaves the previous report as it was. */
+/* What --baseline found, as its exit code: 1 a regression, 4 inconclusive,
+ * 2 nothing to compare, 0 ok. */
+static int baseline_code(const sebt_baseline *b)
+{
+    return b->n_flagged ? CLI_EXIT_CHECK_FAILED : b->n_compared == 0 ? CLI_EXIT_USAGE
+           : b->n_inconclusive ? EXIT_INCONCLUSIVE : CLI_EXIT_OK;
+}
+
+typedef struct {
+    const char *old_path;      /* --baseline OLD (with --out): compare the drawn run with it */
+    double threshold;
+} baseline_arg;
+
 static int write_into(sebt_outdir *od, const char *dir, const char *from, bool quick, const char *history,
-                      bool force_append, const char *gnuplot, const sebt_big_sweeps *big)
+                      bool force_append, const char *gnuplot, const sebt_big_sweeps *big, const baseline_arg *ba)
 {
     char bench[PATH_MAX], json_path[PATH_MAX + 16], source[PATH_MAX + 64], log_path[PATH_MAX + 16];
     int rc;
@@ -307,6 +323,24 @@ static int write_into(sebt_outdir *od, const char *dir, const char *from, bool q
     sebt_report_opts opts = { .gnuplot = gnuplot, .source = source, .history = history,
                               .append_history = history && (!from || force_append) && !is_planted,
                               .summary = &summary, .big_sweeps = big };
+    sebt_baseline base;
+    int base_rc = CLI_EXIT_OK;
+    if (ba->old_path) {
+        sebt_bench_set old_set;
+        if (sebt_bench_read(ba->old_path, &old_set, &err) != SEBT_OK ||
+            sebt_baseline_compare(&old_set, &set, ba->threshold, &base, &err) != SEBT_OK) {
+            if (old_set.runs)
+                sebt_bench_set_free(&old_set);
+            sebt_bench_set_free(&set);
+            free(json);
+            return cli_report_error(CMD, &err);
+        }
+        sebt_bench_set_free(&old_set);
+        sebt_report_summary_baseline(&summary, &base, ba->old_path);
+        opts.baseline = &base;
+        opts.baseline_name = ba->old_path;
+        base_rc = baseline_code(&base);
+    }
     if (opts.append_history && make_parent(history) != 0) {
         fprintf(stderr, "sebt %s: error: cannot create the folder of the history file %s: %s "
                         "(--history FILE or none)\n", CMD, history, strerror(errno));
@@ -319,12 +353,16 @@ static int write_into(sebt_outdir *od, const char *dir, const char *from, bool q
         snprintf(to, sizeof to, "%s/bench.log", od->tmp);
         rc = copy_log(log_path, to);
         if (rc != CLI_EXIT_OK) {
+            if (opts.baseline)
+                sebt_baseline_free(&base);
             sebt_bench_set_free(&set);
             free(json);
             return rc;
         }
     }
     sebt_status st = sebt_report_write(&set, json, len, od->tmp, &opts, &err);
+    if (opts.baseline)
+        sebt_baseline_free(&base);
     free(json);
     if (st == SEBT_OK)
         st = sebt_outdir_commit(od, &err);
@@ -362,11 +400,11 @@ static int write_into(sebt_outdir *od, const char *dir, const char *from, bool q
                 CMD, failed, errors);
         return CLI_EXIT_CHECK_FAILED;
     }
-    return CLI_EXIT_OK;
+    return base_rc;
 }
 
 static int write_report(const char *dir, const char *from, bool quick, const char *history, bool force_append,
-                        const char *big_path)
+                        const char *big_path, const baseline_arg *ba)
 {
     char gnuplot[PATH_MAX];
     /* Both programs are looked for, and the folder checked, before minutes
@@ -389,13 +427,16 @@ static int write_report(const char *dir, const char *from, bool quick, const cha
         sebt_big_sweeps_free(&big);
         return cli_report_error(CMD, &err);
     }
-    rc = write_into(&od, dir, from, quick, history, force_append, gnuplot, big_path ? &big : NULL);
+    rc = write_into(&od, dir, from, quick, history, force_append, gnuplot, big_path ? &big : NULL, ba);
     sebt_outdir_abort(&od); /* after a commit: nothing left to do */
-    if (rc == CLI_EXIT_OK || rc == CLI_EXIT_CHECK_FAILED) {
+    if (rc == CLI_EXIT_OK || rc == CLI_EXIT_CHECK_FAILED || (ba->old_path && rc == EXIT_INCONCLUSIVE)) {
         if (big.found && big.n_rows)
             printf("sebt report: big sweeps: %zu runs in %zu workloads from %s\n", big.n_runs, big.n_rows, big.path);
         else if (big_path)
             printf("sebt report: no big-sweep benchmark at %s (bench/run_big_sweeps.sh makes one)\n", big_path);
+        else
+            printf("sebt report: no big-sweep benchmark: sebt's shared files were not found "
+                   "(--big-sweeps FILE names one)\n");
     }
     sebt_big_sweeps_free(&big);
     return rc;
@@ -485,6 +526,9 @@ static int compare_runs(const char *old_path, const char *new_path, double thres
     } else {
         printf("ok: %zu ratio(s) compared, none fell by more than %g%%\n", b.n_compared, threshold);
     }
+    if (b.n_dropped)
+        printf("DROP, not gated: %zu ratio(s) against the numba peer fell by more than %g%% (marked DROP above)\n",
+               b.n_dropped, threshold);
     sebt_baseline_free(&b);
 done:
     sebt_bench_set_free(&old_set);
@@ -509,13 +553,19 @@ int cli_cmd_report(int argc, char **argv)
         history = strcmp(cli_str(&o, OPT_HISTORY), "none") == 0 ? NULL : cli_str(&o, OPT_HISTORY);
     bool quick = cli_given(&o, OPT_QUICK), have_threshold = cli_given(&o, OPT_THRESHOLD);
     double threshold = have_threshold ? o.v[OPT_THRESHOLD].r : DEFAULT_THRESHOLD_PCT;
-    if (old_path) {
-        if (out || from || quick || have_history || cli_given(&o, OPT_BIG_SWEEPS))
-            return cli_usage_error(CMD, "--baseline compares two files; it takes no --out, --from, --quick, "
-                                        "--history or --big-sweeps");
+    if (old_path && !out) {
+        if (from || quick || have_history || cli_given(&o, OPT_BIG_SWEEPS))
+            return cli_usage_error(CMD, "--baseline compares two files; it takes no --from, --quick, --history "
+                                        "or --big-sweeps (with --out DIR it draws NEW.json's report)");
         return compare_runs(old_path, new_path, threshold);
     }
-    if (have_threshold)
+    if (old_path) {
+        if (from || quick)
+            return cli_usage_error(CMD, "--baseline OLD.json NEW.json --out DIR draws NEW.json's report: it takes "
+                                        "no --from or --quick");
+        from = new_path;
+    }
+    if (have_threshold && !old_path)
         return cli_usage_error(CMD, "--threshold goes with --baseline");
     if (!out)
         return cli_usage_error(CMD, "--out DIR is required (or --baseline OLD.json NEW.json)");
@@ -525,7 +575,9 @@ int cli_cmd_report(int argc, char **argv)
         return cli_usage_error(CMD, "--append-history goes with --from (a new run is always appended)");
     if (force_append && !history)
         return cli_usage_error(CMD, "--append-history needs a history file (--history FILE)");
-    const char *big = SEBT_BIG_SWEEPS_DEFAULT;
+    /* Read from sebt's shared files, never from the working folder: the
+     * same report from anywhere. */
+    const char *big = sebt_data_dir() ? cli_share(SEBT_BIG_SWEEPS_SHARE) : NULL;
     if (cli_given(&o, OPT_BIG_SWEEPS)) {
         big = strcmp(cli_str(&o, OPT_BIG_SWEEPS), "none") == 0 ? NULL : cli_str(&o, OPT_BIG_SWEEPS);
         if (big && access(big, R_OK) != 0) {
@@ -533,5 +585,6 @@ int cli_cmd_report(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
     }
-    return write_report(out, from, quick, history, force_append, big);
+    baseline_arg ba = { old_path, threshold };
+    return write_report(out, from, quick, history, force_append, big, &ba);
 }

@@ -322,6 +322,54 @@ static void add_pair_rows(const sebt_bench_set *old_set, const sebt_bench_set *n
     }
 }
 
+/* fast_cpu over the numba peer (wall time, sebt_headline_of): not gated,
+ * since a peer's wall time on a shared machine is noise the rank test is
+ * not given repetitions for, but a drop beyond the threshold is flagged so
+ * that it does not sit unremarked in a table. */
+static void add_peer_rows(const sebt_bench_set *old_set, const sebt_bench_set *new_set, double threshold_pct,
+                          sebt_baseline *b)
+{
+    sebt_headline o, n;
+    sebt_headline_of(old_set, &o);
+    sebt_headline_of(new_set, &n);
+    for (int one = 1; one >= 0; one--) {
+        double ov = one ? o.vs_numba_1t : o.vs_numba, nv = one ? n.vs_numba_1t : n.vs_numba;
+        long long oc = one ? o.numba_1t_combos : o.numba_combos, nc = one ? n.numba_1t_combos : n.numba_combos;
+        if (!isfinite(ov) && !isfinite(nv))
+            continue;
+        sebt_ratio_row *row = &b->ratios[b->n_ratios++];
+        memset(row, 0, sizeof *row);
+        snprintf(row->what, sizeof row->what, "peer bars:%lld combos:%lld threads:%s: fast_cpu/numba (not gated)",
+                 isfinite(nv) ? n.numba_bars : o.numba_bars, isfinite(nv) ? nc : oc, one ? "1" : "all");
+        row->measure = "real";
+        row->old_ratio = ov;
+        row->old_min = one ? o.vs_numba_1t_min : o.vs_numba_min;
+        row->old_max = one ? o.vs_numba_1t_max : o.vs_numba_max;
+        row->new_ratio = nv;
+        row->new_min = one ? n.vs_numba_1t_min : n.vs_numba_min;
+        row->new_max = one ? n.vs_numba_1t_max : n.vs_numba_max;
+        row->p_value = NAN;
+        row->change_pct = NAN;
+        row->verdict = SEBT_VERDICT_NOT_COMPARED;
+        if (!isfinite(ov) || !isfinite(nv) || oc != nc) {
+            snprintf(row->note, sizeof row->note, "not gated; %s", !isfinite(ov) ? "not in the old run"
+                     : !isfinite(nv) ? "not in the new run" : "the two runs timed different sweeps");
+            continue;
+        }
+        row->change_pct = 100.0 * (nv / ov - 1.0);
+        if (row->change_pct < -threshold_pct) {
+            row->dropped = true;
+            b->n_dropped++;
+            snprintf(row->note, sizeof row->note, "DROP: fast_cpu lost %.0f%% of its lead over numba (not gated: "
+                     "wall time against a peer; look before trusting it)", -row->change_pct);
+        } else {
+            snprintf(row->note, sizeof row->note, "not gated; within %g%%", threshold_pct);
+            if (row->change_pct > threshold_pct)
+                snprintf(row->note, sizeof row->note, "not gated; fast_cpu gained %.0f%%", row->change_pct);
+        }
+    }
+}
+
 sebt_status sebt_baseline_compare(const sebt_bench_set *old_set, const sebt_bench_set *new_set,
                                   double threshold_pct, sebt_baseline *out, sebt_error *err)
 {
@@ -330,7 +378,7 @@ sebt_status sebt_baseline_compare(const sebt_bench_set *old_set, const sebt_benc
         return sebt_fail(err, SEBT_ERR_USAGE, "threshold must be a percentage >= 0, got %g", threshold_pct);
     out->threshold_pct = threshold_pct;
     out->alpha = SEBT_BASELINE_ALPHA;
-    size_t cap = (N_PAIRS + 1) * (old_set->n_runs + new_set->n_runs) + 1;
+    size_t cap = (N_PAIRS + 1) * (old_set->n_runs + new_set->n_runs) + 3;
     out->ratios = calloc(cap, sizeof *out->ratios);
     out->times = calloc(new_set->n_runs + 1, sizeof *out->times);
     if (!out->ratios || !out->times) {
@@ -339,6 +387,9 @@ sebt_status sebt_baseline_compare(const sebt_bench_set *old_set, const sebt_benc
     }
     add_pair_rows(old_set, new_set, new_set, threshold_pct, out);
     add_pair_rows(old_set, new_set, old_set, threshold_pct, out);
+    for (size_t i = 0; i < out->n_ratios; i++)
+        out->ratios[i].gated = true;
+    add_peer_rows(old_set, new_set, threshold_pct, out);
     /* A backend that fails parity in the new run where it passed before is
      * a regression whatever the group: it has no result to time. */
     for (size_t i = 0; i < new_set->n_runs; i++) {
@@ -359,6 +410,7 @@ sebt_status sebt_baseline_compare(const sebt_bench_set *old_set, const sebt_benc
         row.change_pct = row.p_value = NAN;
         row.verdict = SEBT_VERDICT_REGRESSION;
         row.flagged = true;
+        row.gated = true;
         snprintf(row.note, sizeof row.note, "%s fails parity in the new run", n->backend);
         out->ratios[out->n_ratios++] = row;
         out->n_flagged++;

@@ -119,6 +119,7 @@ static sebt_status read_runs(const char *path, const char *text, size_t len, big
         snprintf(r->key.engine, sizeof r->key.engine, "%s", sebt_json_get_string(v, "engine", "sebt"));
         snprintf(r->key.grid, sizeof r->key.grid, "%s", sebt_json_get_string(v, "grid", "-"));
         snprintf(r->key.format, sizeof r->key.format, "%s", sebt_json_get_string(v, "format", "-"));
+        snprintf(r->key.commit, sizeof r->key.commit, "%s", sebt_json_get_string(v, "sebt", ""));
         r->key.combos = (long long)combos;
         r->key.threads = (int)threads;
         r->e2e = e2e;
@@ -214,4 +215,27 @@ void sebt_big_sweeps_free(sebt_big_sweeps *bs)
     free(bs->rows);
     bs->rows = NULL;
     bs->n_rows = 0;
+}
+
+void sebt_big_engine_label(const sebt_big_row *r, char *buf, size_t size)
+{
+    const char *c = r->commit[0] && strcmp(r->commit, "old") != 0 ? r->commit : NULL;
+    if (strcmp(r->engine, "sebt") == 0)
+        snprintf(buf, size, "sebt%s%s", c ? " " : "", c ? c : "");
+    else if (strcmp(r->engine, "sebt-cached") == 0)
+        snprintf(buf, size, "sebt%s%s, series cached", c ? " " : "", c ? c : "");
+    else if (strcmp(r->engine, "sebt-old") == 0)
+        snprintf(buf, size, "older sebt (OLD)");
+    else if (strcmp(r->engine, "numba") == 0)
+        snprintf(buf, size, "numba peer");
+    else
+        snprintf(buf, size, "%s", r->engine);
+}
+
+bool sebt_big_sweeps_loaded(const sebt_big_sweeps *bs)
+{
+    int most = 1;
+    for (size_t i = 0; i < bs->n_rows; i++)
+        most = bs->rows[i].threads > most ? bs->rows[i].threads : most;
+    return isfinite(bs->load_max) && bs->load_max > most + 1;
 }

@@ -398,7 +398,50 @@ static void gp_quote(const char *s, char *out, size_t size)
     out[k] = '\0';
 }
 
-static const char *const colors[] = { "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b" };
+/* One colour per line of a figure: 16 that tell apart, never reused
+ * within a figure (a figure has at most 16 lines). */
+static const char *const colors[] = { "#d62728", "#1f77b4", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b",
+                                      "#e377c2", "#7f7f7f", "#bcbd22", "#17becf", "#000000", "#aec7e8",
+                                      "#98df8a", "#ff9896", "#c5b0d5", "#c49c94" };
+#define N_COLORS (sizeof colors / sizeof colors[0])
+
+/* The groups of runs each figure draws. */
+static bool figure_uses(int fig, const char *group)
+{
+    switch (fig) {
+    case 0: return strcmp(group, "sweep_combos") == 0 || strcmp(group, "peer") == 0;
+    case 1: return strcmp(group, "sweep_bars") == 0;
+    case 2: return strcmp(group, "sweep_combos") == 0 || strcmp(group, "sweep_bars") == 0 ||
+                   strcmp(group, "peer") == 0 || strcmp(group, "pair") == 0;
+    case 3: return strcmp(group, "threads") == 0;
+    default: return false;
+    }
+}
+
+bool sebt_report_figure_loaded(const sebt_bench_set *set, int fig, char *why, size_t size)
+{
+    size_t n = 0, loaded = 0;
+    double most = NAN;
+    for (size_t i = 0; i < set->n_runs; i++) {
+        const sebt_bench_run *r = &set->runs[i];
+        if (!ok(r) || !figure_uses(fig, r->group))
+            continue;
+        n++;
+        if (sebt_bench_run_loaded(set, r)) {
+            loaded++;
+            if (isfinite(r->others_busy) && !(r->others_busy <= most))
+                most = r->others_busy;
+        }
+    }
+    if (why && loaded) {
+        if (isfinite(most))
+            snprintf(why, size, "%zu of its %zu points measured under load (other processes used up to %.0f%% of "
+                     "the CPUs)", loaded, n, 100 * most);
+        else
+            snprintf(why, size, "%zu of its %zu points measured under load (load average above the cores)", loaded, n);
+    }
+    return loaded > 0;
+}
 
 static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, const char *dir,
                                 const char *history, sebt_error *err)
@@ -415,7 +458,7 @@ static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, co
     char title[512];
     snprintf(title, sizeof title, "%s", st->title);
     char why[256] = "";
-    bool loaded = fig == 3 && sebt_run_loaded(set, why, sizeof why);
+    bool loaded = sebt_report_figure_loaded(set, fig, why, sizeof why);
     fprintf(gp, "\n# ---- %s\nreset\n", sebt_report_figures[fig]);
     fprintf(gp, "set title '%s'\nset xlabel '%s'\nset ylabel '%s'\n", title, st->xlabel, st->ylabel);
     /* The key goes under the plot, one entry a line (inside, it hides
@@ -426,14 +469,11 @@ static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, co
                 "set border 3\nset tics nomirror\n", keys + 6);
     int height = 560 + 24 * (int)keys;
     if (loaded) {
+        /* Above the plot, under the title: never over a point. */
         char q[300];
         gp_quote(why, q, sizeof q);
-        char *rest = strstr(q, ", load");
-        if (rest)
-            *rest = '\0';
-        fprintf(gp, "set label 2 'MACHINE LOADED: %s' at graph 0.02,0.95 left textcolor rgb '#c00000'\n", q);
-        fprintf(gp, "set label 3 '%s: thread scaling measured this way says little' at graph 0.02,0.89 left "
-                    "textcolor rgb '#c00000'\n", rest ? rest + 2 : "");
+        fprintf(gp, "set label 2 'MEASURED UNDER LOAD: %s' at graph 0,1.02 left textcolor rgb '#c00000'\n"
+                    "set tmargin 5\n", q);
     }
     if (st->logx)
         fprintf(gp, "set logscale x\nset format x '%%.0s%%c'\n");
@@ -471,7 +511,7 @@ static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, co
             break;
         }
         gp_quote(lines[k].title, t, sizeof t);
-        const char *color = colors[k % (sizeof colors / sizeof colors[0])];
+        const char *color = colors[k % N_COLORS];
         const char *xtic = fig == 4 && k == 0 ? ":xtic(5)" : "";
         if (used < sizeof plot && lines[k].marker)
             used += (size_t)snprintf(plot + used, sizeof plot - used,
@@ -570,6 +610,9 @@ static sebt_status write_big_figure(FILE *gp, const sebt_big_sweeps *bs, const c
                 "set grid\nset key outside below center Left reverse box maxcols 1\nset border 3\n"
                 "set tics nomirror\nset logscale xy\nset format x '%%.0s%%c'\nset format y '%%g'\n",
             "bench/run_big_sweeps.sh");
+    if (sebt_big_sweeps_loaded(bs))
+        fprintf(gp, "set label 2 'MEASURED UNDER LOAD: 1-minute load average up to %.1f' at graph 0,1.02 left "
+                    "textcolor rgb '#c00000'\nset tmargin 5\n", bs->load_max);
     char plot[8192];
     size_t used = (size_t)snprintf(plot, sizeof plot, "plot ");
     size_t nl = 0;
@@ -590,7 +633,9 @@ static sebt_status write_big_figure(FILE *gp, const sebt_big_sweeps *bs, const c
         char rel[256], path[4096], title[128];
         snprintf(rel, sizeof rel, "gnuplot/%s.%zu.dat", SEBT_REPORT_BIG_FIGURE, nl);
         snprintf(path, sizeof path, "%s/%s", dir, rel);
-        snprintf(title, sizeof title, "%s%s%s, %d thread%s", a->engine, strcmp(a->format, "-") ? " " : "",
+        char engine[64];
+        sebt_big_engine_label(a, engine, sizeof engine);
+        snprintf(title, sizeof title, "%s%s%s, %d thread%s", engine, strcmp(a->format, "-") ? " " : "",
                  strcmp(a->format, "-") ? a->format : "", most, most == 1 ? "" : "s");
         sebt_outfile of;
         if (sebt_outfile_open(&of, path, err) != SEBT_OK)
@@ -612,8 +657,8 @@ static sebt_status write_big_figure(FILE *gp, const sebt_big_sweeps *bs, const c
         if (used < sizeof plot)
             used += (size_t)snprintf(plot + used, sizeof plot - used,
                                      "%s'%s' using 1:2 with linespoints lw 2 pt %zu ps 1.2 lc rgb '%s' title '%s'",
-                                     nl ? ", \\\n     " : "", rel, 5 + 2 * (nl % 4),
-                                     colors[nl % (sizeof colors / sizeof colors[0])], title);
+                                     nl ? ", \\\n     " : "", rel, 5 + 2 * (nl % 4), colors[nl % N_COLORS],
+                                     title);
         nl++;
     }
     if (used >= sizeof plot)

@@ -112,17 +112,11 @@ bool sebt_run_loaded(const sebt_bench_set *set, char *why, size_t size)
     return loaded;
 }
 
+/* The backend's speed as the report states it (sebt_bench_speed_run). */
 static double best_rate(const sebt_bench_set *set, const char *backend)
 {
-    double best = NAN;
-    for (size_t i = 0; i < set->n_runs; i++) {
-        const sebt_bench_run *r = &set->runs[i];
-        if (r->status == SEBT_RUN_OK && strcmp(r->backend, backend) == 0 &&
-            (strcmp(r->group, "sweep_combos") == 0 || strcmp(r->group, "peer") == 0) &&
-            !(r->combos_per_s <= best))
-            best = r->combos_per_s;
-    }
-    return best;
+    const sebt_bench_run *r = sebt_bench_speed_run(set, backend);
+    return r ? r->combos_per_s : NAN;
 }
 
 /* A field without commas or line ends. */

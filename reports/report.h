@@ -47,6 +47,9 @@ typedef struct {
     double bars_per_s, combos_per_s, bar_combos_per_s, trades_per_s, rows_per_s;
     double parity_checked, parity_ties;
     char message[512];       /* the label (parity) or the error */
+    char same_as[192];       /* another case timed this very workload (backend, bars,
+                              * combos, threads): its measurement is shown here too,
+                              * so a workload has one number; "" when none */
 } sebt_bench_run;
 
 typedef struct {
@@ -65,6 +68,24 @@ sebt_status sebt_bench_parse(const char *name, const char *text, size_t len, seb
                              sebt_error *err);
 sebt_status sebt_bench_read(const char *path, sebt_bench_set *out, sebt_error *err);
 void sebt_bench_set_free(sebt_bench_set *set);
+
+/* The threads a run used: its own count, or for 0 (the backend's default)
+ * OMP_NUM_THREADS when the run recorded a number there, else the cores. */
+int sebt_bench_threads_used(const sebt_bench_set *set, const sebt_bench_run *r);
+/* Whether other processes held the CPUs while this one case measured
+ * (sebt_machine_loaded on its own figures). */
+bool sebt_bench_run_loaded(const sebt_bench_set *set, const sebt_bench_run *r);
+
+/* The speed headline's workload, the same in every run (--quick and full):
+ * fast_cpu's sweep of this many combos over the bundled 15m series, on
+ * every core. */
+#define SEBT_HEADLINE_COMBOS 10000
+#define SEBT_HEADLINE_BARS 152832
+/* A backend's speed as the report states it everywhere (backtests per
+ * second): on the headline's workload for fast_cpu, else on the largest
+ * sweep over the 15m series it ran on every core (numba: the peer). NULL
+ * when none was timed. */
+const sebt_bench_run *sebt_bench_speed_run(const sebt_bench_set *set, const char *backend);
 
 /* A context value ("sebt_cpu_model", "host_name", "date", ...), or NULL. */
 const char *sebt_bench_context(const sebt_bench_set *set, const char *key);
@@ -87,6 +108,7 @@ typedef struct {
     double end_to_end_s, compute_s, cpu_s, peak_rss_kb, bytes;
     double efficiency;       /* compute: 1-thread / (threads x this), same workload; NaN if none */
     double load_min, load_max; /* 1-minute load average before and after its runs */
+    char commit[16];         /* the "sebt" field: the commit measured, or "old" */
 } sebt_big_row;
 
 typedef struct {
@@ -106,6 +128,16 @@ void sebt_big_sweeps_free(sebt_big_sweeps *bs);
 
 /* Where bench/run_big_sweeps.sh writes, from the top of a checkout. */
 #define SEBT_BIG_SWEEPS_DEFAULT "bench/results/big-sweeps/runs.jsonl"
+/* The same file under sebt's shared files (sebt_data_dir()), installed and
+ * linked into the build folder: what the report reads by default, from
+ * any working folder. */
+#define SEBT_BIG_SWEEPS_SHARE "big-sweeps/runs.jsonl"
+/* An engine as people read it: "sebt 68ad0fb" (this project at the commit
+ * measured), "sebt 68ad0fb, series cached", "numba peer", "older sebt (OLD)". */
+void sebt_big_engine_label(const sebt_big_row *r, char *buf, size_t size);
+/* Whether the machine was busier than the runs themselves: the 1-minute
+ * load average above the most threads a run used, plus one. */
+bool sebt_big_sweeps_loaded(const sebt_big_sweeps *bs);
 
 /* ---- the report folder (reports/report_write.c) ------------------------- */
 
@@ -116,6 +148,8 @@ typedef struct {
     bool append_history;     /* a new measurement: append its line first */
     const struct sebt_report_summary_s *summary; /* the first lines; NULL: worked out here */
     const sebt_big_sweeps *big_sweeps; /* its section and figure; NULL: no section */
+    const struct sebt_baseline_s *baseline; /* --baseline: its section; NULL: none */
+    const char *baseline_name;     /* the old run's file, as given */
 } sebt_report_opts;
 
 /* Writes dir/{index.html, report.md, bench.json, *.png, *.svg, gnuplot/}.
@@ -172,6 +206,8 @@ typedef struct {
     double p_value;          /* two-sided Mann-Whitney U; NaN when not tested */
     sebt_verdict verdict;
     bool flagged;            /* a regression, or parity broke */
+    bool gated;              /* false: shown for information (the numba peer, wall time) */
+    bool dropped;            /* not gated, and its median fell by more than the threshold */
     char note[192];
 } sebt_ratio_row;
 
@@ -182,7 +218,7 @@ typedef struct {
     double ratio;            /* new/old: above 1 is slower */
 } sebt_time_row;
 
-typedef struct {
+typedef struct sebt_baseline_s {
     double threshold_pct;    /* the minimum effect size */
     double alpha;            /* the significance level */
     size_t n_ratios;
@@ -192,6 +228,7 @@ typedef struct {
     size_t n_flagged;
     size_t n_inconclusive;
     size_t n_compared;       /* ratios present in both runs */
+    size_t n_dropped;        /* not-gated ratios that fell by more than the threshold */
 } sebt_baseline;
 
 #define SEBT_BASELINE_ALPHA 0.05
@@ -234,17 +271,22 @@ void sebt_headline_of(const sebt_bench_set *set, sebt_headline *h);
  * overlap but either run was loaded, pass when they overlap or there is
  * nothing to compare with (it says so); FAIL when a backend diverged from
  * the oracle or a benchmark failed. Call it before the run is appended. */
-typedef enum { SEBT_CALL_PASS, SEBT_CALL_SLOWER, SEBT_CALL_FASTER, SEBT_CALL_INCONCLUSIVE, SEBT_CALL_FAIL } sebt_call;
+typedef enum { SEBT_CALL_PASS, SEBT_CALL_SLOWER, SEBT_CALL_FASTER, SEBT_CALL_INCONCLUSIVE, SEBT_CALL_FAIL,
+               SEBT_CALL_REGRESSION } sebt_call;
 typedef struct sebt_report_summary_s {
     sebt_call call;
-    char verdict[1024];      /* "verdict: pass: ..." */
+    char verdict[2048];      /* "verdict: pass: ..." */
     char headline[512];      /* "speed: fast_cpu 286 k backtests/s: 10000 combos x 152832 bars, 2 threads" */
     char warning[512];       /* a warning of the benchmark library, said once; "" when none */
 } sebt_report_summary;
 /* bench_log: the benchmark's console output (its warnings), or NULL. */
 void sebt_report_summary_of(const sebt_bench_set *set, const char *history, const char *bench_log,
                             sebt_report_summary *s);
-const char *sebt_call_name(sebt_call c);   /* pass, slower, faster, inconclusive, FAIL */
+const char *sebt_call_name(sebt_call c);   /* pass, slower, faster, inconclusive, FAIL, REGRESSION */
+/* With --baseline: the verdict is the gate's (sebt_baseline_compare of
+ * old_name's run and this one) instead of the history's; a parity failure
+ * in this run still says FAIL. */
+void sebt_report_summary_baseline(sebt_report_summary *s, const sebt_baseline *b, const char *old_name);
 
 /* The numbers of one history line (NaN where absent). */
 typedef struct {

@@ -11,4 +11,9 @@ sebt_status sebt_report_figures_write(const sebt_bench_set *set, const char *dir
  * first, then fast_cpu, cuda, then any other in order of appearance. */
 size_t sebt_report_backends(const sebt_bench_set *set, const char **names, size_t max);
 
+/* Whether a figure (0 .. SEBT_REPORT_N_FIGURES-1) shows points measured
+ * under load, and *why (how many, how busy); the history figure rings its
+ * loaded points instead and is never flagged whole. */
+bool sebt_report_figure_loaded(const sebt_bench_set *set, int fig, char *why, size_t size);
+
 #endif

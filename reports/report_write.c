@@ -322,15 +322,25 @@ static void write_sweeps(FILE *f, fmt k, const sebt_bench_set *set)
         (void)a;
         fmt_rate(r->combos_per_s, b, sizeof b);
         fmt_rate(r->bar_combos_per_s, c, sizeof c);
-        char range[80] = "-", cv[32] = "-", reps[32], busy[32] = "-";
+        char range[80] = "-", cv[32] = "-", reps[32], busy[48] = "-";
         if (r->status == SEBT_RUN_OK) {
             fmt_range(r->seconds_min, r->seconds_max, range, sizeof range);
             if (isfinite(r->cv))
                 snprintf(cv, sizeof cv, "%.1f%%%s", 100 * r->cv, r->cv > 0.1 ? " noisy" : "");
             if (isfinite(r->others_busy))
                 snprintf(busy, sizeof busy, "%.0f%%", 100 * r->others_busy);
+            if (sebt_bench_run_loaded(set, r)) {
+                size_t used = strlen(busy);
+                snprintf(busy + used, sizeof busy - used, " LOADED");
+            }
         }
         snprintf(reps, sizeof reps, "%zu", r->n_reps);
+        char status[300];
+        if (r->same_as[0])
+            snprintf(status, sizeof status, "%s (the %s row: same workload, one measurement)", status_word(r),
+                     r->same_as);
+        else
+            snprintf(status, sizeof status, "%s", status_word(r));
         row_start(f, k);
         cell(f, k, r->group, true);
         cell(f, k, r->backend, false);
@@ -344,7 +354,7 @@ static void write_sweeps(FILE *f, fmt k, const sebt_bench_set *set)
         cell(f, k, busy, false);
         cell(f, k, b, false);
         cell(f, k, c, false);
-        cell(f, k, status_word(r), false);
+        cell(f, k, status, false);
         row_end(f, k);
     }
     table_end(f, k);
@@ -560,17 +570,21 @@ static void write_backends(FILE *f, fmt k, const sebt_bench_set *set)
         } else {
             snprintf(parity, sizeof parity, "not run here");
         }
-        double best = NAN;
-        for (size_t i = 0; i < set->n_runs; i++) {
-            const sebt_bench_run *r = &set->runs[i];
-            if (r->status == SEBT_RUN_OK && strcmp(r->backend, all[b]) == 0 &&
-                (strcmp(r->group, "sweep_combos") == 0 || strcmp(r->group, "peer") == 0) && !(r->combos_per_s <= best))
-                best = r->combos_per_s;
-        }
-        if (isfinite(best)) {
+        /* The number of one row of the Sweeps table, with its workload:
+         * the same figure wherever the report gives this speed. */
+        const sebt_bench_run *sr = sebt_bench_speed_run(set, all[b]);
+        if (sr) {
             char rate[32];
-            fmt_rate(best, rate, sizeof rate);
-            snprintf(speed, sizeof speed, "measured: up to %s backtests/s", rate);
+            fmt_rate(sr->combos_per_s, rate, sizeof rate);
+            int th = sebt_bench_threads_used(set, sr);
+            char how[64];
+            if (strcmp(all[b], "reference") == 0) /* scalar: one thread whatever it is given */
+                snprintf(how, sizeof how, "one thread (it is scalar)");
+            else
+                snprintf(how, sizeof how, "every core (%d thread%s)", th, th == 1 ? "" : "s");
+            snprintf(speed, sizeof speed, "measured: %s backtests/s on %lld combo%s x %lld bars, %s%s", rate,
+                     sr->combos, sr->combos == 1 ? "" : "s", sr->bars, how,
+                     sebt_bench_run_loaded(set, sr) ? "; MEASURED UNDER LOAD" : "");
         } else if (strcmp(all[b], "cuda") == 0) {
             snprintf(speed, sizeof speed, "no device here. Modelled (not measured): 1 bar-combo per SM per cycle, "
                      "e.g. about 2.6e11 bar-combos/s (1.7 M backtests/s of 152,832 bars) on an H100 SXM "
@@ -603,8 +617,8 @@ static void write_big_sweeps(FILE *f, fmt k, const sebt_big_sweeps *bs)
     if (!bs->found || bs->n_rows == 0) {
         snprintf(line, sizeof line, "No big-sweep benchmark was found%s%s%s. bench/run_big_sweeps.sh BUILD_DIR makes "
                  "one (sweeps of 10^4 to 10^6 combos over the bundled 15m series, CSV, JSON and npy, 1 and 2 "
-                 "threads, each repeated; FULL=1 adds 10^7) into " SEBT_BIG_SWEEPS_DEFAULT ", which a report "
-                 "run from the top of the checkout reads (or name it: --big-sweeps FILE).",
+                 "threads, each repeated; FULL=1 adds 10^7) into " SEBT_BIG_SWEEPS_DEFAULT ", which is "
+                 "installed with sebt and which the report reads from there (or name one: --big-sweeps FILE).",
                  bs->found ? ": " : " (looked for ", bs->path[0] ? bs->path : "none",
                  bs->found ? " has no run in it" : ")");
         fputs(k == FMT_MD ? "" : "<p class=\"note\">", f);
@@ -638,8 +652,10 @@ static void write_big_sweeps(FILE *f, fmt k, const sebt_big_sweeps *bs)
             snprintf(eff, sizeof eff, "%.0f%%", 100 * r->efficiency);
         if (isfinite(r->load_min))
             snprintf(load, sizeof load, "%.1f-%.1f", r->load_min, r->load_max);
+        char engine[64];
+        sebt_big_engine_label(r, engine, sizeof engine);
         row_start(f, k);
-        cell(f, k, r->engine, true);
+        cell(f, k, engine, true);
         cell(f, k, r->grid, false);
         cell(f, k, combos, false);
         cell(f, k, r->format, false);
@@ -663,13 +679,26 @@ static void write_big_sweeps(FILE *f, fmt k, const sebt_big_sweeps *bs)
     char load[96] = "not recorded";
     if (isfinite(bs->load_min))
         snprintf(load, sizeof load, "from %.1f to %.1f", bs->load_min, bs->load_max);
+    bool old = false, cached = false;
+    for (size_t i = 0; i < bs->n_rows; i++) {
+        old |= strcmp(bs->rows[i].engine, "sebt-old") == 0;
+        cached |= strcmp(bs->rows[i].engine, "sebt-cached") == 0;
+    }
     snprintf(line, sizeof line, "From %s (bench/run_big_sweeps.sh, measured when it ran, not by this report's "
-             "run): %zu runs of `sebt sweep` in %zu workloads, each shown as the median of its repetitions. End "
+             "run): %zu runs of `sebt sweep` in %zu workloads, each shown as the median of its repetitions. "
+             "Engines: sebt COMMIT is this project at the commit measured%s%s; numba peer is "
+             "bench/peers/numba_peer.py on the same grid. End "
              "to end is the wall time of the whole command (load, sweep, write); compute, the backtests alone; "
              "CPU, the process's user and system time. Parallel efficiency: compute on 1 thread / (threads x "
-             "compute on that many threads), 100%% is perfect. The 1-minute load average was %s while they ran: "
+             "compute on that many threads), 100%% is perfect. The 1-minute load average was %s while they ran%s: "
              "a machine busier than its cores stretches wall times and lowers the efficiency.%s",
-             bs->path, bs->n_runs, bs->n_rows, load, skipped);
+             bs->path, bs->n_runs, bs->n_rows,
+             cached ? "; series cached, the same reading the series from sebt's series cache" : "",
+             old ? "; older sebt (OLD) is an earlier sebt binary the script was given (OLD=path), run over the "
+                   "same grids on the same machine so that the two read as same-machine ratios (its commit was "
+                   "not recorded)" : "",
+             load, sebt_big_sweeps_loaded(bs) ? " (MEASURED UNDER LOAD: above the runs' own threads)" : "",
+             skipped);
     fputs(k == FMT_MD ? "" : "<p class=\"note\">", f);
     if (k == FMT_MD)
         md_text(f, line);
@@ -677,6 +706,82 @@ static void write_big_sweeps(FILE *f, fmt k, const sebt_big_sweeps *bs)
         html_text(f, line);
     fputs(k == FMT_MD ? "\n\n" : "</p>\n", f);
 }
+
+static const char *const figure_captions[SEBT_REPORT_N_FIGURES];
+
+/* --baseline: every ratio the gate compared, the gated ones first; a
+ * regression, an unconfirmed drop and a large drop outside the gate are
+ * each marked in their row (and in red in the HTML). */
+static void write_baseline(FILE *f, fmt k, const sebt_baseline *b, const char *old_name)
+{
+    char line[1024];
+    snprintf(line, sizeof line, "Against %s: ratios within each run (how many times faster; median and min-max "
+             "over the repetitions). A gated ratio whose median fell by more than %g%% is a regression when a "
+             "Mann-Whitney U test of the two runs' repetitions gives p < %g, inconclusive when it does not. "
+             "Ratios marked not gated are shown, and a drop beyond %g%% in them flagged, but they decide nothing.",
+             old_name, b->threshold_pct, b->alpha, b->threshold_pct);
+    fputs(k == FMT_MD ? "" : "<p class=\"note\">", f);
+    if (k == FMT_MD)
+        md_text(f, line);
+    else
+        html_text(f, line);
+    fputs(k == FMT_MD ? "\n\n" : "</p>\n", f);
+    static const char *const cols[] = { "work: faster/slower backend", "time", "old", "old min-max (n)", "new",
+                                        "new min-max (n)", "change", "p", "verdict" };
+    header_of(f, k, cols, 9, true);
+    for (size_t i = 0; i < b->n_ratios; i++) {
+        const sebt_ratio_row *r = &b->ratios[i];
+        char o[32] = "-", or[64] = "-", n[32] = "-", nr[64] = "-", ch[32] = "-", pv[32] = "-";
+        if (isfinite(r->old_ratio))
+            snprintf(o, sizeof o, "%.4g", r->old_ratio);
+        if (isfinite(r->old_min))
+            snprintf(or, sizeof or, "%.4g-%.4g (%zu)", r->old_min, r->old_max, r->old_n);
+        if (isfinite(r->new_ratio))
+            snprintf(n, sizeof n, "%.4g", r->new_ratio);
+        if (isfinite(r->new_min))
+            snprintf(nr, sizeof nr, "%.4g-%.4g (%zu)", r->new_min, r->new_max, r->new_n);
+        if (isfinite(r->change_pct))
+            snprintf(ch, sizeof ch, "%+.1f%%", r->change_pct);
+        if (isfinite(r->p_value))
+            snprintf(pv, sizeof pv, "%.4f", r->p_value);
+        bool mark = r->flagged || r->dropped || r->verdict == SEBT_VERDICT_INCONCLUSIVE;
+        fputs(k == FMT_MD ? "" : mark ? "<tr class=\"flag\">" : "<tr>", f);
+        cell(f, k, r->what, true);
+        cell(f, k, r->measure ? r->measure : "", false);
+        cell(f, k, o, false);
+        cell(f, k, or, false);
+        cell(f, k, n, false);
+        cell(f, k, nr, false);
+        cell(f, k, ch, false);
+        cell(f, k, pv, false);
+        if (k == FMT_MD && mark) {
+            char bold[256];
+            snprintf(bold, sizeof bold, "**%s**", r->note);
+            cell(f, k, bold, false);
+        } else {
+            cell(f, k, r->note, false);
+        }
+        row_end(f, k);
+    }
+    table_end(f, k);
+}
+
+/* A figure's caption, with its load flag when points of it were measured
+ * under load. */
+static void caption_of(const sebt_bench_set *set, int fig, fmt k, char *buf, size_t size)
+{
+    char why[256];
+    if (fig < SEBT_REPORT_N_FIGURES - 1 && sebt_report_figure_loaded(set, fig, why, sizeof why))
+        snprintf(buf, size, k == FMT_HTML ? "%s <strong class=\"load\">MEASURED UNDER LOAD: %s.</strong>"
+                                          : "%s **MEASURED UNDER LOAD: %s.**", figure_captions[fig], why);
+    else
+        snprintf(buf, size, "%s", figure_captions[fig]);
+}
+
+static const char *const big_caption_loaded =
+    "Big sweeps: end-to-end seconds of one `sebt sweep` against the combos in it, one line per engine and output "
+    "format, at the most threads each ran on (log-log; medians). <strong class=\"load\">MEASURED UNDER LOAD: the "
+    "load average was above the runs' own threads (see the table's load column).</strong>";
 
 static const char *const big_caption =
     "Big sweeps: end-to-end seconds of one `sebt sweep` against the combos in it, one line per engine and output "
@@ -707,8 +812,9 @@ static sebt_status io_fail(sebt_error *err, const char *what, const char *path)
 }
 
 static sebt_status write_markdown(const sebt_bench_set *set, const sebt_report_summary *sum, const kv *facts,
-                                  size_t n_facts, const sebt_big_sweeps *bs, const char *dir, sebt_error *err)
+                                  size_t n_facts, const sebt_report_opts *opts, const char *dir, sebt_error *err)
 {
+    const sebt_big_sweeps *bs = opts->big_sweeps;
     char path[4096];
     snprintf(path, sizeof path, "%s/report.md", dir);
     sebt_outfile of; /* atomic: a failed run keeps the previous report */
@@ -717,22 +823,31 @@ static sebt_status write_markdown(const sebt_bench_set *set, const sebt_report_s
     FILE *f = of.f;
     fputs("# sebt performance report\n\n", f);
     write_headline(f, FMT_MD, set, sum);
+    if (opts->baseline) {
+        fputs("## Against the baseline\n\n", f);
+        write_baseline(f, FMT_MD, opts->baseline, opts->baseline_name ? opts->baseline_name : "the baseline");
+    }
     fputs("## Ratios measured in this run\n\n", f);
     write_ratios(f, FMT_MD, set);
     fputs("## Backends: contract, parity with the oracle, speed\n\n", f);
     write_backends(f, FMT_MD, set);
     fprintf(f, "%s\n\n## Figures\n\n", notes);
-    for (int i = 0; i < SEBT_REPORT_N_FIGURES; i++)
-        fprintf(f, "![%s](%s.svg)\n\n%s ([PNG](%s.png))\n\n", sebt_report_figures[i], sebt_report_figures[i],
-                figure_captions[i], sebt_report_figures[i]);
+    for (int i = 0; i < SEBT_REPORT_N_FIGURES; i++) {
+        char cap[1024];
+        caption_of(set, i, FMT_MD, cap, sizeof cap);
+        fprintf(f, "![%s](%s.svg)\n\n%s ([PNG](%s.png))\n\n", sebt_report_figures[i], sebt_report_figures[i], cap,
+                sebt_report_figures[i]);
+    }
     fputs("## Sweeps\n\n", f);
     write_sweeps(f, FMT_MD, set);
     if (bs) {
         fputs("## Big sweeps\n\n", f);
         write_big_sweeps(f, FMT_MD, bs);
         if (bs->found && bs->n_rows)
-            fprintf(f, "![%s](%s.svg)\n\n%s ([PNG](%s.png))\n\n", SEBT_REPORT_BIG_FIGURE, SEBT_REPORT_BIG_FIGURE,
-                    big_caption, SEBT_REPORT_BIG_FIGURE);
+            fprintf(f, "![%s](%s.svg)\n\n%s%s ([PNG](%s.png))\n\n", SEBT_REPORT_BIG_FIGURE, SEBT_REPORT_BIG_FIGURE,
+                    big_caption, sebt_big_sweeps_loaded(bs) ? " **MEASURED UNDER LOAD: the load average was above the "
+                                                              "runs' own threads (see the table's load column).**" : "",
+                    SEBT_REPORT_BIG_FIGURE);
     }
     fputs("## Micro benchmarks\n\n", f);
     write_micro(f, FMT_MD, set);
@@ -766,7 +881,8 @@ static const char *const css =
     "figcaption{color:#555}.note{color:#555}table.num td{white-space:nowrap}"
     ".verdict{font-size:18px;font-weight:bold;padding:6px 10px;border-left:6px solid}"
     ".verdict.good{border-color:#2a2;background:#efe}.verdict.unsure{border-color:#c90;background:#ffd}"
-    ".verdict.bad{border-color:#c00;background:#fee}.speed{font-size:16px}.warn li{color:#a00}";
+    ".verdict.bad{border-color:#c00;background:#fee}.speed{font-size:16px}.warn li{color:#a00}"
+    "tr.flag td{color:#a00;font-weight:bold}.load{color:#a00}";
 
 /* A figure inline (a data URI): index.html opens with no other file. */
 static sebt_status embed_figure(FILE *f, const char *dir, const char *name, const char *caption, sebt_error *err)
@@ -786,8 +902,9 @@ static sebt_status embed_figure(FILE *f, const char *dir, const char *name, cons
 }
 
 static sebt_status write_html(const sebt_bench_set *set, const sebt_report_summary *sum, const kv *facts,
-                              size_t n_facts, const sebt_big_sweeps *bs, const char *dir, sebt_error *err)
+                              size_t n_facts, const sebt_report_opts *opts, const char *dir, sebt_error *err)
 {
+    const sebt_big_sweeps *bs = opts->big_sweeps;
     char path[4096];
     snprintf(path, sizeof path, "%s/index.html", dir);
     sebt_outfile of;
@@ -798,21 +915,29 @@ static sebt_status write_html(const sebt_bench_set *set, const sebt_report_summa
                "<title>sebt performance report: %s</title>\n<style>%s</style>\n</head>\n<body>\n"
                "<h1>sebt performance report</h1>\n", sebt_call_name(sum->call), css);
     write_headline(f, FMT_HTML, set, sum);
+    if (opts->baseline) {
+        fputs("<h2>Against the baseline</h2>\n", f);
+        write_baseline(f, FMT_HTML, opts->baseline, opts->baseline_name ? opts->baseline_name : "the baseline");
+    }
     fputs("<h2>Ratios measured in this run</h2>\n", f);
     write_ratios(f, FMT_HTML, set);
     fputs("<h2>Backends: contract, parity with the oracle, speed</h2>\n", f);
     write_backends(f, FMT_HTML, set);
     fprintf(f, "<p class=\"note\">%s</p>\n<h2>Figures</h2>\n", notes);
     sebt_status st = SEBT_OK;
-    for (int i = 0; i < SEBT_REPORT_N_FIGURES && st == SEBT_OK; i++)
-        st = embed_figure(f, dir, sebt_report_figures[i], figure_captions[i], err);
+    for (int i = 0; i < SEBT_REPORT_N_FIGURES && st == SEBT_OK; i++) {
+        char cap[1024];
+        caption_of(set, i, FMT_HTML, cap, sizeof cap);
+        st = embed_figure(f, dir, sebt_report_figures[i], cap, err);
+    }
     fputs("<h2>Sweeps</h2>\n", f);
     write_sweeps(f, FMT_HTML, set);
     if (bs && st == SEBT_OK) {
         fputs("<h2>Big sweeps</h2>\n", f);
         write_big_sweeps(f, FMT_HTML, bs);
         if (bs->found && bs->n_rows)
-            st = embed_figure(f, dir, SEBT_REPORT_BIG_FIGURE, big_caption, err);
+            st = embed_figure(f, dir, SEBT_REPORT_BIG_FIGURE, sebt_big_sweeps_loaded(bs) ? big_caption_loaded
+                                                                                           : big_caption, err);
     }
     fputs("<h2>Micro benchmarks</h2>\n", f);
     write_micro(f, FMT_HTML, set);
@@ -918,8 +1043,8 @@ sebt_status sebt_report_write(const sebt_bench_set *set, const char *json, size_
         return st;
     kv facts[N_FACTS];
     size_t n_facts = collect_facts(set, opts, facts);
-    st = write_markdown(set, sum, facts, n_facts, opts->big_sweeps, dir, err);
+    st = write_markdown(set, sum, facts, n_facts, opts, dir, err);
     if (st != SEBT_OK)
         return st;
-    return write_html(set, sum, facts, n_facts, opts->big_sweeps, dir, err);
+    return write_html(set, sum, facts, n_facts, opts, dir, err);
 }

@@ -17,6 +17,7 @@ const char *sebt_call_name(sebt_call c)
     case SEBT_CALL_FASTER: return "faster";
     case SEBT_CALL_INCONCLUSIVE: return "inconclusive";
     case SEBT_CALL_FAIL: return "FAIL";
+    case SEBT_CALL_REGRESSION: return "REGRESSION";
     }
     return "?";
 }
@@ -43,27 +44,34 @@ static void threads_text(const sebt_bench_set *set, int threads, char *buf, size
         snprintf(buf, size, "every core");
 }
 
+/* One workload in every run, so that two headlines compare: fast_cpu's
+ * sweep of SEBT_HEADLINE_COMBOS combos over the 15m series on every core,
+ * the number of its row in the Sweeps table. */
 static void headline(const sebt_bench_set *set, char *buf, size_t size)
 {
-    const sebt_bench_run *best = NULL;
-    for (size_t i = 0; i < set->n_runs; i++) {
-        const sebt_bench_run *r = &set->runs[i];
-        if (strcmp(r->backend, "fast_cpu") == 0 && strcmp(r->group, "sweep_combos") == 0 &&
-            r->status == SEBT_RUN_OK && r->combos_per_s > 0 && (!best || r->combos_per_s > best->combos_per_s))
-            best = r;
-    }
-    if (!best) {
-        snprintf(buf, size, "speed: no fast_cpu sweep was timed in this run");
+    const sebt_bench_run *r = sebt_bench_find(set, "sweep_combos", "fast_cpu", SEBT_HEADLINE_BARS,
+                                              SEBT_HEADLINE_COMBOS, 0);
+    char threads[64];
+    threads_text(set, 0, threads, sizeof threads);
+    if (!r || r->status != SEBT_RUN_OK || !(r->combos_per_s > 0)) {
+        snprintf(buf, size, "speed: fast_cpu's sweep of %d combos over %d bars, %s, was not timed in this run",
+                 SEBT_HEADLINE_COMBOS, SEBT_HEADLINE_BARS, threads);
         return;
     }
-    char rate[32], lo[32], hi[32], threads[64];
-    rate_text(best->combos_per_s, rate, sizeof rate);
+    char rate[32], lo[32], hi[32], load[160] = "";
+    rate_text(r->combos_per_s, rate, sizeof rate);
     /* A rate's range follows its time: rate = work / time. */
-    rate_text(best->combos_per_s * best->seconds / best->seconds_max, lo, sizeof lo);
-    rate_text(best->combos_per_s * best->seconds / best->seconds_min, hi, sizeof hi);
-    threads_text(set, best->threads, threads, sizeof threads);
+    rate_text(r->combos_per_s * r->seconds / r->seconds_max, lo, sizeof lo);
+    rate_text(r->combos_per_s * r->seconds / r->seconds_min, hi, sizeof hi);
+    if (sebt_bench_run_loaded(set, r)) {
+        if (isfinite(r->others_busy))
+            snprintf(load, sizeof load, "; MEASURED UNDER LOAD: other processes used %.0f%% of the CPUs",
+                     100 * r->others_busy);
+        else
+            snprintf(load, sizeof load, "; MEASURED UNDER LOAD: load average %.2f", r->load_avg);
+    }
     snprintf(buf, size, "speed: fast_cpu runs %s backtests/s (%s-%s over %zu repetitions): sweeps of %lld combos "
-             "over %lld bars, %s", rate, lo, hi, best->n_reps, best->combos, best->bars, threads);
+             "over %lld bars, %s%s", rate, lo, hi, r->n_reps, r->combos, r->bars, threads, load);
 }
 
 /* Google Benchmark prints "***WARNING*** Library was built as DEBUG.
@@ -133,8 +141,14 @@ void sebt_report_summary_of(const sebt_bench_set *set, const char *history, cons
     bool loaded = sebt_run_loaded(set, NULL, 0);
     bool below = h.vs_reference_max < prev.vs_reference_min, above = h.vs_reference_min > prev.vs_reference_max;
     if (!below && !above) {
+        /* "Within" only when the median is inside that run's range; a
+         * median outside it whose range still overlaps shows no change. */
         s->call = SEBT_CALL_PASS;
-        snprintf(s->verdict, sizeof s->verdict, "verdict: pass: parity ok; %s, within the range of %s", now,
+        bool inside = h.vs_reference >= prev.vs_reference_min && h.vs_reference <= prev.vs_reference_max;
+        snprintf(s->verdict, sizeof s->verdict, "verdict: pass: parity ok; %s, %s %s", now,
+                 inside ? "within the range of"
+                 : h.vs_reference < prev.vs_reference_min ? "below the range but overlapping it (no change shown) of"
+                                                          : "above the range but overlapping it (no change shown) of",
                  against);
     } else if (loaded || prev_loaded) {
         s->call = SEBT_CALL_INCONCLUSIVE;
@@ -146,5 +160,51 @@ void sebt_report_summary_of(const sebt_bench_set *set, const char *history, cons
         snprintf(s->verdict, sizeof s->verdict, "verdict: %s: parity ok; %s, %s the range of %s, both on a quiet "
                  "machine%s", below ? "slower" : "faster", now, below ? "below" : "above", against,
                  below ? ": confirm with sebt report --baseline OLD/bench.json NEW/bench.json" : "");
+    }
+}
+
+void sebt_report_summary_baseline(sebt_report_summary *s, const sebt_baseline *b, const char *old_name)
+{
+    if (s->call == SEBT_CALL_FAIL)
+        return;
+    const sebt_ratio_row *first = NULL;
+    size_t gated = 0;
+    for (size_t i = 0; i < b->n_ratios; i++) {
+        gated += b->ratios[i].gated;
+        if (!first && (b->ratios[i].flagged || b->ratios[i].verdict == SEBT_VERDICT_INCONCLUSIVE))
+            first = &b->ratios[i];
+    }
+    char drop[640] = "";
+    for (size_t i = 0, used = 0; i < b->n_ratios && used < sizeof drop; i++) {
+        const sebt_ratio_row *r = &b->ratios[i];
+        if (r->dropped)
+            used += (size_t)snprintf(drop + used, sizeof drop - used, "%s%s %.4g x -> %.4g x (%+.0f%%)",
+                                     used ? "; " : "; flagged though not gated: ", r->what, r->old_ratio,
+                                     r->new_ratio, r->change_pct);
+    }
+    char worst[448] = "";
+    if (first && isfinite(first->change_pct))
+        snprintf(worst, sizeof worst, "; %s: %.4g x -> %.4g x (%+.0f%%, p = %.3g)", first->what, first->old_ratio,
+                 first->new_ratio, first->change_pct, first->p_value);
+    else if (first)
+        snprintf(worst, sizeof worst, "; %s: %s", first->what, first->note);
+    if (b->n_flagged) {
+        s->call = SEBT_CALL_REGRESSION;
+        snprintf(s->verdict, sizeof s->verdict, "verdict: REGRESSION against the baseline %s: %zu of %zu gated "
+                 "ratio(s) fell by more than %g%% and the repetitions confirm it (p < %g)%s%s", old_name,
+                 b->n_flagged, gated, b->threshold_pct, b->alpha, worst, drop);
+    } else if (b->n_compared == 0) {
+        s->call = SEBT_CALL_INCONCLUSIVE;
+        snprintf(s->verdict, sizeof s->verdict, "verdict: inconclusive: this run and the baseline %s share no "
+                 "gated ratio (no backend pair ran the same work in both)%s", old_name, drop);
+    } else if (b->n_inconclusive) {
+        s->call = SEBT_CALL_INCONCLUSIVE;
+        snprintf(s->verdict, sizeof s->verdict, "verdict: inconclusive against the baseline %s: %zu of %zu "
+                 "ratio(s) fell by more than %g%% but the repetitions do not confirm it%s%s", old_name,
+                 b->n_inconclusive, b->n_compared, b->threshold_pct, worst, drop);
+    } else {
+        s->call = SEBT_CALL_PASS;
+        snprintf(s->verdict, sizeof s->verdict, "verdict: pass against the baseline %s: %zu gated ratio(s) "
+                 "compared, none fell by more than %g%%%s", old_name, b->n_compared, b->threshold_pct, drop);
     }
 }

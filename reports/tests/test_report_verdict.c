@@ -5,9 +5,9 @@
  * - the gated pair, one thread each, CPU time per repetition: the
  *   reference 1 s every time, fast_cpu 4 ms, 5 ms, 2.5 ms, so the ratios
  *   are 250, 200 and 400: median 250, range 200-400;
- * - fast_cpu's biggest combo sweep: 1000 combos over 152832 bars in 0.2 s
- *   (min 0.1 s, max 0.25 s) on every core: 5000 backtests/s, its range
- *   5000 * 0.2/0.25 = 4000 to 5000 * 0.2/0.1 = 10000. */
+ * - the headline's fixed workload, fast_cpu's sweep of 10000 combos over
+ *   152832 bars on every core, in 2 s (min 1 s, max 2.5 s): 5000
+ *   backtests/s, its range 5000 * 2/2.5 = 4000 to 5000 * 2/1 = 10000. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -52,10 +52,10 @@ static void build(double busy)
         runs[1].rep_cpu_seconds[k] = fast[k];
     }
     runs[0].n_reps = runs[1].n_reps = 3;
-    run_of(&runs[2], "sweep_combos", "fast_cpu", 152832, 1000, 0, busy);
-    runs[2].seconds = 0.2;
-    runs[2].seconds_min = 0.1;
-    runs[2].seconds_max = 0.25;
+    run_of(&runs[2], "sweep_combos", "fast_cpu", 152832, 10000, 0, busy);
+    runs[2].seconds = 2;
+    runs[2].seconds_min = 1;
+    runs[2].seconds_max = 2.5;
     runs[2].combos_per_s = 5000;
     runs[2].n_reps = 3;
     set = (sebt_bench_set){ .n_runs = 3, .runs = runs, .n_context = 3, .context_keys = keys,
@@ -110,8 +110,58 @@ Test(verdict, the_speed_headline_names_its_workload_and_threads)
     sebt_report_summary s;
     sebt_report_summary_of(&set, NULL, NULL, &s);
     cr_assert_str_eq(s.headline, "speed: fast_cpu runs 5 k backtests/s (4 k-10 k over 3 repetitions): sweeps of "
-                                 "1000 combos over 152832 bars, every core (2 threads)");
+                                 "10000 combos over 152832 bars, every core (2 threads)");
     cr_assert_str_empty(s.warning);
+}
+
+/* The headline's workload is fixed: a faster sweep of another size (here
+ * 1000 combos on one thread at 9000/s) never takes its place, and a run
+ * without the fixed workload says so rather than quoting another. */
+Test(verdict, the_headline_workload_is_the_same_every_run)
+{
+    build(0.01);
+    sebt_bench_run more[4];
+    memcpy(more, runs, sizeof runs);
+    run_of(&more[3], "sweep_combos", "fast_cpu", 152832, 1000, 1, 0.01);
+    more[3].seconds = more[3].seconds_min = more[3].seconds_max = 1000.0 / 9000;
+    more[3].combos_per_s = 9000;
+    more[3].n_reps = 3;
+    sebt_bench_set s4 = set;
+    s4.runs = more;
+    s4.n_runs = 4;
+    sebt_report_summary s;
+    sebt_report_summary_of(&s4, NULL, NULL, &s);
+    HAS(s.headline, "speed: fast_cpu runs 5 k backtests/s (4 k-10 k over 3 repetitions): sweeps of 10000 combos");
+    s4.runs = more + 3;
+    s4.n_runs = 1;
+    sebt_report_summary_of(&s4, NULL, NULL, &s);
+    cr_assert_str_eq(s.headline, "speed: fast_cpu's sweep of 10000 combos over 152832 bars, every core (2 threads), "
+                                 "was not timed in this run");
+}
+
+/* Others used 90% of the CPUs while the fixed workload ran: the headline
+ * carries the flag. */
+Test(verdict, the_headline_is_flagged_when_measured_under_load)
+{
+    build(0.90);
+    sebt_report_summary s;
+    sebt_report_summary_of(&set, NULL, NULL, &s);
+    HAS(s.headline, "every core (2 threads); MEASURED UNDER LOAD: other processes used 90% of the CPUs");
+}
+
+/* 250 x (200-400) against a last run of 300 x (260-350): the ranges
+ * overlap, so no change is shown, but 250 is below 260: never "within". */
+Test(verdict, within_only_when_the_median_is_inside_the_range)
+{
+    build(0.01);
+    history_with("Test CPU", 0.01, 300, 260, 350);
+    sebt_report_summary s;
+    sebt_report_summary_of(&set, history, NULL, &s);
+    cr_assert_eq(s.call, SEBT_CALL_PASS);
+    cr_assert_null(strstr(s.verdict, "within"), "%s", s.verdict);
+    HAS(s.verdict, "fast_cpu = 250 x the reference (200-400; one thread each, CPU time), below the range but "
+                   "overlapping it (no change shown) of the last --quick run on this machine (def5678, "
+                   "2026-01-02: 300 x, 260-350)");
 }
 
 Test(verdict, pass_when_there_is_nothing_to_compare_with)
@@ -202,7 +252,7 @@ Test(verdict, fail_when_a_backend_diverged)
     sebt_report_summary_of(&set, NULL, NULL, &s);
     cr_assert_eq(s.call, SEBT_CALL_FAIL);
     cr_assert_str_eq(s.verdict, "verdict: FAIL: 1 benchmark(s) diverged from the oracle and 0 failed to run; "
-                                "first: sweep_combos/fast_cpu/bars:152832/combos:1000/threads:0: parity FAILED: "
+                                "first: sweep_combos/fast_cpu/bars:152832/combos:10000/threads:0: parity FAILED: "
                                 "combo 3 diverged");
 }
 
