@@ -64,15 +64,15 @@ step() {
   local start=$SECONDS tick="" rc=0
   : >"$log"
   if [[ $SEBT_PROGRESS_MODE != off ]]; then
+    # It stops itself when this script is gone (Ctrl-C), so no trap of the
+    # caller's is replaced.
     ticker "$name" "$log" "$start" &
     tick=$!
-    trap 'kill '"$tick"' 2>/dev/null || true' EXIT
   fi
   "$@" >"$log" 2>&1 || rc=$?
   if [[ -n $tick ]]; then
     kill "$tick" 2>/dev/null || true
     wait "$tick" 2>/dev/null || true
-    trap - EXIT
     if [[ $SEBT_PROGRESS_MODE == live ]]; then printf '\r\033[K'; fi
   fi
   if [[ $rc -eq 0 ]]; then
