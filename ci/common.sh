@@ -27,7 +27,7 @@ fi
 # "45%" from the step's log: make's "[ 45%]", ninja's "[12/345]" or
 # ctest's " 12/345 Test"; empty when the log says nothing of the kind.
 progress_of() {
-  tail -c 8192 "$1" 2>/dev/null | tr '\r' '\n' | awk '
+  { tail -c 8192 "$1" 2>/dev/null || true; } | tr '\r' '\n' | awk '
     match($0, /^\[ *[0-9]+%\]/) { p = substr($0, RSTART + 1, RLENGTH - 2); gsub(/ /, "", p) }
     match($0, /^\[[0-9]+\/[0-9]+\]/) { split(substr($0, 2, RLENGTH - 2), f, "/"); if (f[2] > 0) p = int(100 * f[1] / f[2]) "%" }
     match($0, /^ *[0-9]+\/[0-9]+ Test /) { split($1, f, "/"); if (f[2] > 0) p = int(100 * f[1] / f[2]) "% of the tests" }
