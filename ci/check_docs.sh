@@ -24,7 +24,9 @@ set -euo pipefail
 # checkout, else every file outside build folders.
 project_files() {
   local root=$1
-  if git -C "$root" rev-parse --show-toplevel 2>/dev/null | grep -qxF "$(cd "$root" && pwd -P)"; then
+  local top
+  top=$(git -C "$root" rev-parse --show-toplevel 2>/dev/null) || top=""
+  if [[ -n $top && $top == "$(cd "$root" && pwd -P)" ]]; then
     git -C "$root" ls-files --cached --others --exclude-standard
   else
     (cd "$root" && find . -path './build*' -prune -o -type f -print | sed 's|^\./||')
