@@ -67,14 +67,14 @@ fences() {
 # What a work log says and a reference does not. In every file: an issue
 # number (the word, then a number, a range or #number), a work session, a
 # commit of main named as where something was run. In .md files also: this
-# or that "round" of work, and a measurement dated in the text: that
-# belongs in bench/results.
+# or that "round" of work, a measurement dated in the text (that belongs
+# in bench/results), and a count of the people at work on the machine.
 # SPEC.md is a copy of the contract (check_docs.sh spec) and is not ours to
 # edit; bench/results holds the dated runs on purpose.
 worklog() {
   local root=$1 bad=0 f hits
   local every='issues? ?#?[0-9]+|(this|last|previous|that|next) session|session.s (start|end)|until this (session|round|change|commit)|at main [0-9a-f]{7}'
-  local docs='(this|last|previous|that|next) round\b|(measured|re-measured|counts|run) (on )?\(?20[0-9]{2}-[0-9]{2}-[0-9]{2}'
+  local docs='(this|last|previous|that|next) round\b|(measured|re-measured|counts|run) (on )?\(?20[0-9]{2}-[0-9]{2}-[0-9]{2}|\b([0-9]+|two|three|four|five|six|seven|eight|nine|ten) (other )?(helpers|engineers|agents)\b'
   local -a md=() other=()
   while IFS= read -r f; do
     case $f in bench/results/*|SPEC.md) continue ;; esac
@@ -181,11 +181,12 @@ self_test() {
   mkdir -p "$tmp/proj/bench/results" "$tmp/proj/core"
   printf 'measured %s-11-24 at %s abc1234 in %s 23\n' 2026 main "$iss" > "$tmp/proj/bench/results/history.md"
   printf 'a fuzz round; the last round of a campaign; that rounding\n' > "$tmp/proj/core/a.c"
-  printf 'that rounding may change\n' > "$tmp/proj/core/a.md"
+  printf 'that rounding may change; test helpers; the other helpers of the library\n' > "$tmp/proj/core/a.md"
   worklog "$tmp/proj" >/dev/null || { echo "self-test: bench/results or a code 'round' reported"; return 1; }
   for plant in "c:/* see $iss 15, defect 2 */" "c:/* ${iss}s 18-23 */" "c:/* $iss #4 */" \
                "c:// until this $ses the writer" "c:/* the previous $ses */" "c:/* at ma""in 68ad0fb */" \
-               "md:as of this round" "md:(measured 2026-11-24, load 14)" "md:Counts (2026-11-26, 2 cores)"; do
+               "md:as of this round" "md:(measured 2026-11-24, load 14)" "md:Counts (2026-11-26, 2 cores)" \
+               "md:2 cores shared by 8 hel""pers" "md:a VM six other hel""pers used"; do
     printf '%s\n' "${plant#*:}" > "$tmp/proj/core/b.${plant%%:*}"
     if worklog "$tmp/proj" >/dev/null; then echo "self-test: '${plant#*:}' was not caught"; return 1; fi
     rm "$tmp/proj/core/b.${plant%%:*}"
