@@ -1,0 +1,241 @@
+"""libsebt through ctypes: finding the library and declaring what the
+package calls. The structs mirror include/sebt/*.h; tests/test_library_layout
+checks their sizes against the C compiler's."""
+import ctypes as C
+import os
+
+from . import location
+
+c_size_t = C.c_size_t
+
+# ---- errors ------------------------------------------------------------------
+
+SEBT_OK = 0
+STATUS_NAMES = ["ok", "usage", "input", "param", "io", "nomem", "nodevice", "unavailable", "internal"]
+
+
+class SebtError(Exception):
+    """A libsebt call failed. `status` is the library's code (one of
+    STATUS_NAMES: "input" for a malformed data file, "param" for a value
+    outside its rule, ...); the message says what and where."""
+
+    def __init__(self, status, message):
+        self.status = STATUS_NAMES[status] if 0 <= status < len(STATUS_NAMES) else str(status)
+        self.code = status
+        super().__init__(message)
+
+
+class Error(C.Structure):
+    _fields_ = [("code", C.c_int), ("msg", C.c_char * 512)]
+
+    def raise_for(self, status):
+        msg = self.msg.decode("utf-8", "replace") or STATUS_NAMES[status]
+        raise SebtError(status, msg)
+
+
+# ---- types.h -----------------------------------------------------------------
+
+
+class Series(C.Structure):
+    _fields_ = [("n", c_size_t), ("ts", C.POINTER(C.c_int64))] + [
+        (k, C.POINTER(C.c_double)) for k in ("open", "high", "low", "close", "volume")
+    ] + [("n_missing", c_size_t), ("n_rejected", c_size_t), ("n_gap_filled", c_size_t),
+         ("interval_ms", C.c_int64)]
+
+
+class Params(C.Structure):
+    _fields_ = [
+        ("ema_fast", C.c_int32), ("ema_slow", C.c_int32), ("z_window", C.c_int32), ("atr_window", C.c_int32),
+        ("vol_z", C.c_double), ("tr_z", C.c_double), ("cloc_min", C.c_double),
+        ("use_stop", C.c_bool), ("atr_stop_mult", C.c_double),
+        ("use_tp", C.c_bool), ("reward_r", C.c_double),
+        ("use_time", C.c_bool), ("max_hold", C.c_int32),
+        ("fee_bp", C.c_double), ("slippage_bp", C.c_double),
+    ]
+
+
+class ParamInfo(C.Structure):
+    _fields_ = [("name", C.c_char_p), ("type", C.c_int), ("offset", c_size_t), ("min", C.c_double),
+                ("min_excluded", C.c_bool)]
+
+
+class Features(C.Structure):
+    _fields_ = [("n", c_size_t)] + [
+        (k, C.POINTER(C.c_double)) for k in ("ema_f", "ema_s", "tr", "atr", "vol_z", "tr_z", "cloc")
+    ] + [("signal", C.POINTER(C.c_uint8)), ("valid", C.POINTER(C.c_uint8))]
+
+
+class Trade(C.Structure):
+    _fields_ = [("signal_index", C.c_int64), ("entry_index", C.c_int64), ("exit_index", C.c_int64)] + [
+        (k, C.c_double) for k in ("entry_price", "exit_price", "stop", "tp", "risk", "pnl", "r")
+    ] + [("reason", C.c_int), ("bars_held", C.c_int32)]
+
+
+class OpenPosition(C.Structure):
+    _fields_ = [("open", C.c_bool), ("signal_index", C.c_int64), ("entry_index", C.c_int64),
+                ("entry_price", C.c_double), ("stop", C.c_double), ("tp", C.c_double), ("risk", C.c_double),
+                ("bars_held", C.c_int32)]
+
+
+METRICS = ("n", "win_rate", "avg_r", "total_pnl", "max_dd", "sharpe")
+
+
+class Metrics(C.Structure):
+    _fields_ = [("n", C.c_int64)] + [(k, C.c_double) for k in METRICS[1:]]
+
+
+class Result(C.Structure):
+    _fields_ = [("metrics", Metrics), ("open_at_end", OpenPosition), ("valid_bars", c_size_t),
+                ("n_trades", c_size_t), ("trades", C.POINTER(Trade))]
+
+
+# ---- backend.h ---------------------------------------------------------------
+
+PROGRESS_FN = C.CFUNCTYPE(None, C.c_void_p, c_size_t, c_size_t)
+
+
+class BatchStats(C.Structure):
+    _fields_ = [("threads_used", C.c_int), ("batches", c_size_t), ("chunks", c_size_t), ("blocks", c_size_t)]
+
+
+class BatchOpts(C.Structure):
+    _fields_ = [("threads", C.c_int), ("want_trades", C.c_bool), ("progress", PROGRESS_FN),
+                ("progress_user", C.c_void_p), ("memory_budget", c_size_t), ("stats", C.POINTER(BatchStats))]
+
+
+class Contract(C.Structure):
+    _fields_ = [("kind", C.c_int), ("tol", C.c_double)]
+
+
+class Backend(C.Structure):
+    _fields_ = [("name", C.c_char_p), ("description", C.c_char_p), ("contract", Contract),
+                ("features", C.c_void_p), ("run_batch", C.c_void_p), ("state", C.c_void_p)]
+
+
+class LoadOpts(C.Structure):
+    _fields_ = [("lenient", C.c_bool), ("fill_gaps", C.c_bool)]
+
+
+# ---- shard.h, sweep.h --------------------------------------------------------
+
+
+class SweepRecord(C.Structure):
+    _fields_ = [("combo", C.c_uint64), ("metrics", Metrics), ("valid_bars", C.c_uint64),
+                ("open_at_end", C.c_uint64)]
+
+
+ROWS_NONE, ROWS_CSV, ROWS_NPY = 0, 1, 2
+
+
+class SweepWindow(C.Structure):
+    _fields_ = [("first", C.c_uint64), ("count", c_size_t), ("combos", C.POINTER(Params)),
+                ("results", C.POINTER(Result)), ("n_parts", C.c_int), ("part", C.POINTER(C.c_void_p)),
+                ("part_bytes", C.POINTER(c_size_t))]
+
+
+WINDOW_FN = C.CFUNCTYPE(C.c_int, C.c_void_p, C.POINTER(SweepWindow))
+
+
+class SweepOpts(C.Structure):
+    _fields_ = [("grid", C.c_void_p), ("combos", C.POINTER(Params)), ("n_combos", c_size_t),
+                ("threads", C.c_int), ("window", c_size_t), ("want_trades", C.c_bool), ("rows", C.c_int),
+                ("top", c_size_t), ("metric", C.c_int), ("on_window", WINDOW_FN), ("user", C.c_void_p),
+                ("progress", PROGRESS_FN), ("progress_user", C.c_void_p)]
+
+
+class SweepResult(C.Structure):
+    _fields_ = [("top", C.POINTER(SweepRecord)), ("n_top", c_size_t), ("combos_done", c_size_t),
+                ("stopped", C.c_int), ("compute_s", C.c_double), ("compute_cpu_s", C.c_double),
+                ("rows_by_backtest_threads", C.c_bool)]
+
+
+# ---- oracle.h ----------------------------------------------------------------
+
+
+class Divergence(C.Structure):
+    _fields_ = [("combo", c_size_t), ("params", Params), ("what", C.c_char * 64), ("bar", C.c_int64),
+                ("ts", C.c_int64), ("ref_value", C.c_double), ("cand_value", C.c_double),
+                ("margin", C.c_double), ("detail", C.c_char * 320)]
+
+
+class OracleReport(C.Structure):
+    _fields_ = [("combos_checked", c_size_t), ("combos_diverged", c_size_t), ("ties", c_size_t),
+                ("decisions", C.c_uint64), ("stats", BatchStats), ("n_details", c_size_t),
+                ("details", Divergence * 8)]
+
+
+class OracleOpts(C.Structure):
+    _fields_ = [("threads", C.c_int), ("memory_budget", c_size_t), ("stop_first", C.c_bool),
+                ("progress", PROGRESS_FN), ("progress_user", C.c_void_p)]
+
+
+# ---- the library -------------------------------------------------------------
+
+_P = C.POINTER
+_DECLS = {
+    "sebt_status_name": (C.c_char_p, [C.c_int]),
+    "sebt_series_alloc": (C.c_int, [_P(Series), c_size_t, _P(Error)]),
+    "sebt_series_free": (None, [_P(Series)]),
+    "sebt_series_recount": (None, [_P(Series)]),
+    "sebt_series_check": (C.c_int, [_P(Series), _P(Error)]),
+    "sebt_load_csv_cached": (C.c_int, [C.c_char_p, _P(LoadOpts), C.c_char_p, _P(Series), _P(C.c_int), _P(Error)]),
+    "sebt_params_default": (Params, []),
+    "sebt_params_set": (C.c_int, [_P(Params), C.c_char_p, C.c_char_p, _P(Error)]),
+    "sebt_params_validate": (C.c_int, [_P(Params), _P(Error)]),
+    "sebt_features_alloc": (C.c_int, [_P(Features), c_size_t, _P(Error)]),
+    "sebt_features_free": (None, [_P(Features)]),
+    "sebt_result_free": (None, [_P(Result)]),
+    "sebt_results_free": (None, [_P(Result), c_size_t]),
+    "sebt_exit_reason_name": (C.c_char_p, [C.c_int]),
+    "sebt_backend_get": (C.c_int, [C.c_char_p, _P(_P(Backend)), _P(Error)]),
+    "sebt_backend_count": (c_size_t, []),
+    "sebt_backend_name_at": (C.c_char_p, [c_size_t]),
+    "sebt_backend_run": (C.c_int, [_P(Backend), _P(Series), _P(Params), c_size_t, _P(BatchOpts), _P(Result),
+                                   _P(Error)]),
+    "sebt_backend_features": (C.c_int, [_P(Backend), _P(Series), _P(Params), _P(Features), _P(Error)]),
+    "sebt_result_fits": (C.c_int, [_P(Params), C.c_uint64, _P(Result), _P(Error)]),
+    "sebt_data_dir": (C.c_char_p, []),
+    "sebt_part_path": (C.c_bool, [C.c_char_p, C.c_char_p, c_size_t]),
+    "sebt_grid_open": (C.c_int, [C.c_char_p, _P(C.c_void_p), _P(c_size_t), _P(Error)]),
+    "sebt_grid_combos": (None, [C.c_void_p, c_size_t, c_size_t, _P(Params)]),
+    "sebt_grid_close": (None, [C.c_void_p]),
+    "sebt_combos_load": (C.c_int, [C.c_char_p, _P(_P(Params)), _P(c_size_t), _P(Error)]),
+    "sebt_metric_index": (C.c_int, [C.c_char_p]),
+    "sebt_sweep_npy_header": (c_size_t, [C.c_char_p, C.c_uint64]),
+    "sebt_sweep_npy_row": (c_size_t, [C.c_void_p, C.c_uint64, _P(Params), _P(Result)]),
+    "sebt_sweep_npy_row_bytes": (c_size_t, []),
+    "sebt_sweep_run": (C.c_int, [_P(Backend), _P(Series), _P(SweepOpts), _P(SweepResult), _P(Error)]),
+    "sebt_sweep_result_free": (None, [_P(SweepResult)]),
+    "sebt_oracle_check": (C.c_int, [_P(Backend), _P(Series), _P(Params), c_size_t, _P(OracleOpts),
+                                    _P(OracleReport), _P(Error)]),
+    "sebt_divergence_text": (None, [_P(Divergence), C.c_char_p, c_size_t]),
+}
+
+
+def _open():
+    path = location.library_path()
+    try:
+        lib = C.CDLL(path)
+    except OSError as e:
+        raise ImportError(
+            "sebt: cannot load libsebt (%s): %s. Build sebt, or set SEBT_LIB to the path of libsebt.so" % (path, e))
+    for name, (res, args) in _DECLS.items():
+        f = getattr(lib, name)
+        f.restype = res
+        f.argtypes = args
+    libc = C.CDLL(None)
+    libc.free.argtypes = [C.c_void_p]
+    libc.free.restype = None
+    return lib, libc, path
+
+
+lib, libc, path = _open()
+PARAM_TABLE = (ParamInfo * 15).in_dll(lib, "sebt_param_table")
+PARAM_NAMES = tuple(PARAM_TABLE[i].name.decode() for i in range(15))
+PARAM_TYPES = tuple(("int", "float", "bool")[PARAM_TABLE[i].type] for i in range(15))
+
+
+def check(status, err):
+    """Raises SebtError for a failed call."""
+    if status != SEBT_OK:
+        err.raise_for(status)

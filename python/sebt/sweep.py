@@ -1,0 +1,413 @@
+"""Sweeps through libsebt's streamed driver (sebt_sweep_run): the rows come
+as the npy records `sebt sweep --format npy` writes, a window at a time,
+and are copied straight into a preallocated numpy array, a file, or
+handed out as chunks. The dtype is read from the library's own npy header,
+so the package's columns are the CLI's."""
+import ctypes as C
+import io
+import os
+import queue
+import tempfile
+import threading
+
+import numpy as np
+
+from . import library as L
+from . import progress as P
+from .backtest import PARAMS, _value_text, backend, params, run
+from .series import load
+
+
+def npy_header(n_rows):
+    """The npy preamble and header of n_rows rows, as the CLI writes it."""
+    buf = C.create_string_buffer(2048)
+    k = L.lib.sebt_sweep_npy_header(buf, n_rows)
+    return buf.raw[:k]
+
+
+def _dtype():
+    fp = io.BytesIO(npy_header(0))
+    np.lib.format.read_magic(fp)
+    return np.lib.format.read_array_header_1_0(fp)[2]
+
+
+ROW_DTYPE = _dtype()
+ROW_BYTES = ROW_DTYPE.itemsize
+METRIC_NAMES = L.METRICS
+
+
+def _grid_text(grid):
+    lines = []
+    for k, v in grid.items():
+        if k not in PARAMS:
+            raise ValueError("grid: unknown parameter %r (parameters: %s)" % (k, " ".join(PARAMS)))
+        if isinstance(v, str):
+            vals = v                                    # a range start:stop:step or a list as in a grid file
+        else:
+            if isinstance(v, (range, np.ndarray, tuple, list)):
+                v = list(v)
+            else:
+                v = [v]
+            if not v:
+                raise ValueError("grid: %s has no values" % k)
+            vals = ", ".join(_value_text(k, x) for x in v)
+        lines.append("%s = %s\n" % (k, vals))
+    return "".join(lines)
+
+
+class _Combos:
+    """What a sweep runs: a grid (opened, made a window at a time) or an
+    array of combos."""
+
+    def __init__(self, grid=None, combos=None):
+        self.grid = C.c_void_p()
+        self.array = None
+        self.n = 0
+        err = L.Error()
+        if grid is not None:
+            if isinstance(grid, dict):
+                with tempfile.TemporaryDirectory(prefix="sebt-grid-") as d:
+                    path = os.path.join(d, "grid")
+                    with open(path, "w") as f:
+                        f.write(_grid_text(grid))
+                    self._open(path, err)
+            else:
+                self._open(os.fspath(grid), err)
+        elif combos is not None:
+            if isinstance(combos, (str, os.PathLike)):
+                ptr = C.POINTER(L.Params)()
+                n = C.c_size_t()
+                L.check(L.lib.sebt_combos_load(os.fsencode(combos), C.byref(ptr), C.byref(n), C.byref(err)), err)
+                self.array = (L.Params * n.value)()
+                C.memmove(self.array, ptr, C.sizeof(L.Params) * n.value)
+                L.libc.free(ptr)
+            else:
+                rows = _combo_rows(combos)
+                self.array = (L.Params * len(rows))(*[params(r) for r in rows])
+            self.n = len(self.array)
+            if not self.n:
+                raise ValueError("no combos")
+        else:
+            raise ValueError("a sweep needs a grid (a dict of lists or a grid file) or combos")
+
+    def _open(self, path, err):
+        n = C.c_size_t()
+        L.check(L.lib.sebt_grid_open(path.encode(), C.byref(self.grid), C.byref(n), C.byref(err)), err)
+        self.n = n.value
+
+    def combo(self, i):
+        if self.grid:
+            p = L.Params()
+            L.lib.sebt_grid_combos(self.grid, i, 1, C.byref(p))
+            return p
+        return self.array[i]
+
+    def close(self):
+        if self.grid:
+            L.lib.sebt_grid_close(self.grid)
+            self.grid = C.c_void_p()
+
+    def __del__(self):
+        if L is not None and L.lib is not None:
+            self.close()
+
+
+def _combo_rows(combos):
+    if hasattr(combos, "to_dict") and hasattr(combos, "columns"):
+        return combos.to_dict("records")
+    if isinstance(combos, np.ndarray) and combos.dtype.names:
+        return list(combos)
+    return list(combos)
+
+
+def _metric(by):
+    m = L.lib.sebt_metric_index(by.encode())
+    if m < 0:
+        raise ValueError("by=%r: expected one of %s" % (by, ", ".join(METRIC_NAMES)))
+    return m
+
+
+def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progress, what="sweep"):
+    """Runs sebt_sweep_run; on_rows(first, count, parts) gets each window's
+    npy rows (a list of (address, bytes)) unless top is set. Returns the
+    Series, the driver's result, the backend name."""
+    s = load(data)
+    b = backend(backend_name)
+    failure = []
+    stop = threading.Event()
+
+    def on_window(user, w):
+        try:
+            if stop.is_set():
+                return 1
+            w = w.contents
+            parts = [(w.part[i], w.part_bytes[i]) for i in range(w.n_parts) if w.part_bytes[i]]
+            on_rows(w.first, w.count, parts)
+            return 0
+        except BaseException as e:   # noqa: B902: a callback must not unwind through C
+            failure.append(e)
+            return 1
+
+    bar = P.Bar(what, "combos", cs.n) if P.wanted(progress) else None
+
+    def on_progress(user, done, total):
+        # Runs on the thread that called sebt_sweep_run, so Ctrl-C lands here.
+        try:
+            if bar:
+                bar.update(done)
+        except BaseException as e:   # noqa: B902
+            failure.append(e)
+            stop.set()
+
+    win_fn = L.WINDOW_FN(on_window)
+    prog_fn = L.PROGRESS_FN(on_progress)
+    o = L.SweepOpts(grid=cs.grid, combos=cs.array, n_combos=cs.n, threads=threads, window=window,
+                    rows=L.ROWS_NONE if top else L.ROWS_NPY, top=top or 0, metric=_metric(by), on_window=win_fn,
+                    progress=prog_fn)
+    r = L.SweepResult()
+    err = L.Error()
+    try:
+        st = L.lib.sebt_sweep_run(b, C.byref(s._c), C.byref(o), C.byref(r), C.byref(err))
+    finally:
+        if bar:
+            bar.finish()
+    if failure:
+        L.lib.sebt_sweep_result_free(C.byref(r))
+        raise failure[0]
+    if st != L.SEBT_OK:
+        L.lib.sebt_sweep_result_free(C.byref(r))
+        err.raise_for(st)
+    return s, r, b.contents.name.decode()
+
+
+def _top_rows(cs, r, into):
+    """The driver's kept combos, best first, as npy rows (what `sebt sweep
+    --top` writes)."""
+    res = L.Result()
+    for k in range(r.n_top):
+        rec = r.top[k]
+        p = cs.combo(rec.combo)
+        res.metrics = rec.metrics
+        res.valid_bars = rec.valid_bars
+        res.open_at_end.open = rec.open_at_end != 0
+        L.lib.sebt_sweep_npy_row(into.ctypes.data + k * ROW_BYTES, rec.combo, C.byref(p), C.byref(res))
+
+
+class SweepResult:
+    """A sweep's rows (a numpy structured array with the columns of `sebt
+    sweep`, in its order; `frame()` for pandas), the series and backend it
+    ran on, and the combos, so any row can be run again with its trades."""
+
+    def __init__(self, rows, series, backend_name, combos, path=None):
+        self.rows = rows
+        self.series = series
+        self.backend = backend_name
+        self._combos = combos
+        self.path = path
+
+    def __len__(self):
+        return len(self.rows)
+
+    def frame(self):
+        """The rows as a pandas DataFrame (needs pandas)."""
+        import pandas as pd
+        return pd.DataFrame(self.rows)
+
+    def combo(self, combo_id):
+        """The row of combo combo_id (its input index)."""
+        i = np.flatnonzero(self.rows["combo"] == combo_id)
+        if not len(i):
+            raise KeyError("combo %d is not among this sweep's rows" % combo_id)
+        return self.rows[i[0]]
+
+    def run(self, combo_id, backend_name=None):
+        """The backtest of combo combo_id, with its trades (sebt.RunResult),
+        on this sweep's series and backend."""
+        row = self.combo(combo_id)
+        return run(self.series, combo=row, backend_name=backend_name or self.backend)
+
+    def trades(self, combo_id):
+        """The trades of combo combo_id (TRADE_DTYPE: epoch ms and ISO times)."""
+        return self.run(combo_id).trades
+
+    def best(self, k=10, by="sharpe", where=None):
+        """The k best rows by a metric (higher is better, NaN last, ties by
+        combo: the CLI's --top ranking) among those where holds: a boolean
+        mask, or a condition in the CLI's --where language."""
+        _metric(by)
+        rows = self.rows
+        if where is not None:
+            mask = where_mask(rows, where) if isinstance(where, str) else np.asarray(where, bool)
+            rows = rows[mask]
+        v = rows[by].astype(np.float64)
+        order = np.lexsort((rows["combo"], -np.nan_to_num(v, nan=0.0), np.isnan(v)))
+        return rows[order[:k]]
+
+    def __repr__(self):
+        return "<sebt.SweepResult %d rows, backend %s, %d bars>" % (len(self.rows), self.backend, self.series.n)
+
+
+def where_mask(rows, text):
+    """Which rows pass a condition of the CLI's --where language (compiled
+    by libsebt's sebt_where, when this libsebt has it)."""
+    if not hasattr(L.lib, "sebt_where_compile"):
+        raise NotImplementedError("this libsebt has no sebt_where_compile; pass a boolean mask")
+    names = rows.dtype.names
+    c_names = (C.c_char_p * len(names))(*[n.encode() for n in names])
+    is_bool = (C.c_bool * len(names))(*[rows.dtype[n].kind == "b" for n in names])
+    w = C.c_void_p()
+    err = L.Error()
+    L.lib.sebt_where_compile.argtypes = [C.c_char_p, C.c_void_p, C.c_void_p, C.c_size_t, C.POINTER(C.c_void_p),
+                                         C.POINTER(L.Error)]
+    L.lib.sebt_where_compile.restype = C.c_int
+    L.lib.sebt_where_eval.argtypes = [C.c_void_p, C.POINTER(C.c_double)]
+    L.lib.sebt_where_eval.restype = C.c_bool
+    L.lib.sebt_where_uses.argtypes = [C.c_void_p, C.c_size_t]
+    L.lib.sebt_where_uses.restype = C.c_bool
+    L.lib.sebt_where_free.argtypes = [C.c_void_p]
+    L.check(L.lib.sebt_where_compile(text.encode(), c_names, is_bool, len(names), C.byref(w), C.byref(err)), err)
+    try:
+        used = [i for i in range(len(names)) if L.lib.sebt_where_uses(w, i)]
+        vals = np.zeros((len(rows), len(names)), np.float64)
+        for i in used:
+            vals[:, i] = rows[names[i]]
+        out = np.empty(len(rows), bool)
+        base = vals.ctypes.data
+        stride = vals.strides[0]
+        dp = C.POINTER(C.c_double)
+        for k in range(len(rows)):
+            out[k] = L.lib.sebt_where_eval(w, C.cast(base + k * stride, dp))
+        return out
+    finally:
+        L.lib.sebt_where_free(w)
+
+
+def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="sharpe", out=None,
+          progress=None, window=0):
+    """Backtests every combo of a grid (a dict {parameter: values}, the
+    first varying slowest as in a grid file; or a grid file's path) or of
+    combos (a list of dicts, a DataFrame, a combos CSV's path) over data.
+
+    Returns a SweepResult whose rows are the CLI's npy rows bit for bit
+    (`sebt sweep --format npy`), in input order, or the top K by `by`.
+    The rows are copied a window at a time (65,536 combos) from the
+    driver's buffers into one preallocated array; with out=PATH they are
+    written to PATH as the CLI's npy file (atomically) and come back
+    memory-mapped, so memory stays at a window whatever the grid's size.
+    A progress bar is drawn on a terminal (progress=None), always (True)
+    or never (False)."""
+    cs = _Combos(grid, combos)
+    try:
+        n_rows = min(top, cs.n) if top else cs.n
+        if out is not None:
+            return _sweep_to_file(data, cs, backend, threads, top, by, out, progress, window, n_rows)
+        rows = np.empty(n_rows, ROW_DTYPE)
+        base = rows.ctypes.data
+
+        def on_rows(first, count, parts):
+            at = base + first * ROW_BYTES
+            for addr, nbytes in parts:
+                C.memmove(at, addr, nbytes)
+                at += nbytes
+
+        s, r, bname = _run_driver(data, cs, backend, threads, window, top, by, on_rows, progress)
+        try:
+            if top:
+                _top_rows(cs, r, rows)
+        finally:
+            L.lib.sebt_sweep_result_free(C.byref(r))
+        return SweepResult(rows, s, bname, cs)
+    except BaseException:
+        cs.close()
+        raise
+
+
+def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, window, n_rows):
+    out = os.fspath(out)
+    d = os.path.dirname(os.path.abspath(out))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".tmp-", dir=d)
+    try:
+        with os.fdopen(fd, "wb", buffering=0) as f:
+            f.write(npy_header(n_rows))
+
+            def on_rows(first, count, parts):
+                for addr, nbytes in parts:
+                    f.write(memoryview((C.c_char * nbytes).from_address(addr)))
+
+            s, r, bname = _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progress)
+            try:
+                if top:
+                    rows = np.empty(n_rows, ROW_DTYPE)
+                    _top_rows(cs, r, rows)
+                    f.write(rows.tobytes())
+            finally:
+                L.lib.sebt_sweep_result_free(C.byref(r))
+            os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())
+        os.replace(tmp, out)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    return SweepResult(np.load(out, mmap_mode="r"), s, bname, cs, path=out)
+
+
+def _umask():
+    m = os.umask(0)
+    os.umask(m)
+    return m
+
+
+def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, progress=None, window=0):
+    """The rows of a sweep as they are done: one array per window (65,536
+    combos unless window says otherwise), in input order. At most two
+    chunks wait for the consumer, so memory stays at a few windows
+    whatever the grid's size; leaving the loop early stops the sweep."""
+    cs = _Combos(grid, combos)
+    q = queue.Queue(maxsize=1)
+    stop = threading.Event()
+    END = object()
+
+    def on_rows(first, count, parts):
+        chunk = np.empty(count, ROW_DTYPE)
+        at = chunk.ctypes.data
+        for addr, nbytes in parts:
+            C.memmove(at, addr, nbytes)
+            at += nbytes
+        while not stop.is_set():
+            try:
+                q.put(chunk, timeout=0.1)
+                return
+            except queue.Full:
+                pass
+        raise StopIteration
+
+    def work():
+        try:
+            _, r, _ = _run_driver(data, cs, backend, threads, window, None, "sharpe", on_rows, progress)
+            L.lib.sebt_sweep_result_free(C.byref(r))
+            item = END
+        except StopIteration:
+            item = END
+        except BaseException as e:   # noqa: B902: handed to the consumer
+            item = e
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                pass
+
+    t = threading.Thread(target=work, name="sebt-sweep", daemon=True)
+    t.start()
+    try:
+        while True:
+            item = q.get()
+            if item is END:
+                break
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        t.join()
+        cs.close()

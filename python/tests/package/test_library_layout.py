@@ -1,0 +1,58 @@
+"""The ctypes structs of sebt.library have the C compiler's sizes and
+offsets for the installed headers: a field added in C and not in Python
+fails here, not as wrong numbers."""
+import ctypes as C
+import os
+import shutil
+import subprocess
+
+import pytest
+
+from sebt import library as L
+
+STRUCTS = {
+    "sebt_series": (L.Series, ["n", "ts", "volume", "interval_ms"]),
+    "sebt_params": (L.Params, ["vol_z", "use_stop", "atr_stop_mult", "use_time", "max_hold", "slippage_bp"]),
+    "sebt_param_info": (L.ParamInfo, ["offset", "min", "min_excluded"]),
+    "sebt_features": (L.Features, ["cloc", "signal", "valid"]),
+    "sebt_trade": (L.Trade, ["entry_price", "r", "reason", "bars_held"]),
+    "sebt_open_position": (L.OpenPosition, ["signal_index", "risk", "bars_held"]),
+    "sebt_metrics": (L.Metrics, ["sharpe"]),
+    "sebt_result": (L.Result, ["open_at_end", "valid_bars", "n_trades", "trades"]),
+    "sebt_batch_opts": (L.BatchOpts, ["want_trades", "progress", "memory_budget", "stats"]),
+    "sebt_backend": (L.Backend, ["contract", "features", "run_batch", "state"]),
+    "sebt_load_opts": (L.LoadOpts, ["fill_gaps"]),
+    "sebt_sweep_record": (L.SweepRecord, ["metrics", "valid_bars", "open_at_end"]),
+    "sebt_sweep_window": (L.SweepWindow, ["count", "n_parts", "part", "part_bytes"]),
+    "sebt_sweep_opts": (L.SweepOpts, ["n_combos", "window", "want_trades", "rows", "top", "metric", "on_window",
+                                      "user", "progress", "progress_user"]),
+    "sebt_sweep_result": (L.SweepResult, ["n_top", "combos_done", "stopped", "compute_cpu_s",
+                                          "rows_by_backtest_threads"]),
+    "sebt_divergence": (L.Divergence, ["params", "what", "bar", "margin", "detail"]),
+    "sebt_oracle_report": (L.OracleReport, ["decisions", "stats", "n_details", "details"]),
+    "sebt_oracle_opts": (L.OracleOpts, ["memory_budget", "stop_first", "progress_user"]),
+    "sebt_error": (L.Error, ["msg"]),
+}
+
+
+def test_structs_match_the_headers(tmp_path):
+    cc = shutil.which("cc") or shutil.which("gcc")
+    inc = os.environ.get("SEBT_INCLUDE_DIR")
+    if not cc or not inc:
+        pytest.skip("no C compiler or SEBT_INCLUDE_DIR")
+    src = ["#include <stdio.h>", "#include <stddef.h>", "#include <sebt/sebt.h>", "#include <sebt/sweep.h>",
+           "#include <sebt/oracle.h>", "int main(void) {"]
+    for c_name, (_, fields) in STRUCTS.items():
+        src.append('printf("%s %%zu\\n", sizeof(%s));' % (c_name, c_name))
+        for f in fields:
+            src.append('printf("%s.%s %%zu\\n", offsetof(%s, %s));' % (c_name, f, c_name, f))
+    src.append("return 0; }")
+    (tmp_path / "layout.c").write_text("\n".join(src))
+    exe = tmp_path / "layout"
+    subprocess.run([cc, "-std=c11", "-I", inc, str(tmp_path / "layout.c"), "-o", str(exe)], check=True)
+    want = dict(line.split() for line in subprocess.run([str(exe)], stdout=subprocess.PIPE, text=True,
+                                                         check=True).stdout.splitlines())
+    for c_name, (py, fields) in STRUCTS.items():
+        assert C.sizeof(py) == int(want[c_name]), c_name
+        for f in fields:
+            assert getattr(py, f).offset == int(want[c_name + "." + f]), c_name + "." + f

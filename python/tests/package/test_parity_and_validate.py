@@ -1,0 +1,21 @@
+"""Parity through libsebt's oracle, validate through the sebt command."""
+import sebt
+
+
+def test_parity_of_fast_cpu_checks_every_combo(data_15m):
+    rep = sebt.parity(data_15m, "fast_cpu", grid={"ema_fast": [12, 48], "vol_z": [1.0, 2.0]})
+    assert rep["ok"] and rep["combos_checked"] == 4 and rep["combos_diverged"] == 0
+    assert rep["decisions"] > 1000
+
+
+def test_parity_defaults_to_the_shipped_parity_combos(data_15m):
+    import os
+    n = sum(1 for _ in open(os.path.join(sebt.data_dir(), "parity-combos.csv"))) - 1
+    rep = sebt.parity(data_15m, "fast_cpu")
+    assert rep["ok"] and rep["combos_checked"] == n
+
+
+def test_validate_runs_the_release_gate():
+    rep = sebt.validate("fast_cpu", cases=2, no_speed=True)
+    assert rep["schema"] == "sebt-validate/1" and rep["pass"] is True and rep["exit_code"] == 0
+    assert any(c["stage"] == "parity" for c in rep["checks"])

@@ -1,0 +1,114 @@
+"""A sweep through the package has the CLI's npy rows bit for bit: every
+column, in memory, in a file, in chunks, and ranked with top."""
+import numpy as np
+import pytest
+
+import sebt
+
+# Every column moves: int, double and bool parameters, combos with no
+# trades (every metric 0), open positions at the end.
+GRID = {
+    "ema_fast": [6, 24, 96],
+    "z_window": [48, 672],
+    "vol_z": [0.5, 2.0, 9.0],
+    "use_stop": [True, False],
+    "reward_r": "0.1:0.3:0.1",
+    "max_hold": [3, 96],
+    "fee_bp": [0.0, 5.0],
+}
+N = 3 * 2 * 3 * 2 * 3 * 2 * 2
+
+
+@pytest.fixture(scope="module")
+def grid_file(tmp_path_factory):
+    p = tmp_path_factory.mktemp("grid") / "g.grid"
+    p.write_text("".join("%s = %s\n" % (k, v if isinstance(v, str) else ", ".join(
+        ("true" if x else "false") if isinstance(x, bool) else repr(x) for x in v)) for k, v in GRID.items()))
+    return p
+
+
+@pytest.fixture(scope="module")
+def cli_npy(cli, data_1m, grid_file, tmp_path_factory):
+    out = tmp_path_factory.mktemp("cli") / "sweep.npy"
+    cli("sweep", "--data", data_1m, "--grid", grid_file, "--format", "npy", "--output", out)
+    return out.read_bytes()
+
+
+def test_rows_equal_the_cli_npy_in_every_bit(data_1m, cli_npy):
+    res = sebt.sweep(data_1m, GRID, window=7)   # windows of 7: rows cross many window edges
+    assert len(res) == N
+    head = len(sebt.sweep.__globals__["npy_header"](N))
+    assert res.rows.dtype == np.load(__import__("io").BytesIO(cli_npy)).dtype
+    assert res.rows.tobytes() == cli_npy[head:]
+    # the sweep is not degenerate: the columns that matter move
+    assert len(np.unique(res.rows["n"])) > 10 and (res.rows["n"] == 0).any()
+    assert (res.rows["sharpe"] == 0).any() and (res.rows["open_at_end"] == 1).any()
+
+
+def test_a_grid_file_written_by_the_package_is_the_cli_file(data_1m, grid_file, cli_npy, tmp_path):
+    out = tmp_path / "pkg.npy"
+    res = sebt.sweep(data_1m, grid_file, out=out)
+    assert out.read_bytes() == cli_npy
+    assert isinstance(res.rows, np.memmap)
+
+
+def test_chunks_join_into_the_cli_rows(data_1m, cli_npy):
+    chunks = list(sebt.iter_sweep(data_1m, GRID, window=50))
+    assert [len(c) for c in chunks] == [50] * (N // 50) + ([N % 50] if N % 50 else [])
+    assert np.concatenate(chunks).tobytes() == cli_npy[-N * sebt.ROW_DTYPE.itemsize:]
+
+
+def test_leaving_the_chunk_loop_early_stops_the_sweep(data_1m):
+    it = sebt.iter_sweep(data_1m, GRID, window=10)
+    first = next(it)
+    it.close()
+    assert len(first) == 10 and first["combo"][0] == 0
+
+
+@pytest.mark.parametrize("by", ["sharpe", "avg_r", "max_dd"])
+def test_top_equals_the_cli_top(cli, data_1m, grid_file, tmp_path, by):
+    out = tmp_path / "top.npy"
+    cli("sweep", "--data", data_1m, "--grid", grid_file, "--top", 9, "--by", by, "--format", "npy", "--output", out)
+    res = sebt.sweep(data_1m, grid_file, top=9, by=by)
+    assert res.rows.tobytes() == np.load(out).tobytes()
+    full = sebt.sweep(data_1m, GRID)
+    assert full.best(9, by=by).tobytes() == res.rows.tobytes()
+
+
+def test_a_list_of_combos_equals_the_cli_combos_file(cli, data_1m, tmp_path):
+    combos = [dict(ema_fast=12, reward_r=1.5), dict(ema_fast=48, vol_z=1.0, use_tp=False), dict(atr_window=14)]
+    f = tmp_path / "combos.csv"
+    f.write_text("ema_fast,reward_r,vol_z,use_tp,atr_window\n12,1.5,2,true,96\n48,2,1.0,false,96\n96,2,2,true,14\n")
+    out = tmp_path / "c.npy"
+    cli("sweep", "--data", data_1m, "--combos", f, "--format", "npy", "--output", out)
+    assert sebt.sweep(data_1m, combos=combos).rows.tobytes() == np.load(out).tobytes()
+    assert sebt.sweep(data_1m, combos=f).rows.tobytes() == np.load(out).tobytes()
+
+
+def test_the_trades_of_any_combo_are_those_of_sebt_run(cli, data_1m):
+    import json
+    res = sebt.sweep(data_1m, {"ema_fast": [12, 24], "vol_z": [1.0, 1.5]})
+    row = res.combo(3)
+    t = res.trades(3)
+    doc = json.loads(cli("run", "--data", data_1m, "--set", "ema_fast=%d" % row["ema_fast"],
+                         "--set", "vol_z=%r" % float(row["vol_z"])))
+    assert len(t) == len(doc["trades"]) == row["n"] > 0
+    assert list(t["pnl"]) == [x["pnl"] for x in doc["trades"]]
+
+
+def test_where_ranks_under_a_condition(data_1m):
+    res = sebt.sweep(data_1m, GRID)
+    best = res.best(5, by="sharpe", where="n >= 30 and max_dd > -500")
+    assert len(best) == 5
+    assert (best["n"] >= 30).all() and (best["max_dd"] > -500).all()
+    rows = res.rows
+    ok = rows[(rows["n"] >= 30) & (rows["max_dd"] > -500)]
+    assert best["sharpe"][0] == np.nanmax(ok["sharpe"])
+
+
+def test_a_bad_grid_names_the_parameter(data_1m):
+    with pytest.raises(ValueError, match="vol_zz"):
+        sebt.sweep(data_1m, {"vol_zz": [1.0]})
+    with pytest.raises(sebt.SebtError, match="ema_fast") as e:
+        sebt.sweep(data_1m, {"ema_fast": [0, 5]})
+    assert e.value.status in ("param", "input", "usage")
