@@ -19,6 +19,7 @@ packages=(
   python3-numba                   # the numba peer of the benchmarks, validated over the kernel protocol
   python3-torch                   # the torch example kernel (python/examples; ~50 MB, ~3 min)
   python3-pandas                  # cli_sweep_npy_numpy reads a sweep's npy through pandas too (optional)
+  python3-numpy python3-pytest    # the sebt Python package and its tests (ctest python_package)
   clang libclang-rt-14-dev        # libFuzzer harnesses of the parsers
 )
 
