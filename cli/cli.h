@@ -8,6 +8,7 @@
 
 #include "sebt/oracle.h"
 #include "sebt/sebt.h"
+#include "sebt/shard.h"
 
 /* Exit codes, documented in docs/cli.md "Exit codes". */
 enum {
@@ -107,6 +108,8 @@ bool cli_result_fits(const sebt_result *r);
 /* Prints a double in the shortest form that reads back bit-exact
  * (sebt_format_double; nan, inf, -inf). */
 void cli_print_double(FILE *f, double v);
+/* A combo's trades as CSV, one row a trade (cli/trades_csv.c; docs/formats.md). */
+void cli_write_trades_csv(FILE *f, const sebt_series *s, const sebt_result *r);
 
 /* ---- JSON output (cli/output_json.c) ------------------------------
  * A small streaming writer shared by every subcommand that emits JSON, so
@@ -192,10 +195,16 @@ typedef struct {
     const char *output;
     bool lenient;
     bool fill_gaps;
-    sebt_params params;      /* defaults, then every --set, validated */
+    sebt_params params;      /* defaults, or --combo's row, then every --set, validated */
+    /* --combo FILE:ID: the sweep output the parameters came from, and what
+     * it says of that combo (a run without --set must give the same). */
+    char sweep_file[4096];   /* "" without --combo */
+    uint64_t sweep_combo;
+    sebt_sweep_record sweep_row;
+    bool sets;               /* --set was given */
 } cli_combo_args;
 /* The options both tables list first, in this order (run adds --format). */
-enum cli_combo_opt { COMBO_DATA, COMBO_SET, COMBO_BACKEND, COMBO_OUTPUT, COMBO_LENIENT, COMBO_FILL_GAPS,
+enum cli_combo_opt { COMBO_DATA, COMBO_SET, COMBO_PICK, COMBO_BACKEND, COMBO_OUTPUT, COMBO_LENIENT, COMBO_FILL_GAPS,
                      COMBO_FORMAT };
 struct cli_command;
 /* Parses argv (argv[0] is the command) by c's table. Returns -1 when the

@@ -68,6 +68,8 @@ static const cli_opt features_opts[] = {
     [COMBO_DATA] = { "--data", CLI_FILE, "FILE", "CSV with a header, or a Binance kline file; .gz is read as gzip" },
     [COMBO_SET] = { "--set", CLI_ASSIGN, "NAME=VALUE",
                     "a parameter of the strategy (repeatable); see 'sebt run --help'", .flags = CLI_REPEAT },
+    [COMBO_PICK] = { "--combo", CLI_TEXT, "FILE:ID", "the parameters of combo ID (the 'combo' column) of a sweep's\n"
+                     "CSV or npy output; --set then changes some" },
     [COMBO_BACKEND] = { "--backend", CLI_TEXT, "NAME", "reference, fast_cpu, cuda, cpu|gpu|auto, a plugin's path, or\n"
                         "exec:CMD, a kernel command ('exec:python3 mine.py',\n"
                         "docs/kernel-protocol.md) (default: BACKTEST_BACKEND, else cpu)", .complete = cli_backend_words },
@@ -80,7 +82,7 @@ static const cli_opt features_opts[] = {
 const cli_command cli_cmd_features_spec = {
     .name = "features",
     .summary = "the indicator columns and signal of one combo, as CSV",
-    .usage = "--data FILE [--set NAME=VALUE]... [--backend NAME] [--output FILE] [--lenient] [--fill-gaps]\n",
+    .usage = "--data FILE [--combo FILE:ID] [--set NAME=VALUE]... [--backend NAME] [--output FILE] [--lenient] [--fill-gaps]\n",
     .about = "The indicators and signal of one combo, one CSV row per bar:\n"
              "  ts,ema_f,ema_s,tr,atr,vol_z,tr_z,cloc,signal,valid\n"
              "ts in milliseconds (UTC), doubles in the shortest form that reads back bit-exact,\n"

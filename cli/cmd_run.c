@@ -2,10 +2,12 @@
  * format, described field by field in docs/formats.md "JSON of sebt run"), CSV (one
  * row per trade) or text for people. */
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "cli.h"
 #include "options.h"
+#include "sebt/sweep.h"
 
 typedef enum { FORMAT_JSON, FORMAT_CSV, FORMAT_TEXT } run_format;
 
@@ -66,24 +68,6 @@ static void write_json(FILE *f, const char *backend, const sebt_params *p, const
     cli_json_finish(&j);
 }
 
-static void write_csv(FILE *f, const sebt_series *s, const sebt_result *r)
-{
-    fputs("signal_index,entry_index,exit_index,signal_ts,entry_ts,exit_ts,entry_price,exit_price,"
-          "stop,tp,risk,pnl,r,reason,bars_held\n", f);
-    for (size_t k = 0; k < r->n_trades; k++) {
-        const sebt_trade *t = &r->trades[k];
-        fprintf(f, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",",
-                t->signal_index, t->entry_index, t->exit_index, s->ts[t->signal_index],
-                s->ts[t->entry_index], s->ts[t->exit_index]);
-        const double v[] = { t->entry_price, t->exit_price, t->stop, t->tp, t->risk, t->pnl, t->r };
-        for (size_t c = 0; c < sizeof v / sizeof v[0]; c++) {
-            cli_print_double(f, v[c]);
-            fputc(',', f);
-        }
-        fprintf(f, "%s,%d\n", sebt_exit_reason_name(t->reason), (int)t->bars_held);
-    }
-}
-
 /* The summary says what each figure means, one line each, because the
  * figures disagree in ways that look like bugs: pnl adds price units (a
  * trade at 60,000 weighs fifteen times one at 4,000) while R and the
@@ -130,6 +114,49 @@ static void write_summary(FILE *f, const char *backend, const sebt_series *s, co
         (m->total_pnl < 0 && (m->avg_r > 0 || m->sharpe > 0)))
         fprintf(f, "  total pnl and R disagree in sign: pnl weighs each trade by its price level and "
                    "stop distance, R and the Sharpe weigh every trade alike\n");
+}
+
+static bool same_bits(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* --combo FILE:ID without --set: the run must give what the sweep wrote,
+ * or one of the two is not what the user thinks (other data, other
+ * loading options, a backend that disagrees). */
+static int check_against_sweep(const char *cmd, const cli_combo_args *a, const char *backend, const sebt_result *r)
+{
+    const sebt_metrics *m = &r->metrics, *w = &a->sweep_row.metrics;
+    const char *name = NULL;
+    double got = 0, wrote = 0;
+    if (m->n != w->n) {
+        name = "n";
+        got = (double)m->n;
+        wrote = (double)w->n;
+    }
+    for (int k = 1; k < SEBT_N_METRICS && !name; k++)
+        if (!same_bits(got = sebt_metric_value(m, k), wrote = sebt_metric_value(w, k)))
+            name = sebt_metric_name(k);
+    if (!name && r->valid_bars != a->sweep_row.valid_bars) {
+        name = "valid_bars";
+        got = (double)r->valid_bars;
+        wrote = (double)a->sweep_row.valid_bars;
+    }
+    if (!name && (uint64_t)r->open_at_end.open != a->sweep_row.open_at_end) {
+        name = "open_at_end";
+        got = r->open_at_end.open;
+        wrote = (double)a->sweep_row.open_at_end;
+    }
+    if (!name) {
+        fprintf(stderr, "sebt %s: combo %" PRIu64 " of %s: this run's metrics equal the sweep's row, bit for bit\n",
+                cmd, a->sweep_combo, a->sweep_file);
+        return CLI_EXIT_OK;
+    }
+    fprintf(stderr, "sebt %s: error: combo %" PRIu64 " of %s: this run (backend %s) gives %s = %.17g where the "
+            "sweep wrote %.17g: other data or loading options (--data, --fill-gaps, --lenient) than the sweep's, "
+            "or backends that disagree (sebt parity)\n", cmd, a->sweep_combo, a->sweep_file, backend, name, got,
+            wrote);
+    return CLI_EXIT_CHECK_FAILED;
 }
 
 static void write_text(FILE *f, const char *backend, const sebt_series *s, const sebt_result *r)
@@ -205,6 +232,8 @@ int cli_cmd_run(int argc, char **argv)
         goto done;
     }
     rc = cli_check_result(cmd, 0, &a.params, &result);
+    if (rc == CLI_EXIT_OK && a.sweep_file[0] && !a.sets)
+        rc = check_against_sweep(cmd, &a, b->name, &result);
     if (rc != CLI_EXIT_OK)
         goto done;
 
@@ -215,7 +244,7 @@ int cli_cmd_run(int argc, char **argv)
     }
     switch (format) {
     case FORMAT_JSON: write_json(f, b->name, &a.params, &s, &result); break;
-    case FORMAT_CSV: write_csv(f, &s, &result); break;
+    case FORMAT_CSV: cli_write_trades_csv(f, &s, &result); break;
     case FORMAT_TEXT: write_text(f, b->name, &s, &result); break;
     }
     if (cli_close_output(f) != 0) {
@@ -238,6 +267,9 @@ static const cli_opt run_opts[] = {
                     "Names: ema_fast ema_slow z_window atr_window vol_z tr_z cloc_min\n"
                     "use_stop atr_stop_mult use_tp reward_r use_time max_hold fee_bp\n"
                     "slippage_bp (defaults: SPEC.md section 2)", .flags = CLI_REPEAT },
+    [COMBO_PICK] = { "--combo", CLI_TEXT, "FILE:ID", "the parameters of combo ID (the 'combo' column) of a sweep's\n"
+                     "CSV or npy output; --set then changes some. Without --set\n"
+                     "the run must give the sweep's metrics (else exit 1)" },
     [COMBO_BACKEND] = { "--backend", CLI_TEXT, "NAME", "reference, fast_cpu, cuda, cpu|gpu|auto, a plugin's path, or\n"
                         "exec:CMD, a kernel command ('exec:python3 mine.py',\n"
                         "docs/kernel-protocol.md) (default: BACKTEST_BACKEND, else cpu)", .complete = cli_backend_words },
@@ -254,9 +286,10 @@ static const cli_opt run_opts[] = {
 const cli_command cli_cmd_run_spec = {
     .name = "run",
     .summary = "one backtest of one combo over a data file",
-    .usage = "--data FILE [--set NAME=VALUE]... [--backend NAME] [--format json|csv|text] [--output FILE] [--lenient] [--fill-gaps]\n",
+    .usage = "--data FILE [--combo FILE:ID] [--set NAME=VALUE]... [--backend NAME] [--format json|csv|text] [--output FILE] [--lenient] [--fill-gaps]\n",
     .about = "One backtest of one parameter combo over a data file.\n",
     .opts = CLI_OPTS(run_opts),
-    .epilog = "Exit codes: 0 ok, 2 bad usage, parameter or input, 3 no usable GPU.\n",
+    .epilog = "Exit codes: 0 ok, 1 --combo's run differs from its sweep's row, 2 bad usage,\n"
+              "parameter or input, 3 no usable GPU.\n",
     .fn = cli_cmd_run,
 };

@@ -39,21 +39,7 @@ static int write_trades(const char *cmd, const char *dir, size_t idx, const sebt
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
         return strstr(why, "out of memory") ? CLI_EXIT_NOMEM : CLI_EXIT_USAGE;
     }
-    FILE *f = af.f;
-    fputs("signal_index,entry_index,exit_index,signal_ts,entry_ts,exit_ts,entry_price,exit_price,"
-          "stop,tp,risk,pnl,r,reason,bars_held\n", f);
-    for (size_t k = 0; k < r->n_trades && r->trades; k++) {
-        const sebt_trade *t = &r->trades[k];
-        fprintf(f, "%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64 ",",
-                t->signal_index, t->entry_index, t->exit_index, s->ts[t->signal_index], s->ts[t->entry_index],
-                s->ts[t->exit_index]);
-        const double v[] = { t->entry_price, t->exit_price, t->stop, t->tp, t->risk, t->pnl, t->r };
-        for (size_t c = 0; c < sizeof v / sizeof v[0]; c++) {
-            cli_print_double(f, v[c]);
-            fputc(',', f);
-        }
-        fprintf(f, "%s,%d\n", sebt_exit_reason_name(t->reason), (int)t->bars_held);
-    }
+    cli_write_trades_csv(af.f, s, r);
     if (!atomic_commit(&af, why, sizeof why)) {
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
         return CLI_EXIT_USAGE;

@@ -1,10 +1,38 @@
 /* The options that `sebt run` and `sebt features` share: one data file,
  * one combo, one backend. Their tables (cmd_run.c, cmd_features.c) list
  * these options in the order of cli_combo_opt. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "sebt/sweep_file.h"
 
 #include "cli.h"
 #include "options.h"
+
+/* --combo FILE:ID: the parameters of combo ID in a sweep's output. The
+ * path may hold colons; the ID follows the last one. */
+static int pick_combo(const char *cmd, const char *arg, cli_combo_args *out)
+{
+    const char *colon = strrchr(arg, ':');
+    char *end = NULL;
+    errno = 0;
+    unsigned long long id = colon && colon[1] >= '0' && colon[1] <= '9' ? strtoull(colon + 1, &end, 10) : 0;
+    if (!colon || colon == arg || !end || *end || errno)
+        return cli_usage_error(cmd, "--combo %s: expected FILE:ID, a sweep's CSV or npy output and a combo's "
+                               "index from its 'combo' column (sweep.csv:17)", arg);
+    size_t len = (size_t)(colon - arg);
+    if (len >= sizeof out->sweep_file)
+        return cli_usage_error(cmd, "--combo: a path of more than %zu bytes", sizeof out->sweep_file - 1);
+    memcpy(out->sweep_file, arg, len);
+    out->sweep_file[len] = '\0';
+    out->sweep_combo = (uint64_t)id;
+    sebt_error err = { 0 };
+    if (sebt_sweep_file_combo(out->sweep_file, out->sweep_combo, &out->params, &out->sweep_row, &err) != SEBT_OK)
+        return cli_report_error(cmd, &err);
+    return CLI_EXIT_OK;
+}
 
 int cli_parse_combo_args(const cli_command *c, int argc, char **argv, cli_combo_args *out)
 {
@@ -22,6 +50,10 @@ int cli_parse_combo_args(const cli_command *c, int argc, char **argv, cli_combo_
     out->fill_gaps = cli_given(&a, COMBO_FILL_GAPS);
     if (c->n_opts > COMBO_FORMAT)
         out->format = cli_str(&a, COMBO_FORMAT);
+    const char *pick = cli_str(&a, COMBO_PICK);
+    if (pick && (rc = pick_combo(cmd, pick, out)) != CLI_EXIT_OK)
+        return rc;
+    out->sets = a.v[COMBO_SET].count > 0;
     for (int k = 0; k < a.v[COMBO_SET].count; k++) {
         rc = cli_apply_set(cmd, &out->params, a.v[COMBO_SET].values[k]);
         if (rc != CLI_EXIT_OK)

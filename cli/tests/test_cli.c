@@ -363,8 +363,9 @@ Test(cli, run_csv_has_header_and_one_row_per_trade)
     cr_assert_eq(p.code, 0, "stderr: %s", p.err);
     cr_assert_str_eq(p.out,
                      "signal_index,entry_index,exit_index,signal_ts,entry_ts,exit_ts,entry_price,"
-                     "exit_price,stop,tp,risk,pnl,r,reason,bars_held\n"
-                     "2,3,5,1609461000000,1609461900000,1609463700000,90,110,80,110,10,18,1.8,tp,2\n");
+                     "exit_price,stop,tp,risk,pnl,r,reason,bars_held,signal_time,entry_time,exit_time\n"
+                     "2,3,5,1609461000000,1609461900000,1609463700000,90,110,80,110,10,18,1.8,tp,2,"
+                     "2021-01-01T00:30:00Z,2021-01-01T00:45:00Z,2021-01-01T01:15:00Z\n");
 }
 
 Test(cli, run_text_shows_dates_and_a_summary)
@@ -524,7 +525,7 @@ Test(cli, run_default_backend_agrees_on_the_hand_trade)
     cr_assert_eq(p.code, 0, "stderr: %s", p.err);
     /* fast_cpu is tolerant: check the decisions, not the last bits of prices. */
     assert_has(p.out, "\n2,3,5,1609461000000,1609461900000,1609463700000,");
-    assert_has(p.out, ",tp,2\n");
+    assert_has(p.out, ",tp,2,");
 }
 
 /* ---- bad input -------------------------------------------------------------- */
@@ -623,4 +624,98 @@ Test(cli, backends_lists_cpu_backends_with_contracts)
     assert_has(p.out, "{\"name\":\"reference\",\"available\":true,\"contract\":\"exact\",\"tol\":0,");
     assert_has(p.out, "{\"name\":\"fast_cpu\",\"available\":true,");
     assert_has(p.out, "{\"name\":\"cuda\",\"available\":");
+}
+
+/* --combo FILE:ID: a sweep's row, its columns found by name (in any order,
+ * unknown ones skipped, missing parameters at their defaults), gives the
+ * parameters; without --set the run must give the row's metrics. Row 7
+ * below is the hand-worked combo with its hand-worked metrics. */
+#define HAND_SWEEP_HEADER                                                                          \
+    "combo,future_column,ema_fast,ema_slow,z_window,atr_window,vol_z,tr_z,cloc_min,atr_stop_mult,"   \
+    "max_hold,fee_bp,slippage_bp,n,win_rate,avg_r,total_pnl,max_dd,sharpe,open_at_end,valid_bars\n"
+#define HAND_SWEEP_ROW3 "3,x,1,3,2,1,5,0.5,0.6,1,3,50,50,0,0,0,0,0,0,0,8\n"
+#define HAND_SWEEP_ROW7(total_pnl) "7,y,1,3,2,1,0.5,0.5,0.6,1,3,50,50,1,1,1.8," total_pnl ",0,0,1,8\n"
+
+Test(cli, run_combo_takes_its_parameters_from_a_sweep_row)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    const char *sweep = write_file("sweep.csv", HAND_SWEEP_HEADER HAND_SWEEP_ROW3 HAND_SWEEP_ROW7("18"));
+    char pick[512];
+    snprintf(pick, sizeof pick, "%s:7", sweep);
+    proc p = run_sebt("run", "--data", data, "--backend", "reference", "--combo", pick, "--format", "csv", NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.out, "\n2,3,5,1609461000000,1609461900000,1609463700000,90,110,80,110,10,18,1.8,tp,2,"
+                      "2021-01-01T00:30:00Z,2021-01-01T00:45:00Z,2021-01-01T01:15:00Z\n");
+    assert_has(p.err, "combo 7 of ");
+    assert_has(p.err, "equal the sweep's row, bit for bit");
+
+    /* Row 3 (vol_z 5) fires nothing: no trade, and its row says so. */
+    snprintf(pick, sizeof pick, "%s:3", sweep);
+    p = run_sebt("run", "--data", data, "--backend", "fast_cpu", "--combo", pick, NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.out, "\"vol_z\":5,");
+    assert_has(p.out, "\"n\":0,");
+}
+
+Test(cli, run_combo_that_disagrees_with_its_row_fails_naming_the_metric)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    const char *sweep = write_file("sweep.csv", HAND_SWEEP_HEADER HAND_SWEEP_ROW7("17"));
+    char pick[512];
+    snprintf(pick, sizeof pick, "%s:7", sweep);
+    proc p = run_sebt("run", "--data", data, "--backend", "reference", "--combo", pick, NULL);
+    cr_assert_eq(p.code, 1, "stdout: %s stderr: %s", p.out, p.err);
+    assert_has(p.err, "gives total_pnl = 18 where the sweep wrote 17");
+    cr_assert_str_empty(p.out, "nothing is written when the check fails");
+
+    /* --set changes the combo: fee 0 makes the trade's pnl 110 - 90 = 20, and
+     * there is nothing to compare with. */
+    p = run_sebt("run", "--data", data, "--backend", "reference", "--combo", pick, "--set", "fee_bp=0", "--set",
+                 "slippage_bp=0", NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.out, "\"pnl\":20,");
+}
+
+Test(cli, run_combo_reads_a_sweeps_npy)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    const char *grid = write_file("hand.grid", "ema_fast = 1\nema_slow = 3\nz_window = 2\natr_window = 1\n"
+                                               "vol_z = 5, 0.5\ntr_z = 0.5\natr_stop_mult = 1\nmax_hold = 3\n"
+                                               "fee_bp = 50\nslippage_bp = 50\n");
+    char npy[300], pick[320];
+    snprintf(npy, sizeof npy, "%s/sweep.npy", tmpdir);
+    proc p = run_sebt("sweep", "--data", data, "--grid", grid, "--format", "npy", "--output", npy, NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    snprintf(pick, sizeof pick, "%s:1", npy);
+    p = run_sebt("run", "--data", data, "--backend", "reference", "--combo", pick, "--format", "csv", NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.out, "\n2,3,5,1609461000000,1609461900000,1609463700000,90,110,80,110,10,18,1.8,tp,2,");
+    assert_has(p.err, "equal the sweep's row, bit for bit");
+}
+
+Test(cli, run_combo_refuses_what_is_not_a_sweep_row)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    const char *sweep = write_file("sweep.csv", HAND_SWEEP_HEADER HAND_SWEEP_ROW7("18"));
+    char pick[512];
+    proc p = run_sebt("run", "--data", data, "--combo", sweep, NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "expected FILE:ID");
+    snprintf(pick, sizeof pick, "%s:8", sweep);
+    p = run_sebt("run", "--data", data, "--combo", pick, NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "no row of combo 8");
+    snprintf(pick, sizeof pick, "%s:0", data);
+    p = run_sebt("run", "--data", data, "--combo", pick, NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "not a sweep's output: no 'combo' column");
+    const char *bad = write_file("bad.csv", HAND_SWEEP_HEADER "7,y,1,3,2,1,0.5,0.5,0.6,1,3,50,50,one,1,1.8,18,0,0,1,8\n");
+    snprintf(pick, sizeof pick, "%s:7", bad);
+    p = run_sebt("run", "--data", data, "--combo", pick, NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, ":2: n is 'one', not a number");
+    snprintf(pick, sizeof pick, "%s/absent.csv:1", tmpdir);
+    p = run_sebt("run", "--data", data, "--combo", pick, NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "cannot open");
 }
