@@ -511,7 +511,9 @@ static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, co
             break;
         }
         gp_quote(lines[k].title, t, sizeof t);
-        const char *color = colors[k % N_COLORS];
+        /* History: red is the rings' (loaded points), so its lines start
+         * at the second colour. */
+        const char *color = colors[(fig == 4 ? k + 1 : k) % N_COLORS];
         const char *xtic = fig == 4 && k == 0 ? ":xtic(5)" : "";
         if (used < sizeof plot && lines[k].marker)
             used += (size_t)snprintf(plot + used, sizeof plot - used,
