@@ -418,7 +418,9 @@ static bool figure_uses(int fig, const char *group)
     }
 }
 
-bool sebt_report_figure_loaded(const sebt_bench_set *set, int fig, char *why, size_t size)
+/* How many of a figure's points were measured under load, of how many,
+ * and the most the others used then (NaN: not recorded). */
+static size_t figure_load(const sebt_bench_set *set, int fig, size_t *points, double *most_busy)
 {
     size_t n = 0, loaded = 0;
     double most = NAN;
@@ -433,6 +435,16 @@ bool sebt_report_figure_loaded(const sebt_bench_set *set, int fig, char *why, si
                 most = r->others_busy;
         }
     }
+    *points = n;
+    *most_busy = most;
+    return loaded;
+}
+
+bool sebt_report_figure_loaded(const sebt_bench_set *set, int fig, char *why, size_t size)
+{
+    size_t n, loaded;
+    double most;
+    loaded = figure_load(set, fig, &n, &most);
     if (why && loaded) {
         if (isfinite(most))
             snprintf(why, size, "%zu of its %zu points measured under load (other processes used up to %.0f%% of "
@@ -442,6 +454,7 @@ bool sebt_report_figure_loaded(const sebt_bench_set *set, int fig, char *why, si
     }
     return loaded > 0;
 }
+
 
 static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, const char *dir,
                                 const char *history, sebt_error *err)
@@ -457,8 +470,17 @@ static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, co
 
     char title[512];
     snprintf(title, sizeof title, "%s", st->title);
+    /* Short enough to fit above the plot; the caption says it in full. */
     char why[256] = "";
-    bool loaded = sebt_report_figure_loaded(set, fig, why, sizeof why);
+    size_t points = 0;
+    double most = NAN;
+    size_t n_loaded = fig < 4 ? figure_load(set, fig, &points, &most) : 0;
+    bool loaded = n_loaded > 0;
+    if (loaded && isfinite(most))
+        snprintf(why, sizeof why, "%zu of %zu points, others used up to %.0f%% of the CPUs", n_loaded, points,
+                 100 * most);
+    else if (loaded)
+        snprintf(why, sizeof why, "%zu of %zu points, load average above the cores", n_loaded, points);
     fprintf(gp, "\n# ---- %s\nreset\n", sebt_report_figures[fig]);
     fprintf(gp, "set title '%s'\nset xlabel '%s'\nset ylabel '%s'\n", title, st->xlabel, st->ylabel);
     /* The key goes under the plot, one entry a line (inside, it hides

@@ -728,18 +728,19 @@ static void write_baseline(FILE *f, fmt k, const sebt_baseline *b, const char *o
     fputs(k == FMT_MD ? "\n\n" : "</p>\n", f);
     static const char *const cols[] = { "work: faster/slower backend", "time", "old", "old min-max (n)", "new",
                                         "new min-max (n)", "change", "p", "verdict" };
-    header_of(f, k, cols, 9, true);
+    header(f, k, cols, 9); /* the work and the verdict wrap: the table fits the page */
     for (size_t i = 0; i < b->n_ratios; i++) {
         const sebt_ratio_row *r = &b->ratios[i];
         char o[32] = "-", or[64] = "-", n[32] = "-", nr[64] = "-", ch[32] = "-", pv[32] = "-";
         if (isfinite(r->old_ratio))
             snprintf(o, sizeof o, "%.4g", r->old_ratio);
+        /* n: repetitions paired into ratios; the peer's range is of its medians' ranges. */
         if (isfinite(r->old_min))
-            snprintf(or, sizeof or, "%.4g-%.4g (%zu)", r->old_min, r->old_max, r->old_n);
+            snprintf(or, sizeof or, r->old_n ? "%.4g-%.4g (%zu)" : "%.4g-%.4g", r->old_min, r->old_max, r->old_n);
         if (isfinite(r->new_ratio))
             snprintf(n, sizeof n, "%.4g", r->new_ratio);
         if (isfinite(r->new_min))
-            snprintf(nr, sizeof nr, "%.4g-%.4g (%zu)", r->new_min, r->new_max, r->new_n);
+            snprintf(nr, sizeof nr, r->new_n ? "%.4g-%.4g (%zu)" : "%.4g-%.4g", r->new_min, r->new_max, r->new_n);
         if (isfinite(r->change_pct))
             snprintf(ch, sizeof ch, "%+.1f%%", r->change_pct);
         if (isfinite(r->p_value))

@@ -149,3 +149,69 @@ Test(report_baseline, bad_usage_and_input)
     cr_assert_eq(r.status, 2, "%s", r.out);
     cr_assert(strstr(r.out, "README.md:1:1: invalid token near 'Hand'"), "%s", r.out);
 }
+
+/* ---- a drop against the numba peer: shown, flagged, not gated ----
+ * Built in memory: fast_cpu and the numba peer each timed 1000 combos over
+ * 152832 bars on one thread, and the gated pair so that there is something
+ * gated to compare. Old run: numba 13.77 s, fast_cpu 0.1 s: 137.7 x. New
+ * run: numba 7.84 s, fast_cpu 0.1 s: 78.4 x, a drop of 43% (78.4/137.7 =
+ * 0.569), beyond the default 25%. The pair's CPU times are the same in
+ * both runs (ratio 250 each repetition): no gated change. */
+static sebt_bench_run mem_run(const char *group, const char *backend, long long bars, long long combos, int threads,
+                              double seconds)
+{
+    sebt_bench_run r;
+    memset(&r, 0, sizeof r);
+    snprintf(r.name, sizeof r.name, "%s/%s/bars:%lld/combos:%lld/threads:%d", group, backend, bars, combos, threads);
+    snprintf(r.group, sizeof r.group, "%s", group);
+    snprintf(r.backend, sizeof r.backend, "%s", backend);
+    r.bars = bars;
+    r.combos = combos;
+    r.threads = threads;
+    r.status = SEBT_RUN_OK;
+    r.seconds = r.seconds_min = r.seconds_max = seconds;
+    r.cpu_seconds = seconds;
+    r.n_reps = 5;
+    for (size_t k = 0; k < 5; k++)
+        r.rep_seconds[k] = r.rep_cpu_seconds[k] = seconds;
+    r.combos_per_s = (double)combos / seconds;
+    r.others_busy = r.load_avg = NAN;
+    return r;
+}
+
+Test(report_baseline, a_drop_against_the_peer_is_flagged_but_not_gated)
+{
+    sebt_bench_run old_runs[4], new_runs[4];
+    old_runs[0] = mem_run("pair", "reference", 10000, 8, 1, 1.0);
+    old_runs[1] = mem_run("pair", "fast_cpu", 10000, 8, 1, 0.004);
+    old_runs[2] = mem_run("sweep_combos", "fast_cpu", 152832, 1000, 1, 0.1);
+    old_runs[3] = mem_run("peer", "numba", 152832, 1000, 1, 13.77);
+    memcpy(new_runs, old_runs, sizeof old_runs);
+    new_runs[3] = mem_run("peer", "numba", 152832, 1000, 1, 7.84);
+    sebt_bench_set o = { .n_runs = 4, .runs = old_runs }, n = { .n_runs = 4, .runs = new_runs };
+    sebt_baseline b;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_baseline_compare(&o, &n, 25, &b, &err), SEBT_OK, "%s", err.msg);
+    cr_assert_eq(b.n_flagged, 0);
+    cr_assert_eq(b.n_dropped, 1);
+    const sebt_ratio_row *peer = NULL;
+    for (size_t i = 0; i < b.n_ratios; i++)
+        if (strstr(b.ratios[i].what, "fast_cpu/numba"))
+            peer = &b.ratios[i];
+    cr_assert_not_null(peer);
+    cr_assert_not(peer->gated);
+    cr_assert(peer->dropped);
+    cr_assert_float_eq(peer->old_ratio, 137.7, 1e-9);
+    cr_assert_float_eq(peer->new_ratio, 78.4, 1e-9);
+    cr_assert_float_eq(peer->change_pct, 100 * (78.4 / 137.7 - 1), 1e-9);
+    cr_assert(strstr(peer->note, "DROP: fast_cpu lost 43% of its lead over numba"), "%s", peer->note);
+    /* The report's verdict: a pass on the gate, the drop named in it. */
+    sebt_report_summary s;
+    memset(&s, 0, sizeof s);
+    sebt_report_summary_baseline(&s, &b, "old.json");
+    cr_assert_eq(s.call, SEBT_CALL_PASS);
+    cr_assert(strstr(s.verdict, "verdict: pass against the baseline old.json: 1 gated ratio(s) compared, none fell "
+                                "by more than 25%; flagged though not gated: peer bars:152832 combos:1000 threads:1: "
+                                "fast_cpu/numba (not gated) 137.7 x -> 78.4 x (-43%)"), "%s", s.verdict);
+    sebt_baseline_free(&b);
+}
