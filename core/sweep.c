@@ -34,6 +34,7 @@ typedef struct {
     sebt_params *cc[2];
     sebt_result *cr[2];
     window_rows rows[2];
+    bool *passes[2];   /* with a condition: which combos of the window pass */
     bool team_rows;
     sebt_sweep_record *kept;
     size_t n_kept, top_cap;
@@ -52,7 +53,7 @@ typedef struct {
     sebt_status st;
     sebt_error err;
     int stopped;
-    size_t combos_done;
+    size_t combos_done, combos_passed;
     double compute_s, compute_cpu_s;
 } driver;
 
@@ -149,13 +150,23 @@ static sebt_status check_one(const driver *d, const sebt_params *p, uint64_t com
     return st != SEBT_OK ? st : sebt_result_fits(p, combo, r, e);
 }
 
+/* Which combos [lo, hi) of the window pass the condition, if there is one. */
+static void mark_passes(driver *d, int slot, uint64_t first, size_t lo, size_t hi)
+{
+    for (size_t k = lo; d->o->where && k < hi; k++)
+        d->passes[slot][k] = sebt_sweep_row_passes(d->o->where, first + k, &d->cc[slot][k], &d->cr[slot][k]);
+}
+
 /* Rows of combos [lo, hi) of the window into piece `part`; false when out of memory. */
 static bool format_part(driver *d, int slot, int part, uint64_t first, size_t lo, size_t hi)
 {
     window_rows *w = &d->rows[slot];
     bool npy = d->o->rows == SEBT_ROWS_NPY;
     size_t row_max = npy ? SEBT_NPY_ROW_MAX : SEBT_CSV_ROW_MAX, len = 0;
+    const bool *passes = d->passes[slot];
     for (size_t k = lo; k < hi; k++) {
+        if (passes && !passes[k])
+            continue;
         if (w->cap[part] - len < row_max) {
             size_t cap = w->cap[part] ? 2 * w->cap[part] : (hi - k + 1) * (npy ? 160 : 256) + row_max;
             char *bigger = realloc(w->buf[part], cap);
@@ -214,6 +225,8 @@ static bool team_format(driver *d, int slot, uint64_t first, size_t m)
 #pragma omp atomic read
 #endif
         any_bad = bad;
+        if (!any_bad)
+            mark_passes(d, slot, first, lo, hi);
         if (!any_bad && !format_part(d, slot, id, first, lo, hi)) {
 #ifdef _OPENMP
 #pragma omp atomic write
@@ -254,20 +267,28 @@ static int deliver(driver *d, int slot, uint64_t first, size_t m, sebt_status *s
     if (!w->ready) {
         for (size_t k = 0; k < m && *st == SEBT_OK; k++)
             *st = check_one(d, &cc[k], first + k, &cr[k], e);
+        if (*st == SEBT_OK)
+            mark_passes(d, slot, first, 0, m);
         w->n_parts = d->o->rows == SEBT_ROWS_NONE ? 0 : 1;
         if (*st == SEBT_OK && w->n_parts && !format_part(d, slot, 0, first, 0, m)) {
             *st = SEBT_ERR_NOMEM;
             snprintf(e->msg, sizeof e->msg, "out of memory for the rows of a window of %zu combos", m);
         }
     }
+    const bool *passes = d->passes[slot];
+    for (size_t k = 0; k < m && *st == SEBT_OK; k++)
+        d->combos_passed += !passes || passes[k];
     for (size_t k = 0; k < m && *st == SEBT_OK && d->top_cap; k++) {
+        if (passes && !passes[k])
+            continue;
         sebt_sweep_record c = { .combo = first + k, .metrics = cr[k].metrics, .valid_bars = cr[k].valid_bars,
                                 .open_at_end = cr[k].open_at_end.open ? 1 : 0 };
         top_offer(d, &c);
     }
     if (*st == SEBT_OK && d->o->on_window) {
         sebt_sweep_window win = { .first = first, .count = m, .combos = cc, .results = cr,
-                                  .n_parts = w->n_parts, .part = w->ptr, .part_bytes = w->bytes };
+                                  .n_parts = w->n_parts, .part = w->ptr, .part_bytes = w->bytes,
+                                  .passes = passes };
         stop = d->o->on_window(d->o->user, &win);
     }
     sebt_results_free(cr, m);
@@ -442,7 +463,10 @@ static bool alloc_driver(driver *d)
         d->cr[i] = calloc(w, sizeof(sebt_result));
     }
     d->kept = d->top_cap ? malloc(d->top_cap * sizeof *d->kept) : NULL;
-    return d->cc[0] && d->cc[1] && d->cr[0] && d->cr[1] && (!d->top_cap || d->kept);
+    for (int i = 0; i < 2 && d->o->where; i++)
+        d->passes[i] = malloc(w * sizeof(bool));
+    return d->cc[0] && d->cc[1] && d->cr[0] && d->cr[1] && (!d->top_cap || d->kept) &&
+           (!d->o->where || (d->passes[0] && d->passes[1]));
 }
 
 static void free_driver(driver *d)
@@ -450,6 +474,7 @@ static void free_driver(driver *d)
     for (int i = 0; i < 2; i++) {
         free(d->cc[i]);
         free(d->cr[i]);
+        free(d->passes[i]);
         for (int p = 0; p < SEBT_SWEEP_MAX_PARTS; p++)
             free(d->rows[i].buf[p]);
     }
@@ -505,6 +530,7 @@ sebt_status sebt_sweep_run(const sebt_backend *b, const sebt_series *s, const se
     out->n_top = d.st == SEBT_OK && !d.stopped ? d.n_kept : 0;
     d.kept = NULL;
     out->combos_done = d.combos_done;
+    out->combos_passed = d.combos_passed;
     out->stopped = d.stopped;
     out->compute_s = d.compute_s;
     out->compute_cpu_s = d.compute_cpu_s;

@@ -302,3 +302,47 @@ sebt_status sebt_result_fits(const sebt_params *p, uint64_t combo, const sebt_re
              so ? "from " : "the prices are too large for this arithmetic", suspects);
     return SEBT_ERR_INPUT;
 }
+
+/* ---- columns for conditions -------------------------------------------------- */
+
+size_t sebt_sweep_columns(const char **names, bool *is_bool)
+{
+    size_t k = 0;
+    names[k] = "combo";
+    is_bool[k++] = false;
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        names[k] = sebt_param_table[i].name;
+        is_bool[k++] = sebt_param_table[i].type == SEBT_PARAM_BOOL;
+    }
+    for (int i = 0; i < SEBT_N_METRICS; i++) {
+        names[k] = metric_names[i];
+        is_bool[k++] = false;
+    }
+    names[k] = "open_at_end";
+    is_bool[k++] = false;
+    names[k] = "valid_bars";
+    is_bool[k++] = false;
+    return k;
+}
+
+sebt_status sebt_sweep_where(const char *text, sebt_where **out, sebt_error *err)
+{
+    const char *names[SEBT_SWEEP_N_COLUMNS];
+    bool is_bool[SEBT_SWEEP_N_COLUMNS];
+    size_t n = sebt_sweep_columns(names, is_bool);
+    return sebt_where_compile(text, names, is_bool, n, out, err);
+}
+
+bool sebt_sweep_row_passes(const sebt_where *w, uint64_t combo, const sebt_params *p, const sebt_result *r)
+{
+    double v[SEBT_SWEEP_N_COLUMNS];
+    size_t k = 0;
+    v[k++] = (double)combo;
+    for (int i = 0; i < SEBT_N_PARAMS; i++, k++)
+        v[k] = sebt_where_uses(w, k) ? sebt_params_get_double(p, i) : 0.0;
+    for (int i = 0; i < SEBT_N_METRICS; i++)
+        v[k++] = sebt_metric_value(&r->metrics, i);
+    v[k++] = r->open_at_end.open ? 1.0 : 0.0;
+    v[k++] = (double)r->valid_bars;
+    return sebt_where_eval(w, v);
+}

@@ -199,3 +199,90 @@ Test(sweep, the_csv_header_names_every_column)
     cr_assert_eq(sebt_metric_index("max_dd"), SEBT_METRIC_MAX_DD);
     cr_assert_eq(sebt_metric_index("nope"), -1);
 }
+
+/* Under a condition, the rows are the whole batch's rows of the combos
+ * that pass it (decided here from the whole batch's metrics, written out
+ * by hand), in input order, whoever formats them; the top K ranks only
+ * those; the window says which passed. */
+static bool passes_by_hand(size_t i)
+{
+    const sebt_metrics *m = &whole[i].metrics;
+    return m->n >= 20 && (combos[i].ema_fast < 20 || m->sharpe > -0.5) && combos[i].use_stop;
+}
+
+typedef struct {
+    size_t passed;
+    bool mismatch;
+} pass_seen;
+
+static int record_passes(void *user, const sebt_sweep_window *w)
+{
+    pass_seen *s = user;
+    for (size_t k = 0; k < w->count; k++) {
+        s->passed += w->passes[k];
+        s->mismatch |= w->passes[k] != passes_by_hand(w->first + k);
+    }
+    return 0;
+}
+
+Test(sweep, a_condition_keeps_only_the_rows_and_top_combos_that_pass_it)
+{
+    sebt_where *w = NULL;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_sweep_where("n >= 20 and (ema_fast < 20 or sharpe > -0.5) and use_stop", &w, &err), SEBT_OK,
+                 "%s", err.msg);
+    static char want[N_COMBOS * SEBT_CSV_ROW_MAX], got[N_COMBOS * SEBT_CSV_ROW_MAX];
+    size_t len = 0, n_pass = 0;
+    for (size_t i = 0; i < N_COMBOS; i++)
+        if (passes_by_hand(i)) {
+            len += sebt_sweep_csv_row(want + len, i, &combos[i], &whole[i]);
+            n_pass++;
+        }
+    cr_assert(n_pass > 3 && n_pass < N_COMBOS - 3, "the condition should split the combos: %zu pass", n_pass);
+    const int threads[] = { 1, 0, 3 };
+    for (int t = 0; t < 3; t++) {
+        static seen s;
+        memset(&s, 0, sizeof s);
+        sebt_sweep_opts o = { .combos = combos, .n_combos = N_COMBOS, .threads = threads[t], .window = 7,
+                              .rows = SEBT_ROWS_CSV, .on_window = record, .user = &s, .where = w };
+        sebt_sweep_result r;
+        cr_assert_eq(sebt_sweep_run(fast, &series, &o, &r, &err), SEBT_OK, "%s", err.msg);
+        cr_assert_eq(r.combos_done, N_COMBOS);
+        cr_assert_eq(r.combos_passed, n_pass, "%zu passed, expected %zu", r.combos_passed, n_pass);
+        cr_assert_eq(s.rows_len, len, "%d threads: %zu bytes of rows, expected %zu", threads[t], s.rows_len, len);
+        memcpy(got, s.rows, len);
+        cr_assert_eq(memcmp(got, want, len), 0, "%d threads: the rows differ", threads[t]);
+        sebt_sweep_result_free(&r);
+    }
+    pass_seen ps = { 0 };
+    sebt_sweep_opts o = { .combos = combos, .n_combos = N_COMBOS, .threads = 2, .window = 6, .top = 100,
+                          .metric = SEBT_METRIC_SHARPE, .on_window = record_passes, .user = &ps, .where = w };
+    sebt_sweep_result r;
+    cr_assert_eq(sebt_sweep_run(fast, &series, &o, &r, &err), SEBT_OK, "%s", err.msg);
+    cr_assert_eq(ps.passed, n_pass);
+    cr_assert_not(ps.mismatch, "a window's passes differ from the hand-written condition");
+    cr_assert_eq(r.n_top, n_pass, "the top holds %zu combos, %zu pass", r.n_top, n_pass);
+    for (size_t k = 0; k < r.n_top; k++) {
+        cr_assert(passes_by_hand((size_t)r.top[k].combo), "combo %llu in the top fails the condition",
+                  (unsigned long long)r.top[k].combo);
+        if (k)
+            cr_assert(sebt_rank_compare(&r.top[k - 1].metrics, r.top[k - 1].combo, &r.top[k].metrics,
+                                        r.top[k].combo, SEBT_METRIC_SHARPE) < 0);
+    }
+    sebt_sweep_result_free(&r);
+    sebt_where_free(w);
+}
+
+Test(sweep, a_condition_names_the_sweeps_columns)
+{
+    sebt_where *w = NULL;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_sweep_where("valid_bars > 0 and open_at_end == 0 and combo >= 0 and slippage_bp >= 0 and "
+                                  "win_rate <= 1 and avg_r < 99 and total_pnl > -1e300 and max_dd <= 0 and "
+                                  "use_tp and not use_time == false",
+                                  &w, &err),
+                 SEBT_OK, "%s", err.msg);
+    sebt_where_free(w);
+    cr_assert_eq(sebt_sweep_where("n >= 30 and sharp > 1", &w, &err), SEBT_ERR_USAGE);
+    cr_assert(strstr(err.msg, "did you mean 'sharpe'?"), "%s", err.msg);
+}

@@ -23,6 +23,7 @@
 #include "sebt/grid.h"
 #include "sebt/shard.h"
 #include "sebt/types.h"
+#include "sebt/where.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -81,6 +82,19 @@ size_t sebt_sweep_npy_header(char *b, uint64_t n_rows);
  * have caused it. */
 sebt_status sebt_result_fits(const sebt_params *p, uint64_t combo, const sebt_result *r, sebt_error *err);
 
+/* ---- columns for conditions ---------------------------------------------------- */
+
+/* A sweep row's columns, in the CSV's order: combo, the parameters, the
+ * metrics, open_at_end, valid_bars. */
+#define SEBT_SWEEP_N_COLUMNS (1 + SEBT_N_PARAMS + SEBT_N_METRICS + 2)
+/* Fills names (the CSV header's) and is_bool (the parameters written
+ * true|false), SEBT_SWEEP_N_COLUMNS entries each; returns their count. */
+size_t sebt_sweep_columns(const char **names, bool *is_bool);
+/* Compiles a condition over a sweep's columns (sebt/where.h). */
+sebt_status sebt_sweep_where(const char *text, sebt_where **out, sebt_error *err);
+/* Whether the row of combo (parameters p, result r) passes w. */
+bool sebt_sweep_row_passes(const sebt_where *w, uint64_t combo, const sebt_params *p, const sebt_result *r);
+
 /* ---- the driver ---------------------------------------------------------------- */
 
 /* Combos per window unless sebt_sweep_opts.window says otherwise. */
@@ -99,6 +113,9 @@ typedef struct {
     int n_parts;
     const char *const *part;
     const size_t *part_bytes;
+    /* With opts.where: passes[k] says whether combo first + k passed (only
+     * those are in the rows and the top); NULL without a condition. */
+    const bool *passes;
 } sebt_sweep_window;
 
 /* Called once per window, in input order, from one thread at a time (the
@@ -119,6 +136,9 @@ typedef struct {
     sebt_rows_format rows;
     size_t top;                    /* keep the top best combos (0: none) */
     int metric;                    /* what top ranks by (sebt_metric) */
+    /* Only combos whose row passes this condition (sebt_sweep_where) are
+     * formatted and ranked; NULL: all. */
+    const sebt_where *where;
     sebt_sweep_window_fn on_window;   /* may be NULL */
     void *user;
     sebt_progress_fn progress;     /* combos done of n_combos; may be NULL */
@@ -130,6 +150,7 @@ typedef struct {
     sebt_sweep_record *top;
     size_t n_top;
     size_t combos_done;            /* handed to the callback, checked */
+    size_t combos_passed;          /* of those, the ones opts.where let through (all without it) */
     int stopped;                   /* the callback's nonzero return, else 0 */
     /* Wall and CPU (the whole process) seconds inside the backends. */
     double compute_s, compute_cpu_s;
