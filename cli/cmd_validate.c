@@ -132,7 +132,8 @@ static const char *base_name(const char *path)
 /* ---- options -------------------------------------------------------------------- */
 
 enum { OPT_BACKEND, OPT_TIME, OPT_CASES, OPT_SEED, OPT_THREADS, OPT_DATA, OPT_MIN_SPEEDUP, OPT_NO_SPEED, OPT_SAVE,
-       OPT_REPLAY, OPT_NO_ISOLATE, OPT_ISOLATE, OPT_FORMAT, OPT_JUNIT, OPT_MARKDOWN, OPT_CHECK_TIMEOUT };
+       OPT_REPLAY, OPT_NO_ISOLATE, OPT_ISOLATE, OPT_FORMAT, OPT_JUNIT, OPT_MARKDOWN, OPT_CHECK_TIMEOUT,
+       OPT_CALL_TIMEOUT };
 static const cli_opt validate_opts[] = {
     [OPT_BACKEND] = { "--backend", CLI_TEXT, "X", "fast_cpu, cuda, reference, the path of a plugin, or a kernel\n"
                       "command: 'exec:python3 mine.py' (docs/kernel-protocol.md)",
@@ -163,13 +164,19 @@ static const cli_opt validate_opts[] = {
                              "stop a check (child process) running longer, reported as a crash\n"
                              "(default: 600, or 3 x --time + 60 when that is more)",
                              .flags = CLI_ABOVE_MIN, .rmin = 0, .rmax = 1e7 },
+    [OPT_CALL_TIMEOUT] = { "--call-timeout", CLI_REAL, "SECONDS",
+                            "a call of the backend running longer than SECONDS and 20 x the\n"
+                            "reference's time for the same work is hung: stopped, reported as\n"
+                            "a crash naming the check, later checks skipped (default 60; with\n"
+                            "one child process per check)",
+                            .flags = CLI_ABOVE_MIN, .rmin = 0, .rmax = 1e7 },
     [OPT_MARKDOWN] = { "--markdown", CLI_FILE, "FILE", "a summary for a CI job page (GitHub's $GITHUB_STEP_SUMMARY)" },
 };
 
 const cli_command cli_cmd_validate_spec = {
     .name = "validate",
     .summary = "the release gate for one backend or plugin: replay, parity, fuzz, speed",
-    .usage = "--backend NAME|PATH|exec:CMD [--time SECONDS | --cases N] [--seed S] [--threads N] [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR] [--isolate | --no-isolate] [--check-timeout SECONDS] [--format text|json] [--junit FILE] [--markdown FILE]\n"
+    .usage = "--backend NAME|PATH|exec:CMD [--time SECONDS | --cases N] [--seed S] [--threads N] [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR] [--isolate | --no-isolate] [--check-timeout SECONDS] [--call-timeout SECONDS] [--format text|json] [--junit FILE] [--markdown FILE]\n"
              "--backend NAME|PATH --replay FIXTURE_DIR\n",
     .about = "The release gate for one backend: a built-in one (fast_cpu, cuda) or a plugin\n"
              "(a path: ./libmine.so). In one run it\n"
@@ -239,6 +246,7 @@ static int parse_args(int argc, char **argv, validate_args *a)
     a->markdown = cli_str(&o, OPT_MARKDOWN);
     a->check_timeout_s = cli_given(&o, OPT_CHECK_TIMEOUT) ? o.v[OPT_CHECK_TIMEOUT].r
                          : 3 * a->time_s + 60 > 600 ? 3 * a->time_s + 60 : 600;
+    a->call_timeout_s = cli_given(&o, OPT_CALL_TIMEOUT) ? o.v[OPT_CALL_TIMEOUT].r : CALL_TIMEOUT_DEFAULT_S;
     if (!a->backend)
         return cli_usage_error(cmd, "--backend NAME|PATH is required");
     return -1;
@@ -254,11 +262,21 @@ static void crash_replay(v_check *k, const char *what)
         snprintf(k->out.replay, sizeof k->out.replay, "%s", what);
 }
 
+/* Once the backend has hung, every later check of it would hang too (a
+ * minute each, or a kernel's SEBT_KERNEL_TIMEOUT): they are skipped, naming
+ * the check it hung in; the mutants, which do not run it, still run. */
 static void run_check(v_ctx *c, v_check *k, v_fn fn, const void *arg)
 {
     if (!k)
         return;
+    if (c->hung_in[0] && fn != do_mutant) {
+        k->out.status = V_SKIP;
+        snprintf(k->out.message, sizeof k->out.message, "not run: the backend hung in %s", c->hung_in);
+        return;
+    }
     run_isolated(c, fn, arg, k);
+    if (k->out.err_code == SEBT_ERR_TIMEOUT)
+        snprintf(c->hung_in, sizeof c->hung_in, "%s %s", k->stage, k->name);
 }
 
 /* ---- the stages, in the order they run ----------------------------------------- */
@@ -529,7 +547,7 @@ int cli_cmd_validate(int argc, char **argv)
         return rc;
     v_ctx c = { .a = &a, .check_timeout_s = a.check_timeout_s };
     if (sebt_backend_is_path(a.backend) && a.isolate != 0 &&
-        (rc = probe_plugin(cmd, a.backend, a.check_timeout_s)) != CLI_EXIT_OK)
+        (rc = probe_plugin(cmd, a.backend, a.call_timeout_s)) != CLI_EXIT_OK)
         return rc;
     rc = setup(cmd, &a, &c);
     if (rc >= 0)

@@ -61,6 +61,7 @@ static void on_fatal_signal(int sig)
         ssize_t ignored = write(STDERR_FILENO, msg, sizeof msg - 1);
         (void)ignored;
     }
+    sebt_kernels_kill();
     sebt_children_stop();
     sebt_outfile_remove_temps();
     signal(sig, SIG_DFL);

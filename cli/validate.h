@@ -30,12 +30,17 @@
 #define MAX_DATA 8             /* --data files; each runs plain and gap-filled */
 #define MAX_INPUTS 16
 #define MAX_CHECKS 512
+/* A call of the backend is hung once it has run this many times the
+ * reference's time for the same work, and at least --call-timeout. */
+#define CALL_TIMEOUT_SCALE 20
+#define CALL_TIMEOUT_DEFAULT_S 60
 
 typedef struct {
     const char *backend;
     double time_s;
     uint64_t cases;          /* > 0: fuzz this many cases instead of for time_s */
     double check_timeout_s;  /* a child check running longer is stopped (0: the default) */
+    double call_timeout_s;   /* the least time one call of the backend gets before it counts as hung */
     uint64_t seed;
     int threads;
     const char *data[MAX_DATA];
@@ -68,6 +73,10 @@ typedef struct {
     char warning[256];       /* a pass that deserves a look ("" when none) */
     uint64_t at_seed, at_case;   /* fuzz: the case running (for a crash) */
     bool written;            /* the child got as far as an outcome */
+    /* The backend's call in progress, for the parent's watch (0: none):
+     * when it started, how long it may take, what it is. */
+    double call_t0, call_limit, call_ref_s;
+    char call_what[128];
 } v_outcome;
 
 typedef struct {
@@ -88,6 +97,7 @@ typedef struct {
     size_t n_checks;
     bool isolate;
     double check_timeout_s;
+    char hung_in[600];       /* the check the backend hung in ("" while none has) */
 } v_ctx;
 
 typedef void (*v_fn)(v_ctx *c, const void *arg, v_outcome *out);

@@ -18,11 +18,24 @@
 #include "sebt/grid.h"
 #include "sebt/outfile.h"
 
+/* A failure to check: an error (exit 2, 3 or 5 by its code), except a
+ * kernel that broke its protocol after shaking hands (a failed check,
+ * "protocol") or a backend that hung (a crash, "hung"): both the backend's
+ * bug, exit 1. */
 static void set_error(v_outcome *o, const sebt_error *err)
 {
-    o->status = V_ERROR;
     o->err_code = err->code;
-    snprintf(o->message, sizeof o->message, "%s", err->msg);
+    o->status = err->code == SEBT_ERR_PROTOCOL ? V_FAIL : err->code == SEBT_ERR_TIMEOUT ? V_CRASH : V_ERROR;
+    snprintf(o->message, sizeof o->message, "%s%s", err->code == SEBT_ERR_PROTOCOL ? "protocol: "
+                                                  : err->code == SEBT_ERR_TIMEOUT ? "hung: " : "", err->msg);
+}
+
+/* What a backend's failure says about the input it was given: nothing, for
+ * these (no memory or device; a kernel broken or hung). */
+static bool not_a_refusal(sebt_status st)
+{
+    return st == SEBT_ERR_NOMEM || st == SEBT_ERR_NODEVICE || st == SEBT_ERR_UNAVAILABLE || st == SEBT_ERR_PROTOCOL ||
+           st == SEBT_ERR_TIMEOUT;
 }
 
 static void set_divergence(v_outcome *o, const sebt_oracle_report *r)
@@ -333,7 +346,7 @@ void do_determinism(v_ctx *c, const void *arg, v_outcome *o)
             snprintf(o->detail, sizeof o->detail, "%s\n", mr.detail);
             snprintf(o->replay, sizeof o->replay, "sebt validate --backend %s --seed %" PRIu64 " --threads %d --time 1",
                      c->sel, seed, threads);
-        } else if (st == SEBT_ERR_NOMEM || st == SEBT_ERR_NODEVICE || st == SEBT_ERR_UNAVAILABLE) {
+        } else if (not_a_refusal(st)) {
             /* Out of memory (or device) says nothing about the kernel: the
              * check could not run, it did not fail. */
             set_error(o, &err);
@@ -385,7 +398,7 @@ static bool bad_combos(const v_ctx *c, const sebt_series *s, const sebt_params *
         memset(e, 0, sizeof *e);
         sebt_status st = c->cand->run_batch(c->cand, s, batch, 4, &bo, res, e);
         (*tried)++;
-        if (st == SEBT_ERR_NOMEM) /* not a refusal: the check could not run */
+        if (not_a_refusal(st)) /* the check could not run, or the kernel broke */
             return false;
         if (st == SEBT_OK) {
             sebt_results_free(res, 4);
@@ -403,7 +416,8 @@ static bool bad_combos(const v_ctx *c, const sebt_series *s, const sebt_params *
 }
 
 /* Series that break SPEC §1: high below low, time not increasing, a bar
- * half missing. Returns false when a copy of s could not be made (*err). */
+ * half missing. Returns false when a copy of s could not be made or the
+ * backend failed without refusing (*err). */
 static bool bad_series(const v_ctx *c, const sebt_series *s, const sebt_params *ok, char *failures, size_t size,
                        size_t *used, size_t *tried, sebt_error *err)
 {
@@ -424,6 +438,11 @@ static bool bad_series(const v_ctx *c, const sebt_series *s, const sebt_params *
         sebt_error e = { 0 };
         sebt_status st = c->cand->run_batch(c->cand, &b, ok, 1, &bo, res, &e);
         (*tried)++;
+        if (not_a_refusal(st)) {
+            sebt_series_free(&b);
+            *err = e;
+            return false;
+        }
         if (st == SEBT_OK) {
             sebt_results_free(res, 1);
             *used += (size_t)snprintf(failures + *used, size - *used, "run_batch accepted a series with %s; ", what);

@@ -19,6 +19,12 @@ static const char *name_of(const sebt_backend *b)
     return b && b->name ? b->name : "?";
 }
 
+/* Finite and far from overflow in a product or two (SPEC 6's pnl). */
+static bool ordinary(double v)
+{
+    return fabs(v) <= 1e100;
+}
+
 /* A bool read as its byte: a plugin may have stored any value there. */
 static unsigned bool_byte(const bool *v)
 {
@@ -98,6 +104,13 @@ sebt_status sebt_result_check(const sebt_backend *b, const sebt_series *s, const
                             (long long)t->entry_index, (long long)t->exit_index);
             if (p->use_time && t->bars_held > p->max_hold)
                 return TWHY("has bars_held = %d beyond max_hold = %d", (int)t->bars_held, (int)p->max_hold);
+            /* NaN comes only of an overflow (inf - inf) or 0/0: never of
+             * prices and costs this far from a double's range. Beyond it
+             * the input is to blame (cli_check_result says so). */
+            if (isnan(t->pnl) && ordinary(t->entry_price) && ordinary(t->exit_price) && ordinary(p->fee_bp) &&
+                ordinary(p->slippage_bp))
+                return TWHY("has pnl = nan with entry price %.17g and exit price %.17g (ordinary prices give a "
+                            "number)", t->entry_price, t->exit_price);
 #undef TWHY
         }
     }
@@ -145,7 +158,7 @@ sebt_status sebt_backend_status(const sebt_backend *b, sebt_status st, sebt_erro
 {
     if (st == SEBT_OK)
         return SEBT_OK;
-    if ((unsigned)st > (unsigned)SEBT_ERR_INTERNAL) {
+    if ((unsigned)st > (unsigned)SEBT_ERR_TIMEOUT) {
         char said[SEBT_ERROR_MSG_MAX / 2];
         snprintf(said, sizeof said, "%.200s", err->msg);
         return BAD("backend %s failed with an unknown status %d%s%s", name_of(b), (int)st,

@@ -35,6 +35,8 @@ const char *sebt_status_name(sebt_status code)
     case SEBT_ERR_NODEVICE: return "no device";
     case SEBT_ERR_UNAVAILABLE: return "unavailable";
     case SEBT_ERR_INTERNAL: return "internal";
+    case SEBT_ERR_PROTOCOL: return "protocol";
+    case SEBT_ERR_TIMEOUT: return "timeout";
     }
     return "unknown";
 }

@@ -6,9 +6,13 @@
  * Everything the kernel process does wrong is reported as the kernel's:
  * exiting, hanging past the per-request timeout, a frame that is not one,
  * another protocol version, wrong sizes. Those faults end the kernel (its
- * whole process group, reaped) and fail the call with SEBT_ERR_UNAVAILABLE,
- * which the oracle passes on as an error (a broken kernel, exit 2), never
- * as a divergence. An ERROR reply is the kernel refusing an input it was
+ * whole process group, reaped) and fail the call. Before its handshake is
+ * done that is SEBT_ERR_UNAVAILABLE (the kernel cannot be used: exit 2),
+ * and every later call fails the same way; after it, SEBT_ERR_PROTOCOL
+ * (SEBT_ERR_TIMEOUT for a hang): the kernel's bug, exit 1, naming the
+ * request by its number since the kernel started, and the next call
+ * starts the kernel again. The oracle passes both on as errors, never as
+ * divergences. An ERROR reply is the kernel refusing an input it was
  * given: that is an ordinary failure of the call, which the oracle counts
  * as a divergence (the reference accepted the input) and can shrink. */
 #define _GNU_SOURCE
@@ -20,6 +24,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +62,12 @@ typedef struct {
     pid_t pid;                 /* 0: not running */
     int to_fd, from_fd, err_fd;
     double timeout_s;
-    bool broken;
+    int slot;                  /* its entry in kernel_group */
+    bool broken;               /* the last call ended it for a fault */
+    bool sticky;               /* ... before its handshake: it is not started again */
+    bool shook;                /* the running process has answered HELLO */
+    uint64_t seq;              /* requests the running process has been sent */
+    char cur_what[96];         /* the request being exchanged, for messages */
     char broken_msg[SEBT_ERROR_MSG_MAX];
     char name[65];
     char description[256];
@@ -93,6 +103,9 @@ typedef struct {
 
 static kproc *kernels[MAX_KERNELS];
 static size_t n_kernels;
+/* The process group of each running kernel (0: none) and the process that
+ * started it, for sebt_kernels_kill in a signal handler. */
+static atomic_int kernel_group[MAX_KERNELS], kernel_owner[MAX_KERNELS];
 static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
 static bool atexit_done;
 
@@ -193,8 +206,23 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-/* Ends the kernel's process group and reaps the kernel; *how says how it
- * ended when it had ended on its own before (NULL: don't care). */
+/* After its group is ended: no process, no conversation. */
+static void forget_process(kproc *k)
+{
+    atomic_store(&kernel_group[k->slot], 0);
+    k->pid = 0;
+    close_fd(&k->to_fd);
+    close_fd(&k->from_fd);
+    close_fd(&k->err_fd);
+    k->in_len = 0;
+    k->carry = 0;
+    k->has_series = false;
+    k->fcache_count = 0;
+    k->batch_n = 0;
+    k->shook = false;
+}
+
+/* Ends the kernel's process group and reaps the kernel. */
 static void stop_process(kproc *k, bool graceful)
 {
     if (k->pid <= 0)
@@ -214,14 +242,7 @@ static void stop_process(kproc *k, bool graceful)
     kill(-k->pid, SIGKILL);
     if (r == 0)
         waitpid(k->pid, &st, 0);
-    close_fd(&k->from_fd);
-    close_fd(&k->err_fd);
-    k->pid = 0;
-    k->in_len = 0;
-    k->carry = 0;
-    k->has_series = false;
-    k->fcache_count = 0;
-    k->batch_n = 0;
+    forget_process(k);
 }
 
 static void stop_all_at_exit(void)
@@ -245,6 +266,16 @@ static void write_stats(const kproc *k)
             (unsigned long long)k->round_trips, (unsigned long long)k->bytes_out, (unsigned long long)k->bytes_in,
             k->exchange_s, k->handshake_s, k->last_s - k->first_s);
     fclose(f);
+}
+
+void sebt_kernels_kill(void)
+{
+    int me = (int)getpid();
+    for (int i = 0; i < MAX_KERNELS; i++) {
+        int g = atomic_load(&kernel_group[i]);
+        if (g > 0 && atomic_load(&kernel_owner[i]) == me)
+            kill(-g, SIGKILL);
+    }
 }
 
 void sebt_kernels_close(void)
@@ -337,35 +368,54 @@ static void exit_text(kproc *k, char *out, size_t max)
 }
 
 /* Records a fault of the kernel, ends it and fills err. */
-static sebt_status kfault(kproc *k, sebt_error *err, const char *fmt, ...) SEBT_PRINTF(3, 4);
-static sebt_status kfault(kproc *k, sebt_error *err, const char *fmt, ...)
+static sebt_status kfault_v(kproc *k, bool hung, sebt_error *err, const char *fmt, va_list ap)
 {
     char what[320];
-    va_list ap;
-    va_start(ap, fmt);
     vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
     drain_stderr(k);
+    bool shook = k->shook;
+    uint64_t seq = k->seq;
     if (k->pid < 0) {
         /* already reaped by exit_text: end what is left of its group */
         kill(k->pid, SIGKILL);
-        k->pid = 0;
-        close_fd(&k->to_fd);
-        close_fd(&k->from_fd);
-        close_fd(&k->err_fd);
-        k->in_len = 0;
-        k->carry = 0;
-        k->has_series = false;
-        k->fcache_count = 0;
-        k->batch_n = 0;
+        forget_process(k);
     } else {
         stop_process(k, false);
     }
     char tail[200];
     tail_text(k, tail, sizeof tail);
-    snprintf(k->broken_msg, sizeof k->broken_msg, "kernel %s %s; %s", k->quoted, what, tail);
     k->broken = true;
-    return sebt_fail(err, SEBT_ERR_UNAVAILABLE, "%s", k->broken_msg);
+    k->sticky = !shook;
+    if (!shook) {
+        snprintf(k->broken_msg, sizeof k->broken_msg, "kernel %s %s; %s", k->quoted, what, tail);
+        return sebt_fail(err, SEBT_ERR_UNAVAILABLE, "%s", k->broken_msg);
+    }
+    /* After the handshake: the kernel's bug, in a request that can be
+     * named; the next call starts it again. */
+    snprintf(k->broken_msg, sizeof k->broken_msg, "kernel %s, request %llu since it started (%s): %s; %s",
+             k->quoted, (unsigned long long)seq, k->cur_what, what, tail);
+    return sebt_fail(err, hung ? SEBT_ERR_TIMEOUT : SEBT_ERR_PROTOCOL, "%s", k->broken_msg);
+}
+
+static sebt_status kfault(kproc *k, sebt_error *err, const char *fmt, ...) SEBT_PRINTF(3, 4);
+static sebt_status kfault(kproc *k, sebt_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sebt_status st = kfault_v(k, false, err, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* A kernel that did not answer in time: SEBT_ERR_TIMEOUT once it had shaken hands. */
+static sebt_status khung(kproc *k, sebt_error *err, const char *fmt, ...) SEBT_PRINTF(3, 4);
+static sebt_status khung(kproc *k, sebt_error *err, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    sebt_status st = kfault_v(k, true, err, fmt, ap);
+    va_end(ap);
+    return st;
 }
 
 static sebt_status start_process(kproc *k, sebt_error *err)
@@ -382,8 +432,23 @@ static sebt_status start_process(kproc *k, sebt_error *err)
     }
     const char *cmd = k->value + strlen(SEBT_KERNEL_PREFIX);
     pid_t parent = getpid();
+    /* No signal between fork and kernel_group naming the kernel: the
+     * handler (sebt_kernels_kill) would miss it. */
+    sigset_t stop, old;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigaddset(&stop, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &stop, &old);
     fflush(NULL);
     pid_t pid = fork();
+    if (pid > 0) {
+        setpgid(pid, pid);
+        atomic_store(&kernel_owner[k->slot], (int)parent);
+        atomic_store(&kernel_group[k->slot], (int)pid);
+    }
+    if (pid != 0)
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
         int e = errno;
         close(in_p[0]); close(in_p[1]); close(out_p[0]); close(out_p[1]); close(err_p[0]); close(err_p[1]);
@@ -408,7 +473,6 @@ static sebt_status start_process(kproc *k, sebt_error *err)
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }
-    setpgid(pid, pid);
     close(in_p[0]);
     close(out_p[1]);
     close(err_p[1]);
@@ -422,6 +486,8 @@ static sebt_status start_process(kproc *k, sebt_error *err)
     k->carry = 0;
     k->has_series = false;
     k->broken = false;
+    k->shook = false;
+    k->seq = 0;
     /* 1 MiB pipes (where the system allows): a series or a feature reply
      * crosses in a few writes instead of hundreds of 64 KiB ones. */
     fcntl(k->to_fd, F_SETPIPE_SZ, 1 << 20);
@@ -462,6 +528,40 @@ static void junk_text(const unsigned char *p, size_t n, char *out, size_t max)
     out[o] = '\0';
 }
 
+/* What came of a frame that did not come whole: a cut header, or a short
+ * frame (what its header promised, what came). */
+static const char *short_text(const kproc *k, bool have_header, uint64_t plen, char *out, size_t max)
+{
+    if (!have_header)
+        snprintf(out, max, "a cut frame header (%zu of %d bytes)", k->in_len, KP_HEADER);
+    else
+        snprintf(out, max, "a short %s frame: its header promised %llu bytes of payload, %zu came",
+                 type_name(get_u16(k->in + 6)), (unsigned long long)plen, k->in_len - KP_HEADER);
+    return out;
+}
+
+/* Whether the kernel's process has ended (not reaped: exit_text does). */
+static bool process_ended(const kproc *k)
+{
+    siginfo_t info;
+    memset(&info, 0, sizeof info);
+    if (k->pid <= 0 || waitid(P_PID, (id_t)k->pid, &info, WEXITED | WNOHANG | WNOWAIT) != 0)
+        return false;
+    return info.si_pid == k->pid;
+}
+
+/* The kernel ended (how) or closed its stdout during a request. */
+static sebt_status ended_fault(kproc *k, const char *how, const char *what, bool have_header, uint64_t plen,
+                               const char *note, sebt_error *err)
+{
+    if (k->in_len) {
+        char cut[160];
+        return kfault(k, err, "%s in the middle of its reply to the %s request: %s%s", how, what,
+                      short_text(k, have_header, plen, cut, sizeof cut), note);
+    }
+    return kfault(k, err, "%s during the %s request, before answering%s", how, what, note);
+}
+
 /* Writes out (out_len bytes) while reading, until one whole frame has come
  * back; its header is then at k->in and its payload right after. max_len is
  * the longest payload this request may be answered with. more: out holds a
@@ -479,6 +579,9 @@ static sebt_status exchange(kproc *k, const unsigned char *out, size_t out_len, 
         k->in_len = k->carry;
         k->carry = 0;
     }
+    if (k->shook)
+        k->seq++;
+    snprintf(k->cur_what, sizeof k->cur_what, "%s", what);
     sigset_t pipe_set, old_set;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
@@ -530,9 +633,15 @@ static sebt_status exchange(kproc *k, const unsigned char *out, size_t out_len, 
         }
         double left = deadline - now_s();
         if (left <= 0) {
-            rc = kfault(k, err, "did not answer the %s request within %g s (SEBT_KERNEL_TIMEOUT; %s); "
-                        "sebt ended it", what, k->timeout_s,
-                        written < out_len ? "it stopped reading its stdin" : "it read the whole request");
+            char cut[160];
+            if (k->in_len)
+                rc = khung(k, err, "did not finish its reply to the %s request within %g s (SEBT_KERNEL_TIMEOUT): "
+                           "%s, then nothing more; sebt ended it", what, k->timeout_s,
+                           short_text(k, have_header, plen, cut, sizeof cut));
+            else
+                rc = khung(k, err, "did not answer the %s request within %g s (SEBT_KERNEL_TIMEOUT; %s); "
+                           "sebt ended it", what, k->timeout_s,
+                           written < out_len ? "it stopped reading its stdin" : "it read the whole request");
             break;
         }
         struct pollfd fds[3];
@@ -547,12 +656,20 @@ static sebt_status exchange(kproc *k, const unsigned char *out, size_t out_len, 
             fds[nf] = (struct pollfd){ .fd = k->err_fd, .events = POLLIN };
             i_err = nf++;
         }
-        int ms = left > 1000.0 ? 1000 : (int)(left * 1000.0) + 1;
+        /* Short slices: a kernel that exits while a process it started
+         * still holds its stdout sends no EOF; it is seen ending here. */
+        int ms = left > 0.1 ? 100 : (int)(left * 1000.0) + 1;
         int pr = poll(fds, (nfds_t)nf, ms);
         if (pr < 0) {
             if (errno == EINTR)
                 continue;
             rc = kfault(k, err, "could not be waited for: %s", strerror(errno));
+            break;
+        }
+        if (pr == 0 && process_ended(k)) {
+            char how[96];
+            exit_text(k, how, sizeof how);
+            rc = ended_fault(k, how, what, have_header, plen, " (a process it started still holds its stdout)", err);
             break;
         }
         if (i_err >= 0 && fds[i_err].revents)
@@ -576,12 +693,7 @@ static sebt_status exchange(kproc *k, const unsigned char *out, size_t out_len, 
             if (r == 0) {
                 char how[96];
                 exit_text(k, how, sizeof how);
-                if (k->in_len)
-                    rc = kfault(k, err, "%s in the middle of its reply to the %s request (a truncated frame: "
-                                "%zu bytes of %llu)", how, what, k->in_len,
-                                have_header ? (unsigned long long)(KP_HEADER + plen) : (unsigned long long)KP_HEADER);
-                else
-                    rc = kfault(k, err, "%s during the %s request, before answering", how, what);
+                rc = ended_fault(k, how, what, have_header, plen, "", err);
                 break;
             }
             if (errno != EAGAIN && errno != EINTR) {
@@ -620,19 +732,47 @@ static sebt_status exchange(kproc *k, const unsigned char *out, size_t out_len, 
     return rc;
 }
 
-/* ERROR frames: the kernel refused an input. */
-static sebt_status error_reply(kproc *k, uint64_t len, const char *what, sebt_error *err)
+/* A kernel's text for a message on one line: control characters (escape
+ * sequences, bells, line breaks that would start a fake line) written as
+ * \n, \r, \t or \xHH; other bytes, UTF-8 included, as they are. */
+static void escape_text(const unsigned char *p, size_t n, char *out, size_t max)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+    for (size_t i = 0; i < n && o + 5 < max; i++) {
+        unsigned char c = p[i];
+        if (c >= 32 && c != 127) {
+            out[o++] = (char)c;
+        } else if (c == '\n' || c == '\r' || c == '\t') {
+            out[o++] = '\\';
+            out[o++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+        } else {
+            out[o++] = '\\';
+            out[o++] = 'x';
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 15];
+        }
+    }
+    out[o] = '\0';
+}
+
+/* ERROR frames: the kernel refused an input of the request (count combos):
+ * a combo index it names must be one of them, or -1. */
+static sebt_status error_reply(kproc *k, uint64_t len, const char *what, size_t count, sebt_error *err)
 {
     const unsigned char *p = k->in + KP_HEADER;
     if (len < 12 || get_u32(p + 8) != len - 12)
         return kfault(k, err, "sent a malformed ERROR frame (%llu bytes) for the %s request",
                       (unsigned long long)len, what);
     int64_t combo = (int64_t)get_u64(p);
-    int n = (int)(len - 12);
+    char text[SEBT_ERROR_MSG_MAX];
+    escape_text(p + 12, (size_t)(len - 12), text, sizeof text);
+    if (combo < -1 || (combo >= 0 && (uint64_t)combo >= count))
+        return kfault(k, err, "sent an ERROR about combo %lld for the %s request, which has combos 0 to %zu "
+                      "(or -1 for none): %s", (long long)combo, what, count ? count - 1 : 0, text);
     if (combo >= 0)
-        return sebt_fail(err, SEBT_ERR_PARAM, "kernel %s failed on combo %lld: %.*s", k->name, (long long)combo, n,
-                         (const char *)p + 12);
-    return sebt_fail(err, SEBT_ERR_INPUT, "kernel %s failed: %.*s", k->name, n, (const char *)p + 12);
+        return sebt_fail(err, SEBT_ERR_PARAM, "kernel %s failed on combo %lld: %s", k->name, (long long)combo, text);
+    return sebt_fail(err, SEBT_ERR_INPUT, "kernel %s failed: %s", k->name, text);
 }
 
 /* ---- the handshake ------------------------------------------------------------ */
@@ -656,9 +796,11 @@ static sebt_status handshake(kproc *k, sebt_error *err)
     k->exchange_s = exchange_s;
     if (st)
         return st;
-    if (type == KP_ERROR)
-        return kfault(k, err, "refused the handshake: %.*s", len > 12 ? (int)(len - 12) : 0,
-                      len > 12 ? (const char *)k->in + KP_HEADER + 12 : "");
+    if (type == KP_ERROR) {
+        char text[SEBT_ERROR_MSG_MAX / 2];
+        escape_text(k->in + KP_HEADER + 12, len > 12 ? (size_t)(len - 12) : 0, text, sizeof text);
+        return kfault(k, err, "refused the handshake: %s", text);
+    }
     if (type != KP_HELLO_OK)
         return kfault(k, err, "answered HELLO with a %s frame, not HELLO_OK", type_name(type));
     const unsigned char *p = k->in + KP_HEADER;
@@ -698,6 +840,7 @@ static sebt_status handshake(kproc *k, sebt_error *err)
         if (strcmp(k->name, name) != 0 || (int)k->backend.contract.kind != (int)kind || k->backend.contract.tol != tol)
             return kfault(k, err, "came back as '%s' with another contract than the first time ('%s')", name,
                           k->name);
+        k->shook = true;
         return SEBT_OK;
     }
     snprintf(k->name, sizeof k->name, "%s", name);
@@ -706,6 +849,7 @@ static sebt_status handshake(kproc *k, sebt_error *err)
     k->description[dl] = '\0';
     k->backend.contract.kind = kind == 0 ? SEBT_CONTRACT_EXACT : SEBT_CONTRACT_TOLERANT;
     k->backend.contract.tol = tol;
+    k->shook = true;
     return SEBT_OK;
 }
 
@@ -729,8 +873,10 @@ static sebt_status ensure_running(kproc *k, sebt_error *err)
         k->broken = false;
         k->owner = getpid();
     }
-    if (k->broken)
+    if (k->broken && k->sticky)
         return sebt_fail(err, SEBT_ERR_UNAVAILABLE, "%s", k->broken_msg);
+    /* A fault after the handshake ended it: this call starts it again. */
+    k->broken = false;
     if (k->pid > 0)
         return SEBT_OK;
     sebt_status st = start_process(k, err);
@@ -850,7 +996,7 @@ static sebt_status features_reply(kproc *k, const sebt_series *s, size_t count, 
     if (st)
         return st;
     if (type == KP_ERROR)
-        return error_reply(k, plen, what, err);
+        return error_reply(k, plen, what, count, err);
     if (type != KP_FEATURE_COLUMNS)
         return kfault(k, err, "answered the %s request with a %s frame, not FEATURE_COLUMNS", what, type_name(type));
     if (plen != want)
@@ -984,7 +1130,7 @@ static sebt_status run_reply(kproc *k, const sebt_series *s, size_t n_combos, bo
 {
     sebt_status st = SEBT_OK;
     if (type == KP_ERROR)
-        return error_reply(k, plen, what, err);
+        return error_reply(k, plen, what, n_combos, err);
     if (type != KP_RESULTS) {
         st = kfault(k, err, "answered the %s request with a %s frame, not RESULTS", what, type_name(type));
         return st;
@@ -1257,7 +1403,7 @@ sebt_status kernel_open(const char *value, const sebt_backend **out, sebt_error 
         if (strcmp(kernels[i]->value, value) == 0) {
             kproc *k = kernels[i];
             pthread_mutex_unlock(&registry_mu);
-            if (k->broken)
+            if (k->broken && k->sticky)
                 return sebt_fail(err, SEBT_ERR_UNAVAILABLE, "%s", k->broken_msg);
             *out = &k->backend;
             return SEBT_OK;
@@ -1276,6 +1422,7 @@ sebt_status kernel_open(const char *value, const sebt_backend **out, sebt_error 
     k->to_fd = k->from_fd = k->err_fd = -1;
     k->owner = getpid();
     k->timeout_s = timeout;
+    k->slot = (int)n_kernels;
     pthread_mutex_init(&k->mu, NULL);
     st = start_process(k, err);
     if (!st)

@@ -382,6 +382,16 @@ bool oracle_metrics_only_agree(const sebt_contract *contract, const sebt_series 
     return true;
 }
 
+/* Failures of the candidate that are not its answer to this input: no
+ * device or memory (nothing is known), a kernel that broke its protocol or
+ * a backend that ran out of time (reported as such, with the request, never
+ * as a divergence to shrink). Any other refusal of valid input diverges. */
+static bool cannot_judge(sebt_status st)
+{
+    return st == SEBT_ERR_NODEVICE || st == SEBT_ERR_NOMEM || st == SEBT_ERR_UNAVAILABLE || st == SEBT_ERR_PROTOCOL ||
+           st == SEBT_ERR_TIMEOUT;
+}
+
 /* The loop behind sebt_oracle_check and oracle_check_case. */
 static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
                              const sebt_params *combos, size_t n, const sebt_oracle_opts *opts,
@@ -408,7 +418,7 @@ static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
                           .memory_budget = opts->memory_budget, .stats = &rep->stats };
     sebt_error cerr = { 0 };
     sebt_status cst = cand->run_batch(cand, s, combos, n, &o, cr, &cerr);
-    if (cst == SEBT_ERR_NODEVICE || cst == SEBT_ERR_NOMEM || cst == SEBT_ERR_UNAVAILABLE) {
+    if (cannot_judge(cst)) {
         free(cr);
         if (err)
             *err = cerr;
@@ -438,7 +448,7 @@ static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
     sebt_batch_opts om = { .threads = opts->threads, .memory_budget = opts->memory_budget };
     cerr = (sebt_error){ 0 };
     cst = cand->run_batch(cand, s, combos, n, &om, cm, &cerr);
-    if (cst == SEBT_ERR_NODEVICE || cst == SEBT_ERR_NOMEM || cst == SEBT_ERR_UNAVAILABLE) {
+    if (cannot_judge(cst)) {
         sebt_results_free(cr, n);
         free(cr);
         free(cm);
@@ -456,7 +466,7 @@ static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
         bool diverged = false;
         cerr = (sebt_error){ 0 };
         cst = cand->features(cand, s, &combos[i], &cf, &cerr);
-        if (cst == SEBT_ERR_NODEVICE || cst == SEBT_ERR_NOMEM || cst == SEBT_ERR_UNAVAILABLE) {
+        if (cannot_judge(cst)) {
             st = cst;
             if (err)
                 *err = cerr;

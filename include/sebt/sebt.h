@@ -204,6 +204,11 @@ bool sebt_backend_is_kernel(const char *value);
  * its process group) and reaps them. Runs at exit by itself; a forked child
  * that leaves with _exit calls it first. */
 void sebt_kernels_close(void);
+/* Kills the process group of every kernel this process started, at once
+ * (SIGKILL, no BYE, nothing reaped): what a SIGINT/SIGTERM/SIGHUP handler
+ * calls, since a kernel behind `/bin/sh -c` does not die with the shell.
+ * Async-signal-safe. */
+void sebt_kernels_kill(void);
 /* A backend value that names a plugin: it contains '/' or ends in ".so",
  * and is not a kernel command. */
 bool sebt_backend_is_path(const char *value);

@@ -29,7 +29,9 @@ typedef enum {
     SEBT_ERR_NOMEM,     /* an allocation failed */
     SEBT_ERR_NODEVICE,  /* a GPU backend was asked for and none is usable */
     SEBT_ERR_UNAVAILABLE, /* a backend is not built into this binary */
-    SEBT_ERR_INTERNAL   /* a bug in sebt: please report it */
+    SEBT_ERR_INTERNAL,  /* a bug in sebt: please report it */
+    SEBT_ERR_PROTOCOL,  /* a kernel that shook hands then broke the protocol: the kernel's bug */
+    SEBT_ERR_TIMEOUT    /* a backend did not return within its time limit (a kernel's request, a checked call) */
 } sebt_status;
 
 #define SEBT_ERROR_MSG_MAX 512

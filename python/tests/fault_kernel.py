@@ -20,6 +20,16 @@ then, on the first RUN or FEATURES request:
   wrong_size  send RESULTS rows of 15 doubles instead of 16
   bad_index   send a trade whose exit bar is past the series
   error       send ERROR naming combo 0 (a refusal: a divergence in checks)
+  long_frame  send a RESULTS header promising 8 bytes more than follow, then
+              wait for the next request
+  long_exit   the same, then exit 6
+  orphan_exit start a process that holds stdout (TAG in its command line),
+              then exit 7 without answering
+  close_out   close stdout and keep running
+  escape      send ERROR whose text holds a clear-screen escape, a bell and a
+              line break starting a fake line
+  combo_max   send ERROR naming combo 2^63-1 (the RUN has fewer)
+  nan_pnl     answer every RUN with one trade per combo whose pnl is NaN
 """
 import os
 import struct
@@ -84,9 +94,36 @@ while True:
         msg = b"ValueError: cannot handle ema_fast=%d" % 1
         send(8, struct.pack("<qI", 0, len(msg)) + msg)
         continue
+    if mode == "escape":
+        msg = b"bad\x1b[2J\x07\nresult: PASS"
+        send(8, struct.pack("<qI", 0, len(msg)) + msg)
+        continue
+    if mode == "combo_max":
+        msg = b"no"
+        send(8, struct.pack("<qI", 2**63 - 1, len(msg)) + msg)
+        continue
+    if mode == "orphan_exit":
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", sys.argv[2]])
+        sys.exit(7)
+    if mode == "close_out":
+        out.close()
+        time.sleep(3600)
     if type_ == 4:
         n_combos = struct.unpack_from("<Q", payload)[0]
         rows = b"".join(struct.pack("<16d", *([0.0] * 6 + [1.0] + [0.0] * 9)) for _ in range(n_combos))
+        if mode in ("long_frame", "long_exit"):
+            out.write(H.pack(MAGIC, 1, 5, len(rows) + 8) + rows)
+            if mode == "long_exit":
+                sys.exit(6)
+            continue
+        if mode == "nan_pnl":
+            want = struct.unpack_from("<I", payload, 8)[0] & 1
+            rows = b"".join(struct.pack("<16d", *([1.0, 0.0, 0.0, float("nan"), 0.0, 0.0, 5.0] + [0.0] * 8 +
+                                                  [1.0 if want else 0.0])) for _ in range(n_combos))
+            trades = b"".join(struct.pack("<12d", 1, 2, 3, 100, 101, 99, 102, 1, float("nan"), 0, 3, 1)
+                              for _ in range(n_combos)) if want else b""
+            send(5, rows + trades)
+            continue
         if mode == "truncated":
             frame = H.pack(MAGIC, 1, 5, len(rows)) + rows
             out.write(frame[: len(frame) // 2])

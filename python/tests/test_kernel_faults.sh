@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ctest: each fault of a kernel process is the kernel's: a clear message
-# naming what it did, exit 2 (1 for an ERROR reply, a divergence in a
-# check), the kernel's stderr shown, sebt never hangs, and no process of
-# the kernel is left behind.
+# naming what it did, exit 2 before the handshake is done (the kernel cannot
+# be used), exit 1 after it (the kernel's bug, named with the request's
+# number; an ERROR reply is a divergence in a check), the kernel's stderr
+# shown, sebt never hangs, and no process of the kernel is left behind.
 # usage: test_kernel_faults.sh PYTHON SEBT FIXTURES_DIR
 set -u
 py="$1" sebt="$2" fixtures="$3"
@@ -43,22 +44,65 @@ run die        2 "exited with status 3 during the HELLO request.*no GPU here \(o
 SEBT_KERNEL_TIMEOUT=2 run hello_hang 2 "did not answer the HELLO request within 2 s"
 run version    2 "speaks kernel protocol version 2; this sebt speaks version 1"
 run chatty     2 "not a protocol frame on stdout during the HELLO request \(\"Hello from the kernel"
-run exit_mid   2 "exited with status 4 during the RUN \(1 combo, [0-9]+ bars\) request.*fault_kernel: exit_mid"
-SEBT_KERNEL_TIMEOUT=2 run hang 2 "did not answer the RUN .* within 2 s \(SEBT_KERNEL_TIMEOUT"
-run garbage    2 "not a protocol frame on stdout during the RUN .*result: 42 trades"
-run truncated  2 "exited with status 5 in the middle of its reply .*truncated frame"
-run wrong_size 2 "answered the RUN .* with [0-9]+ bytes of results \(1 rows of 16 doubles"
-run bad_index  2 "trade 0 of combo 0 with exit_index"
+run exit_mid   1 "request 1 since it started .*exited with status 4 during the RUN \(1 combo, [0-9]+ bars\) request.*fault_kernel: exit_mid"
+SEBT_KERNEL_TIMEOUT=2 run hang 1 "did not answer the RUN .* within 2 s \(SEBT_KERNEL_TIMEOUT"
+run garbage    1 "not a protocol frame on stdout during the RUN .*result: 42 trades"
+run truncated  1 "exited with status 5 in the middle of its reply .*a short RESULTS frame: its header promised 128 bytes of payload, 56 came"
+run wrong_size 1 "answered the RUN .* with [0-9]+ bytes of results \(1 rows of 16 doubles"
+run bad_index  1 "trade 0 of combo 0 with exit_index"
 run error      2 "kernel fault_error failed on combo 0: ValueError: cannot handle"
+# A frame whose header promises 8 bytes more than come: short, said so;
+# when the kernel exits, at once (not after SEBT_KERNEL_TIMEOUT).
+SEBT_KERNEL_TIMEOUT=2 run long_frame 1 "did not finish its reply to the RUN .* a short RESULTS frame: its header promised 136 bytes of payload, 128 came"
+SEBT_KERNEL_TIMEOUT=30 run long_exit 1 "exited with status 6 in the middle of its reply .*a short RESULTS frame: its header promised 136 bytes of payload, 128 came"
+# A kernel that exits while a process it started holds its stdout (no EOF
+# comes), or that closes stdout and runs on: seen at once, its exit named.
+SEBT_KERNEL_TIMEOUT=30 run orphan_exit 1 "exited with status 7 during the RUN .* before answering \(a process it started still holds its stdout\)"
+# (behind exec: a shell that waits for the kernel holds the pipe too.)
+check close_out 1 "closed its stdout during the RUN .* before answering" -- env SEBT_KERNEL_TIMEOUT=30 \
+  "$sebt" run --data "$data" --backend "exec:exec $py $here/fault_kernel.py close_out $tag-close_out"
+# A kernel's text reaches the terminal with its control characters escaped;
+# a combo index outside the request is a protocol fault.
+run escape     2 'failed on combo 0: bad\\x1b\[2J\\x07\\nresult: PASS'
+if grep -q $'\x1b' "$tmp/err" || grep -q $'\a' "$tmp/err"; then
+  echo "FAIL escape: a raw escape or bell reached stderr"; fails=$((fails + 1))
+fi
+run combo_max  1 "sent an ERROR about combo 9223372036854775807 for the RUN \(1 combo, [0-9]+ bars\) request, which has combos 0 to 0"
+# NaN pnl on ordinary prices: the backend's impossible result (exit 1, named), not the prices' fault.
+run nan_pnl    1 "backend fault_nan_pnl returned an impossible result"
 SEBT_KERNEL_TIMEOUT=abc run exit_mid 2 "SEBT_KERNEL_TIMEOUT='abc': expected seconds > 0"
 
-# In the oracle: a broken kernel is exit 2 (never a divergence), with a
-# replay command; an ERROR reply is a divergence (exit 1).
-check parity_hang 2 "did not answer .* within 2 s" -- env SEBT_KERNEL_TIMEOUT=2 "$sebt" parity --data "$data" --backend "$(k hang)" --gaps plain
-check fuzz_exit 2 "exited with status 4 during the RUN" -- "$sebt" fuzz --iterations 5 --no-save --backend "$(k exit_mid)"
-check fuzz_replay 2 "replay: sebt fuzz --backend 'exec:" -- "$sebt" fuzz --iterations 5 --no-save --backend "$(k exit_mid)"
+# In the oracle: a kernel broken after its handshake is exit 1 (never a
+# divergence to shrink), with a replay command; an ERROR reply is a
+# divergence (exit 1); a kernel that cannot start is exit 2.
+check parity_hang 1 "did not answer .* within 2 s" -- env SEBT_KERNEL_TIMEOUT=2 "$sebt" parity --data "$data" --backend "$(k hang)" --gaps plain
+check fuzz_exit 1 "exited with status 4 during the RUN" -- "$sebt" fuzz --iterations 5 --no-save --backend "$(k exit_mid)"
+check fuzz_replay 1 "replay: sebt fuzz --backend 'exec:" -- "$sebt" fuzz --iterations 5 --no-save --backend "$(k exit_mid)"
 check parity_error 1 "kernel fault_error failed on combo 0" -- "$sebt" parity --data "$data" --backend "$(k error)" --gaps plain
 check validate_die 2 "exited with status 3 during the HELLO request" -- "$sebt" validate --no-speed --time 1 --backend "$(k die)"
+
+# sebt ended by SIGTERM or SIGINT (a CI timeout, Ctrl-C) during a request
+# ends the kernel's whole process group, also behind a /bin/sh -c that
+# waits for it (the "; true" keeps the shell from handing over with exec).
+for sig in TERM INT; do
+  name="signal_$sig"
+  # (a background job of a script starts with SIGINT ignored: restored first)
+  "$py" -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+    "$sebt" run --data "$data" --backend "exec:$py $here/fault_kernel.py hang $tag-$name; true" > /dev/null 2>&1 &
+  pid=$!
+  for _ in $(seq 50); do pgrep -f "$tag-$name" > /dev/null && break; sleep 0.1; done
+  sleep 1   # into the RUN request
+  kill -$sig $pid; wait $pid; rc=$?
+  sleep 0.3
+  if pgrep -f "$tag-$name" > /dev/null; then
+    echo "FAIL $name: left running after sebt ended: $(pgrep -af "$tag-$name" | head -3)"
+    pkill -KILL -f "$tag-$name"   # only this test's own leftovers, by their unique tag
+    fails=$((fails + 1))
+  else
+    [ $rc -gt 128 ] && echo "ok   $name: sebt ended (exit $rc), nothing of the kernel left" ||
+      { echo "FAIL $name: sebt exited $rc, not by the signal"; fails=$((fails + 1)); }
+  fi
+done
 
 [ $fails -eq 0 ] || { echo "$fails fault check(s) failed"; exit 1; }
 echo "every kernel fault reported as the kernel's, none left running"
