@@ -11,7 +11,8 @@ c_size_t = C.c_size_t
 # ---- errors ------------------------------------------------------------------
 
 SEBT_OK = 0
-STATUS_NAMES = ["ok", "usage", "input", "param", "io", "nomem", "nodevice", "unavailable", "internal"]
+STATUS_NAMES = ["ok", "usage", "input", "param", "io", "nomem", "nodevice", "unavailable", "internal",
+                "protocol", "timeout"]
 
 
 class SebtError(Exception):
