@@ -40,7 +40,7 @@ validate_numba() {
 # checking runtime stand-in (gpu/README.md).
 validate_host() (export SEBT_CUDA_LIBRARY="$plain/libsebt_cuda_host.so"; validate "$@")
 
-echo "sebt tests: gcc -Wall -Wextra -Werror, then ASan+UBSan (logs in $SEBT_LOG_DIR)"
+echo "sebt tests: gcc -Wall -Wextra -Werror, again with no optional part, then ASan+UBSan (logs in $SEBT_LOG_DIR)"
 step "install dependencies" "$SEBT_ROOT/ci/install-deps.sh"
 
 configure_and_build "$plain" "${SEBT_PLAIN_CONFIG[@]}"
@@ -60,6 +60,22 @@ if /usr/bin/python3 -c "import numba" 2>/dev/null; then
 else
   echo "validate numba_peer: skipped (python3-numba is not installed)"
 fi
+
+# Every optional part absent, as on a machine with none of them installed
+# (docs/ci.md): each optional library or tool is forced not-found, nvcc,
+# MPI, Google Benchmark and libFuzzer are off, under -Werror; the unit and
+# CLI tests that are not slow then run with numba, torch and pandas
+# unimportable (ci/absent-python), so what needs them skips.
+minimal="${SEBT_MINIMAL_BUILD_DIR:-$SEBT_ROOT/build-ci-minimal}"
+configure_and_build "$minimal" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEBT_SANITIZE=OFF \
+  -DSEBT_BUILD_CUDA=OFF -DSEBT_BUILD_MPI=OFF -DSEBT_BUILD_BENCH=OFF -DSEBT_BUILD_FUZZ=OFF \
+  -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON \
+  -DCMAKE_DISABLE_FIND_PACKAGE_OpenMP=ON "-DSEBT_WITHOUT=xxhash;libdeflate;jansson;help2man;gnuplot"
+minimal_ctest() (
+  export PYTHONPATH="$SEBT_ROOT/ci/absent-python${PYTHONPATH:+:$PYTHONPATH}"
+  run_ctest "$minimal" "ctest-${minimal##*/}" -L 'unit|cli' -LE 'slow|fuzz'
+)
+step "ctest ${minimal##*/} (no optional part; unit and cli, not slow)" minimal_ctest
 
 # The nvcc-built CUDA module stays out of the sanitized build (the CUDA
 # driver and ASan's shadow memory do not mix); its host execution,

@@ -63,9 +63,9 @@ typedef struct {
     int64_t interval_ms;
 } cache_header;
 
-static const char cache_magic[8] = { 'S', 'E', 'B', 'T', 'S', 'E', 'R', '\0' };
-
 #ifdef SEBT_HAVE_XXHASH
+
+static const char cache_magic[8] = { 'S', 'E', 'B', 'T', 'S', 'E', 'R', '\0' };
 
 /* ---- the build ID of the code holding the loader -------------------------- */
 

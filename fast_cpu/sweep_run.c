@@ -113,6 +113,7 @@ static void run_twins(fast_sweep *w, const sebt_k_valid *v, const sebt_k_union *
 static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *err)
 {
     int nt = w->threads, failed = 0;
+    (void)nt; /* read by OpenMP's num_threads alone */
     const fast_combo_ref *R = w->refs;
     const fast_zpair *pairs = zb->pairs;
     const fast_aset *sets = zb->sets;
@@ -232,6 +233,7 @@ static sebt_status check_combos(const sebt_series *s, const sebt_params *combos,
 {
     size_t bad = SIZE_MAX, n_cp = (n + CHECK_PIECE - 1) / CHECK_PIECE, n_sp = (s->n + CHECK_PIECE - 1) / CHECK_PIECE;
     int series_bad = 0;
+    (void)threads; /* read by OpenMP's num_threads alone */
     #pragma omp parallel for schedule(dynamic, 1) num_threads(threads) reduction(min:bad) reduction(|:series_bad)
     for (size_t k = 0; k < n_cp + n_sp; k++) {
         sebt_error e;
