@@ -165,6 +165,9 @@ int main(int argc, char **argv)
     int bad = cli_check_omp_env();
     if (bad)
         return bad;
+    sebt_error lerr = { 0 };
+    if (sebt_check_limit_env(&lerr) != SEBT_OK)
+        return cli_report_error(argv[1], &lerr);
     const cli_command *c = cli_find_command(argv[1]);
     if (c) {
         int launched = cli_mpi_launcher_size();

@@ -50,6 +50,27 @@ for v in SEBT_MAX_COMBOS SEBT_MAX_GAP_FILL SEBT_MAX_INFLATE_MB; do
     fail "$v=' -5' gave exit $rc: $(cat err.txt)"
 done
 SEBT_MAX_COMBOS=+5 expect 2 "SEBT_MAX_COMBOS='+5'" "$sebt" sweep --data "$data" --combos combos.csv --output out.csv
+# A limit variable is checked at start-up, on paths that never consult it
+# too: a plain streamed sweep, --format text, --fill-gaps on a file without
+# gaps, a run of a plain CSV.
+for v in SEBT_MAX_COMBOS SEBT_MAX_GAP_FILL SEBT_MAX_INFLATE_MB SEBT_MAX_STREAM_MB SEBT_FAST_CPU_MEMORY_MB; do
+  for bad in ' -5' abc 0; do
+    for how in sweep text fill run; do
+      case $how in
+        sweep) set -- sweep --data "$data" --grid grid.txt --output out.csv ;;
+        text) set -- sweep --data "$data" --grid grid.txt --format text ;;
+        fill) set -- run --data "$data" --fill-gaps --output out.csv ;;
+        run) set -- run --data "$data" --output out.csv ;;
+      esac
+      env "$v=$bad" "$sebt" "$@" >/dev/null 2>err.txt
+      rc=$?
+      [ "$rc" -eq 2 ] && grep -q "$v='$bad': expected a whole number >= 1" err.txt && [ ! -e out.csv ] ||
+        fail "$v='$bad' on $how gave exit $rc: $(head -c 200 err.txt)"
+      rm -f out.csv
+    done
+  done
+done
+echo "ok: junk in any limit variable is exit 2 on every path"
 
 # 6: special files were read whole (/dev/zero grew to 4.2 GB, then exit 1).
 expect 2 "/dev/zero: not a regular file (a character device)" "$sebt" run --data /dev/zero --output out.csv

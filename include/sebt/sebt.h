@@ -161,6 +161,14 @@ sebt_status sebt_load_csv_cached(const char *path, const sebt_load_opts *opts, c
 /* Whether this build can cache series (xxhash found, a build ID present). */
 bool sebt_series_cache_available(void);
 
+/* Checks every limit variable the library reads (SEBT_MAX_GAP_FILL,
+ * SEBT_MAX_INFLATE_MB, SEBT_MAX_COMBOS, SEBT_MAX_STREAM_MB,
+ * SEBT_FAST_CPU_MEMORY_MB; docs/cli.md "Limits"), set or not consulted: a
+ * value that is set, not empty, and not a whole number >= 1 is
+ * SEBT_ERR_USAGE naming the variable. A program calls it once at start-up,
+ * so a mistyped limit fails every run, not only the one that needs it. */
+sebt_status sebt_check_limit_env(sebt_error *err);
+
 /* Writes a series as CSV (open_time,open,high,low,close,volume; missing bars
  * as nan) that sebt_load_csv reads back bit-exact. */
 sebt_status sebt_write_csv(const sebt_series *s, FILE *f, sebt_error *err);
