@@ -74,6 +74,8 @@ const char *cli_cache_use_name(sebt_cache_use use)
     case SEBT_CACHE_NOT_STORED: return "miss, could not store";
     case SEBT_CACHE_REPLACED: return "damaged entry, replaced";
     case SEBT_CACHE_BAD_NOT_STORED: return "damaged entry, could not replace";
+    case SEBT_CACHE_UNTRUSTED_REPLACED: return "untrusted entry, replaced";
+    case SEBT_CACHE_UNTRUSTED_NOT_STORED: return "untrusted entry, could not replace";
     }
     return "?";
 }
@@ -93,6 +95,11 @@ int cli_load_series(const char *cmd, const char *path, bool lenient, bool fill_g
     if (use == SEBT_CACHE_REPLACED || use == SEBT_CACHE_BAD_NOT_STORED)
         fprintf(stderr, "sebt %s: warning: the cached series of %s in %s was damaged; the file was parsed "
                 "again%s\n", cmd, path, dir, use == SEBT_CACHE_REPLACED ? " and the entry replaced" : "");
+    if (use == SEBT_CACHE_UNTRUSTED_REPLACED || use == SEBT_CACHE_UNTRUSTED_NOT_STORED)
+        fprintf(stderr, "sebt %s: warning: the cached series of %s in %s is not a regular file of this user (a "
+                "FIFO, a device, a link or another user's file); it was not read, the file was parsed%s\n", cmd,
+                path, dir, use == SEBT_CACHE_UNTRUSTED_REPLACED ? " and the entry replaced" : " (the entry could "
+                "not be replaced: the cache is skipped for it)");
     if (getenv("SEBT_CACHE_STATS"))
         fprintf(stderr, "sebt %s: series cache: %s\n", cmd, cli_cache_use_name(use));
     if (lenient && out->n_rejected)

@@ -272,7 +272,7 @@ static bool read_exact(int fd, void *buf, size_t len, off_t at)
     return true;
 }
 
-typedef enum { ENTRY_ABSENT, ENTRY_BAD, ENTRY_OK, ENTRY_NOMEM } entry_read;
+typedef enum { ENTRY_ABSENT, ENTRY_BAD, ENTRY_UNTRUSTED, ENTRY_OK, ENTRY_NOMEM } entry_read;
 
 /* A hit maps the entry instead of reading it into six new arrays: the
  * page cache's pages become the series' (copied only where written to),
@@ -353,17 +353,44 @@ static entry_read copy_entry(int fd, const cache_header *h, sebt_series *out)
     return ENTRY_OK;
 }
 
+/* Opens the entry only if it is a regular file of this user: a FIFO would
+ * block open() and every later load, a device or a link reads what it
+ * names, and in a shared folder another user's file is not ours to trust
+ * (its checksum proves it whole, not who wrote it). O_NONBLOCK lets a FIFO
+ * open without a writer, to be refused by fstat. -1 with *r set
+ * otherwise. */
+static int open_entry(const char *path, struct stat *st, entry_read *r)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0) {
+        *r = errno == ENOENT || errno == ENOTDIR ? ENTRY_ABSENT : errno == ELOOP ? ENTRY_UNTRUSTED : ENTRY_BAD;
+        return -1;
+    }
+    int flags = fcntl(fd, F_GETFL);
+    if (fstat(fd, st) != 0 || flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        *r = ENTRY_BAD;
+    } else if (!S_ISREG(st->st_mode) || st->st_uid != geteuid()) {
+        *r = ENTRY_UNTRUSTED;
+    } else {
+        return fd;
+    }
+    close(fd);
+    return -1;
+}
+
 /* Reads the entry for key; ENTRY_BAD for anything that is not exactly what
- * a store would have written for it. */
+ * a store would have written for it, ENTRY_UNTRUSTED for what open_entry
+ * refuses. */
 static entry_read read_entry(const char *path, const uint8_t key[16], uint64_t source_bytes, sebt_series *out)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return errno == ENOENT || errno == ENOTDIR ? ENTRY_ABSENT : ENTRY_BAD;
     struct stat st;
+    entry_read r;
+    int fd = open_entry(path, &st, &r);
+    if (fd < 0)
+        return r;
     cache_header h;
-    entry_read r = ENTRY_BAD;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !read_exact(fd, &h, sizeof h, 0))
+    r = ENTRY_BAD;
+    if (!read_exact(fd, &h, sizeof h, 0))
         goto done;
     if (memcmp(h.magic, cache_magic, sizeof cache_magic) != 0 || h.version != CACHE_VERSION ||
         h.header_bytes != sizeof h || h.byte_order != CACHE_ORDER || memcmp(h.key, key, 16) != 0 ||
@@ -578,8 +605,9 @@ sebt_status sebt_load_csv_cached(const char *path, const sebt_load_opts *opts, c
     free(data);
     if (rs == SEBT_OK) {
         bool stored = same && store_entry(cache_dir, entry, key, got, out);
-        *use = r == ENTRY_BAD ? (stored ? SEBT_CACHE_REPLACED : SEBT_CACHE_BAD_NOT_STORED)
-                              : (stored ? SEBT_CACHE_STORED : SEBT_CACHE_NOT_STORED);
+        *use = r == ENTRY_BAD         ? (stored ? SEBT_CACHE_REPLACED : SEBT_CACHE_BAD_NOT_STORED)
+               : r == ENTRY_UNTRUSTED ? (stored ? SEBT_CACHE_UNTRUSTED_REPLACED : SEBT_CACHE_UNTRUSTED_NOT_STORED)
+                                      : (stored ? SEBT_CACHE_STORED : SEBT_CACHE_NOT_STORED);
     }
     free(entry);
     return rs;

@@ -55,6 +55,20 @@ cmp -s parsed.out damaged.out || fail "output differs over a damaged entry"
 [ "$(stats "$work/c" again.out sweep --grid grid.txt)" = hit ] || fail "the replaced entry is not a hit"
 echo "ok: a damaged entry is said, parsed again and replaced"
 
+before=$failures
+# A FIFO in an entry's place: refused (never opened for reading, which
+# blocked for good), said once, the same output, replaced by a good entry.
+rm -f "$entry" && mkfifo "$entry"
+SEBT_CACHE_DIR=$work/c timeout 60 "$sebt" sweep --grid grid.txt --data "$data" --output fifo.out 2>err.txt
+rc=$?
+[ "$rc" -eq 0 ] || fail "sweep over a FIFO entry exited $rc (124: it hung): $(head -c 300 err.txt)"
+[ "$(grep -c 'is not a regular file of this user' err.txt)" -eq 1 ] || fail "no single warning for a FIFO entry: $(cat err.txt)"
+grep -q "series cache: untrusted entry, replaced" err.txt || fail "stats for a FIFO entry: $(cat err.txt)"
+cmp -s parsed.out fifo.out || fail "output differs over a FIFO entry"
+[ -f "$entry" ] && [ ! -p "$entry" ] || fail "the FIFO entry was not replaced"
+[ "$(stats "$work/c" again.out sweep --grid grid.txt)" = hit ] || fail "the entry replacing a FIFO is not a hit"
+[ "$failures" -eq "$before" ] && echo "ok: a FIFO in an entry's place is refused, said once and replaced"
+
 # Where the folder is.
 mkdir home xdg
 ( unset SEBT_CACHE_DIR XDG_CACHE_HOME; HOME=$work/home "$sebt" features --data "$data" --output f.csv 2>/dev/null )

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "scratch_dir.h"
@@ -222,6 +223,50 @@ Test(series_cache, a_damaged_entry_is_parsed_again_and_replaced)
     sebt_series_free(&want);
 }
 
+/* What is not a regular file of this user, in an entry's place, is never
+ * opened for reading nor trusted, and is replaced: a FIFO (which blocked
+ * open() for good), a link to a good entry, another user's copy of the
+ * good entry (as root: a shared folder), a device (where it can be made). */
+Test(series_cache, an_entry_that_is_not_this_users_regular_file_is_refused_and_replaced, .timeout = 60)
+{
+    need_cache();
+    sebt_series want = parsed(DATA, NULL), s;
+    cr_assert_eq(load(DATA, NULL, dir, &s), SEBT_CACHE_STORED);
+    sebt_series_free(&s);
+    char entry[600], good[700];
+    only_entry(dir, entry, sizeof entry);
+    snprintf(good, sizeof good, "%s/good.copy", dir);
+    copy_file(entry, good);
+    for (int kind = 0; kind < 4; kind++) {
+        cr_assert_eq(unlink(entry), 0);
+        if (kind == 0) {
+            cr_assert_eq(mkfifo(entry, 0600), 0);
+        } else if (kind == 1) {
+            cr_assert_eq(symlink(good, entry), 0);
+        } else if (kind == 2) {
+            copy_file(good, entry);
+            if (geteuid() != 0 || chown(entry, 65534, 65534) != 0) {
+                cr_log_info("another user's entry: not checked (needs root)");
+                continue;
+            }
+        } else if (mknod(entry, S_IFCHR | 0600, makedev(1, 3)) != 0) {
+            cr_log_info("a device in place of an entry: not checked (mknod refused)");
+            copy_file(good, entry);
+            continue;
+        }
+        cr_assert_eq(load(DATA, NULL, dir, &s), SEBT_CACHE_UNTRUSTED_REPLACED, "kind %d", kind);
+        same_series(&s, &want);
+        sebt_series_free(&s);
+        struct stat st;
+        cr_assert_eq(lstat(entry, &st), 0);
+        cr_assert(S_ISREG(st.st_mode) && st.st_uid == geteuid(), "kind %d: not replaced", kind);
+        cr_assert_eq(load(DATA, NULL, dir, &s), SEBT_CACHE_HIT, "kind %d", kind);
+        same_series(&s, &want);
+        sebt_series_free(&s);
+    }
+    sebt_series_free(&want);
+}
+
 Test(series_cache, a_folder_that_cannot_be_written_costs_time_only)
 {
     need_cache();
@@ -319,7 +364,7 @@ Test(series_cache, a_link_in_place_of_an_entry_is_not_followed)
     cr_assert_eq(stat(victim, &before), 0);
     cr_assert_eq(unlink(entry), 0);
     cr_assert_eq(symlink(victim, entry), 0);
-    cr_assert_eq(load(DATA, NULL, cache, &s), SEBT_CACHE_REPLACED);
+    cr_assert_eq(load(DATA, NULL, cache, &s), SEBT_CACHE_UNTRUSTED_REPLACED);
     same_series(&s, &want);
     sebt_series_free(&s);
     struct stat after, link;

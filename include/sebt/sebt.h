@@ -154,7 +154,12 @@ typedef enum {
     SEBT_CACHE_STORED,         /* parsed, and kept for next time */
     SEBT_CACHE_NOT_STORED,     /* parsed; the entry could not be written */
     SEBT_CACHE_REPLACED,       /* a damaged entry was found: parsed, and replaced */
-    SEBT_CACHE_BAD_NOT_STORED  /* a damaged entry was found: parsed; not replaced */
+    SEBT_CACHE_BAD_NOT_STORED, /* a damaged entry was found: parsed; not replaced */
+    /* In the entry's place, something that is not a regular file of this
+     * user (a FIFO, a device, a link, another user's file in a shared
+     * folder): never opened for reading nor trusted; the file is parsed. */
+    SEBT_CACHE_UNTRUSTED_REPLACED,   /* ... and the entry replaced */
+    SEBT_CACHE_UNTRUSTED_NOT_STORED  /* ... the entry could not be replaced */
 } sebt_cache_use;
 sebt_status sebt_load_csv_cached(const char *path, const sebt_load_opts *opts, const char *cache_dir,
                                  sebt_series *out, sebt_cache_use *use, sebt_error *err);
