@@ -43,8 +43,8 @@ int cli_exit_code_for(sebt_status st);
  * (cli_series_cache_dir); on failure prints and returns the exit code (2),
  * else 0. When lenient, says on stderr how many bars were rejected. */
 /* The series cache's folder: SEBT_CACHE_DIR ("" or "off": none), else
- * $XDG_CACHE_HOME/sebt/series, else $HOME/.cache/sebt/series; NULL for
- * none. Written into buf. */
+ * $XDG_CACHE_HOME/sebt/series, else $HOME/.cache/sebt/series where HOME is
+ * a folder that exists; NULL for none. Written into buf. */
 const char *cli_series_cache_dir(char *buf, size_t size);
 const char *cli_cache_use_name(sebt_cache_use use);
 int cli_load_series(const char *cmd, const char *path, bool lenient, bool fill_gaps,

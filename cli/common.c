@@ -48,6 +48,10 @@ int cli_report_error(const char *cmd, const sebt_error *err)
     return cli_exit_code_for(err->code);
 }
 
+/* HOME as set when it names no folder: sebt never creates a home (as root
+ * it could be any path), so there is no cache, and one warning says why. */
+static const char *missing_home;
+
 const char *cli_series_cache_dir(char *buf, size_t size)
 {
     const char *set = getenv("SEBT_CACHE_DIR");
@@ -55,12 +59,18 @@ const char *cli_series_cache_dir(char *buf, size_t size)
         return set[0] && strcmp(set, "off") != 0 && snprintf(buf, size, "%s", set) < (int)size ? buf : NULL;
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int n;
-    if (xdg && xdg[0] == '/')
+    struct stat st;
+    if (xdg && xdg[0] == '/') {
         n = snprintf(buf, size, "%s/sebt/series", xdg);
-    else if (home && home[0] == '/')
+    } else if (home && home[0] == '/') {
+        if (stat(home, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            missing_home = home;
+            return NULL;
+        }
         n = snprintf(buf, size, "%s/.cache/sebt/series", home);
-    else
+    } else {
         return NULL;
+    }
     return n > 0 && (size_t)n < size ? buf : NULL;
 }
 
@@ -88,7 +98,14 @@ int cli_load_series(const char *cmd, const char *path, bool lenient, bool fill_g
     sebt_error err = { 0 };
     char dir[4096];
     sebt_cache_use use;
-    if (sebt_load_csv_cached(path, &opts, cli_series_cache_dir(dir, sizeof dir), out, &use, &err) != SEBT_OK)
+    const char *cache_dir = cli_series_cache_dir(dir, sizeof dir);
+    static bool warned_home;
+    if (missing_home && !warned_home && sebt_series_cache_available()) {
+        warned_home = true;
+        fprintf(stderr, "sebt %s: warning: HOME=%s is not a folder: no series cache (set SEBT_CACHE_DIR, or "
+                "SEBT_CACHE_DIR=off to say so)\n", cmd, missing_home);
+    }
+    if (sebt_load_csv_cached(path, &opts, cache_dir, out, &use, &err) != SEBT_OK)
         return cli_report_error(cmd, &err);
     /* A damaged entry changes no result (it was parsed again), but a cache
      * that keeps getting damaged is worth knowing about. */

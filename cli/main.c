@@ -120,7 +120,7 @@ static int version(int argc, char **argv)
     if (!sebt_series_cache_available())
         printf("%-22s %s\n", "series cache:", "off (built without xxhash, or no build ID)");
     else if (!cache_dir)
-        printf("%-22s %s\n", "series cache:", "off (SEBT_CACHE_DIR is off, or no HOME)");
+        printf("%-22s %s\n", "series cache:", "off (SEBT_CACHE_DIR is off, or no HOME folder)");
     else
         printf("%-22s %s (SEBT_CACHE_DIR=off turns it off)\n", "series cache:", cache_dir);
     version_part("cuda module:", SEBT_BUILT_CUDA, "no CUDA compiler", "libsebt_cuda.so");

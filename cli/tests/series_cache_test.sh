@@ -68,6 +68,16 @@ cmp -s parsed.out fifo.out || fail "output differs over a FIFO entry"
 [ -f "$entry" ] && [ ! -p "$entry" ] || fail "the FIFO entry was not replaced"
 [ "$(stats "$work/c" again.out sweep --grid grid.txt)" = hit ] || fail "the entry replacing a FIFO is not a hit"
 [ "$failures" -eq "$before" ] && echo "ok: a FIFO in an entry's place is refused, said once and replaced"
+before=$failures
+
+# HOME naming no folder: no cache, one warning, and nothing is created.
+( unset SEBT_CACHE_DIR XDG_CACHE_HOME; HOME=$work/nohome/user "$sebt" features --data "$data" \
+    --output f.csv 2>err.txt ) || fail "HOME with no folder: exit $?: $(head -c 300 err.txt)"
+[ ! -e "$work/nohome" ] || fail "HOME=$work/nohome/user was created"
+[ "$(grep -c "warning: HOME=$work/nohome/user is not a folder: no series cache" err.txt)" -eq 1 ] ||
+  fail "HOME with no folder: not one warning: $(cat err.txt)"
+grep -q "series cache: off" err.txt || fail "HOME with no folder: the cache was used: $(cat err.txt)"
+[ "$failures" -eq "$before" ] && echo "ok: HOME naming no folder: no cache, one warning, nothing created"
 
 # Where the folder is.
 mkdir home xdg
