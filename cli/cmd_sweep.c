@@ -694,14 +694,24 @@ typedef struct {
     cli_json *j;     /* NULL unless JSON */
     bool want_trades;
     int rc;
+    int write_errno;   /* of the first short fwrite (stdio keeps none) */
 } stream_sink;
+
+/* Writes n bytes to the output, keeping the errno of the first failure:
+ * a failed write empties stdio's buffer, so the commit's flush may find
+ * nothing left to fail on and no reason to give. */
+static void put(stream_sink *k, const void *p, size_t n)
+{
+    if (n && fwrite(p, 1, n, k->f) != n && !k->write_errno)
+        k->write_errno = errno ? errno : EIO;
+}
 
 static int write_window(void *user, const sebt_sweep_window *w)
 {
     stream_sink *k = user;
     for (int i = 0; i < w->n_parts; i++)
         if (w->part_bytes[i])   /* a thread with no rows has no buffer */
-            fwrite(w->part[i], 1, w->part_bytes[i], k->f);
+            put(k, w->part[i], w->part_bytes[i]);
     for (size_t i = 0; i < w->count && (k->want_trades || k->j); i++) {
         size_t idx = (size_t)w->first + i;
         if (k->want_trades) {
@@ -820,7 +830,7 @@ static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
             fflush(stdout);
         else
             atomic_discard(&af);
-    } else if (!atomic_commit(&af, why, sizeof why)) {
+    } else if (atomic_write_failed(&af, sink.write_errno), !atomic_commit(&af, why, sizeof why)) {
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
         rc = CLI_EXIT_USAGE;
     }

@@ -97,6 +97,7 @@ typedef struct {
     sebt_outfile o;
     char path[4096];
     bool is_stdout;
+    int stdout_errno;   /* atomic_write_failed's, for stdout */
 } atomic_file;
 bool atomic_open(atomic_file *a, const char *path, char *why, size_t why_size);
 /* Before anything is written: a big file's bytes go past the page cache
@@ -105,6 +106,9 @@ bool atomic_direct(atomic_file *a);
 /* Flushes, syncs and renames; on any failure removes the temporary file.
  * Returns false with why set when anything was lost. */
 bool atomic_commit(atomic_file *a, char *why, size_t why_size);
+/* A write to a->f came back short with errnum (0: none did), so that the
+ * commit names the reason (sebt_outfile_write_failed). */
+void atomic_write_failed(atomic_file *a, int errnum);
 void atomic_discard(atomic_file *a);
 
 /* ---- checkpoints (cli/checkpoint.c) --------------------------------------

@@ -390,12 +390,22 @@ void atomic_discard(atomic_file *a)
     a->f = NULL;
 }
 
+void atomic_write_failed(atomic_file *a, int errnum)
+{
+    if (errnum && !a->is_stdout && a->f)
+        sebt_outfile_write_failed(&a->o, errnum);
+    else if (errnum && a->is_stdout && !a->stdout_errno)
+        a->stdout_errno = errnum;
+}
+
 bool atomic_commit(atomic_file *a, char *why, size_t why_size)
 {
     if (a->is_stdout) {
-        bool bad = ferror(stdout) || fflush(stdout) != 0;
+        errno = 0;
+        bool bad = fflush(stdout) != 0 || ferror(stdout);
+        int e = errno ? errno : a->stdout_errno;
         if (bad)
-            snprintf(why, why_size, "writing stdout failed");
+            snprintf(why, why_size, "writing stdout failed%s%s", e ? ": " : "", e ? strerror(e) : "");
         return !bad;
     }
     sebt_error err = { 0 };

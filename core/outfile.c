@@ -374,6 +374,12 @@ void sebt_outfile_abort(sebt_outfile *o)
     release(o);
 }
 
+void sebt_outfile_write_failed(sebt_outfile *o, int errnum)
+{
+    if (!o->write_errno)
+        o->write_errno = errnum;
+}
+
 sebt_status sebt_outfile_commit(sebt_outfile *o, sebt_error *err)
 {
     if (!o->f) {
@@ -385,6 +391,8 @@ sebt_status sebt_outfile_commit(sebt_outfile *o, sebt_error *err)
     int e = errno;
     if (bad && o->direct && ((direct_sink *)o->direct)->first_errno)   /* say why, not only that */
         e = ((direct_sink *)o->direct)->first_errno;
+    if (bad && !e)
+        e = o->write_errno;
     /* Durable before it is visible: a crash after the rename must not leave
      * an empty file where a full one was. */
     if (bad)

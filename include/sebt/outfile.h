@@ -42,6 +42,7 @@ typedef struct {
     bool atomic;    /* false: the target is written in place (not a regular file) */
     int slot;       /* internal: the entry sebt_outfile_remove_temps sees, or -1 */
     void *direct;   /* internal: the writer behind f after sebt_outfile_direct, or NULL */
+    int write_errno; /* internal: set by sebt_outfile_write_failed */
 } sebt_outfile;
 
 /* At most this many atomic files open at once in a process. */
@@ -52,6 +53,12 @@ sebt_status sebt_outfile_open(sebt_outfile *o, const char *path, sebt_error *err
  * write error on o->f) the temporary file is removed, the target is left as
  * it was, and the error names the path. o is released either way. */
 sebt_status sebt_outfile_commit(sebt_outfile *o, sebt_error *err);
+/* Tells o that a write to o->f came back short with errnum (errno then):
+ * stdio keeps no errno, and once a failed write has emptied its buffer the
+ * commit's flush has nothing left to fail on, so without this the commit
+ * could say only "write error". The first call counts; the commit names
+ * it where its own flush gives no reason. */
+void sebt_outfile_write_failed(sebt_outfile *o, int errnum);
 /* Discards what was written; the target is left as it was. */
 void sebt_outfile_abort(sebt_outfile *o);
 /* For a big file, before anything is written to it: o->f becomes a stream
