@@ -68,8 +68,28 @@ static void on_fatal_signal(int sig)
     raise(sig);
 }
 
+/* A write past the file-size limit (ulimit -f, RLIMIT_FSIZE) raises
+ * SIGXFSZ, whose default action kills sebt with no word and leaves its
+ * temporary file. Caught, the write fails with EFBIG instead, and the
+ * output's error path says "File too large", removes the temporary file and
+ * exits 2. A handler, not SIG_IGN: a program sebt starts gets the default
+ * action back at exec. */
+static void on_file_size_limit(int sig)
+{
+    (void)sig;
+}
+
 static void install_signal_handlers(void)
 {
+    struct sigaction xfsz;
+    memset(&xfsz, 0, sizeof xfsz);
+    xfsz.sa_handler = on_file_size_limit;
+    sigemptyset(&xfsz.sa_mask);
+    xfsz.sa_flags = SA_RESTART;
+    struct sigaction old_xfsz;
+    if (sigaction(SIGXFSZ, NULL, &old_xfsz) == 0 && old_xfsz.sa_handler != SIG_IGN)
+        sigaction(SIGXFSZ, &xfsz, NULL);
+
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_fatal_signal;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Writes the file system refuses: a file-size limit (ulimit -f, as batch
-# schedulers set) and a full file system.
+# schedulers set) with SIGXFSZ at its default action, and a full file system.
 # Each is a write error: exit 2, a message naming the file and the reason,
 # no temporary file left, the previous file unchanged (docs/cli.md, "Exit
 # codes"), on every output format and thread count.
@@ -56,6 +56,24 @@ limited_ignoring() { (trap '' XFSZ; ulimit -f 100 && exec "$@"); }
 before=$failures
 refused "$work" "File too large" limited_ignoring sweep --data "$data" --grid grid.txt
 [ "$failures" -eq "$before" ] && echo "ok: a file-size limit, SIGXFSZ ignored: a write error naming the file and the reason"
+
+# SIGXFSZ at its default action (it kills), whatever the caller left: a
+# shell cannot reset a signal ignored on entry, so env does where it can.
+limited() { (ulimit -f 100 && exec "$@"); }
+default_xfsz=()
+if env --default-signal=XFSZ true 2>/dev/null; then
+  default_xfsz=(env --default-signal=XFSZ)
+else
+  trap - XFSZ
+fi
+ign=$("${default_xfsz[@]}" sed -n 's/^SigIgn:\s*//p' /proc/self/status 2>/dev/null)
+if [ -n "$ign" ] && (( (16#$ign >> 24) & 1 )); then
+  echo "SIGXFSZ at its default action: not checked (it is ignored here, and env cannot reset it: coreutils 8.31 or later can)"
+else
+  before=$failures
+  refused "$work" "File too large" "limited ${default_xfsz[*]}" sweep --data "$data" --grid grid.txt
+  [ "$failures" -eq "$before" ] && echo "ok: a file-size limit, SIGXFSZ at its default action: a write error, not a death"
+fi
 
 # A full file system: a small tmpfs where one can be mounted (root); else
 # the limit above stands in for it.
