@@ -217,10 +217,9 @@ static void on_fatal_signal(int sig)
     raise(sig);
 }
 
-void cli_note_plugin_crashes(const char *cmd, const sebt_backend *b)
+/* From here on, a crash prints crash_note (set) then the signal's name. */
+static void note_crashes(void)
 {
-    snprintf(crash_note, sizeof crash_note, "sebt %s: error: the plugin backend '%s' (%s) crashed: ", cmd,
-             b->name, sebt_backend_selector(b));
     crash_note_len = strlen(crash_note);
     /* An alternate stack, so a stack overflow in the plugin is reported too. */
     static char altstack[64 * 1024];
@@ -234,6 +233,22 @@ void cli_note_plugin_crashes(const char *cmd, const sebt_backend *b)
     int sigs[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT };
     for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
         sigaction(sigs[i], &sa, NULL);
+}
+
+void cli_note_plugin_crashes(const char *cmd, const sebt_backend *b)
+{
+    snprintf(crash_note, sizeof crash_note, "sebt %s: error: the plugin backend '%s' (%s) crashed: ", cmd,
+             b->name, sebt_backend_selector(b));
+    note_crashes();
+}
+
+/* Opening a plugin runs its code too (its constructors, then its entry
+ * point, in this process): a crash there names the file. */
+static void note_plugin_load_crashes(const char *cmd, const char *path)
+{
+    snprintf(crash_note, sizeof crash_note, "sebt %s: error: plugin %s crashed while loading (in its constructor "
+             "or sebt_backend_plugin; 'sebt validate --backend %s' loads it in a child process): ", cmd, path, path);
+    note_crashes();
 }
 
 void cli_contract_text(const sebt_contract *c, char *buf, size_t n)
@@ -279,6 +294,8 @@ int cli_select_backend(const char *cmd, const char *flag_value, size_t bars, siz
     if (sebt_backend_is_path(choice) || sebt_backend_is_kernel(choice)) {
         bool kernel = sebt_backend_is_kernel(choice);
         sebt_error err = { 0 };
+        if (!kernel)
+            note_plugin_load_crashes(cmd, choice);
         if (sebt_backend_get(choice, out, &err) != SEBT_OK) {
             fprintf(stderr, "sebt %s: error: %s%s%s: %s\n", cmd, source, strcmp(source, "--backend") == 0 ? " " : "=",
                     choice, err.msg);

@@ -78,4 +78,18 @@ rc=$?
 [ "$rc" -eq 1 ] && grep -Eq "crashed with SIG(SEGV \(invalid memory access\)|ABRT \(abort\)) while loading" v.err &&
   echo "ok [crash_entry]: $(cat v.err)" || fail "[crash_entry] validate exited $rc: $(cat v.txt v.err | tail -5)"
 
+# A plugin crashing in sebt's own process (run loads and calls it
+# in-process), in its entry point or in its run: a line naming the plugin,
+# then the signal's own action (the shell sees 128 + the signal; under
+# AddressSanitizer, whose report ends in SIGABRT, 134).
+crash_case() {
+  local name=$1 code=$2 says=$3
+  SEBT_LIAR=$name "$sebt" run --backend "$liar" --data "$data" --output out.json > v.txt 2> v.err
+  local rc=$?
+  { [ "$rc" -eq "$code" ] || [ "$rc" -eq 134 ]; } && grep -qF "$says" v.err && [ ! -e out.json ] &&
+    echo "ok [$name]: sebt run: $(tail -c 200 v.err)" || fail "[$name] sebt run exited $rc: $(tail -c 400 v.err)"
+}
+crash_case crash_entry 139 "sebt run: error: plugin $liar crashed while loading (in its constructor or sebt_backend_plugin; 'sebt validate --backend $liar' loads it in a child process): SIG"
+crash_case crash_run 136 "sebt run: error: the plugin backend 'liar' ($liar) crashed: SIGFPE"
+
 [ "$failures" -eq 0 ] && echo "all result checks passed" || { echo "$failures failure(s)"; exit 1; }

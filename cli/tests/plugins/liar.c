@@ -16,6 +16,7 @@
  *   signal_byte    features: a signal byte of 7
  *   loop           run_batch never returns
  *   crash_entry    the entry point dies of SIGSEGV
+ *   crash_run      run_batch dies of SIGFPE
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -54,6 +55,8 @@ static sebt_status run_batch(const sebt_backend *self, const sebt_series *s, con
     if (is("loop"))
         for (volatile int spin = 1; spin;)
             ;
+    if (is("crash_run"))
+        raise(SIGFPE);
     for (size_t i = 0; i < n; i++) {
         sebt_result *r = &results[i];
         memset(r, 0, sizeof *r);
