@@ -13,7 +13,7 @@ syms=$(nm -D --defined-only "$lib" | awk '{print $3}' | sed 's/@.*//' | sort -u)
 strays=$(grep -v '^sebt_' <<<"$syms")
 [[ -z $strays ]] || fail "$lib exports names without the sebt_ prefix: $(echo $strays)"
 # Functions: a name followed by '(' outside comments; variables: extern.
-declared=$(cat "$inc"/sebt/sebt.h "$inc"/sebt/grid.h "$inc"/sebt/oracle.h "$inc"/sebt/sweep.h \
+declared=$(cat "$inc"/sebt/sebt.h "$inc"/sebt/grid.h "$inc"/sebt/oracle.h "$inc"/sebt/sweep.h "$inc"/sebt/oos.h \
   | sed -e 's://.*$::' | perl -0pe 's{/\*.*?\*/}{}gs' \
   | perl -ne 'print "$1\n" while /\b(sebt_[a-z0-9_]+)\(/g; print "$1\n" if /^extern .*\b(sebt_[a-z0-9_]+)\s*(\[[^\]]*\])?;/' \
   | sort -u)

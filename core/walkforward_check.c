@@ -1,0 +1,147 @@
+/* A walk-forward checked on another backend (the reference): each window's
+ * pick on its train and test windows, and the sampled combos on the train
+ * windows, compared bit for bit with what the run kept. */
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sebt/oos.h"
+#include "sebt/sebt.h"
+#include "sebt/sweep.h"
+
+static bool same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* The first metric that differs, or NULL. */
+static const char *metrics_differ(const sebt_metrics *a, const sebt_metrics *b)
+{
+    if (a->n != b->n)
+        return "n";
+    for (int m = SEBT_METRIC_WIN_RATE; m < SEBT_N_METRICS; m++)
+        if (!same_bits(sebt_metric_value(a, m), sebt_metric_value(b, m)))
+            return sebt_metric_name(m);
+    return NULL;
+}
+
+static const char *trade_differs(const sebt_trade *a, const sebt_trade *b)
+{
+    if (a->signal_index != b->signal_index || a->entry_index != b->entry_index)
+        return "signal or entry bar";
+    if (a->exit_index != b->exit_index || a->reason != b->reason || a->bars_held != b->bars_held)
+        return "exit bar, reason or bars held";
+    const double x[] = { a->entry_price, a->exit_price, a->stop, a->tp, a->risk, a->pnl, a->r };
+    const double y[] = { b->entry_price, b->exit_price, b->stop, b->tp, b->risk, b->pnl, b->r };
+    for (size_t i = 0; i < sizeof x / sizeof x[0]; i++)
+        if (!same_bits(x[i], y[i]))
+            return "a price, pnl or R";
+    return NULL;
+}
+
+/* The first difference between results a (the run's) and b (the check's). */
+static const char *result_differs(const sebt_result *a, const sebt_result *b, bool trades)
+{
+    const char *d = metrics_differ(&a->metrics, &b->metrics);
+    if (d)
+        return d;
+    if (a->valid_bars != b->valid_bars)
+        return "valid_bars";
+    if (a->open_at_end.open != b->open_at_end.open ||
+        (a->open_at_end.open && a->open_at_end.entry_index != b->open_at_end.entry_index))
+        return "open_at_end";
+    if (!trades)
+        return NULL;
+    if (a->n_trades != b->n_trades)
+        return "the number of trades";
+    for (size_t i = 0; i < a->n_trades; i++)
+        if ((d = trade_differs(&a->trades[i], &b->trades[i])) != NULL)
+            return d;
+    return NULL;
+}
+
+/* Runs combos on bars [from, to) of s with ref. */
+static sebt_status ref_run(const sebt_backend *ref, const sebt_series *s, size_t from, size_t to,
+                           const sebt_params *combos, size_t n, bool trades, sebt_result *res, sebt_error *err)
+{
+    sebt_series part = { 0 };
+    sebt_status st = sebt_series_slice(s, from, to - from, &part, err);
+    if (st)
+        return st;
+    sebt_batch_opts bo = { .want_trades = trades };
+    memset(res, 0, n * sizeof *res);
+    st = sebt_backend_run(ref, &part, combos, n, &bo, res, err);
+    sebt_series_free(&part);
+    if (!st && trades) {
+        for (size_t i = 0; i < res->n_trades; i++) {
+            res->trades[i].signal_index += (int64_t)from;
+            res->trades[i].entry_index += (int64_t)from;
+            res->trades[i].exit_index += (int64_t)from;
+        }
+        if (res->open_at_end.open)
+            res->open_at_end.entry_index += (int64_t)from;
+    }
+    return st;
+}
+
+static sebt_status check_pick(const sebt_backend *ref, const sebt_series *s, const sebt_wf_window *w, size_t k,
+                              size_t *compared, sebt_error *err)
+{
+    sebt_result got;
+    const char *d = NULL;
+    sebt_status st = ref_run(ref, s, w->train_from, w->train_to, &w->params, 1, false, &got, err);
+    if (st)
+        return st;
+    d = result_differs(&w->train, &got, false);
+    sebt_result_free(&got);
+    if (d)
+        return sebt_fail(err, SEBT_ERR_INTERNAL, "window %zu: combo %" PRIu64 " on its train window: %s differs "
+                         "from %s's", k + 1, w->combo, d, ref->name);
+    if ((st = ref_run(ref, s, w->test_from, w->test_to, &w->params, 1, true, &got, err)) != SEBT_OK)
+        return st;
+    d = result_differs(&w->test, &got, true);
+    sebt_result_free(&got);
+    if (d)
+        return sebt_fail(err, SEBT_ERR_INTERNAL, "window %zu: combo %" PRIu64 " on its test window: %s differs "
+                         "from %s's", k + 1, w->combo, d, ref->name);
+    *compared += 2;
+    return SEBT_OK;
+}
+
+static sebt_status check_samples(const sebt_backend *ref, const sebt_series *s, const sebt_wf_result *r, size_t k,
+                                 size_t *compared, sebt_error *err)
+{
+    const sebt_wf_window *w = &r->windows[k];
+    if (r->n_sample == 0 || w->train_to == w->train_from)
+        return SEBT_OK;
+    sebt_result *got = calloc(r->n_sample, sizeof *got);
+    if (!got)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "walk-forward check: no memory for %zu results", r->n_sample);
+    sebt_status st = ref_run(ref, s, w->train_from, w->train_to, r->sample_params, r->n_sample, false, got, err);
+    for (size_t i = 0; !st && i < r->n_sample; i++) {
+        const char *d = metrics_differ(&w->sample_metrics[i], &got[i].metrics);
+        if (d)
+            st = sebt_fail(err, SEBT_ERR_INTERNAL, "window %zu: combo %" PRIu64 " on its train window: %s differs "
+                           "from %s's", k + 1, r->sample_ids[i], d, ref->name);
+    }
+    if (!st)
+        *compared += r->n_sample;
+    sebt_results_free(got, r->n_sample);
+    free(got);
+    return st;
+}
+
+sebt_status sebt_walkforward_check(const sebt_backend *ref, const sebt_series *s, const sebt_wf_result *r,
+                                   size_t *compared, sebt_error *err)
+{
+    *compared = 0;
+    for (size_t k = 0; k < r->n_windows; k++) {
+        const sebt_wf_window *w = &r->windows[k];
+        sebt_status st = w->picked ? check_pick(ref, s, w, k, compared, err) : SEBT_OK;
+        if (!st)
+            st = check_samples(ref, s, r, k, compared, err);
+        if (st)
+            return st;
+    }
+    return SEBT_OK;
+}
