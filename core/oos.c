@@ -63,49 +63,6 @@ size_t sebt_series_cut(const sebt_series *s, int64_t ts)
     return lo;
 }
 
-/* ---- conditions ------------------------------------------------------------- */
-
-/* combo, the parameters, the metrics, open_at_end, valid_bars: a sweep's row. */
-#define N_COLUMNS (1 + SEBT_N_PARAMS + SEBT_N_METRICS + 2)
-
-sebt_status sebt_oos_where_compile(const char *text, sebt_where **out, sebt_error *err)
-{
-    const char *names[N_COLUMNS];
-    bool is_bool[N_COLUMNS];
-    size_t k = 0;
-    names[k] = "combo";
-    is_bool[k++] = false;
-    for (int i = 0; i < SEBT_N_PARAMS; i++) {
-        names[k] = sebt_param_table[i].name;
-        is_bool[k++] = sebt_param_table[i].type == SEBT_PARAM_BOOL;
-    }
-    for (int i = 0; i < SEBT_N_METRICS; i++) {
-        names[k] = sebt_metric_name(i);
-        is_bool[k++] = false;
-    }
-    names[k] = "open_at_end";
-    is_bool[k++] = true;
-    names[k] = "valid_bars";
-    is_bool[k++] = false;
-    return sebt_where_compile(text, names, is_bool, k, out, err);
-}
-
-bool sebt_oos_where_pass(const sebt_where *w, uint64_t combo, const sebt_params *p, const sebt_result *r)
-{
-    if (!w)
-        return true;
-    double v[N_COLUMNS];
-    size_t k = 0;
-    v[k++] = (double)combo;
-    for (int i = 0; i < SEBT_N_PARAMS; i++)
-        v[k++] = sebt_params_get_double(p, i);
-    for (int i = 0; i < SEBT_N_METRICS; i++)
-        v[k++] = sebt_metric_value(&r->metrics, i);
-    v[k++] = r->open_at_end.open ? 1.0 : 0.0;
-    v[k++] = (double)r->valid_bars;
-    return sebt_where_eval(w, v);
-}
-
 /* ---- split -------------------------------------------------------------------- */
 
 typedef struct {
@@ -175,7 +132,7 @@ static sebt_status split_loop(split_run *r, sebt_error *err)
         if (st)
             return st;
         for (size_t i = 0; i < count; i++) {
-            if (!sebt_oos_where_pass(o->where, first + i, &r->combos[i], &r->res[0][i]))
+            if (o->where && !sebt_sweep_row_passes(o->where, first + i, &r->combos[i], &r->res[0][i]))
                 continue;
             r->out->passing++;
             if (o->top)

@@ -44,33 +44,18 @@ static size_t wf_count(const sebt_series *s, const sebt_wf_opts *o)
 /* ---- one train window: the sweep, the pick, the samples ----------------------- */
 
 typedef struct {
-    const sebt_wf_opts *o;
-    sebt_wf_result *r;
+    const sebt_wf_result *r;
     sebt_wf_window *w;
     size_t next_sample;
-    bool have;
 } wf_train;
 
+/* Keeps the sampled combos' train metrics (the driver keeps the pick). */
 static int wf_on_window(void *user, const sebt_sweep_window *sw)
 {
     wf_train *t = user;
-    sebt_wf_window *w = t->w;
-    for (size_t i = 0; i < sw->count; i++) {
-        uint64_t id = sw->first + i;
-        const sebt_result *r = &sw->results[i];
-        while (t->next_sample < t->r->n_sample && t->r->sample_ids[t->next_sample] == id)
-            w->sample_metrics[t->next_sample++] = r->metrics;
-        if (!sebt_oos_where_pass(t->o->where, id, &sw->combos[i], r))
-            continue;
-        w->passing++;
-        if (t->have && sebt_rank_compare(&r->metrics, id, &w->train.metrics, w->combo, t->o->metric) >= 0)
-            continue;
-        t->have = true;
-        w->combo = id;
-        w->params = sw->combos[i];
-        w->train = *r;
-        w->train.trades = NULL;
-    }
+    for (size_t i = 0; i < sw->count && t->next_sample < t->r->n_sample; i++)
+        if (t->r->sample_ids[t->next_sample] == sw->first + i)
+            t->w->sample_metrics[t->next_sample++] = sw->results[i].metrics;
     return 0;
 }
 
@@ -136,16 +121,30 @@ static sebt_status wf_window(const sebt_backend *b, const sebt_series *s, const 
     sebt_status st;
     if ((st = sebt_series_slice(s, w->train_from, w->train_to - w->train_from, &part, err)) != SEBT_OK)
         return st;
-    wf_train t = { .o = o, .r = r, .w = w };
+    wf_train t = { .r = r, .w = w };
     sebt_sweep_opts so = { .grid = o->grid, .combos = o->combos, .n_combos = o->n_combos, .threads = o->threads,
-                           .window = o->window, .on_window = wf_on_window, .user = &t };
+                           .window = o->window, .top = 1, .metric = o->metric, .where = o->where,
+                           .on_window = wf_on_window, .user = &t };
     sebt_sweep_result sr;
     memset(&sr, 0, sizeof sr);
     st = sebt_sweep_run(b, &part, &so, &sr, err);
-    sebt_sweep_result_free(&sr);
     sebt_series_free(&part);
-    w->picked = t.have;
-    if (!st && t.have)
+    w->passing = sr.combos_passed;
+    w->picked = !st && sr.n_top == 1;
+    if (w->picked) {
+        const sebt_sweep_record *k = &sr.top[0];
+        w->combo = k->combo;
+        if (o->grid)
+            sebt_grid_combos(o->grid, (size_t)k->combo, 1, &w->params);
+        else
+            w->params = o->combos[k->combo];
+        w->train.metrics = k->metrics;
+        w->train.n_trades = (size_t)k->metrics.n;
+        w->train.valid_bars = (size_t)k->valid_bars;
+        w->train.open_at_end.open = k->open_at_end != 0;
+    }
+    sebt_sweep_result_free(&sr);
+    if (w->picked)
         st = wf_test(b, s, o, w, err);
     return st;
 }

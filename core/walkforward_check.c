@@ -48,7 +48,7 @@ static const char *result_differs(const sebt_result *a, const sebt_result *b, bo
     if (a->valid_bars != b->valid_bars)
         return "valid_bars";
     if (a->open_at_end.open != b->open_at_end.open ||
-        (a->open_at_end.open && a->open_at_end.entry_index != b->open_at_end.entry_index))
+        (trades && a->open_at_end.open && a->open_at_end.entry_index != b->open_at_end.entry_index))
         return "open_at_end";
     if (!trades)
         return NULL;

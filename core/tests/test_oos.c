@@ -106,7 +106,7 @@ static void windows_by_hand(bool by_time, const char *where_text, bool picked)
     sebt_where *w = NULL;
     sebt_error err = { 0 };
     if (where_text)
-        cr_assert_eq(sebt_oos_where_compile(where_text, &w, &err), SEBT_OK, "%s", err.msg);
+        cr_assert_eq(sebt_sweep_where(where_text, &w, &err), SEBT_OK, "%s", err.msg);
     int64_t unit = by_time ? 3600000 : 1;
     sebt_wf_opts o = { .combos = c, .n_combos = 3, .train = 4 * unit, .test = 2 * unit, .by_time = by_time,
                        .metric = SEBT_METRIC_SHARPE, .where = w, .sample = 2 };

@@ -89,7 +89,7 @@ Test(oos_ref, split_equals_the_reference_on_each_part)
     size_t cut = 20 * 1440;
     sebt_where *w;
     sebt_error err = { 0 };
-    cr_assert_eq(sebt_oos_where_compile("n >= 135 and not use_time == false", &w, &err), SEBT_OK, "%s", err.msg);
+    cr_assert_eq(sebt_sweep_where("n >= 135 and not use_time == false", &w, &err), SEBT_OK, "%s", err.msg);
     split_seen seen;
     memset(&seen, 0, sizeof seen);
     sebt_split_opts o = { .combos = combos, .n_combos = N_COMBOS, .split_ts = at, .window = 5, .top = 3,
@@ -166,7 +166,7 @@ Test(oos_ref, walkforward_equals_the_reference_by_hand)
 {
     sebt_where *w;
     sebt_error err = { 0 };
-    cr_assert_eq(sebt_oos_where_compile("n >= 10", &w, &err), SEBT_OK, "%s", err.msg);
+    cr_assert_eq(sebt_sweep_where("n >= 10", &w, &err), SEBT_OK, "%s", err.msg);
     sebt_wf_opts o = { .combos = combos, .n_combos = N_COMBOS, .train = 8000, .test = 6000,
                        .metric = SEBT_METRIC_SHARPE, .where = w, .window = 5, .sample = 4 };
     sebt_wf_result r;

@@ -10,7 +10,7 @@
  *
  * A walk-forward slides a train window and the test window after it along
  * the series: on each train window the grid is swept and the best combo
- * under a condition (sebt/where.h) by a metric is picked, then run on its
+ * under a condition (sebt_sweep_where, sebt/sweep.h) by a metric is picked, then run on its
  * test window with its trades; the test windows' trades, chained in time
  * order, are one out-of-sample result with SPEC §7 metrics. */
 #ifndef SEBT_OOS_H
@@ -35,15 +35,6 @@ void sebt_trades_metrics(const sebt_trade *trades, size_t n, sebt_metrics *m);
 
 /* The first bar whose open time is >= ts (s->n when none). */
 size_t sebt_series_cut(const sebt_series *s, int64_t ts);
-
-/* ---- conditions over a sweep's columns ----------------------------------- */
-
-/* The columns a condition may name: those of a sweep's row (combo, the
- * parameters, n, win_rate, avg_r, total_pnl, max_dd, sharpe, open_at_end,
- * valid_bars), compiled with sebt_where_compile. */
-sebt_status sebt_oos_where_compile(const char *text, sebt_where **out, sebt_error *err);
-/* Whether combo (parameters p, result r) passes w; NULL passes everything. */
-bool sebt_oos_where_pass(const sebt_where *w, uint64_t combo, const sebt_params *p, const sebt_result *r);
 
 /* ---- split ------------------------------------------------------------------- */
 
