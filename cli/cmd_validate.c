@@ -262,6 +262,37 @@ static void crash_replay(v_check *k, const char *what)
         snprintf(k->out.replay, sizeof k->out.replay, "%s", what);
 }
 
+/* A kernel that broke the protocol (or hung) after its handshake: the
+ * requests its process was sent up to the fault, saved as a reproducer
+ * under --save (requests.bin and a README) that --replay sends to a fresh
+ * process. Kernels run in this process unless --isolate: there, the
+ * requests lived in the check's child and are gone. */
+static void save_protocol_repro(v_ctx *c, v_check *k)
+{
+    char dir[PATH_MAX], path[PATH_MAX + 32], abs[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/protocol-%s-%zu", c->a->save_dir, k->stage, c->n_checks);
+    if ((mkdir(c->a->save_dir, 0777) != 0 && errno != EEXIST) || (mkdir(dir, 0777) != 0 && errno != EEXIST))
+        return;
+    snprintf(path, sizeof path, "%s/requests.bin", dir);
+    sebt_error err = { 0 };
+    if (sebt_kernel_save_requests(c->cand, path, &err) != SEBT_OK) {
+        size_t len = strlen(k->out.detail);
+        snprintf(k->out.detail + len, sizeof k->out.detail - len, "no reproducer of the requests: %s\n", err.msg);
+        return;
+    }
+    snprintf(k->out.replay, sizeof k->out.replay, "sebt validate --backend %s --replay %s", c->sel,
+             realpath(dir, abs) ? abs : dir);
+    snprintf(path, sizeof path, "%s/README.txt", dir);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "sebt validate: %s %s: %s\n\nrequests.bin holds every request sebt sent the kernel's process "
+                "after its handshake, up to the one it failed (docs/kernel-protocol.md). To send them again, "
+                "one at a time, to a fresh process of the kernel and check every reply:\n\n  %s\n",
+                k->stage, k->name, k->out.message, k->out.replay);
+        fclose(f);
+    }
+}
+
 /* Once the backend has hung, every later check of it would hang too (a
  * minute each, or a kernel's SEBT_KERNEL_TIMEOUT): they are skipped, naming
  * the check it hung in; the mutants, which do not run it, still run. */
@@ -275,6 +306,9 @@ static void run_check(v_ctx *c, v_check *k, v_fn fn, const void *arg)
         return;
     }
     run_isolated(c, fn, arg, k);
+    if ((k->out.err_code == SEBT_ERR_PROTOCOL || k->out.err_code == SEBT_ERR_TIMEOUT) && c->kernel && !c->isolate &&
+        !c->a->replay)
+        save_protocol_repro(c, k);
     if (k->out.err_code == SEBT_ERR_TIMEOUT)
         snprintf(c->hung_in, sizeof c->hung_in, "%s %s", k->stage, k->name);
 }
@@ -330,7 +364,7 @@ static void stage_replay(v_ctx *c)
     for (size_t i = 0; i < n; i++) {
         v_check *k = add_check(c, "replay", "%s", base_name(fixtures[i]));
         run_check(c, k, do_replay, fixtures[i]);
-        if (k->out.status == V_FAIL || k->out.status == V_CRASH || k->out.status == V_ERROR)
+        if ((k->out.status == V_FAIL || k->out.status == V_CRASH || k->out.status == V_ERROR) && !k->out.replay[0])
             snprintf(k->out.replay, sizeof k->out.replay, "sebt validate --backend %s --replay %s", c->sel,
                      fixtures[i]);
         announce(c, k);
@@ -361,7 +395,7 @@ static void stage_parity(v_ctx *c, const sebt_parity_input *inputs, size_t n, ui
         v_check *k = add_check(c, "parity", "%s", in->label);
         run_check(c, k, do_parity, in);
         *trades += k->out.trades;
-        if (k->out.status == V_FAIL || k->out.status == V_CRASH || k->out.status == V_ERROR) {
+        if ((k->out.status == V_FAIL || k->out.status == V_CRASH || k->out.status == V_ERROR) && !k->out.replay[0]) {
             /* A joined series exists only in the bundled set: replay the set. */
             if (in->n_paths == 1)
                 snprintf(k->out.replay, sizeof k->out.replay,
@@ -388,7 +422,8 @@ static void stage_parity_grid(v_ctx *c, const sebt_parity_input *inputs, size_t 
     v_check *k = add_check(c, "parity", "%s, %d grid-shaped combos", in->label, SEBT_PARITY_GRID_COMBOS);
     run_check(c, k, do_parity_grid, in);
     *trades += k->out.trades;
-    if ((k->out.status == V_FAIL || k->out.status == V_CRASH) && write_grid_file(c->a->save_dir, grid, sizeof grid))
+    if ((k->out.status == V_FAIL || k->out.status == V_CRASH) && !k->out.replay[0] &&
+        write_grid_file(c->a->save_dir, grid, sizeof grid))
         snprintf(k->out.replay, sizeof k->out.replay, "sebt parity --backend %s --grid %s --data %s --gaps plain",
                  c->sel, grid, realpath(in->paths[0], abs) ? abs : in->paths[0]);
     announce(c, k);
@@ -514,6 +549,9 @@ static int setup(const char *cmd, const validate_args *a, v_ctx *c)
      * started (and compiled) again for every check. */
     bool kernel = strncmp(c->sel, "exec:", 5) == 0 || strncmp(c->sel, "'exec:", 6) == 0;
     c->isolate = a->isolate >= 0 ? a->isolate == 1 : strcmp(c->sel, "cuda") != 0 && !kernel;
+    c->kernel = kernel;
+    if (kernel)
+        sebt_kernel_record(c->cand, NULL);
     cli_share_paths(c->fixtures, sizeof c->fixtures, c->combos_path, sizeof c->combos_path);
     /* Absolute, so the commands printed for a failure work from anywhere. */
     char abs[PATH_MAX];

@@ -98,6 +98,7 @@ typedef struct {
     bool isolate;
     double check_timeout_s;
     char hung_in[600];       /* the check the backend hung in ("" while none has) */
+    bool kernel;             /* the candidate is a kernel command (exec:) */
 } v_ctx;
 
 typedef void (*v_fn)(v_ctx *c, const void *arg, v_outcome *out);

@@ -61,9 +61,23 @@ void do_replay(v_ctx *c, const void *arg, v_outcome *o)
     const char *dir = arg;
     sebt_fixture f;
     sebt_error err = { 0 };
-    /* A batch bug's fixture (combos.csv, batch.txt) runs as it was found. */
     char batch[PATH_MAX + 32];
     struct stat sb;
+    /* A kernel's protocol fault: its requests, sent again as they were. */
+    snprintf(batch, sizeof batch, "%s/requests.bin", dir);
+    if (stat(batch, &sb) == 0) {
+        uint64_t replayed = 0;
+        if (sebt_kernel_replay(c->cand, batch, &replayed, &err) != SEBT_OK) {
+            set_error(o, &err);
+        } else {
+            o->status = V_PASS;
+            snprintf(o->message, sizeof o->message, "%" PRIu64 " recorded requests sent again, every reply "
+                     "well-formed: the fault did not come back", replayed);
+        }
+        o->cases = replayed;
+        return;
+    }
+    /* A batch bug's fixture (combos.csv, batch.txt) runs as it was found. */
     snprintf(batch, sizeof batch, "%s/combos.csv", dir);
     if (stat(batch, &sb) == 0) {
         bool diverged = false;

@@ -52,6 +52,7 @@ enum {
 #define KP_MAX_TEXT 65536      /* longest name, description or error text accepted */
 
 #define DEFAULT_TIMEOUT_S 120.0
+#define RECORD_MAX (256ull << 20)   /* the most request bytes kept for a reproducer */
 #define MAX_KERNELS 16
 #define TAIL_MAX 2048
 
@@ -68,6 +69,11 @@ typedef struct {
     bool shook;                /* the running process has answered HELLO */
     uint64_t seq;              /* requests the running process has been sent */
     char cur_what[96];         /* the request being exchanged, for messages */
+    /* With sebt_kernel_record: every byte sent to the running process since
+     * its handshake (rec), and, after a fault, the bytes that led to it. */
+    bool recording, rec_cut, fault_cut;
+    FILE *rec, *fault_rec;
+    uint64_t rec_bytes;
     char broken_msg[SEBT_ERROR_MSG_MAX];
     char name[65];
     char description[256];
@@ -391,7 +397,17 @@ static sebt_status kfault_v(kproc *k, bool hung, sebt_error *err, const char *fm
         return sebt_fail(err, SEBT_ERR_UNAVAILABLE, "%s", k->broken_msg);
     }
     /* After the handshake: the kernel's bug, in a request that can be
-     * named; the next call starts it again. */
+     * named; the next call starts it again. The requests that led to it
+     * are kept for a reproducer. */
+    if (k->recording) {
+        if (k->fault_rec)
+            fclose(k->fault_rec);
+        k->fault_rec = k->rec;
+        k->fault_cut = k->rec_cut || !k->rec;
+        k->rec = NULL;
+        k->rec_bytes = 0;
+        k->rec_cut = false;
+    }
     snprintf(k->broken_msg, sizeof k->broken_msg, "kernel %s, request %llu since it started (%s): %s; %s",
              k->quoted, (unsigned long long)seq, k->cur_what, what, tail);
     return sebt_fail(err, hung ? SEBT_ERR_TIMEOUT : SEBT_ERR_PROTOCOL, "%s", k->broken_msg);
@@ -488,6 +504,15 @@ static sebt_status start_process(kproc *k, sebt_error *err)
     k->broken = false;
     k->shook = false;
     k->seq = 0;
+    if (k->rec) {
+        fflush(k->rec);
+        if (ftruncate(fileno(k->rec), 0) == 0)
+            rewind(k->rec);
+        else
+            k->rec_cut = true;
+    }
+    k->rec_bytes = 0;
+    k->rec_cut = false;
     /* 1 MiB pipes (where the system allows): a series or a feature reply
      * crosses in a few writes instead of hundreds of 64 KiB ones. */
     fcntl(k->to_fd, F_SETPIPE_SZ, 1 << 20);
@@ -526,6 +551,20 @@ static void junk_text(const unsigned char *p, size_t n, char *out, size_t max)
     for (size_t i = 0; i < n && i < 48 && o + 5 < max; i++)
         out[o++] = p[i] >= 32 && p[i] < 127 ? (char)p[i] : '.';
     out[o] = '\0';
+}
+
+/* Keeps the bytes of a request for a reproducer (sebt_kernel_record). */
+static void record(kproc *k, const unsigned char *out, size_t n)
+{
+    if (k->rec_cut)
+        return;
+    if (!k->rec)
+        k->rec = tmpfile();
+    if (!k->rec || k->rec_bytes + n > RECORD_MAX || fwrite(out, 1, n, k->rec) != n) {
+        k->rec_cut = true;
+        return;
+    }
+    k->rec_bytes += n;
 }
 
 /* What came of a frame that did not come whole: a cut header, or a short
@@ -582,6 +621,8 @@ static sebt_status exchange(kproc *k, const unsigned char *out, size_t out_len, 
     if (k->shook)
         k->seq++;
     snprintf(k->cur_what, sizeof k->cur_what, "%s", what);
+    if (k->recording && k->shook && out_len)
+        record(k, out, out_len);
     sigset_t pipe_set, old_set;
     sigemptyset(&pipe_set);
     sigaddset(&pipe_set, SIGPIPE);
@@ -593,6 +634,15 @@ static sebt_status exchange(kproc *k, const unsigned char *out, size_t out_len, 
     bool have_header = false;
     uint64_t plen = 0;
     for (;;) {
+        /* Text instead of a frame is known by its first bytes: a line
+         * shorter than a header is not waited on until the timeout. */
+        if (!have_header && k->in_len && memcmp(k->in, "SEBK", k->in_len < 4 ? k->in_len : 4) != 0) {
+            char junk[64];
+            junk_text(k->in, k->in_len, junk, sizeof junk);
+            rc = kfault(k, err, "wrote something that is not a protocol frame on stdout during the %s request "
+                        "(\"%s\"; a kernel prints to stderr, never to stdout)", what, junk);
+            break;
+        }
         if (k->in_len >= KP_HEADER && !have_header) {
             uint32_t magic = get_u32(k->in);
             unsigned version = get_u16(k->in + 4);
@@ -1124,6 +1174,15 @@ done:
     return st;
 }
 
+/* The longest RESULTS a RUN may be answered with: at most one trade per two
+ * valid bars, plus slack for a wrong answer to be read and reported by size
+ * rather than by a cut frame. */
+static uint64_t run_reply_max(size_t n_combos, size_t bars, bool want_trades)
+{
+    return (uint64_t)n_combos * KP_RESULT_FIELDS * 8 +
+           (want_trades ? (uint64_t)n_combos * (bars / 2 + 2) * KP_TRADE_FIELDS * 8 : 0) + 4096;
+}
+
 /* Checks the reply to a RUN (in k->in) and fills results from it. */
 static sebt_status run_reply(kproc *k, const sebt_series *s, size_t n_combos, bool want_trades, unsigned type,
                              uint64_t plen, const char *what, sebt_result *results, sebt_error *err)
@@ -1289,10 +1348,7 @@ static sebt_status kp_run_batch(const sebt_backend *self, const sebt_series *s, 
     }
     char what[96];
     snprintf(what, sizeof what, "RUN (%zu combo%s, %zu bars)", n_combos, n_combos == 1 ? "" : "s", s->n);
-    /* At most one trade per two valid bars, plus slack for a wrong answer
-     * to be read and reported by size rather than by a cut frame. */
-    uint64_t max_len = (uint64_t)n_combos * KP_RESULT_FIELDS * 8 +
-                       (want_trades ? (uint64_t)n_combos * (s->n / 2 + 2) * KP_TRADE_FIELDS * 8 : 0) + 4096;
+    uint64_t max_len = run_reply_max(n_combos, s->n, want_trades);
     unsigned type;
     uint64_t plen;
     st = exchange(k, buf, len, what, max_len, fcount > 0, &type, &plen, err);
@@ -1455,4 +1511,184 @@ const char *kernel_selector(const sebt_backend *b)
         if (b == &kernels[i]->backend || (b->state == kernels[i] && b->state))
             return kernels[i]->quoted;
     return NULL;
+}
+
+/* ---- reproducers: the requests that led to a fault -------------------------------- */
+
+static kproc *kernel_of(const sebt_backend *b)
+{
+    for (size_t i = 0; b && i < n_kernels; i++)
+        if (b == &kernels[i]->backend)
+            return kernels[i];
+    return NULL;
+}
+
+sebt_status sebt_kernel_record(const sebt_backend *b, sebt_error *err)
+{
+    kproc *k = kernel_of(b);
+    if (!k)
+        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_kernel_record: backend %s is not a kernel command",
+                         b && b->name ? b->name : "?");
+    pthread_mutex_lock(&k->mu);
+    k->recording = true;
+    pthread_mutex_unlock(&k->mu);
+    return SEBT_OK;
+}
+
+sebt_status sebt_kernel_save_requests(const sebt_backend *b, const char *path, sebt_error *err)
+{
+    kproc *k = kernel_of(b);
+    if (!k || !k->recording)
+        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_kernel_save_requests: not a recorded kernel");
+    pthread_mutex_lock(&k->mu);
+    sebt_status st = SEBT_OK;
+    if (!k->fault_rec || k->fault_cut) {
+        st = sebt_fail(err, SEBT_ERR_UNAVAILABLE, "the requests before the kernel's fault were not kept (%s)",
+                       k->fault_rec ? "more than 256 MiB" : "no fault after a recorded handshake");
+        goto done;
+    }
+    FILE *out = fopen(path, "wb");
+    if (!out) {
+        st = sebt_fail(err, SEBT_ERR_IO, "%s: %s", path, strerror(errno));
+        goto done;
+    }
+    fflush(k->fault_rec);
+    rewind(k->fault_rec);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, k->fault_rec)) > 0)
+        if (fwrite(buf, 1, n, out) != n)
+            break;
+    bool bad = ferror(k->fault_rec) || ferror(out);
+    fseek(k->fault_rec, 0, SEEK_END);
+    if (fclose(out) != 0 || bad)
+        st = sebt_fail(err, SEBT_ERR_IO, "writing %s failed", path);
+done:
+    pthread_mutex_unlock(&k->mu);
+    return st;
+}
+
+/* One recorded frame into *frame (malloc'd, header included); false at the
+ * end of the file, or with *err set when it is not a frame. */
+static bool next_frame(FILE *f, const char *path, unsigned char **frame, size_t *len, sebt_status *st,
+                       sebt_error *err)
+{
+    unsigned char h[KP_HEADER];
+    size_t got = fread(h, 1, sizeof h, f);
+    if (got == 0 && feof(f))
+        return false;
+    uint64_t plen = got == sizeof h ? get_u64(h + 8) : 0;
+    long at = ftell(f);
+    fseek(f, 0, SEEK_END);
+    long end = ftell(f);
+    fseek(f, at, SEEK_SET);
+    if (got != sizeof h || get_u32(h) != KP_MAGIC || at < 0 || plen > (uint64_t)(end - at)) {
+        *st = sebt_fail(err, SEBT_ERR_INPUT, "%s: not a recording of kernel requests (a cut or foreign frame at "
+                        "byte %ld)", path, at < 0 ? 0L : at - (long)got);
+        return false;
+    }
+    *frame = malloc(KP_HEADER + (size_t)plen);
+    if (!*frame) {
+        *st = sebt_fail(err, SEBT_ERR_NOMEM, "out of memory for a recorded request of %llu bytes",
+                        (unsigned long long)plen);
+        return false;
+    }
+    memcpy(*frame, h, KP_HEADER);
+    if (fread(*frame + KP_HEADER, 1, (size_t)plen, f) != plen) {
+        free(*frame);
+        *st = sebt_fail(err, SEBT_ERR_IO, "%s: read error", path);
+        return false;
+    }
+    *len = KP_HEADER + (size_t)plen;
+    return true;
+}
+
+/* Sends one recorded RUN or FEATURES frame (at buf + at, after the SERIES
+ * frames before it) and checks the reply as the call that sent it would. */
+static sebt_status replay_request(kproc *k, const unsigned char *buf, size_t at, size_t len, size_t bars,
+                                  sebt_error *err)
+{
+    const unsigned char *frame = buf + at;
+    unsigned type = get_u16(frame + 6);
+    uint64_t plen = get_u64(frame + 8);
+    sebt_series shape;   /* replies are checked against the series' length only */
+    memset(&shape, 0, sizeof shape);
+    shape.n = bars;
+    if (plen < 8)
+        return sebt_fail(err, SEBT_ERR_INPUT, "a recorded %s request of %llu bytes", type_name(type),
+                         (unsigned long long)plen);
+    uint64_t count = get_u64(frame + KP_HEADER);
+    if (type == KP_FEATURES) {
+        if (count > (plen - 8) / (8 * KP_PARAM_FIELDS))
+            return sebt_fail(err, SEBT_ERR_INPUT, "a recorded FEATURES request that does not hold its combos");
+        return features_reply(k, &shape, (size_t)count, buf, len, err);
+    }
+    if (plen < 16 || count > (plen - 16) / (8 * KP_PARAM_FIELDS))
+        return sebt_fail(err, SEBT_ERR_INPUT, "a recorded RUN request that does not hold its combos");
+    bool want_trades = get_u32(frame + KP_HEADER + 8) & 1u;
+    char what[96];
+    snprintf(what, sizeof what, "RUN (%zu combo%s, %zu bars)", (size_t)count, count == 1 ? "" : "s", bars);
+    unsigned rtype;
+    uint64_t rlen;
+    sebt_status st = exchange(k, buf, len, what, run_reply_max((size_t)count, bars, want_trades), false, &rtype,
+                              &rlen, err);
+    if (st)
+        return st;
+    sebt_result *res = calloc(count ? (size_t)count : 1, sizeof *res);
+    if (!res)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "out of memory for %llu results", (unsigned long long)count);
+    st = run_reply(k, &shape, (size_t)count, want_trades, rtype, rlen, what, res, err);
+    if (st == SEBT_OK)
+        sebt_results_free(res, (size_t)count);
+    free(res);
+    return st;
+}
+
+sebt_status sebt_kernel_replay(const sebt_backend *b, const char *path, uint64_t *replayed, sebt_error *err)
+{
+    *replayed = 0;
+    kproc *k = kernel_of(b);
+    if (!k)
+        return sebt_fail(err, SEBT_ERR_USAGE, "%s holds the requests of a kernel command; --backend %s is not one",
+                         path, b && b->name ? b->name : "?");
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return sebt_fail(err, SEBT_ERR_IO, "%s: %s", path, strerror(errno));
+    pthread_mutex_lock(&k->mu);
+    /* A fresh process, so the requests are its first, as they were. */
+    if (k->pid > 0 && k->owner == getpid())
+        stop_process(k, true);
+    sebt_status st = ensure_running(k, err);
+    unsigned char *buf = NULL, *frame = NULL;
+    size_t buf_len = 0, frame_len = 0, bars = 0;
+    while (st == SEBT_OK && next_frame(f, path, &frame, &frame_len, &st, err)) {
+        unsigned type = get_u16(frame + 6);
+        unsigned char *grown = realloc(buf, buf_len + frame_len);
+        if (!grown) {
+            st = sebt_fail(err, SEBT_ERR_NOMEM, "out of memory for the recorded requests");
+            break;
+        }
+        buf = grown;
+        memcpy(buf + buf_len, frame, frame_len);
+        buf_len += frame_len;
+        if (type == KP_SERIES && frame_len >= KP_HEADER + 8)
+            bars = (size_t)get_u64(frame + KP_HEADER);
+        if (type == KP_RUN || type == KP_FEATURES) {
+            st = replay_request(k, buf, buf_len - frame_len, buf_len, bars, err);
+            buf_len = 0;
+            if (st == SEBT_OK)
+                (*replayed)++;
+        }
+        free(frame);
+        frame = NULL;
+    }
+    free(frame);
+    free(buf);
+    fclose(f);
+    /* What the kernel holds now is not known to the calls: start over. */
+    k->has_series = false;
+    forget_features(k);
+    k->batch_n = 0;
+    pthread_mutex_unlock(&k->mu);
+    return st;
 }

@@ -222,6 +222,18 @@ void sebt_kernels_close(void);
  * calls, since a kernel behind `/bin/sh -c` does not die with the shell.
  * Async-signal-safe. */
 void sebt_kernels_kill(void);
+/* Reproducers of a kernel's protocol faults (SEBT_ERR_PROTOCOL, SEBT_ERR_TIMEOUT:
+ * docs/kernel-protocol.md). sebt_kernel_record makes kernel b keep every
+ * byte sent to its process since the handshake (up to 256 MiB, in a
+ * temporary file); after a fault, sebt_kernel_save_requests writes the
+ * requests that led to it to path (SEBT_ERR_UNAVAILABLE when none were
+ * kept), and sebt_kernel_replay sends such a file's requests to a fresh
+ * process of b, one at a time, checking every reply as the calls do: it
+ * returns the fault again (the request numbered as before), or SEBT_OK
+ * with *replayed requests answered well. */
+sebt_status sebt_kernel_record(const sebt_backend *b, sebt_error *err);
+sebt_status sebt_kernel_save_requests(const sebt_backend *b, const char *path, sebt_error *err);
+sebt_status sebt_kernel_replay(const sebt_backend *b, const char *path, uint64_t *replayed, sebt_error *err);
 /* A backend value that names a plugin: it contains '/' or ends in ".so",
  * and is not a kernel command. */
 bool sebt_backend_is_path(const char *value);

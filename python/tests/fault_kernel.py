@@ -16,6 +16,7 @@ then, on the first RUN or FEATURES request:
   hang        sleep forever on the request (with a child process that
               sleeps too: ending the kernel must end its whole group)
   garbage     print text on stdout instead of a reply
+  short_text  print a line shorter than a frame header, then wait
   truncated   send half a RESULTS frame, then exit
   wrong_size  send RESULTS rows of 15 doubles instead of 16
   bad_index   send a trade whose exit bar is past the series
@@ -86,6 +87,9 @@ while True:
         sys.exit(4)
     if mode == "hang":
         subprocess.Popen(["sleep", "3600"])
+        time.sleep(3600)
+    if mode == "short_text":
+        out.write(b"50%\n")
         time.sleep(3600)
     if mode == "garbage":
         out.write(b"result: 42 trades, looks good\n")

@@ -47,6 +47,7 @@ run chatty     2 "not a protocol frame on stdout during the HELLO request \(\"He
 run exit_mid   1 "request 1 since it started .*exited with status 4 during the RUN \(1 combo, [0-9]+ bars\) request.*fault_kernel: exit_mid"
 SEBT_KERNEL_TIMEOUT=2 run hang 1 "did not answer the RUN .* within 2 s \(SEBT_KERNEL_TIMEOUT"
 run garbage    1 "not a protocol frame on stdout during the RUN .*result: 42 trades"
+SEBT_KERNEL_TIMEOUT=30 run short_text 1 "not a protocol frame on stdout during the RUN .*\"50%\."
 run truncated  1 "exited with status 5 in the middle of its reply .*a short RESULTS frame: its header promised 128 bytes of payload, 56 came"
 run wrong_size 1 "answered the RUN .* with [0-9]+ bytes of results \(1 rows of 16 doubles"
 run bad_index  1 "trade 0 of combo 0 with exit_index"
