@@ -32,6 +32,8 @@ int cli_cmd_report(int argc, char **argv);
 int cli_cmd_check_gpu(int argc, char **argv);
 int cli_cmd_validate(int argc, char **argv);
 int cli_cmd_completion(int argc, char **argv);
+int cli_cmd_split(int argc, char **argv);
+int cli_cmd_walkforward(int argc, char **argv);
 
 /* "sebt CMD: error: MESSAGE\nTry 'sebt help CMD'." on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) SEBT_PRINTF(2, 3);

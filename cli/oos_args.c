@@ -1,0 +1,130 @@
+/* What `sebt split` and `sebt walkforward` share: their common options, the
+ * job they open, dates and window lengths. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oos_cli.h"
+
+const char *const cli_oos_metrics[] = { "sharpe", "n", "win_rate", "avg_r", "total_pnl", "max_dd", NULL };
+
+int cli_oos_args(const char *cmd, const cli_args *a, cli_oos_job *j)
+{
+    memset(j, 0, sizeof *j);
+    j->cmd = cmd;
+    j->data = cli_str(a, OOS_DATA);
+    j->grid_path = cli_str(a, OOS_GRID);
+    j->where_text = cli_str(a, OOS_WHERE);
+    j->backend_name = cli_str(a, OOS_BACKEND);
+    j->output = cli_str(a, OOS_OUTPUT);
+    j->lenient = cli_given(a, OOS_LENIENT);
+    j->fill_gaps = cli_given(a, OOS_FILL_GAPS);
+    j->threads = cli_given(a, OOS_THREADS) ? (int)a->v[OOS_THREADS].u : 0;
+    j->metric = sebt_metric_index(cli_given(a, OOS_BY) ? cli_str(a, OOS_BY) : "sharpe");
+    if (!j->data)
+        return cli_usage_error(cmd, "--data FILE is required");
+    if (!j->grid_path)
+        return cli_usage_error(cmd, "--grid FILE is required");
+    return -1;
+}
+
+int cli_oos_open(cli_oos_job *j)
+{
+    sebt_error err = { 0 };
+    if (j->where_text && sebt_sweep_where(j->where_text, &j->where, &err) != SEBT_OK)
+        return cli_report_error(j->cmd, &err);
+    const char *inputs[] = { j->data, j->grid_path };
+    int rc = cli_refuse_output_over_input(j->cmd, j->output, inputs, 2);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (sebt_grid_open(j->grid_path, &j->grid, &j->n_combos, &err) != SEBT_OK)
+        return cli_report_error(j->cmd, &err);
+    if ((rc = cli_check_omp_env()) != CLI_EXIT_OK)
+        return rc;
+    if ((rc = cli_load_series(j->cmd, j->data, j->lenient, j->fill_gaps, &j->s)) != CLI_EXIT_OK)
+        return rc;
+    if (j->s.n == 0)
+        return cli_usage_error(j->cmd, "%s holds no bars", j->data);
+    return cli_select_backend(j->cmd, j->backend_name, j->s.n, j->n_combos, &j->b);
+}
+
+void cli_oos_close(cli_oos_job *j)
+{
+    sebt_where_free(j->where);
+    sebt_grid_close(j->grid);
+    sebt_series_free(&j->s);
+    memset(j, 0, sizeof *j);
+}
+
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* n digits at *p into *v; false when they are not there. */
+static bool digits(const char **p, int n, int *v)
+{
+    *v = 0;
+    for (int i = 0; i < n; i++, (*p)++) {
+        if (**p < '0' || **p > '9')
+            return false;
+        *v = *v * 10 + (**p - '0');
+    }
+    return true;
+}
+
+int cli_oos_parse_date(const char *cmd, const char *flag, const char *text, int64_t *ms)
+{
+    const char *p = text;
+    if (strspn(text, "0123456789") == strlen(text) && strlen(text) <= 15) {
+        *ms = strtoll(text, NULL, 10);
+        return CLI_EXIT_OK;
+    }
+    int y, mo, d, h = 0, mi = 0, sec = 0;
+    bool ok = digits(&p, 4, &y) && *p++ == '-' && digits(&p, 2, &mo) && *p++ == '-' && digits(&p, 2, &d);
+    if (ok && (*p == 'T' || *p == ' ')) {
+        p++;
+        ok = digits(&p, 2, &h) && *p++ == ':' && digits(&p, 2, &mi);
+        if (ok && *p == ':') {
+            p++;
+            ok = digits(&p, 2, &sec);
+        }
+        if (ok && *p == 'Z')
+            p++;
+    }
+    static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+    if (!ok || *p || mo < 1 || mo > 12 || d < 1 || d > mdays[mo - 1] || h > 23 || mi > 59 || sec > 59 ||
+        (mo == 2 && d == 29 && (y % 4 || (y % 100 == 0 && y % 400))))
+        return cli_usage_error(cmd, "%s %s: expected a date, YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS] (UTC), or "
+                               "milliseconds since the epoch", flag, text);
+    *ms = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL;
+    return CLI_EXIT_OK;
+}
+
+int cli_oos_parse_span(const char *cmd, const char *flag, const char *text, int64_t *v, bool *by_time)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long long n = text[0] >= '0' && text[0] <= '9' ? strtoull(text, &end, 10) : 0;
+    static const char units[] = "mhdw";
+    static const int64_t unit_ms[] = { 60000, 3600000, 86400000, 604800000 };
+    const char *u = end && *end && !end[1] ? strchr(units, *end) : NULL;
+    if (!end || errno || n == 0 || n > 100000000 || (*end && !u))
+        return cli_usage_error(cmd, "%s %s: expected a number of bars (2000), or of minutes, hours, days or weeks "
+                               "of time (90m, 12h, 30d, 8w), from 1 to 100000000", flag, text);
+    *by_time = u != NULL;
+    *v = (int64_t)n * (u ? unit_ms[u - units] : 1);
+    return CLI_EXIT_OK;
+}
+
+void cli_oos_minute(int64_t ms, char *buf, size_t size)
+{
+    char iso[40];
+    cli_format_utc(ms, iso, sizeof iso);   /* 2021-03-04T05:06:07Z */
+    snprintf(buf, size, "%.10s %.5s", iso, iso + 11);
+}
