@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# sebt split and sebt walkforward, worked out again by hand with `sebt run`
+# on the reference over files cut from the fixture at the same bars: the
+# split's in-sample and out-of-sample columns of a combo, and the first test
+# window's trades of a walk-forward (in its chained trades CSV); the JSON's
+# shape and reference check; the usage errors.
+# Usage: oos_test.sh SEBT FIXTURES_DIR
+set -u
+sebt=$1 fx=$2
+data=$fx/data/BTCUSDT-1m-2019-01.csv.gz
+t=$(mktemp -d) && trap 'rm -rf "$t"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+cat >"$t/g.grid" <<'G'
+ema_fast = 8, 16, 32
+ema_slow = 96
+z_window = 96
+atr_window = 24
+vol_z = 1.0, 2.0
+tr_z = 0.5
+cloc_min = 0.5
+reward_r = 1.0, 2.0
+max_hold = 30
+G
+sets=(--set ema_slow=96 --set z_window=96 --set atr_window=24 --set tr_z=0.5 --set cloc_min=0.5 --set max_hold=30)
+zcat "$data" >"$t/all.csv"
+# rows of the file, header kept: bars [from, to)
+cutbars() { { head -1 "$t/all.csv"; sed -n "$(($1 + 2)),$(($2 + 1))p" "$t/all.csv"; } >"$3"; }
+# the metrics of a `sebt run` JSON as one line n,win_rate,...,sharpe
+metrics() { sed -n '/"metrics":{/,/}/{/{/d;p}' "$1" | grep -o ':[^,]*' | tr -d ': ' | paste -sd,; }
+
+# ---- split at 2019-01-21 00:00 UTC: bar 28800 -----------------------------------
+"$sebt" split --data "$data" --grid "$t/g.grid" --split 2019-01-21 --backend fast_cpu >"$t/split.csv" \
+  || fail "split exited $?"
+[[ $(wc -l <"$t/split.csv") -eq 13 ]] || fail "split: expected a header and 12 rows"
+cutbars 0 28800 "$t/is.csv"
+cutbars 28800 44640 "$t/oos.csv"
+# combo 3: ema_fast 8, vol_z 2, reward_r 2 (the grid's first parameter varies slowest)
+row=$(awk -F, '$1 == 3' "$t/split.csv")
+[[ $(cut -d, -f2,6,12 <<<"$row") == 8,2,2 ]] || fail "split: combo 3's parameters: $row"
+p=(--set ema_fast=8 --set vol_z=2 --set reward_r=2 "${sets[@]}")
+"$sebt" run --backend reference --data "$t/is.csv" "${p[@]}" >"$t/is.json" || fail "run in sample"
+"$sebt" run --backend reference --data "$t/oos.csv" "${p[@]}" >"$t/oos.json" || fail "run out of sample"
+[[ $(cut -d, -f17-22 <<<"$row") == "$(metrics "$t/is.json")" ]] \
+  || fail "split: in-sample metrics $(cut -d, -f17-22 <<<"$row") != the reference's $(metrics "$t/is.json")"
+[[ $(cut -d, -f25-30 <<<"$row") == "$(metrics "$t/oos.json")" ]] \
+  || fail "split: out-of-sample metrics $(cut -d, -f25-30 <<<"$row") != the reference's $(metrics "$t/oos.json")"
+# --where keeps the rows that meet it; text ranks them
+"$sebt" split --data "$data" --grid "$t/g.grid" --split 2019-01-21 --where 'n >= 135' >"$t/w.csv" || fail "where"
+[[ $(tail -n +2 "$t/w.csv" | awk -F, '$17 < 135' | wc -l) -eq 0 && $(wc -l <"$t/w.csv") -gt 2 && \
+   $(wc -l <"$t/w.csv") -lt 13 ]] || fail "split --where: $(wc -l <"$t/w.csv") lines"
+"$sebt" split --data "$data" --grid "$t/g.grid" --split 2019-01-21 --format text --top 3 >"$t/s.txt" || fail "text"
+grep -q "in sample: *28800 bars" "$t/s.txt" && [[ $(grep -c '^[123]  ' "$t/s.txt") -eq 3 ]] \
+  || { cat "$t/s.txt"; fail "split text"; }
+
+# ---- walk-forward: train 8000 bars, test 6000 -------------------------------------
+"$sebt" walkforward --data "$data" --grid "$t/g.grid" --train 8000 --test 6000 --where 'n >= 10' --check 3 \
+  --format json --trades "$t/chain.csv" >"$t/wf.json" || fail "walkforward exited $?"
+grep -q '"schema":"sebt-walkforward/1"' "$t/wf.json" || fail "no schema"
+[[ $(grep -c '{"window":' "$t/wf.json") -eq 6 ]] || fail "expected 6 windows"
+grep -q '"agreed":true' "$t/wf.json" || fail "the reference check did not agree"
+n=$(sed -n '/"chained":{/,/}/p' "$t/wf.json" | grep -o '"n":[0-9]*' | cut -d: -f2)
+[[ $(($(wc -l <"$t/chain.csv") - 1)) -eq $n ]] || fail "the chained trades CSV has not $n rows"
+w1=$(grep '{"window":1,' "$t/wf.json")
+combo=$(grep -o '"combo":[0-9]*' <<<"$w1" | cut -d: -f2)
+params=$(grep -o '"params":{[^}]*}' <<<"$w1" | sed 's/"params":{//' | grep -o '"[a-z_]*":[^,}]*' | tr -d '"' | sed 's/:/=/;s/^/--set\n/')
+mapfile -t pick <<<"$params"
+cutbars 8000 14000 "$t/test1.csv"
+"$sebt" run --backend reference --data "$t/test1.csv" --format csv "${pick[@]}" >"$t/test1.trades" \
+  || fail "run window 1's pick (combo $combo)"
+k=$(($(wc -l <"$t/test1.trades") - 1))
+[[ $k -gt 5 ]] || fail "window 1's pick made only $k trades"
+diff <(tail -n +2 "$t/test1.trades" | cut -d, -f4-) <(sed -n "2,$((k + 1))p" "$t/chain.csv" | cut -d, -f4-) \
+  || fail "window 1's trades differ from the reference's on the cut file"
+[[ $(sed -n "2p" "$t/chain.csv" | cut -d, -f2) -ge 8000 ]] || fail "chained trades' bars are not the whole series'"
+"$sebt" walkforward --data "$data" --grid "$t/g.grid" --train 5d --test 5d --backend reference >"$t/wf.txt" \
+  || fail "walkforward on the reference"
+grep -q "reference check: not run" "$t/wf.txt" && grep -q "^ *5  2019-01-21 00:00" "$t/wf.txt" \
+  || { cat "$t/wf.txt"; fail "walkforward text in days"; }
+
+# ---- usage errors: exit 2 with a message --------------------------------------------
+expect2() {
+  local want=$1; shift
+  "$sebt" "$@" >/dev/null 2>"$t/err"; local rc=$?
+  [[ $rc -eq 2 ]] && grep -q -- "$want" "$t/err" || fail "$*: exit $rc, $(cat "$t/err")"
+}
+expect2 "no in-sample bars" split --data "$data" --grid "$t/g.grid" --split 2018-01-01
+expect2 "no out-of-sample bars" split --data "$data" --grid "$t/g.grid" --split 2019-03-01
+expect2 "expected a date" split --data "$data" --grid "$t/g.grid" --split 2019-02-30
+expect2 "both in bars or both in time" walkforward --data "$data" --grid "$t/g.grid" --train 30d --test 100
+expect2 "no whole train window" walkforward --data "$data" --grid "$t/g.grid" --train 40000 --test 6000
+expect2 "expected a number of bars" walkforward --data "$data" --grid "$t/g.grid" --train 3y --test 1d
+expect2 "nearest\|did you mean\|unknown" split --data "$data" --grid "$t/g.grid" --split 2019-01-21 --where 'sharp > 0'
+echo "ok: split and walkforward agree with the reference on the cut files"
