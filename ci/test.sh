@@ -68,12 +68,12 @@ fi
 # unimportable (ci/absent-python), so what needs them skips.
 minimal="${SEBT_MINIMAL_BUILD_DIR:-$SEBT_ROOT/build-ci-minimal}"
 configure_and_build "$minimal" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEBT_SANITIZE=OFF \
-  -DSEBT_BUILD_CUDA=OFF -DSEBT_BUILD_MPI=OFF -DSEBT_BUILD_BENCH=OFF -DSEBT_BUILD_FUZZ=OFF \
+  -DSEBT_BUILD_CUDA=OFF -DSEBT_BUILD_MPI=OFF -DSEBT_BUILD_BENCH=OFF -DSEBT_BUILD_FUZZ=OFF -DSEBT_FAULT_INJECTION=OFF \
   -DCMAKE_DISABLE_FIND_PACKAGE_MPI=ON -DCMAKE_DISABLE_FIND_PACKAGE_benchmark=ON \
   -DCMAKE_DISABLE_FIND_PACKAGE_OpenMP=ON "-DSEBT_WITHOUT=xxhash;libdeflate;jansson;help2man;gnuplot"
 minimal_ctest() (
   export PYTHONPATH="$SEBT_ROOT/ci/absent-python${PYTHONPATH:+:$PYTHONPATH}"
-  run_ctest "$minimal" "ctest-${minimal##*/}" -L 'unit|cli' -LE 'slow|fuzz'
+  run_ctest "$minimal" "ctest-${minimal##*/}" -L 'unit|cli' -LE 'slow|fuzz' -E '^(plugin_cli|oracle_test_cli_oracle)$'
 )
 step "ctest ${minimal##*/} (no optional part; unit and cli, not slow)" minimal_ctest
 
