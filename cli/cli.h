@@ -216,6 +216,10 @@ int cli_parse_combo_args(const struct cli_command *c, int argc, char **argv, cli
 /* The series of --data for run and features: refuses an --output that names
  * it, loads it (--lenient, --fill-gaps) and warns of unfilled gaps. */
 int cli_combo_load_series(const char *cmd, const cli_combo_args *a, sebt_series *s);
+/* --help's texts made from sebt/strategy.def: the parameters (name, type,
+ * default, rule) and the features CSV's header. */
+void cli_print_param_table(FILE *f);
+void cli_print_features_header(FILE *f);
 
 /* ---- JUnit XML reports (cli/junit.c) ------------------------------ */
 typedef enum {

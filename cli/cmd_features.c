@@ -9,14 +9,12 @@
 
 static void write_features(FILE *f, const sebt_series *s, const sebt_features *x)
 {
-    fputs("ts,ema_f,ema_s,tr,atr,vol_z,tr_z,cloc,signal,valid\n", f);
+    cli_print_features_header(f);
     for (size_t t = 0; t < s->n; t++) {
         fprintf(f, "%" PRId64, s->ts[t]);
-        const double v[] = { x->ema_f[t], x->ema_s[t], x->tr[t], x->atr[t],
-                             x->vol_z[t], x->tr_z[t], x->cloc[t] };
-        for (size_t c = 0; c < sizeof v / sizeof v[0]; c++) {
+        for (int c = 0; c < SEBT_N_FEATURES; c++) {
             fputc(',', f);
-            cli_print_double(f, v[c]);
+            cli_print_double(f, x->col[c][t]);
         }
         fprintf(f, ",%d,%d\n", x->signal[t] ? 1 : 0, x->valid[t] ? 1 : 0);
     }
@@ -79,15 +77,21 @@ static const cli_opt features_opts[] = {
     [COMBO_FILL_GAPS] = { "--fill-gaps", CLI_FLAG, NULL, "insert missing bars where timestamps skip" },
 };
 
+static void features_about(FILE *f)
+{
+    fputs("The indicators and signal of one combo, one CSV row per bar:\n  ", f);
+    cli_print_features_header(f);
+    fputs("ts in milliseconds (UTC), doubles in the shortest form that reads back bit-exact,\n"
+          "undefined values as nan, signal and valid as 0|1.\n", f);
+}
+
 const cli_command cli_cmd_features_spec = {
     .name = "features",
     .summary = "the indicator columns and signal of one combo, as CSV",
     .usage = "--data FILE [--combo FILE:ID] [--set NAME=VALUE]... [--backend NAME] [--output FILE] [--lenient] [--fill-gaps]\n",
-    .about = "The indicators and signal of one combo, one CSV row per bar:\n"
-             "  ts,ema_f,ema_s,tr,atr,vol_z,tr_z,cloc,signal,valid\n"
-             "ts in milliseconds (UTC), doubles in the shortest form that reads back bit-exact,\n"
-             "undefined values as nan, signal and valid as 0|1.\n",
+    .about_fn = features_about,
     .opts = CLI_OPTS(features_opts),
     .epilog = "Exit codes: 0 ok, 2 bad usage, parameter or input, 3 no usable GPU.\n",
+    .epilog_fn = cli_print_param_table,
     .fn = cli_cmd_features,
 };

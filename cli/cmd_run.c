@@ -263,10 +263,8 @@ static const char *const run_formats[] = { "json", "csv", "text", NULL };
 static const cli_opt run_opts[] = {
     [COMBO_DATA] = { "--data", CLI_FILE, "FILE", "CSV with a header, or a Binance kline file; .gz is read as gzip" },
     [COMBO_SET] = { "--set", CLI_ASSIGN, "NAME=VALUE",
-                    "a parameter of the strategy (repeatable); booleans true|false.\n"
-                    "Names: ema_fast ema_slow z_window atr_window vol_z tr_z cloc_min\n"
-                    "use_stop atr_stop_mult use_tp reward_r use_time max_hold fee_bp\n"
-                    "slippage_bp (defaults: SPEC.md section 2)", .flags = CLI_REPEAT },
+                    "a parameter of the strategy (repeatable); booleans true|false;\n"
+                    "the names, defaults and rules are listed below", .flags = CLI_REPEAT },
     [COMBO_PICK] = { "--combo", CLI_TEXT, "FILE:ID", "the parameters of combo ID (the 'combo' column) of a sweep's\n"
                      "CSV or npy output; --set then changes some. Without --set\n"
                      "the run must give the sweep's metrics (else exit 1)" },
@@ -291,5 +289,6 @@ const cli_command cli_cmd_run_spec = {
     .opts = CLI_OPTS(run_opts),
     .epilog = "Exit codes: 0 ok, 1 --combo's run differs from its sweep's row, 2 bad usage,\n"
               "parameter or input, 3 no usable GPU.\n",
+    .epilog_fn = cli_print_param_table,
     .fn = cli_cmd_run,
 };

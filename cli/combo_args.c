@@ -82,3 +82,26 @@ int cli_combo_load_series(const char *cmd, const cli_combo_args *a, sebt_series 
         cli_warn_gaps(cmd, a->data, s);
     return CLI_EXIT_OK;
 }
+
+void cli_print_param_table(FILE *f)
+{
+    static const char *const types[] = { [SEBT_PARAM_INT] = "int bars", [SEBT_PARAM_DOUBLE] = "double",
+                                         [SEBT_PARAM_BOOL] = "bool" };
+    fputs("\nParameters (--set NAME=VALUE; SPEC.md section 2):\n", f);
+    sebt_params def = sebt_params_default();
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        char v[64], rule[64];
+        sebt_params_format(&def, i, v, sizeof v);
+        sebt_param_rule(i, rule, sizeof rule);
+        fprintf(f, "  %-15s %-9s default %-6s%s%s\n", sebt_param_table[i].name, types[sebt_param_table[i].type],
+                v, *rule ? " " : "", rule);
+    }
+}
+
+void cli_print_features_header(FILE *f)
+{
+    fputs("ts", f);
+    for (int c = 0; c < SEBT_N_FEATURES; c++)
+        fprintf(f, ",%s", sebt_feature_table[c].name);
+    fputs(",signal,valid\n", f);
+}

@@ -49,6 +49,12 @@ enum {
 #define KP_RESULT_FIELDS 16
 #define KP_TRADE_FIELDS 12
 #define KP_FEATURE_COLUMNS_N 9
+/* The frames of a version carry every parameter and feature column of
+ * sebt/strategy.def, in its order: one more is a new KP_VERSION
+ * (docs/kernel-protocol.md). */
+_Static_assert(KP_PARAM_FIELDS == SEBT_N_PARAMS, "RUN and FEATURES carry sebt_params: bump KP_VERSION");
+_Static_assert(KP_FEATURE_COLUMNS_N == SEBT_N_FEATURES + 2,
+               "FEATURE_COLUMNS carries sebt_features' columns, signal and valid: bump KP_VERSION");
 #define KP_MAX_TEXT 65536      /* longest name, description or error text accepted */
 
 #define DEFAULT_TIMEOUT_S 120.0
@@ -1007,14 +1013,13 @@ static bool whole(double v, double lo, double hi) { return v >= lo && v <= hi &&
 /* The feature columns of one combo from a FEATURE_COLUMNS payload. */
 static void decode_features(const unsigned char *q, size_t n_series, sebt_features *out)
 {
-    double *cols[7] = { out->ema_f, out->ema_s, out->tr, out->atr, out->vol_z, out->tr_z, out->cloc };
     size_t n = n_series < out->n ? n_series : out->n;
-    for (int c = 0; c < 7; c++)
-        get_f64s(cols[c], q + 8 * (c * n_series), n);
+    for (int c = 0; c < SEBT_N_FEATURES; c++)
+        get_f64s(out->col[c], q + 8 * (c * n_series), n);
     uint8_t *flags[2] = { out->signal, out->valid };
     for (int c = 0; c < 2; c++)
         for (size_t t = 0; t < n; t++)
-            flags[c][t] = get_f64(q + 8 * ((7 + c) * n_series + t)) != 0.0;
+            flags[c][t] = get_f64(q + 8 * ((SEBT_N_FEATURES + c) * n_series + t)) != 0.0;
 }
 
 static void forget_features(kproc *k)
@@ -1050,16 +1055,17 @@ static sebt_status features_reply(kproc *k, const sebt_series *s, size_t count, 
     if (type != KP_FEATURE_COLUMNS)
         return kfault(k, err, "answered the %s request with a %s frame, not FEATURE_COLUMNS", what, type_name(type));
     if (plen != want)
-        return kfault(k, err, "answered the %s request with %llu bytes of features (9 columns of %zu doubles per "
-                      "combo: %llu bytes expected)", what, (unsigned long long)plen, s->n, (unsigned long long)want);
+        return kfault(k, err, "answered the %s request with %llu bytes of features (%d columns of %zu doubles per "
+                      "combo: %llu bytes expected)", what, (unsigned long long)plen, KP_FEATURE_COLUMNS_N, s->n,
+                      (unsigned long long)want);
     const unsigned char *q = k->in + KP_HEADER;
     for (size_t c = 0; c < count; c++)
-        for (int col = 7; col < 9; col++)
+        for (int col = SEBT_N_FEATURES; col < KP_FEATURE_COLUMNS_N; col++)
             for (size_t t = 0; t < s->n; t++) {
                 double v = get_f64(q + 8 * ((c * KP_FEATURE_COLUMNS_N + (size_t)col) * s->n + t));
                 if (v != 0.0 && v != 1.0)
                     return kfault(k, err, "sent %s[%zu] = %g for combo %zu of the %s request (0 or 1 expected)",
-                                  col == 8 ? "valid" : "signal", t, v, c, what);
+                                  col == SEBT_N_FEATURES ? "signal" : "valid", t, v, c, what);
             }
     return SEBT_OK;
 }

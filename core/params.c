@@ -8,35 +8,37 @@
 #include "sebt/sebt.h"
 #include "sebt/number.h"
 
-#define P(name, type, min, excluded) { #name, type, offsetof(sebt_params, name), min, excluded }
 const sebt_param_info sebt_param_table[SEBT_N_PARAMS] = {
-    P(ema_fast, SEBT_PARAM_INT, 1, false),
-    P(ema_slow, SEBT_PARAM_INT, 1, false),
-    P(z_window, SEBT_PARAM_INT, 2, false),
-    P(atr_window, SEBT_PARAM_INT, 1, false),
-    P(vol_z, SEBT_PARAM_DOUBLE, -INFINITY, false),
-    P(tr_z, SEBT_PARAM_DOUBLE, -INFINITY, false),
-    P(cloc_min, SEBT_PARAM_DOUBLE, -INFINITY, false),
-    P(use_stop, SEBT_PARAM_BOOL, -INFINITY, false),
-    P(atr_stop_mult, SEBT_PARAM_DOUBLE, 0, false),
-    P(use_tp, SEBT_PARAM_BOOL, -INFINITY, false),
-    P(reward_r, SEBT_PARAM_DOUBLE, 0, true),
-    P(use_time, SEBT_PARAM_BOOL, -INFINITY, false),
-    P(max_hold, SEBT_PARAM_INT, 1, false),
-    P(fee_bp, SEBT_PARAM_DOUBLE, 0, false),
-    P(slippage_bp, SEBT_PARAM_DOUBLE, 0, false),
+#define SEBT_PARAM(name, ctype, kind, min, min_excluded, def, role) \
+    { #name, SEBT_PARAM_##kind, offsetof(sebt_params, name), min, min_excluded, def, SEBT_ROLE_##role },
+#include "sebt/strategy.def"
 };
-#undef P
+
+/* A parameter's C type is the one its kind reads and writes. */
+#define SEBT_PARAM(name, ctype, kind, min, min_excluded, def, role) \
+    _Static_assert(sizeof(((sebt_params *)0)->name) == sizeof(ctype) && \
+                   (SEBT_PARAM_##kind != SEBT_PARAM_INT || sizeof(ctype) == sizeof(int32_t)) && \
+                   (SEBT_PARAM_##kind != SEBT_PARAM_BOOL || sizeof(ctype) == sizeof(bool)), #name);
+#include "sebt/strategy.def"
+
+/* SPEC §6's chain: the exit rules in order are sebt_exit_reason's values,
+ * each switched by a boolean parameter. */
+enum {
+#define SEBT_EXIT(name, enable) EXIT_ORDER_##name,
+#include "sebt/strategy.def"
+    EXIT_RULES
+};
+_Static_assert(EXIT_RULES == SEBT_EXIT_KINDS, "strategy.def's exit rules are sebt_exit_reason's");
+#define SEBT_EXIT(name, enable) \
+    _Static_assert((int)EXIT_ORDER_##name == (int)SEBT_EXIT_##name, #name " out of chain order"); \
+    _Static_assert(sizeof(((sebt_params *)0)->enable) == sizeof(bool), #enable " is a switch");
+#include "sebt/strategy.def"
 
 sebt_params sebt_params_default(void)
 {
     sebt_params p = {
-        .ema_fast = 96, .ema_slow = 672, .z_window = 672, .atr_window = 96,
-        .vol_z = 2.0, .tr_z = 1.2, .cloc_min = 0.6,
-        .use_stop = true, .atr_stop_mult = 0.7,
-        .use_tp = true, .reward_r = 2.0,
-        .use_time = true, .max_hold = 96,
-        .fee_bp = 5.0, .slippage_bp = 5.0,
+#define SEBT_PARAM(name, ctype, kind, min, min_excluded, def, role) .name = def,
+#include "sebt/strategy.def"
     };
     return p;
 }

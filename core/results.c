@@ -7,17 +7,12 @@ sebt_status sebt_features_alloc(sebt_features *f, size_t n, sebt_error *err)
 {
     memset(f, 0, sizeof *f);
     size_t m = n ? n : 1;
-    f->ema_f = calloc(m, sizeof(double));
-    f->ema_s = calloc(m, sizeof(double));
-    f->tr = calloc(m, sizeof(double));
-    f->atr = calloc(m, sizeof(double));
-    f->vol_z = calloc(m, sizeof(double));
-    f->tr_z = calloc(m, sizeof(double));
-    f->cloc = calloc(m, sizeof(double));
+    bool ok = true;
+    for (int c = 0; c < SEBT_N_FEATURES; c++)
+        ok = (f->col[c] = calloc(m, sizeof(double))) != NULL && ok;
     f->signal = calloc(m, 1);
     f->valid = calloc(m, 1);
-    if (!f->ema_f || !f->ema_s || !f->tr || !f->atr || !f->vol_z || !f->tr_z || !f->cloc ||
-        !f->signal || !f->valid) {
+    if (!ok || !f->signal || !f->valid) {
         sebt_features_free(f);
         return sebt_fail(err, SEBT_ERR_NOMEM, "out of memory allocating features for %zu bars", n);
     }
@@ -29,13 +24,8 @@ void sebt_features_free(sebt_features *f)
 {
     if (!f)
         return;
-    free(f->ema_f);
-    free(f->ema_s);
-    free(f->tr);
-    free(f->atr);
-    free(f->vol_z);
-    free(f->tr_z);
-    free(f->cloc);
+    for (int c = 0; c < SEBT_N_FEATURES; c++)
+        free(f->col[c]);
     free(f->signal);
     free(f->valid);
     memset(f, 0, sizeof *f);
@@ -60,8 +50,10 @@ sebt_status sebt_features_check(const char *who, const sebt_series *s, const seb
 {
     if (!s || !p || !out)
         return sebt_fail(err, SEBT_ERR_USAGE, "%s features: series, params and out are required", who);
-    if (out->n != s->n || (s->n && (!out->ema_f || !out->ema_s || !out->tr || !out->atr || !out->vol_z ||
-                                    !out->tr_z || !out->cloc || !out->signal || !out->valid)))
+    bool cols = out->signal && out->valid;
+    for (int c = 0; c < SEBT_N_FEATURES; c++)
+        cols = cols && out->col[c];
+    if (out->n != s->n || (s->n && !cols))
         return sebt_fail(err, SEBT_ERR_USAGE,
                          "%s features: out holds %zu bars, the series %zu "
                          "(allocate it with sebt_features_alloc(s->n))", who, out->n, s->n);

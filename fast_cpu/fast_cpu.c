@@ -22,8 +22,7 @@ static sebt_status fast_features(const sebt_backend *self, const sebt_series *s,
     fast_zscore_exact(out->atr, n, p->z_window, out->tr_z);
     fast_cloc_column(s, out->cloc);
     for (size_t t = 0; t < n; t++) {
-        out->signal[t] = out->ema_f[t] < out->ema_s[t] && out->vol_z[t] > p->vol_z &&
-                         out->tr_z[t] > p->tr_z && out->cloc[t] > p->cloc_min;
+        out->signal[t] = sebt_k_signal_at((const double *const *)out->col, (int64_t)t, p);
         out->valid[t] = !isnan(out->atr[t]);
     }
     return SEBT_OK;

@@ -24,6 +24,27 @@
 
 #include "combo_kernel.h"
 
+/* SPEC §4 at bar t over a combo's feature columns (col[SEBT_FI_<name>]),
+ * made from sebt/strategy.def's terms: each term that p switches on holds
+ * (a comparison with NaN is false). */
+#define SEBT_PARAM(name, ctype, kind, min, min_excluded, def, role) \
+    SEBT_HD static inline bool sebt_k_on_##name(const sebt_params *p) { return p->name != 0; }
+#include "sebt/strategy.def"
+SEBT_HD static inline bool sebt_k_on_ALWAYS(const sebt_params *p) { (void)p; return true; }
+#define SEBT_K_CMP_LT <
+#define SEBT_K_CMP_GT >
+#define SEBT_K_CMP_LE <=
+#define SEBT_K_RHS_COLUMN(x) col[SEBT_FI_##x][t]
+#define SEBT_K_RHS_PARAM(x) p->x
+SEBT_HD static inline bool sebt_k_signal_at(const double *const *col, int64_t t, const sebt_params *p)
+{
+    return true
+#define SEBT_TERM(name, column, cmp, rhs_kind, rhs, enable) \
+        && (!sebt_k_on_##enable(p) || col[SEBT_FI_##column][t] SEBT_K_CMP_##cmp SEBT_K_RHS_##rhs_kind(rhs))
+#include "sebt/strategy.def"
+        ;
+}
+
 SEBT_HD static inline void sebt_k_ema(const double *close, int64_t n, int32_t span, double *out)
 {
     double a = 2.0 / ((double)span + 1.0);

@@ -648,14 +648,17 @@ __global__ void cuda_z_columns(const double *volume, const double *atr, int64_t 
     }
 }
 
-__global__ void cuda_signal_column(const double *ema_f, const double *ema_s, const double *vol_z,
-                                   const double *tr_z, const double *cloc, const double *atr, int64_t n,
-                                   sebt_params p, uint8_t *signal, uint8_t *valid)
+/* A combo's feature columns on the device, by SEBT_FI_<name>. */
+struct cuda_feature_cols {
+    const double *col[SEBT_N_FEATURES];
+};
+
+__global__ void cuda_signal_column(cuda_feature_cols c, int64_t n, sebt_params p, uint8_t *signal, uint8_t *valid)
 {
     int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (t < n) {
-        signal[t] = ema_f[t] < ema_s[t] && vol_z[t] > p.vol_z && tr_z[t] > p.tr_z && cloc[t] > p.cloc_min;
-        valid[t] = !isnan(atr[t]);
+        signal[t] = sebt_k_signal_at(c.col, t, &p);
+        valid[t] = !isnan(c.col[SEBT_FI_atr][t]);
     }
 }
 
@@ -688,11 +691,19 @@ static sebt_status cuda_features(const sebt_backend *self, const sebt_series *s,
     SEBT_LAUNCH(cuda_atr_column, blocks, THREADS_PER_BLOCK)(tr, (int64_t)n, p->atr_window, atr);
     SEBT_LAUNCH(cuda_recurrences, 1, 2)(cl, (int64_t)n, *p, ef, es);
     SEBT_LAUNCH(cuda_z_columns, blocks, THREADS_PER_BLOCK)(vol, atr, (int64_t)n, p->z_window, vz, tz);
-    SEBT_LAUNCH(cuda_signal_column, blocks, THREADS_PER_BLOCK)(ef, es, vz, tz, cloc, atr, (int64_t)n, *p, sig, val);
-    double *host_cols[7] = { out->tr, out->cloc, out->atr, out->ema_f, out->ema_s, out->vol_z, out->tr_z };
+    cuda_feature_cols dc;
+    dc.col[SEBT_FI_ema_f] = ef;
+    dc.col[SEBT_FI_ema_s] = es;
+    dc.col[SEBT_FI_tr] = tr;
+    dc.col[SEBT_FI_atr] = atr;
+    dc.col[SEBT_FI_vol_z] = vz;
+    dc.col[SEBT_FI_tr_z] = tz;
+    dc.col[SEBT_FI_cloc] = cloc;
+    static_assert(SEBT_N_FEATURES == 7, "a new feature column is computed and copied here");
+    SEBT_LAUNCH(cuda_signal_column, blocks, THREADS_PER_BLOCK)(dc, (int64_t)n, *p, sig, val);
     e = cudaGetLastError();
-    for (int k = 0; k < 7 && e == cudaSuccess; k++)
-        e = cudaMemcpy(host_cols[k], d[4 + k], bytes, cudaMemcpyDeviceToHost);
+    for (int k = 0; k < SEBT_N_FEATURES && e == cudaSuccess; k++)
+        e = cudaMemcpy(out->col[k], dc.col[k], bytes, cudaMemcpyDeviceToHost);
     if (e == cudaSuccess)
         e = cudaMemcpy(out->signal, sig, n, cudaMemcpyDeviceToHost);
     if (e == cudaSuccess)

@@ -85,30 +85,50 @@ double sebt_oracle_tie_rate(uint64_t ties, uint64_t decisions)
     return decisions ? (double)ties * 1e6 / (double)decisions : 0.0;
 }
 
+/* Whether every operand of p's signal terms at t is defined in f; with
+ * buf, also the operands as "ema_f 1.5, ema_s 1.7, ...". */
+static bool signal_operands(const sebt_features *f, const sebt_params *p, size_t t, char *buf, size_t size)
+{
+    bool defined = true;
+    size_t used = 0;
+    if (buf)
+        buf[0] = '\0';
+    for (int k = 0; k < SEBT_N_TERMS; k++) {
+        if (!sebt_term_on(k, p))
+            continue;
+        for (int side = 0; side < 2; side++) {
+            int col = side ? sebt_term_table[k].rhs_column : sebt_term_table[k].column;
+            if (col < 0)
+                continue;
+            defined = defined && !isnan(f->col[col][t]);
+            if (buf && used < size)
+                used += (size_t)snprintf(buf + used, size - used, "%s%s %.17g", used ? ", " : "",
+                                         sebt_feature_table[col].name, f->col[col][t]);
+        }
+    }
+    return defined;
+}
+
 static bool compare_features(const sebt_series *s, const sebt_params *p, const sebt_features *r,
                              const sebt_features *c, double tol, uint8_t *tie_bars,
                              sebt_divergence *div, oracle_tally *tally)
 {
-    struct { const char *name; const double *a, *b; } col[] = {
-        { "ema_f", r->ema_f, c->ema_f }, { "ema_s", r->ema_s, c->ema_s }, { "tr", r->tr, c->tr },
-        { "atr", r->atr, c->atr }, { "vol_z", r->vol_z, c->vol_z }, { "tr_z", r->tr_z, c->tr_z },
-        { "cloc", r->cloc, c->cloc },
-    };
     for (size_t t = 0; t < s->n; t++) {
-        for (size_t i = 0; i < sizeof col / sizeof col[0]; i++) {
-            double a = col[i].a[t], b = col[i].b[t];
+        for (int i = 0; i < SEBT_N_FEATURES; i++) {
+            double a = r->col[i][t], b = c->col[i][t];
+            const char *name = sebt_feature_table[i].name;
             if (agree(a, b, tol))
                 continue;
             if (isnan(a) != isnan(b))
-                oracle_diverge(div, s, p, col[i].name, (int64_t)t, a, b, NAN,
-                               "%s is %s in the reference and %s in the candidate", col[i].name,
+                oracle_diverge(div, s, p, name, (int64_t)t, a, b, NAN,
+                               "%s is %s in the reference and %s in the candidate", name,
                                isnan(a) ? "NaN" : "defined", isnan(b) ? "NaN" : "defined");
             else
-                oracle_diverge(div, s, p, col[i].name, (int64_t)t, a, b, NAN,
-                               "%s differs beyond the contract (%s)", col[i].name,
+                oracle_diverge(div, s, p, name, (int64_t)t, a, b, NAN,
+                               "%s differs beyond the contract (%s)", name,
                                tol > 0 ? "tolerant" : "exact: bits differ");
-            if (i == 4 || i == 5)
-                note_z_window(div, i == 4 ? s->volume : r->atr, t, p->z_window);
+            if (i == SEBT_FI_vol_z || i == SEBT_FI_tr_z)
+                note_z_window(div, i == SEBT_FI_vol_z ? s->volume : r->atr, t, p->z_window);
             return false;
         }
         if ((r->valid[t] != 0) != (c->valid[t] != 0)) {
@@ -119,8 +139,7 @@ static bool compare_features(const sebt_series *s, const sebt_params *p, const s
             return false;
         }
         bool rs = r->signal[t] != 0, cs = c->signal[t] != 0;
-        if (!isnan(r->ema_f[t]) && !isnan(r->ema_s[t]) && !isnan(r->vol_z[t]) && !isnan(r->tr_z[t]) &&
-            !isnan(r->cloc[t]))
+        if (signal_operands(r, p, t, NULL, 0))
             tally->decisions++;
         if (rs == cs)
             continue;
@@ -132,10 +151,10 @@ static bool compare_features(const sebt_series *s, const sebt_params *p, const s
         }
         if (tol <= 0)
             oracle_signal_tie(r, NULL, p, t, cs, 1.0, &margin); /* only to name the deciding margin */
+        char ops[64 * 2 * SEBT_N_TERMS];
+        signal_operands(r, p, t, ops, sizeof ops);
         oracle_diverge(div, s, p, "signal", (int64_t)t, rs, cs, margin,
-                       "reference signal %d, candidate %d (ema_f %.17g, ema_s %.17g, vol_z %.17g, "
-                       "tr_z %.17g, cloc %.17g)%s", rs, cs, r->ema_f[t], r->ema_s[t], r->vol_z[t],
-                       r->tr_z[t], r->cloc[t],
+                       "reference signal %d, candidate %d (%s)%s", rs, cs, ops,
                        tol > 0 && fabs(margin) <= tol * fmax(1.0, fabs(margin))
                            ? "; a near-tie, but the candidate's operands are the reference's bits: "
                              "a logic error, not rounding" : "");

@@ -256,14 +256,15 @@ static sebt_status stale_prefilter(const sebt_series *s, const sebt_params *p, s
     return SEBT_OK;
 }
 
-/* Which of SPEC §4's terms (sebt_ref_signal_terms' order) a bug loosens to >=. */
+/* Which of SPEC §4's terms (sebt/strategy.def's order, which is
+ * sebt_ref_signal_terms') a bug loosens to >=. */
 static int loosened_term(bug_kind bug)
 {
     switch (bug) {
-    case BUG_SIG_EMA: return 0;
-    case BUG_SIG_VOL: return 1;
-    case BUG_SIG_TR: return 2;
-    case BUG_SIG_CLOC: return 3;
+    case BUG_SIG_EMA: return SEBT_TI_ema;
+    case BUG_SIG_VOL: return SEBT_TI_vol_z;
+    case BUG_SIG_TR: return SEBT_TI_tr_z;
+    case BUG_SIG_CLOC: return SEBT_TI_cloc;
     default: return -1;
     }
 }

@@ -43,16 +43,15 @@ static bool bits_equal(double a, double b)
  * reference's bits. Rounding can only move a decision whose operands
  * moved; without the candidate's features nothing is known, so they count
  * as the same. */
+_Static_assert(SEBT_REF_SIGNAL_TERMS == SEBT_N_TERMS, "the reference's terms are sebt/strategy.def's");
+
 static bool same_operands(const sebt_features *ref, const sebt_features *cand, int i, size_t t)
 {
     if (!cand)
         return true;
-    switch (i) {
-    case 0: return bits_equal(ref->ema_s[t], cand->ema_s[t]) && bits_equal(ref->ema_f[t], cand->ema_f[t]);
-    case 1: return bits_equal(ref->vol_z[t], cand->vol_z[t]);
-    case 2: return bits_equal(ref->tr_z[t], cand->tr_z[t]);
-    default: return bits_equal(ref->cloc[t], cand->cloc[t]);
-    }
+    const sebt_term_info *term = &sebt_term_table[i];
+    return bits_equal(ref->col[term->column][t], cand->col[term->column][t]) &&
+           (term->rhs_column < 0 || bits_equal(ref->col[term->rhs_column][t], cand->col[term->rhs_column][t]));
 }
 
 bool oracle_signal_tie(const sebt_features *ref, const sebt_features *cand, const sebt_params *p,

@@ -33,20 +33,32 @@ typedef struct {
     bool have_target;
 } shrinker;
 
-/* Whether feature column `from` feeds `what` (SPEC §3-5): TR feeds ATR,
- * ATR feeds tr_z and the valid bars, every column feeds the signal. A
- * divergence that moves to a column upstream is the same bug seen nearer
- * its cause (a wrong ATR block shows first in tr_z, then in atr itself). */
+/* Whether feature column `from` feeds `what` (SPEC §3-5; the inputs in
+ * sebt/strategy.def): TR feeds ATR, ATR feeds tr_z and the valid bars,
+ * every column feeds the signal. A divergence that moves to a column
+ * upstream is the same bug seen nearer its cause (a wrong ATR block shows
+ * first in tr_z, then in atr itself). */
 static bool upstream(const char *what, const char *from)
 {
-    static const struct { const char *what, *from; } feeds[] = {
-        { "atr", "tr" }, { "tr_z", "atr" }, { "tr_z", "tr" }, { "valid", "atr" }, { "valid", "tr" },
-        { "signal", "ema_f" }, { "signal", "ema_s" }, { "signal", "tr" }, { "signal", "atr" },
-        { "signal", "vol_z" }, { "signal", "tr_z" }, { "signal", "cloc" }, { "signal", "valid" },
-    };
-    for (size_t i = 0; i < sizeof feeds / sizeof feeds[0]; i++)
-        if (strcmp(what, feeds[i].what) == 0 && strcmp(from, feeds[i].from) == 0)
+    if (strcmp(what, "signal") == 0)
+        return sebt_feature_index(from) >= 0 || strcmp(from, "valid") == 0;
+    int w = strcmp(what, "valid") == 0 ? SEBT_FI_atr : sebt_feature_index(what);
+    if (w < 0)
+        return false;
+    if (w != sebt_feature_index(what) && strcmp(from, sebt_feature_table[w].name) == 0)
+        return true;
+    const char *in = sebt_feature_table[w].inputs;
+    size_t len = strlen(from);
+    while (*in) {
+        size_t n = strcspn(in, " ");
+        if (n == len && strncmp(in, from, n) == 0)
             return true;
+        char input[32];
+        snprintf(input, sizeof input, "%.*s", (int)n, in);
+        if (sebt_feature_index(input) >= 0 && upstream(input, from))
+            return true;
+        in += n + (in[n] == ' ');
+    }
     return false;
 }
 

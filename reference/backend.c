@@ -14,9 +14,10 @@ static sebt_status ref_features(const sebt_backend *self, const sebt_series *s,
     (void)self;
     if (!s || !p || !out)
         return sebt_ref_fail(err, SEBT_ERR_USAGE, "reference features: series, params and out are required");
-    if (out->n != s->n || (s->n && (!out->ema_f || !out->ema_s || !out->tr || !out->atr ||
-                                    !out->vol_z || !out->tr_z || !out->cloc || !out->signal ||
-                                    !out->valid)))
+    bool cols = out->signal && out->valid;
+    for (int c = 0; c < SEBT_N_FEATURES; c++)
+        cols = cols && out->col[c];
+    if (out->n != s->n || (s->n && !cols))
         return sebt_ref_fail(err, SEBT_ERR_USAGE,
                              "reference features: out holds %zu bars, the series %zu "
                              "(allocate it with sebt_features_alloc(s->n))", out->n, s->n);
@@ -36,9 +37,8 @@ static int columns_alloc(sebt_features *f, size_t n)
     size_t m = n ? n : 1;
     memset(f, 0, sizeof *f);
     f->n = n;
-    double **cols[] = { &f->ema_f, &f->ema_s, &f->tr, &f->atr, &f->vol_z, &f->tr_z, &f->cloc };
-    for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++)
-        if (!(*cols[i] = malloc(m * sizeof(double))))
+    for (int c = 0; c < SEBT_N_FEATURES; c++)
+        if (!(f->col[c] = malloc(m * sizeof(double))))
             return -1;
     f->signal = malloc(m);
     f->valid = malloc(m);
@@ -47,13 +47,8 @@ static int columns_alloc(sebt_features *f, size_t n)
 
 static void columns_free(sebt_features *f)
 {
-    free(f->ema_f);
-    free(f->ema_s);
-    free(f->tr);
-    free(f->atr);
-    free(f->vol_z);
-    free(f->tr_z);
-    free(f->cloc);
+    for (int c = 0; c < SEBT_N_FEATURES; c++)
+        free(f->col[c]);
     free(f->signal);
     free(f->valid);
     memset(f, 0, sizeof *f);

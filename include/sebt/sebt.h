@@ -74,6 +74,36 @@ void sebt_param_rule(int idx, char *buf, size_t bufsize);
 void sebt_params_format(const sebt_params *p, int idx, char *buf, size_t bufsize);
 double sebt_params_get_double(const sebt_params *p, int idx); /* any type, as double */
 
+/* ---- the strategy's columns and terms (core/strategy.c) ---------------- */
+
+/* A feature column of sebt/strategy.def: its name, inputs and the
+ * parameter that sets its window ("" for none). */
+typedef struct {
+    const char *name;
+    const char *inputs;
+    const char *window;
+} sebt_feature_info;
+extern const sebt_feature_info sebt_feature_table[SEBT_N_FEATURES];
+/* Index into sebt_feature_table, or -1. */
+int sebt_feature_index(const char *name);
+
+/* A signal term of SPEC §4 (sebt/strategy.def): col[column] cmp rhs, where
+ * rhs is the column rhs_column or, when that is -1, the parameter
+ * rhs_param; enable is the boolean parameter that switches the term on, or
+ * -1 for a term that always holds a place in the signal. */
+typedef enum { SEBT_CMP_LT, SEBT_CMP_GT, SEBT_CMP_LE } sebt_cmp;
+typedef struct {
+    const char *name;
+    int column;
+    sebt_cmp cmp;
+    int rhs_column;
+    int rhs_param;
+    int enable;
+} sebt_term_info;
+extern const sebt_term_info sebt_term_table[SEBT_N_TERMS];
+/* Whether term k is part of p's signal (always, or switched on). */
+bool sebt_term_on(int k, const sebt_params *p);
+
 /* ---- features and results (core/results.c) ----------------------------- */
 
 sebt_status sebt_features_alloc(sebt_features *f, size_t n, sebt_error *err);

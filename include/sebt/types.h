@@ -62,54 +62,71 @@ typedef struct {
 
 /* ---- parameters of one combo (SPEC §2) --------------------------------- */
 
+/* The fields, their types, rules and defaults are declared once, in
+ * sebt/strategy.def (SPEC §2 order). */
 typedef struct {
-    int32_t ema_fast;      /* >= 1 */
-    int32_t ema_slow;      /* >= 1 */
-    int32_t z_window;      /* >= 2 */
-    int32_t atr_window;    /* >= 1 */
-    double vol_z;          /* finite */
-    double tr_z;           /* finite */
-    double cloc_min;       /* finite */
-    bool use_stop;
-    double atr_stop_mult;  /* finite, >= 0 */
-    bool use_tp;
-    double reward_r;       /* finite, > 0 */
-    bool use_time;
-    int32_t max_hold;      /* >= 1 */
-    double fee_bp;         /* finite, >= 0 */
-    double slippage_bp;    /* finite, >= 0 */
+#define SEBT_PARAM(name, ctype, kind, min, min_excluded, def, role) ctype name;
+#include "sebt/strategy.def"
 } sebt_params;
 
-#define SEBT_N_PARAMS 15
+/* SEBT_PI_<name>: a parameter's index in sebt_param_table; SEBT_N_PARAMS
+ * of them. */
+enum {
+#define SEBT_PARAM(name, ctype, kind, min, min_excluded, def, role) SEBT_PI_##name,
+#include "sebt/strategy.def"
+    SEBT_N_PARAMS
+};
 
 typedef enum { SEBT_PARAM_INT, SEBT_PARAM_DOUBLE, SEBT_PARAM_BOOL } sebt_param_type;
 
-/* One row per field of sebt_params, in SPEC §2 order, with its rule: the
- * one place SPEC §2's table is written for everything but the roles that
- * keep their own copy on purpose (the reference, the template, the numba
- * peer), which tests check against it. A double must be finite; a number
- * must be >= min, or > min where min_excluded; a boolean has no rule. */
+/* What a parameter sets: a feature's window, a signal term (its threshold
+ * or its switch), an exit rule, the costs. */
+typedef enum { SEBT_ROLE_WINDOW, SEBT_ROLE_SIGNAL, SEBT_ROLE_EXIT, SEBT_ROLE_COST } sebt_param_role;
+
+/* One row per field of sebt_params, in SPEC §2 order, with its rule, made
+ * from sebt/strategy.def: the one place SPEC §2's table is written for
+ * everything but the roles that keep their own copy on purpose (the
+ * reference, the template, the numba peer), which tests check against it.
+ * A double must be finite; a number must be >= min, or > min where
+ * min_excluded; a boolean has no rule. */
 typedef struct {
     const char *name;
     sebt_param_type type;
     size_t offset;         /* offsetof(sebt_params, field) */
     double min;            /* -INFINITY: no lower bound */
     bool min_excluded;
+    double def;            /* SPEC §2's default (a boolean as 0 or 1) */
+    sebt_param_role role;
 } sebt_param_info;
 
 /* ---- features (SPEC §3-5) ---------------------------------------------- */
 
-/* The indicator columns of one combo, n entries each, NaN where undefined.
- * signal[t] is SPEC §4, valid[t] is SPEC §5 (ATR defined). */
+/* SEBT_FI_<name>: a feature column's index; SEBT_TI_<name>: a signal
+ * term's (SPEC §4, sebt/strategy.def's order). */
+enum {
+#define SEBT_FEATURE(name, inputs, window) SEBT_FI_##name,
+#include "sebt/strategy.def"
+    SEBT_N_FEATURES
+};
+enum {
+#define SEBT_TERM(name, column, cmp, rhs_kind, rhs, enable) SEBT_TI_##name,
+#include "sebt/strategy.def"
+    SEBT_N_TERMS
+};
+
+/* The indicator columns of one combo, n entries each, NaN where undefined:
+ * sebt/strategy.def's, in its order, by name (f->atr) or by index
+ * (f->col[SEBT_FI_atr]), the same pointers. signal[t] is SPEC §4, valid[t]
+ * is SPEC §5 (ATR defined). */
 typedef struct {
     size_t n;
-    double *ema_f;
-    double *ema_s;
-    double *tr;
-    double *atr;
-    double *vol_z;
-    double *tr_z;
-    double *cloc;
+    union {
+        struct {
+#define SEBT_FEATURE(name, inputs, window) double *name;
+#include "sebt/strategy.def"
+        };
+        double *col[SEBT_N_FEATURES];
+    };
     uint8_t *signal;
     uint8_t *valid;
 } sebt_features;
