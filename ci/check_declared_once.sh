@@ -2,7 +2,8 @@
 # The strategy is declared once (include/sebt/strategy.def): outside it and
 # the independent copies that keep their own literal code on purpose
 # (reference/, oracle/plugin-template/, bench/peers/numba_peer.py,
-# python/examples/spec_kernel.py) and the tests, no source file spells a
+# python/examples/spec_kernel.py) and the tests and fuzz harnesses, no
+# source file spells a
 # feature column's or a signal term's name as a string literal ("cloc",
 # 'tr_z'); code takes them from sebt_feature_table and sebt_term_table (or,
 # in a kernel, from the HELLO). Comments do not count.
@@ -36,13 +37,15 @@ names = set(re.findall(r"^SEBT_FEATURE\((\w+)", decl, re.M)) | set(re.findall(r"
 copies = ("include/sebt/strategy.def", "reference/", "oracle/plugin-template/", "bench/peers/numba_peer.py",
           "python/examples/spec_kernel.py")
 # Still to derive: the kernel module takes its names from the HELLO from the
-# protocol's next version on; until then it keeps the version's list.
-pending = ("python/sebt_kernel.py",)
+# protocol's next version on, until then it keeps the version's list; the
+# package's ctypes structs mirror the headers field by field (its layout
+# test holds them to the C compiler's offsets).
+pending = ("python/sebt_kernel.py", "python/sebt/")
 lit = re.compile(r"""(["'])(%s)\1""" % "|".join(sorted(names)))
 bad = 0
 for top in ("core", "cli", "oracle", "fast_cpu", "gpu", "reference", "bench", "python", "reports", "include"):
     for d, subdirs, files in os.walk(os.path.join(root, top)):
-        subdirs[:] = [s for s in subdirs if s not in ("tests", "__pycache__")]
+        subdirs[:] = [s for s in subdirs if s not in ("tests", "fuzz", "__pycache__")]  # tests and fuzz harnesses
         for f in files:
             path = os.path.relpath(os.path.join(d, f), root)
             if not f.endswith((".c", ".h", ".cu", ".cc", ".py", ".def")) or path.startswith(copies + pending):

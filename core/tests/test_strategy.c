@@ -62,7 +62,7 @@ Test(strategy, spec_section_2_is_the_declaration)
             cr_expect_str_eq(cell[2], v, "%s's default", info->name);
         else
             cr_expect_eq(strtod(cell[2], NULL), sebt_params_get_double(&def, row), "%s's default", info->name);
-        cr_expect_eq(info->def, sebt_params_get_double(&def, row), "%s: the table's default", info->name);
+        cr_expect_eq(info->default_value, sebt_params_get_double(&def, row), "%s: the table's default", info->name);
         sebt_param_rule(row, rule, sizeof rule);
         if (*cell[3]) {
             char *comma = strstr(cell[3], ", ");

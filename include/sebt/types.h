@@ -95,7 +95,7 @@ typedef struct {
     size_t offset;         /* offsetof(sebt_params, field) */
     double min;            /* -INFINITY: no lower bound */
     bool min_excluded;
-    double def;            /* SPEC §2's default (a boolean as 0 or 1) */
+    double default_value;  /* SPEC §2's default (a boolean as 0 or 1) */
     sebt_param_role role;
 } sebt_param_info;
 

@@ -57,7 +57,7 @@ class Params(C.Structure):
 
 class ParamInfo(C.Structure):
     _fields_ = [("name", C.c_char_p), ("type", C.c_int), ("offset", c_size_t), ("min", C.c_double),
-                ("min_excluded", C.c_bool)]
+                ("min_excluded", C.c_bool), ("default_value", C.c_double), ("role", C.c_int)]
 
 
 class Features(C.Structure):

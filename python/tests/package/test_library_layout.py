@@ -13,7 +13,7 @@ from sebt import library as L
 STRUCTS = {
     "sebt_series": (L.Series, ["n", "ts", "volume", "interval_ms"]),
     "sebt_params": (L.Params, ["vol_z", "use_stop", "atr_stop_mult", "use_time", "max_hold", "slippage_bp"]),
-    "sebt_param_info": (L.ParamInfo, ["offset", "min", "min_excluded"]),
+    "sebt_param_info": (L.ParamInfo, ["offset", "min", "min_excluded", "default_value", "role"]),
     "sebt_features": (L.Features, ["cloc", "signal", "valid"]),
     "sebt_trade": (L.Trade, ["entry_price", "r", "reason", "bars_held"]),
     "sebt_open_position": (L.OpenPosition, ["signal_index", "risk", "bars_held"]),
