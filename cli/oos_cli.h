@@ -20,8 +20,8 @@ enum { OOS_DATA, OOS_GRID, OOS_WHERE, OOS_BY, OOS_BACKEND, OOS_THREADS, OOS_OUTP
     [OOS_DATA] = { "--data", CLI_FILE, "FILE", "the bars (CSV or Binance klines, .gz read as is)" },          \
     [OOS_GRID] = { "--grid", CLI_FILE, "FILE", "the combos: a grid file, as 'sebt sweep --grid'" },           \
     [OOS_WHERE] = { "--where", CLI_TEXT, "COND", "only combos whose in-sample (train) row meets COND, a\n"     \
-                    "condition over a sweep's columns ('n >= 30 and max_dd > -2000';\n"                       \
-                    "docs/cli.md, \"Conditions\")" },                                                          \
+                    "condition over a sweep's columns as in 'sebt sweep --where'\n"                          \
+                    "('n >= 30 and max_dd > -2000')" },                                                       \
     [OOS_BY] = { "--by", CLI_CHOICE, "METRIC", by_help, .choices = cli_oos_metrics },                         \
     [OOS_BACKEND] = { "--backend", CLI_TEXT, "NAME", "fast_cpu (default), reference, cuda, cpu|gpu|auto, a\n" \
                       "plugin's path, or exec:CMD, a kernel command", .complete = cli_backend_words },         \
