@@ -23,6 +23,11 @@ typedef struct {
 void fast_tr_column(const sebt_series *s, double *out);
 void fast_cloc_column(const sebt_series *s, double *out);
 void fast_atr_range(const double *tr, size_t n, int32_t w, size_t from, size_t to, double *out);
+/* SPEC §3 RSI: every bar's gain and loss, then RSI(w) over bars [from, to),
+ * bit for bit the reference's. */
+void fast_rsi_changes(const sebt_series *s, double *gain, double *loss);
+void fast_rsi_range(const double *gain, const double *loss, size_t n, int32_t w, size_t from, size_t to,
+                    double *out);
 
 /* acc[j] = the sum of base[j .. j + ws) oldest first, the reference's order,
  * for the len bars j < len side by side: each lane its own window and its

@@ -102,6 +102,30 @@ SEBT_HD static inline double sebt_k_cloc_at(const double *high, const double *lo
     return (close[t] - l) / (h - l);
 }
 
+/* SPEC §3 RSI: bar t's gain and loss, both NaN where undefined (t == 0,
+ * bar t or bar t-1 missing). */
+SEBT_HD static inline void sebt_k_rsi_change_at(const double *close, int64_t t, double *gain, double *loss)
+{
+    if (t == 0 || isnan(close[t]) || isnan(close[t - 1])) {
+        *gain = *loss = NAN;
+        return;
+    }
+    double d = close[t] - close[t - 1];
+    *gain = d > 0 ? d : 0.0;
+    *loss = d < 0 ? -d : 0.0;
+}
+
+/* RSI(w) at a bar from its window's sums of gains and losses, each added
+ * oldest first from 0.0 as the reference adds them (a NaN change in the
+ * window makes its sums NaN: no reading, as there). */
+SEBT_HD static inline double sebt_k_rsi_from_sums(double gains, double losses, int32_t w)
+{
+    double G = gains / (double)w, L = losses / (double)w;
+    if (isnan(G) || G + L == 0)
+        return NAN;
+    return (100.0 * G) / (G + L);
+}
+
 /* Z(x, w) at bar t exactly as the reference computes it (SPEC §3): NaN
  * before the window fills, with a NaN in it, or when it is flat; then the
  * mean and the population variance summed oldest first; NaN if the

@@ -18,6 +18,7 @@ void sebt_ref_tr(const sebt_series *s, double *out);
 void sebt_ref_atr(const double *tr, size_t n, int32_t w, double *out);
 void sebt_ref_zscore(const double *x, size_t n, int32_t w, double *out);
 void sebt_ref_cloc(const sebt_series *s, double *out);
+void sebt_ref_rsi(const sebt_series *s, int32_t w, double *out);
 
 /* SPEC §3-5 for one combo into caller-owned columns of s->n entries:
  * the indicator columns, then the signal and valid columns from them. */
