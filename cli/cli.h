@@ -34,6 +34,7 @@ int cli_cmd_validate(int argc, char **argv);
 int cli_cmd_completion(int argc, char **argv);
 int cli_cmd_split(int argc, char **argv);
 int cli_cmd_walkforward(int argc, char **argv);
+int cli_cmd_plot(int argc, char **argv);
 
 /* "sebt CMD: error: MESSAGE\nTry 'sebt help CMD'." on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *cmd, const char *fmt, ...) SEBT_PRINTF(2, 3);
@@ -75,6 +76,11 @@ void cli_contract_text(const sebt_contract *c, char *buf, size_t n);
  * command failed after opening it). SIGINT, SIGTERM, SIGHUP and exit()
  * remove what was never closed (cli/main.c). */
 FILE *cli_open_output(const char *cmd, const char *path);
+/* A regular file this process may execute. */
+bool cli_executable(const char *path);
+/* A program name without a slash is looked up on PATH, as exec would;
+ * out gets the path tried last. */
+bool cli_find_program(const char *name, char *out, size_t size);
 int cli_close_output(FILE *f);
 void cli_abandon_output(FILE *f);
 

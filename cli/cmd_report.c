@@ -100,37 +100,11 @@ const cli_command cli_cmd_report_spec = {
 
 /* ---- finding the programs ----------------------------------------------- */
 
-static bool executable(const char *path)
-{
-    struct stat sb;
-    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
-}
-
-/* A program name without a slash is looked up on PATH, as exec would. */
-static bool find_program(const char *name, char *out, size_t size)
-{
-    if (strchr(name, '/')) {
-        snprintf(out, size, "%s", name);
-        return executable(name);
-    }
-    const char *path = getenv("PATH");
-    if (!path)
-        return false;
-    while (*path) {
-        size_t len = strcspn(path, ":");
-        snprintf(out, size, "%.*s/%s", (int)len, len ? path : ".", name);
-        if (executable(out))
-            return true;
-        path += len + (path[len] == ':');
-    }
-    return false;
-}
-
 static int find_gnuplot(char *out, size_t size)
 {
     const char *env = getenv("SEBT_GNUPLOT");
     const char *want = env && *env ? env : SEBT_GNUPLOT_PATH[0] ? SEBT_GNUPLOT_PATH : "gnuplot";
-    if (find_program(want, out, size))
+    if (cli_find_program(want, out, size))
         return CLI_EXIT_OK;
     fprintf(stderr, "sebt %s: error: gnuplot is needed to draw the report's figures and '%s' %s; "
                     "install it (apt-get install gnuplot-nox) or set SEBT_GNUPLOT\n",
@@ -143,13 +117,13 @@ static int find_bench(char *out, size_t size)
     const char *env = getenv("SEBT_BENCH_BINARY");
     if (env && *env) {
         snprintf(out, size, "%s", env);
-        if (executable(out))
+        if (cli_executable(out))
             return CLI_EXIT_OK;
         fprintf(stderr, "sebt %s: error: SEBT_BENCH_BINARY=%s is not an executable file\n", CMD, env);
         return CLI_EXIT_USAGE;
     }
     /* PREFIX/lib/sebt/sebt_bench, or the top of the build folder. */
-    if (sebt_part_path(SEBT_BENCH_NAME, out, size) && executable(out)) {
+    if (sebt_part_path(SEBT_BENCH_NAME, out, size) && cli_executable(out)) {
         /* The benchmarks run this sebt and read these shared files, not
          * whatever another installation would find. */
         char self[PATH_MAX];

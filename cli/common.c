@@ -460,3 +460,29 @@ int cli_check_omp_env(void)
     }
     return CLI_EXIT_OK;
 }
+
+bool cli_executable(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 && S_ISREG(sb.st_mode) && access(path, X_OK) == 0;
+}
+
+/* A program name without a slash is looked up on PATH, as exec would. */
+bool cli_find_program(const char *name, char *out, size_t size)
+{
+    if (strchr(name, '/')) {
+        snprintf(out, size, "%s", name);
+        return cli_executable(name);
+    }
+    const char *path = getenv("PATH");
+    if (!path)
+        return false;
+    while (*path) {
+        size_t len = strcspn(path, ":");
+        snprintf(out, size, "%.*s/%s", (int)len, len ? path : ".", name);
+        if (cli_executable(out))
+            return true;
+        path += len + (path[len] == ':');
+    }
+    return false;
+}

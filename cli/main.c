@@ -15,7 +15,7 @@
  * its own file (cli/options.h). */
 const cli_command *const cli_commands[] = {
     &cli_cmd_run_spec, &cli_cmd_features_spec, &cli_cmd_backends_spec, &cli_cmd_sweep_spec,
-    &cli_cmd_split_spec, &cli_cmd_walkforward_spec,
+    &cli_cmd_split_spec, &cli_cmd_walkforward_spec, &cli_cmd_plot_spec,
     &cli_cmd_merge_spec, &cli_cmd_parity_spec, &cli_cmd_fuzz_spec, &cli_cmd_validate_spec,
     &cli_cmd_report_spec, &cli_cmd_check_gpu_spec, &cli_cmd_completion_spec,
 };

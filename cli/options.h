@@ -122,7 +122,7 @@ const char *cli_nearest_command(const char *word);
 extern const cli_command cli_cmd_run_spec, cli_cmd_features_spec, cli_cmd_backends_spec,
     cli_cmd_sweep_spec, cli_cmd_merge_spec, cli_cmd_parity_spec, cli_cmd_fuzz_spec,
     cli_cmd_validate_spec, cli_cmd_report_spec, cli_cmd_check_gpu_spec, cli_cmd_completion_spec,
-    cli_cmd_split_spec, cli_cmd_walkforward_spec;
+    cli_cmd_split_spec, cli_cmd_walkforward_spec, cli_cmd_plot_spec;
 
 /* `sebt __options CMD`: the parser's table, one option a line (name, kind,
  * repeatable) for the test that compares it with --help. */

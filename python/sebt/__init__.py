@@ -15,6 +15,7 @@ from .backtest import (EXIT_REASONS, FEATURE_COLUMNS, PARAMS, TRADE_DTYPE, RunRe
                        params_dict, run)
 from .sweep import ROW_DTYPE, SweepResult, iter_sweep, sweep, where_mask
 from .oracle import bundled, data_dir, parity, sebt_command, validate
+from .plot import gnuplot, heatmap, plot_equity, plot_heatmap
 
 __version__ = "0.1.0"
 
@@ -26,4 +27,4 @@ def defaults():
 
 __all__ = ["SebtError", "Series", "load", "run", "features", "sweep", "iter_sweep", "SweepResult", "RunResult",
            "parity", "validate", "params", "defaults", "backends", "bundled", "data_dir", "sebt_command",
-           "where_mask", "PARAMS", "EXIT_REASONS", "FEATURE_COLUMNS", "TRADE_DTYPE", "ROW_DTYPE", "library_path"]
+           "where_mask", "plot_equity", "plot_heatmap", "heatmap", "gnuplot", "PARAMS", "EXIT_REASONS", "FEATURE_COLUMNS", "TRADE_DTYPE", "ROW_DTYPE", "library_path"]

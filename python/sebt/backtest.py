@@ -119,6 +119,13 @@ class RunResult:
         import pandas as pd
         return pd.DataFrame(self.trades)
 
+    def equity(self):
+        """The cumulative pnl and drawdown after each trade (SPEC §7: the
+        first trade's value is the first peak; min(drawdown, 0) is max_dd)."""
+        eq = np.cumsum(self.trades["pnl"])
+        peak = np.maximum.accumulate(eq) if len(eq) else eq
+        return eq, eq - peak
+
     def exit_counts(self):
         """Trades per exit reason."""
         return {r: int((self.trades["reason"] == r).sum()) for r in EXIT_REASONS}
@@ -130,25 +137,44 @@ class RunResult:
                                   m["sharpe"]))
 
 
+class _CRun:
+    """One combo's backtest held in libsebt's memory (for the pictures)."""
+
+    def __init__(self, data, combo, backend_name, threads, kwargs):
+        self.series = load(data)
+        self.params = params(combo, **kwargs)
+        b = backend(backend_name)
+        self.backend = b.contents.name.decode()
+        self.result = L.Result()
+        err = L.Error()
+        opts = L.BatchOpts(threads=threads, want_trades=True)
+        L.check(L.lib.sebt_backend_run(b, C.byref(self.series._c), C.byref(self.params), 1, C.byref(opts),
+                                       C.byref(self.result), C.byref(err)), err)
+        r = self.result
+        if r.n_trades and not r.trades:
+            self.free()
+            raise L.SebtError(8, "backend %s reported %d trades but returned none" % (self.backend, r.n_trades))
+        st = L.lib.sebt_result_fits(C.byref(self.params), 0, C.byref(r), C.byref(err))
+        if st != L.SEBT_OK:
+            self.free()
+            err.raise_for(st)
+
+    def free(self):
+        L.lib.sebt_result_free(C.byref(self.result))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.free()
+
+
 def run(data, combo=None, backend_name=None, threads=0, **kwargs):
     """Backtests one combo over data (anything sebt.load takes); the
     parameters are combo (a dict or a sweep row) and kwargs. The result is
     checked as `sebt run` checks it."""
-    s = load(data)
-    p = params(combo, **kwargs)
-    b = backend(backend_name)
-    r = L.Result()
-    err = L.Error()
-    opts = L.BatchOpts(threads=threads, want_trades=True)
-    L.check(L.lib.sebt_backend_run(b, C.byref(s._c), C.byref(p), 1, C.byref(opts), C.byref(r), C.byref(err)), err)
-    try:
-        if r.n_trades and not r.trades:
-            raise L.SebtError(8, "backend %s reported %d trades but returned none" % (b.contents.name.decode(),
-                                                                                      r.n_trades))
-        L.check(L.lib.sebt_result_fits(C.byref(p), 0, C.byref(r), C.byref(err)), err)
-        return RunResult(b.contents.name.decode(), p, s, r)
-    finally:
-        L.lib.sebt_result_free(C.byref(r))
+    with _CRun(data, combo, backend_name, threads, kwargs) as c:
+        return RunResult(c.backend, c.params, c.series, c.result)
 
 
 FEATURE_COLUMNS = ("ema_f", "ema_s", "tr", "atr", "vol_z", "tr_z", "cloc", "signal", "valid")

@@ -170,6 +170,20 @@ class OracleOpts(C.Structure):
                 ("progress", PROGRESS_FN), ("progress_user", C.c_void_p)]
 
 
+# ---- plot.h -------------------------------------------------------------------
+
+
+class PlotOpts(C.Structure):
+    _fields_ = [("format", C.c_int), ("width", C.c_int), ("height", C.c_int), ("output", C.c_char_p),
+                ("title", C.c_char_p)]
+
+
+class Heatmap(C.Structure):
+    _fields_ = [("nx", c_size_t), ("ny", c_size_t), ("x", C.POINTER(C.c_double)), ("y", C.POINTER(C.c_double)),
+                ("value", C.POINTER(C.c_double)), ("combo", C.POINTER(C.c_uint64)), ("rows", C.POINTER(c_size_t)),
+                ("best", c_size_t)]
+
+
 # ---- the library -------------------------------------------------------------
 
 _P = C.POINTER
@@ -210,6 +224,16 @@ _DECLS = {
     "sebt_oracle_check": (C.c_int, [_P(Backend), _P(Series), _P(Params), c_size_t, _P(OracleOpts),
                                     _P(OracleReport), _P(Error)]),
     "sebt_divergence_text": (None, [_P(Divergence), C.c_char_p, c_size_t]),
+    "sebt_equity_curve": (None, [_P(Result), _P(C.c_double), _P(C.c_double)]),
+    "sebt_plot_equity_script": (C.c_int, [_P(Series), _P(Params), _P(Result), _P(PlotOpts), _P(C.c_void_p),
+                                          _P(c_size_t), _P(Error)]),
+    "sebt_heatmap_make": (C.c_int, [_P(C.c_double), _P(C.c_double), _P(C.c_double), _P(C.c_uint64), c_size_t,
+                                    _P(Heatmap), _P(Error)]),
+    "sebt_heatmap_free": (None, [_P(Heatmap)]),
+    "sebt_plot_heatmap_script": (C.c_int, [_P(Heatmap), C.c_char_p, C.c_char_p, C.c_char_p, C.c_char_p,
+                                           _P(PlotOpts), _P(C.c_void_p), _P(c_size_t), _P(Error)]),
+    "sebt_sweep_columns_read": (C.c_int, [C.c_char_p, _P(C.c_char_p), c_size_t, _P(_P(C.c_double)), _P(c_size_t),
+                                          _P(Error)]),
 }
 
 

@@ -1,0 +1,365 @@
+/* `sebt plot equity|heatmap`: pictures through gnuplot. The library
+ * computes what is drawn and writes the gnuplot script (core/plot.c); this
+ * runs gnuplot on it in a private folder and publishes the picture
+ * atomically at --output. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "options.h"
+#include "sebt/plot.h"
+#include "sebt/spawn.h"
+#include "sebt/sweep.h"
+
+#ifndef SEBT_GNUPLOT_PATH
+#define SEBT_GNUPLOT_PATH ""
+#endif
+
+enum { P_DATA, P_SET, P_BACKEND, P_LENIENT, P_FILL_GAPS, P_SWEEP, P_X, P_Y, P_METRIC, P_FIX, P_OUTPUT, P_FORMAT,
+       P_SIZE, P_TITLE, P_SCRIPT };
+
+static const char *const plot_formats[] = { "png", "svg", NULL };
+
+static const cli_opt plot_opts[] = {
+    [P_DATA] = { "--data", CLI_FILE, "FILE", "the data file (as for sebt run)", .section = "sebt plot equity" },
+    [P_SET] = { "--set", CLI_ASSIGN, "NAME=VALUE", "a parameter of the combo (repeatable)", .flags = CLI_REPEAT },
+    [P_BACKEND] = { "--backend", CLI_TEXT, "NAME", "the backend (as for sebt run)",
+                    .complete = cli_backend_words },
+    [P_LENIENT] = { "--lenient", CLI_FLAG, NULL, "keep a bad row as a missing bar" },
+    [P_FILL_GAPS] = { "--fill-gaps", CLI_FLAG, NULL, "insert missing bars where timestamps skip" },
+    [P_SWEEP] = { "--sweep", CLI_FILE, "FILE", "a sweep's output, CSV or npy (sebt sweep)", .section = "sebt plot heatmap" },
+    [P_X] = { "--x", CLI_TEXT, "PARAM", "the parameter across" },
+    [P_Y] = { "--y", CLI_TEXT, "PARAM", "the parameter up" },
+    [P_METRIC] = { "--metric", CLI_TEXT, "COLUMN", "the column coloured (default sharpe); each cell shows\n"
+                   "its best row, higher is better" },
+    [P_FIX] = { "--fix", CLI_ASSIGN, "NAME=VALUE", "keep only the rows where a column has this value\n"
+                "(repeatable); parameters not fixed are at their best", .flags = CLI_REPEAT },
+    [P_OUTPUT] = { "--output", CLI_FILE, "FILE", "the picture: FILE.png or FILE.svg (required)", .section = "both pictures" },
+    [P_FORMAT] = { "--format", CLI_CHOICE, "FMT", "png or svg (default: from --output's extension)",
+                   .choices = plot_formats },
+    [P_SIZE] = { "--size", CLI_TEXT, "WxH", "pixels (default 1200x800)" },
+    [P_TITLE] = { "--title", CLI_TEXT, "TEXT", "the title (default: what is drawn, with its figures)" },
+    [P_SCRIPT] = { "--script", CLI_FILE, "FILE", "also write the gnuplot script (its data inline) to FILE" },
+};
+
+static int find_gnuplot(const char *cmd, char *out, size_t size)
+{
+    const char *env = getenv("SEBT_GNUPLOT");
+    const char *want = env && *env ? env : SEBT_GNUPLOT_PATH[0] ? SEBT_GNUPLOT_PATH : "gnuplot";
+    if (cli_find_program(want, out, size))
+        return CLI_EXIT_OK;
+    fprintf(stderr, "sebt %s: error: gnuplot is needed to draw pictures and '%s' %s; install it "
+                    "(apt-get install gnuplot-nox) or set SEBT_GNUPLOT\n",
+            cmd, want, strchr(want, '/') ? "is not an executable file" : "is not on PATH");
+    return CLI_EXIT_USAGE;
+}
+
+typedef struct {
+    const char *cmd;
+    char gnuplot[4096];
+    sebt_plot_opts o;
+    const char *output, *script_out;
+    char dir[4096], picture[4200];
+} plot_job;
+
+static int parse_common(plot_job *j, const cli_args *a)
+{
+    const char *cmd = j->cmd;
+    j->output = cli_str(a, P_OUTPUT);
+    j->script_out = cli_str(a, P_SCRIPT);
+    if (!j->output)
+        return cli_usage_error(cmd, "--output FILE.png|FILE.svg is required");
+    const char *dot = strrchr(j->output, '.');
+    if (cli_given(a, P_FORMAT))
+        j->o.format = a->v[P_FORMAT].choice == 1 ? SEBT_PLOT_SVG : SEBT_PLOT_PNG;
+    else if (dot && strcmp(dot, ".svg") == 0)
+        j->o.format = SEBT_PLOT_SVG;
+    else if (dot && strcmp(dot, ".png") == 0)
+        j->o.format = SEBT_PLOT_PNG;
+    else
+        return cli_usage_error(cmd, "--output %s: name a .png or .svg file, or give --format png|svg", j->output);
+    const char *size = cli_str(a, P_SIZE);
+    if (size) {
+        char *end;
+        long w = strtol(size, &end, 10), h = *end == 'x' ? strtol(end + 1, &end, 10) : 0;
+        if (*end || w < 100 || h < 100 || w > 20000 || h > 20000)
+            return cli_usage_error(cmd, "--size %s: expected WIDTHxHEIGHT in pixels, 100 to 20000 each", size);
+        j->o.width = (int)w;
+        j->o.height = (int)h;
+    }
+    j->o.title = cli_str(a, P_TITLE);
+    return find_gnuplot(cmd, j->gnuplot, sizeof j->gnuplot);
+}
+
+static int write_file(const char *cmd, const char *path, const char *bytes, size_t len)
+{
+    FILE *f = cli_open_output(cmd, path);
+    if (!f)
+        return CLI_EXIT_USAGE;
+    fwrite(bytes, 1, len, f);
+    return cli_close_output(f) ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+}
+
+/* Runs gnuplot on the script in a private folder, then publishes the
+ * picture at --output (atomically, as every file sebt writes). */
+static int draw(plot_job *j, sebt_status (*make)(void *ctx, const sebt_plot_opts *o, char **s, size_t *len,
+                                                 sebt_error *err), void *ctx)
+{
+    const char *cmd = j->cmd;
+    const char *tmp = getenv("TMPDIR");
+    snprintf(j->dir, sizeof j->dir, "%s/sebt-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(j->dir)) {
+        fprintf(stderr, "sebt %s: error: cannot make a temporary folder in %s: %s\n", cmd,
+                tmp && *tmp ? tmp : "/tmp", strerror(errno));
+        return CLI_EXIT_USAGE;
+    }
+    snprintf(j->picture, sizeof j->picture, "%s/picture", j->dir);
+    char gp[4200], log[4200];
+    snprintf(gp, sizeof gp, "%s/plot.gp", j->dir);
+    snprintf(log, sizeof log, "%s/gnuplot.log", j->dir);
+    j->o.output = j->picture;
+    char *script = NULL, *pic = NULL;
+    size_t len = 0, pic_len = 0;
+    sebt_error err = { 0 };
+    int rc = CLI_EXIT_OK;
+    if (make(ctx, &j->o, &script, &len, &err) != SEBT_OK) {
+        rc = cli_report_error(cmd, &err);
+        goto done;
+    }
+    FILE *f = fopen(gp, "w");
+    if (!f || fwrite(script, 1, len, f) != len || fclose(f) != 0) {
+        fprintf(stderr, "sebt %s: error: writing %s failed\n", cmd, gp);
+        rc = CLI_EXIT_USAGE;
+        goto done;
+    }
+    sebt_child c;
+    char *argv[] = { j->gnuplot, gp, NULL };
+    int status = 0;
+    if (sebt_child_start(&c, j->gnuplot, argv, NULL, log, &err) != SEBT_OK ||
+        sebt_child_wait(&c, &status, &err) != SEBT_OK) {
+        rc = cli_report_error(cmd, &err);
+        goto done;
+    }
+    if (sebt_read_file(j->picture, &pic, &pic_len, &err) != SEBT_OK || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0 || pic_len == 0) {
+        char *said = NULL;
+        size_t said_len = 0;
+        sebt_read_file(log, &said, &said_len, &err);
+        fprintf(stderr, "sebt %s: error: gnuplot (%s) drew nothing; it said:\n%s\n", cmd, j->gnuplot,
+                said && said_len ? said : "(nothing)");
+        free(said);
+        rc = CLI_EXIT_CHECK_FAILED;
+        goto done;
+    }
+    if (j->script_out) {
+        /* The script as a user would run it: drawing at --output. */
+        free(script);
+        script = NULL;
+        j->o.output = j->output;
+        if (make(ctx, &j->o, &script, &len, &err) != SEBT_OK) {
+            rc = cli_report_error(cmd, &err);
+            goto done;
+        }
+        if ((rc = write_file(cmd, j->script_out, script, len)) != CLI_EXIT_OK)
+            goto done;
+    }
+    rc = write_file(cmd, j->output, pic, pic_len);
+done:
+    free(script);
+    free(pic);
+    unlink(gp);
+    unlink(log);
+    unlink(j->picture);
+    rmdir(j->dir);
+    return rc;
+}
+
+/* ---- equity ------------------------------------------------------------------ */
+
+typedef struct {
+    const sebt_series *s;
+    const sebt_params *p;
+    const sebt_result *r;
+} equity_ctx;
+
+static sebt_status make_equity(void *ctx, const sebt_plot_opts *o, char **s, size_t *len, sebt_error *err)
+{
+    equity_ctx *e = ctx;
+    return sebt_plot_equity_script(e->s, e->p, e->r, o, s, len, err);
+}
+
+static int plot_equity(plot_job *j, const cli_args *a)
+{
+    const char *cmd = j->cmd;
+    if (cli_given(a, P_SWEEP) || cli_given(a, P_X) || cli_given(a, P_Y) || cli_given(a, P_METRIC) ||
+        cli_given(a, P_FIX))
+        return cli_usage_error(cmd, "--sweep, --x, --y, --metric and --fix are heatmap options");
+    cli_combo_args ca = { .data = cli_str(a, P_DATA), .backend = cli_str(a, P_BACKEND), .output = j->output,
+                          .lenient = cli_given(a, P_LENIENT), .fill_gaps = cli_given(a, P_FILL_GAPS) };
+    ca.params = sebt_params_default();
+    int rc;
+    for (int k = 0; k < a->v[P_SET].count; k++)
+        if ((rc = cli_apply_set(cmd, &ca.params, a->v[P_SET].values[k])) != CLI_EXIT_OK)
+            return rc;
+    if (!ca.data)
+        return cli_usage_error(cmd, "plot equity needs --data FILE");
+    if ((rc = cli_validate_params(cmd, &ca.params)) != CLI_EXIT_OK)
+        return rc;
+    sebt_series s = { 0 };
+    if ((rc = cli_combo_load_series(cmd, &ca, &s)) != CLI_EXIT_OK)
+        return rc;
+    const sebt_backend *b = NULL;
+    sebt_result r;
+    memset(&r, 0, sizeof r);
+    if ((rc = cli_select_backend(cmd, ca.backend, s.n, 1, &b)) != CLI_EXIT_OK)
+        goto done;
+    sebt_batch_opts opts = { .want_trades = true };
+    sebt_error err = { 0 };
+    if (sebt_backend_run(b, &s, &ca.params, 1, &opts, &r, &err) != SEBT_OK) {
+        rc = cli_report_error(cmd, &err);
+        goto done;
+    }
+    if ((rc = cli_check_result(cmd, 0, &ca.params, &r)) != CLI_EXIT_OK)
+        goto done;
+    equity_ctx e = { &s, &ca.params, &r };
+    rc = draw(j, make_equity, &e);
+done:
+    sebt_result_free(&r);
+    sebt_series_free(&s);
+    return rc;
+}
+
+/* ---- heatmap ------------------------------------------------------------------- */
+
+typedef struct {
+    const sebt_heatmap *h;
+    const char *x, *y, *metric, *fixed;
+} heatmap_ctx;
+
+static sebt_status make_heatmap(void *ctx, const sebt_plot_opts *o, char **s, size_t *len, sebt_error *err)
+{
+    heatmap_ctx *c = ctx;
+    return sebt_plot_heatmap_script(c->h, c->x, c->y, c->metric, c->fixed, o, s, len, err);
+}
+
+#define MAX_FIX 12
+
+static int plot_heatmap(plot_job *j, const cli_args *a)
+{
+    const char *cmd = j->cmd;
+    if (cli_given(a, P_DATA) || cli_given(a, P_SET) || cli_given(a, P_BACKEND) || cli_given(a, P_LENIENT) ||
+        cli_given(a, P_FILL_GAPS))
+        return cli_usage_error(cmd, "--data, --set, --backend, --lenient and --fill-gaps are equity options");
+    const char *path = cli_str(a, P_SWEEP), *x = cli_str(a, P_X), *y = cli_str(a, P_Y);
+    const char *metric = cli_given(a, P_METRIC) ? cli_str(a, P_METRIC) : "sharpe";
+    if (!path || !x || !y)
+        return cli_usage_error(cmd, "plot heatmap needs --sweep FILE, --x PARAM and --y PARAM");
+    if (sebt_param_index(x) < 0 || sebt_param_index(y) < 0 || strcmp(x, y) == 0)
+        return cli_usage_error(cmd, "--x %s --y %s: expected two different parameters (SPEC.md section 2)", x, y);
+    int n_fix = a->v[P_FIX].count;
+    if (n_fix > MAX_FIX)
+        return cli_usage_error(cmd, "--fix: at most %d", MAX_FIX);
+    const char *names[4 + MAX_FIX] = { x, y, metric, "combo" };
+    char fix_names[MAX_FIX][64], fixed[1024] = "";
+    double fix_value[MAX_FIX];
+    size_t used = 0;
+    for (int k = 0; k < n_fix; k++) {
+        const char *v = a->v[P_FIX].values[k], *eq = strchr(v, '=');
+        char *end = NULL;
+        size_t nlen = (size_t)(eq - v);
+        if (nlen >= sizeof fix_names[k])
+            return cli_usage_error(cmd, "--fix %s: the name is too long", v);
+        memcpy(fix_names[k], v, nlen);
+        fix_names[k][nlen] = '\0';
+        if (strcmp(eq + 1, "true") == 0)
+            fix_value[k] = 1;
+        else if (strcmp(eq + 1, "false") == 0)
+            fix_value[k] = 0;
+        else if (!(fix_value[k] = strtod(eq + 1, &end), end && end != eq + 1 && !*end))
+            return cli_usage_error(cmd, "--fix %s: expected NAME=NUMBER or NAME=true|false", v);
+        names[4 + k] = fix_names[k];
+        int n = snprintf(fixed + used, sizeof fixed - used, "%s%s", used ? " " : "", v);
+        used += n > 0 && (size_t)n < sizeof fixed - used ? (size_t)n : 0;
+    }
+    double *cols[4 + MAX_FIX] = { 0 };
+    size_t n = 0;
+    sebt_error err = { 0 };
+    if (sebt_sweep_columns_read(path, names, 4 + (size_t)n_fix, cols, &n, &err) != SEBT_OK)
+        return cli_report_error(cmd, &err);
+    /* The rows every --fix keeps, packed to the front. */
+    uint64_t *combo = malloc(n * sizeof *combo);
+    size_t kept = 0;
+    for (size_t r = 0; combo && r < n; r++) {
+        bool keep = true;
+        for (int k = 0; k < n_fix && keep; k++)
+            keep = cols[4 + k][r] == fix_value[k];
+        if (!keep)
+            continue;
+        for (int c = 0; c < 3; c++)
+            cols[c][kept] = cols[c][r];
+        combo[kept++] = (uint64_t)cols[3][r];
+    }
+    int rc = CLI_EXIT_OK;
+    sebt_heatmap h;
+    memset(&h, 0, sizeof h);
+    if (!combo) {
+        fprintf(stderr, "sebt %s: error: out of memory for %zu rows\n", cmd, n);
+        rc = CLI_EXIT_NOMEM;
+    } else if (kept == 0) {
+        fprintf(stderr, "sebt %s: error: no row of %s has %s\n", cmd, path, fixed);
+        rc = CLI_EXIT_USAGE;
+    } else if (sebt_heatmap_make(cols[0], cols[1], cols[2], combo, kept, &h, &err) != SEBT_OK) {
+        rc = cli_report_error(cmd, &err);
+    } else {
+        heatmap_ctx c = { &h, x, y, metric, n_fix ? fixed : NULL };
+        rc = draw(j, make_heatmap, &c);
+    }
+    sebt_heatmap_free(&h);
+    free(combo);
+    for (int k = 0; k < 4 + n_fix; k++)
+        free(cols[k]);
+    return rc;
+}
+
+int cli_cmd_plot(int argc, char **argv)
+{
+    plot_job j;
+    memset(&j, 0, sizeof j);
+    j.cmd = argv[0];
+    cli_args a;
+    int rc = cli_parse(&cli_cmd_plot_spec, argc, argv, &a);
+    if (rc >= 0)
+        return rc;
+    if (a.n_pos != 1 || (strcmp(a.pos[0], "equity") != 0 && strcmp(a.pos[0], "heatmap") != 0))
+        return cli_usage_error(j.cmd, "expected one picture: equity or heatmap");
+    if ((rc = parse_common(&j, &a)) != CLI_EXIT_OK)
+        return rc;
+    return strcmp(a.pos[0], "equity") == 0 ? plot_equity(&j, &a) : plot_heatmap(&j, &a);
+}
+
+const cli_command cli_cmd_plot_spec = {
+    .name = "plot",
+    .summary = "pictures: one combo's equity and drawdown, a sweep's metric over two parameters",
+    .usage = "equity --data FILE [--set NAME=VALUE]... [--backend NAME] [--lenient] [--fill-gaps] --output FILE.png|FILE.svg "
+             "[--size WxH] [--title TEXT] [--script FILE]\n"
+             "heatmap --sweep FILE --x PARAM --y PARAM [--metric COLUMN] [--fix NAME=VALUE]... --output FILE.png|FILE.svg "
+             "[--size WxH] [--title TEXT] [--script FILE]\n",
+    .about = "Pictures through gnuplot, PNG or SVG.\n"
+             "  equity   one combo's cumulative pnl at each trade's exit, the trades marked\n"
+             "           by exit reason, over its drawdown (SPEC section 7: its lowest point\n"
+             "           is the combo's max_dd)\n"
+             "  heatmap  a metric of a sweep (its CSV or npy) over two parameters: each\n"
+             "           cell is the best row with that pair (higher is better, NaN last),\n"
+             "           so the other parameters are at their best unless --fix keeps\n"
+             "           only the rows where they have a value; the best cell is circled\n",
+    .opts = CLI_OPTS(plot_opts),
+    .positional = "equity|heatmap",
+    .epilog = "Exit codes: 0 ok; 1 gnuplot drew nothing (its messages are printed);\n"
+              "2 bad usage or input, or gnuplot is missing (apt-get install gnuplot-nox,\n"
+              "or SEBT_GNUPLOT names it); 3 no usable GPU.\n",
+    .fn = cli_cmd_plot,
+};

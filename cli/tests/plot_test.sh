@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# `sebt plot`: a PNG and an SVG of one combo's equity and of a sweep's
+# heatmap (from its CSV and from its npy: the same picture), usage errors
+# exit 2 and write nothing, and without gnuplot exit 2 naming what to
+# install. Skipped (77) without gnuplot, after the no-gnuplot check.
+# Usage: plot_test.sh SEBT FIXTURES_DIR
+set -u
+sebt=$1 data=$2/data/BTCUSDT-1m-2019-01.csv.gz
+fail() { echo "FAIL: $*"; exit 1; }
+work=$(mktemp -d) || exit 1
+trap 'rm -rf "$work"' EXIT
+cd "$work" || exit 1
+
+SEBT_GNUPLOT=$work/none "$sebt" plot equity --data "$data" --output none.png 2>err.txt
+[[ $? == 2 ]] || fail "without gnuplot: exit $?, want 2"
+grep -q "apt-get install gnuplot-nox" err.txt || fail "without gnuplot the message does not say what to install: $(cat err.txt)"
+[[ ! -e none.png ]] || fail "without gnuplot a file was written"
+
+command -v gnuplot >/dev/null || { echo "SKIP: gnuplot is not installed (apt-get install gnuplot-nox)"; exit 77; }
+
+"$sebt" plot equity --data "$data" --set ema_fast=24 --output eq.png 2>/dev/null || fail "plot equity png"
+[[ $(head -c 8 eq.png | od -An -tx1 | tr -d ' \n') == 89504e470d0a1a0a ]] || fail "eq.png is not a PNG"
+"$sebt" plot equity --data "$data" --set ema_fast=24 --output eq.svg --size 900x600 2>/dev/null || fail "plot equity svg"
+grep -q "<svg" eq.svg || fail "eq.svg is not an SVG"
+grep -q "ema_fast=24" eq.svg || fail "the equity title does not name the combo"
+
+printf 'ema_fast = 12, 24, 48\nvol_z = 1.0, 2.0\nuse_tp = true, false\n' >g.grid
+"$sebt" sweep --data "$data" --grid g.grid --output s.csv 2>/dev/null || fail "sweep csv"
+"$sebt" sweep --data "$data" --grid g.grid --format npy --output s.npy 2>/dev/null || fail "sweep npy"
+for f in csv npy; do
+  "$sebt" plot heatmap --sweep s.$f --x ema_fast --y vol_z --metric avg_r --output h-$f.svg --script h-$f.gp \
+    || fail "plot heatmap from $f"
+done
+cmp -s h-csv.svg h-npy.svg || fail "the heatmap of the CSV and of the npy differ"
+grep -q "avg_r over ema_fast and vol_z (other parameters at their best)" h-csv.gp || fail "heatmap title"
+"$sebt" plot heatmap --sweep s.npy --x ema_fast --y vol_z --fix use_tp=false --output h.png || fail "heatmap --fix"
+
+bad() {
+  local what=$1; shift
+  "$sebt" plot "$@" 2>err.txt
+  [[ $? == 2 ]] || fail "$what: exit $?, want 2"
+  [[ ! -e out.png ]] || fail "$what: wrote out.png"
+}
+bad "no picture" --data "$data" --output out.png
+bad "an unknown picture" candles --data "$data" --output out.png
+bad "no output" equity --data "$data"
+bad "an output that is neither png nor svg" equity --data "$data" --output out.pdf
+bad "a heatmap without --y" heatmap --sweep s.csv --x ema_fast --output out.png
+bad "the same axis twice" heatmap --sweep s.csv --x vol_z --y vol_z --output out.png
+bad "an axis that is not a parameter" heatmap --sweep s.csv --x sharpe --y vol_z --output out.png
+bad "a fix no row has" heatmap --sweep s.csv --x ema_fast --y vol_z --fix vol_z=7 --output out.png
+bad "a column the sweep lacks" heatmap --sweep s.csv --x ema_fast --y vol_z --metric nope --output out.png
+grep -q "no column 'nope'" err.txt || fail "a missing column is not named: $(cat err.txt)"
+bad "a heatmap option for equity" equity --data "$data" --x ema_fast --output out.png
+bad "a bad size" equity --data "$data" --size 10x10 --output out.png
+echo "ok"

@@ -1,0 +1,251 @@
+/* Reading a sweep's output back (include/sebt/plot.h): the columns a
+ * picture needs, by name, from `sebt sweep`'s CSV or npy. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sebt/plot.h"
+#include "sebt/sebt.h"
+
+typedef struct {
+    double **cols;
+    size_t n_cols, n, cap;
+} columns;
+
+static bool grow(columns *c, size_t want)
+{
+    if (want <= c->cap)
+        return true;
+    size_t cap = c->cap ? c->cap : 4096;
+    while (cap < want)
+        cap *= 2;
+    for (size_t k = 0; k < c->n_cols; k++) {
+        double *p = realloc(c->cols[k], cap * sizeof *p);
+        if (!p)
+            return false;
+        c->cols[k] = p;
+    }
+    c->cap = cap;
+    return true;
+}
+
+static void drop(columns *c)
+{
+    for (size_t k = 0; k < c->n_cols; k++) {
+        free(c->cols[k]);
+        c->cols[k] = NULL;
+    }
+}
+
+/* ---- npy: the layout sebt_sweep_npy_header writes ----------------------- */
+
+typedef struct {
+    size_t offset;
+    char kind;      /* 'u', 'i', 'f', 'b' */
+    size_t bytes;
+} npy_field;
+
+/* Finds name in the header's descr: its offset and type. */
+static bool npy_find(const char *hdr, const char *name, npy_field *out, size_t *row_bytes)
+{
+    const char *p = strstr(hdr, "'descr': [");
+    const char *end = p ? strstr(p, ")]") : NULL;
+    if (!p || !end)
+        return false;
+    size_t off = 0;
+    bool found = false;
+    while ((p = strstr(p, "('")) != NULL && p < end) {
+        p += 2;
+        const char *q = strchr(p, '\'');
+        const char *t = q ? strstr(q, ", '") : NULL;
+        if (!t)
+            return false;
+        t += 3;   /* '<f8', '|b1', ... */
+        char kind = t[1];
+        size_t bytes = (size_t)strtoul(t + 2, NULL, 10);
+        if (bytes == 0 || bytes > 8 || !strchr("uifb", kind))
+            return false;
+        if ((size_t)(q - p) == strlen(name) && memcmp(p, name, (size_t)(q - p)) == 0) {
+            *out = (npy_field){ off, kind, bytes };
+            found = true;
+        }
+        off += bytes;
+        p = t;
+    }
+    *row_bytes = off;
+    return found;
+}
+
+static double npy_value(const unsigned char *b, const npy_field *f)
+{
+    uint64_t u = 0;
+    for (size_t i = 0; i < f->bytes; i++)
+        u |= (uint64_t)b[f->offset + i] << (8 * i);
+    switch (f->kind) {
+    case 'f': {
+        double d;
+        memcpy(&d, &u, sizeof d);
+        return d;
+    }
+    case 'i':
+        if (f->bytes < 8 && (u >> (8 * f->bytes - 1)) & 1)
+            u |= ~(uint64_t)0 << (8 * f->bytes);
+        return (double)(int64_t)u;
+    default:
+        return (double)u;
+    }
+}
+
+static sebt_status read_npy(FILE *fp, const char *path, const char *const *names, columns *c, sebt_error *err)
+{
+    unsigned char pre[10];
+    if (fread(pre, 1, 10, fp) != 10 || pre[6] != 1)
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: not an npy file of version 1.0", path);
+    size_t hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
+    char *hdr = malloc(hlen + 1);
+    if (!hdr)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "out of memory reading %s", path);
+    if (fread(hdr, 1, hlen, fp) != hlen) {
+        free(hdr);
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: the npy header is cut short", path);
+    }
+    hdr[hlen] = '\0';
+    npy_field f[16];
+    size_t row = 0;
+    const char *shape = strstr(hdr, "'shape': (");
+    unsigned long long rows = shape ? strtoull(shape + 10, NULL, 10) : 0;
+    for (size_t k = 0; k < c->n_cols; k++) {
+        if (!npy_find(hdr, names[k], &f[k], &row)) {
+            free(hdr);
+            return sebt_fail(err, SEBT_ERR_INPUT, "%s has no column '%s' (not a sweep's npy?)", path, names[k]);
+        }
+    }
+    bool little = strstr(hdr, "'fortran_order': False") != NULL && strstr(hdr, "'>") == NULL;
+    free(hdr);
+    if (!shape || !little || row == 0)
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: not a sweep's npy (a little-endian record array)", path);
+    /* The rows the header claims must be in the file before any memory is
+     * taken for them. */
+    long here = ftell(fp);
+    if (here < 0 || fseek(fp, 0, SEEK_END) != 0)
+        return sebt_fail(err, SEBT_ERR_IO, "%s: cannot seek", path);
+    long size = ftell(fp);
+    if (size < here || fseek(fp, here, SEEK_SET) != 0)
+        return sebt_fail(err, SEBT_ERR_IO, "%s: cannot seek", path);
+    if (rows > (unsigned long long)(size - here) / row)
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: the header says %llu rows of %zu bytes, the file holds %ld bytes",
+                         path, rows, row, size - here);
+    unsigned char *buf = malloc(row * 4096);
+    if (!buf || !grow(c, rows ? (size_t)rows : 1)) {
+        free(buf);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "out of memory reading %s (%llu rows)", path, rows);
+    }
+    while (c->n < rows) {
+        size_t want = rows - c->n < 4096 ? (size_t)(rows - c->n) : 4096;
+        size_t got = fread(buf, row, want, fp);
+        for (size_t r = 0; r < got; r++, c->n++)
+            for (size_t k = 0; k < c->n_cols; k++)
+                c->cols[k][c->n] = npy_value(buf + r * row, &f[k]);
+        if (got < want) {
+            free(buf);
+            return sebt_fail(err, SEBT_ERR_INPUT, "%s: %zu of %llu rows (the file is cut short)", path, c->n, rows);
+        }
+    }
+    free(buf);
+    return SEBT_OK;
+}
+
+/* ---- CSV: a header of names, a row per combo ------------------------------ */
+
+static sebt_status read_csv(FILE *fp, const char *path, const char *const *names, columns *c, sebt_error *err)
+{
+    char *line = NULL;
+    size_t cap = 0, lineno = 1;
+    ssize_t len = getline(&line, &cap, fp);
+    if (len <= 0) {
+        free(line);
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s is empty", path);
+    }
+    int at[16];
+    for (size_t k = 0; k < c->n_cols; k++)
+        at[k] = -1;
+    int col = 0;
+    for (char *save = NULL, *tok = strtok_r(line, ",\r\n", &save); tok; tok = strtok_r(NULL, ",\r\n", &save), col++)
+        for (size_t k = 0; k < c->n_cols; k++)
+            if (strcmp(tok, names[k]) == 0)
+                at[k] = col;
+    for (size_t k = 0; k < c->n_cols; k++)
+        if (at[k] < 0) {
+            free(line);
+            return sebt_fail(err, SEBT_ERR_INPUT, "%s:1: no column '%s' in the header (not a sweep's CSV?)", path,
+                             names[k]);
+        }
+    sebt_status st = SEBT_OK;
+    while ((len = getline(&line, &cap, fp)) > 0 && st == SEBT_OK) {
+        lineno++;
+        if (!grow(c, c->n + 1)) {
+            st = sebt_fail(err, SEBT_ERR_NOMEM, "out of memory reading %s at line %zu", path, lineno);
+            break;
+        }
+        size_t filled = 0;
+        col = 0;
+        for (char *p = line; st == SEBT_OK; col++) {
+            size_t w = strcspn(p, ",\r\n");
+            for (size_t k = 0; k < c->n_cols; k++) {
+                if (at[k] != col)
+                    continue;
+                char *end;
+                double v;
+                if (w == 4 && memcmp(p, "true", 4) == 0)
+                    v = 1, end = p + 4;
+                else if (w == 5 && memcmp(p, "false", 5) == 0)
+                    v = 0, end = p + 5;
+                else
+                    v = strtod(p, &end);
+                if (end != p + w || w == 0)
+                    st = sebt_fail(err, SEBT_ERR_INPUT, "%s:%zu: column '%s': expected a number, got '%.*s'", path,
+                                   lineno, names[k], (int)(w > 40 ? 40 : w), p);
+                c->cols[k][c->n] = v;
+                filled++;
+            }
+            if (p[w] != ',')
+                break;
+            p += w + 1;
+        }
+        if (st == SEBT_OK && filled != c->n_cols)
+            st = sebt_fail(err, SEBT_ERR_INPUT, "%s:%zu: the row has %d columns, fewer than its header", path,
+                           lineno, col + 1);
+        c->n++;
+    }
+    free(line);
+    return st;
+}
+
+sebt_status sebt_sweep_columns_read(const char *path, const char *const *names, size_t n_names, double **cols,
+                                    size_t *n_rows, sebt_error *err)
+{
+    if (!path || !names || !cols || !n_rows || n_names == 0 || n_names > 16)
+        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_sweep_columns_read: a path and 1 to 16 column names");
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return sebt_fail(err, SEBT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+    columns c = { .cols = cols, .n_cols = n_names };
+    for (size_t k = 0; k < n_names; k++)
+        cols[k] = NULL;
+    int first = fgetc(fp);
+    ungetc(first, fp);
+    sebt_status st = first == 0x93 ? read_npy(fp, path, names, &c, err) : read_csv(fp, path, names, &c, err);
+    if (st == SEBT_OK && ferror(fp))
+        st = sebt_fail(err, SEBT_ERR_IO, "reading %s failed", path);
+    fclose(fp);
+    if (st == SEBT_OK && c.n == 0)
+        st = sebt_fail(err, SEBT_ERR_INPUT, "%s has no rows", path);
+    if (st != SEBT_OK) {
+        drop(&c);
+        return st;
+    }
+    *n_rows = c.n;
+    return SEBT_OK;
+}

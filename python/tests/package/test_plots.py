@@ -1,0 +1,118 @@
+"""Pictures: what libsebt computes for them (the equity curve and its
+drawdown, the heatmap's cells) against values worked out here from the
+trades and the sweep's rows; the files gnuplot draws, from the package and
+from `sebt plot`, which run the same script."""
+import os
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+import sebt
+
+needs_gnuplot = pytest.mark.skipif(not (os.environ.get("SEBT_GNUPLOT") or shutil.which("gnuplot")),
+                                   reason="gnuplot is not installed (apt-get install gnuplot-nox)")
+GRID = {"ema_fast": [12, 48, 96], "vol_z": [1.0, 2.0, 3.0], "reward_r": [1.5, 3.0], "use_tp": [True, False]}
+
+
+@pytest.fixture(scope="module")
+def demo_sweep(data_15m):
+    return sebt.sweep(data_15m, GRID)
+
+
+def test_the_drawdown_bottoms_at_max_dd(data_15m):
+    for sets in ({}, {"vol_z": 3.0, "reward_r": 3.0}, {"ema_fast": 12}):
+        r = sebt.run(data_15m, **sets)
+        eq, dd = r.equity()
+        cum, want = 0.0, []
+        for pnl in r.trades["pnl"]:   # one trade at a time, as SPEC §7 sums
+            cum += pnl
+            want.append(cum)
+        assert eq.tolist() == want
+        assert min(dd.min(), 0.0) == r.metrics["max_dd"]
+        assert np.float64(eq[-1]).tobytes() == np.float64(r.metrics["total_pnl"]).tobytes()
+
+
+def test_the_library_curve_is_the_package_curve(data_15m):
+    import ctypes as C
+    from sebt import library as L
+    from sebt.backtest import _CRun
+    with _CRun(data_15m, None, None, 0, {"ema_fast": 48}) as c:
+        n = c.result.n_trades
+        eq, dd = np.empty(n), np.empty(n)
+        dp = C.POINTER(C.c_double)
+        L.lib.sebt_equity_curve(C.byref(c.result), eq.ctypes.data_as(dp), dd.ctypes.data_as(dp))
+        r = sebt.RunResult(c.backend, c.params, c.series, c.result)
+    want_eq, want_dd = r.equity()
+    assert eq.tobytes() == want_eq.tobytes() and dd.tobytes() == want_dd.tobytes()
+
+
+def test_each_cell_is_the_best_row_of_its_pair(demo_sweep):
+    xs, ys, value, combo, rows = sebt.heatmap(demo_sweep, "ema_fast", "vol_z", "sharpe")
+    assert list(xs) == GRID["ema_fast"] and list(ys) == GRID["vol_z"]
+    r = demo_sweep.rows
+    for j, yv in enumerate(ys):
+        for i, xv in enumerate(xs):
+            cell = r[(r["ema_fast"] == xv) & (r["vol_z"] == yv)]
+            assert rows[j, i] == len(cell) == 4
+            best = cell[np.lexsort((cell["combo"], -cell["sharpe"]))][0]
+            assert value[j, i] == best["sharpe"] and combo[j, i] == best["combo"]
+
+
+def test_fix_keeps_only_the_rows_with_that_value(demo_sweep):
+    _, _, value, combo, rows = sebt.heatmap(demo_sweep, "ema_fast", "vol_z", "avg_r", fix={"use_tp": False,
+                                                                                           "reward_r": 3.0})
+    assert (rows == 1).all()
+    r = demo_sweep.rows
+    for c, v in zip(combo.ravel(), value.ravel()):
+        row = r[r["combo"] == c][0]
+        assert not row["use_tp"] and row["reward_r"] == 3.0 and row["avg_r"] == v
+
+
+def test_a_file_reads_as_the_array(cli, data_15m, demo_sweep, tmp_path):
+    grid = tmp_path / "g.grid"
+    grid.write_text("".join("%s = %s\n" % (k, ", ".join(str(x).lower() for x in v)) for k, v in GRID.items()))
+    for fmt in ("csv", "npy"):
+        out = tmp_path / ("s." + fmt)
+        cli("sweep", "--data", data_15m, "--grid", grid, "--format", fmt, "--output", out)
+        a = sebt.heatmap(out, "reward_r", "ema_fast", "total_pnl")
+        b = sebt.heatmap(demo_sweep, "reward_r", "ema_fast", "total_pnl")
+        for u, v in zip(a, b):
+            assert u.tobytes() == v.tobytes()
+
+
+def test_a_continuous_axis_is_refused():
+    n = 1000
+    rows = {"ema_fast": np.arange(n, dtype=float), "vol_z": np.zeros(n), "sharpe": np.zeros(n),
+            "combo": np.arange(n, dtype=float)}
+    with pytest.raises(sebt.SebtError, match="distinct values"):
+        sebt.heatmap(rows, "ema_fast", "vol_z")
+
+
+@needs_gnuplot
+def test_pictures_from_the_package_and_the_cli(cli, data_15m, demo_sweep, tmp_path):
+    png, svg = tmp_path / "eq.png", tmp_path / "h.svg"
+    gp_pkg, gp_cli = tmp_path / "pkg.gp", tmp_path / "cli.gp"
+    sebt.plot_equity(data_15m, png, vol_z=3.0, script=gp_pkg)
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    cli("plot", "equity", "--data", data_15m, "--set", "vol_z=3", "--output", tmp_path / "c.png", "--script", gp_cli)
+    assert gp_pkg.read_text().replace(str(png), "X") == gp_cli.read_text().replace(str(tmp_path / "c.png"), "X")
+    npy = tmp_path / "s.npy"
+    np.save(npy, demo_sweep.rows)
+    sebt.plot_heatmap(npy, "ema_fast", "vol_z", svg, metric="win_rate", fix={"use_tp": True})
+    text = svg.read_text()
+    assert "<svg" in text and "win_rate over ema_fast and vol_z" in text and "fixed: use_tp=true" in text
+    cli("plot", "heatmap", "--sweep", npy, "--x", "ema_fast", "--y", "vol_z", "--metric", "win_rate",
+        "--fix", "use_tp=true", "--output", tmp_path / "c.svg")
+    assert (tmp_path / "c.svg").read_text() == text
+
+
+def test_without_gnuplot_the_cli_exits_2_naming_the_package(cli, data_15m, tmp_path, monkeypatch):
+    env = dict(os.environ, SEBT_GNUPLOT=str(tmp_path / "no-gnuplot"))
+    p = subprocess.run([cli.exe, "plot", "equity", "--data", data_15m, "--output", tmp_path / "x.png"], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert p.returncode == 2 and "gnuplot-nox" in p.stderr and not (tmp_path / "x.png").exists()
+    monkeypatch.setenv("SEBT_GNUPLOT", str(tmp_path / "no-gnuplot"))
+    with pytest.raises(FileNotFoundError, match="gnuplot-nox"):
+        sebt.plot_equity(data_15m, tmp_path / "y.png")
