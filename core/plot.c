@@ -366,8 +366,8 @@ sebt_status sebt_plot_heatmap_script(const sebt_heatmap *h, const char *x_name, 
         char bx[SEBT_DOUBLE_CHARS], by[SEBT_DOUBLE_CHARS];
         sebt_format_double(h->x[h->best % h->nx], bx);
         sebt_format_double(h->y[h->best / h->nx], by);
-        snprintf(t, sizeof t, "%s over %s and %s (other parameters %s%s)\nbest: %s %.6g at %s=%s %s=%s (combo %llu)",
-                 metric_name, x_name, y_name, fixed ? "fixed: " : "at their best", fixed ? fixed : "", metric_name,
+        snprintf(t, sizeof t, "%s over %s and %s (%s%sthe other parameters at their best)\nbest: %s %.6g at %s=%s %s=%s (combo %llu)",
+                 metric_name, x_name, y_name, fixed ? fixed : "", fixed ? " fixed; " : "", metric_name,
                  h->value[h->best], x_name, bx, y_name, by, (unsigned long long)h->combo[h->best]);
     } else {
         snprintf(t, sizeof t, "%s over %s and %s: no row has a value", metric_name, x_name, y_name);
@@ -406,7 +406,7 @@ sebt_status sebt_plot_heatmap_script(const sebt_heatmap *h, const char *x_name, 
     }
     fputs("plot $map using 1:2:3 with image pixels", f);
     if (h->nx * h->ny <= 400)
-        fputs(", \\\n     $map using 1:2:(sprintf('%.3g', $3)) with labels boxed font ',8' tc rgb '#000000'", f);
+        fputs(", \\\n     $map using 1:2:(sprintf('%.3g', $3)) with labels boxed font ',9' tc rgb '#000000'", f);
     fputs("\nset output\n", f);
     return script_close(&sc, out, len, err);
 }

@@ -32,7 +32,7 @@ for f in csv npy; do
     || fail "plot heatmap from $f"
 done
 cmp -s h-csv.svg h-npy.svg || fail "the heatmap of the CSV and of the npy differ"
-grep -q "avg_r over ema_fast and vol_z (other parameters at their best)" h-csv.gp || fail "heatmap title"
+grep -q "avg_r over ema_fast and vol_z (the other parameters at their best)" h-csv.gp || fail "heatmap title"
 "$sebt" plot heatmap --sweep s.npy --x ema_fast --y vol_z --fix use_tp=false --output h.png || fail "heatmap --fix"
 
 bad() {

@@ -99,7 +99,7 @@ def _warn_gaps(s):
         warnings.warn("%s has %d timestamp gaps (%d bars missing at its %d ms interval), not filled: the "
                       "indicators run across the holes as if the bars were adjacent; load with fill_gaps=True "
                       "to insert missing bars" % (s.source, int(gaps.sum()), missing, s.interval_ms),
-                      stacklevel=3)
+                      stacklevel=4)
 
 
 def load_file(path, lenient=False, fill_gaps=False, cache=True):

@@ -102,7 +102,7 @@ def test_pictures_from_the_package_and_the_cli(cli, data_15m, demo_sweep, tmp_pa
     np.save(npy, demo_sweep.rows)
     sebt.plot_heatmap(npy, "ema_fast", "vol_z", svg, metric="win_rate", fix={"use_tp": True})
     text = svg.read_text()
-    assert "<svg" in text and "win_rate over ema_fast and vol_z" in text and "fixed: use_tp=true" in text
+    assert "<svg" in text and "win_rate over ema_fast and vol_z" in text and "use_tp=true fixed; the other parameters at their best" in text
     cli("plot", "heatmap", "--sweep", npy, "--x", "ema_fast", "--y", "vol_z", "--metric", "win_rate",
         "--fix", "use_tp=true", "--output", tmp_path / "c.svg")
     assert (tmp_path / "c.svg").read_text() == text
