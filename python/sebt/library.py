@@ -131,7 +131,7 @@ ROWS_NONE, ROWS_CSV, ROWS_NPY = 0, 1, 2
 class SweepWindow(C.Structure):
     _fields_ = [("first", C.c_uint64), ("count", c_size_t), ("combos", C.POINTER(Params)),
                 ("results", C.POINTER(Result)), ("n_parts", C.c_int), ("part", C.POINTER(C.c_void_p)),
-                ("part_bytes", C.POINTER(c_size_t))]
+                ("part_bytes", C.POINTER(c_size_t)), ("passes", C.POINTER(C.c_bool))]
 
 
 WINDOW_FN = C.CFUNCTYPE(C.c_int, C.c_void_p, C.POINTER(SweepWindow))
@@ -140,13 +140,14 @@ WINDOW_FN = C.CFUNCTYPE(C.c_int, C.c_void_p, C.POINTER(SweepWindow))
 class SweepOpts(C.Structure):
     _fields_ = [("grid", C.c_void_p), ("combos", C.POINTER(Params)), ("n_combos", c_size_t),
                 ("threads", C.c_int), ("window", c_size_t), ("want_trades", C.c_bool), ("rows", C.c_int),
-                ("top", c_size_t), ("metric", C.c_int), ("on_window", WINDOW_FN), ("user", C.c_void_p),
+                ("top", c_size_t), ("metric", C.c_int), ("where", C.c_void_p), ("on_window", WINDOW_FN),
+                ("user", C.c_void_p),
                 ("progress", PROGRESS_FN), ("progress_user", C.c_void_p)]
 
 
 class SweepResult(C.Structure):
     _fields_ = [("top", C.POINTER(SweepRecord)), ("n_top", c_size_t), ("combos_done", c_size_t),
-                ("stopped", C.c_int), ("compute_s", C.c_double), ("compute_cpu_s", C.c_double),
+                ("combos_passed", c_size_t), ("stopped", C.c_int), ("compute_s", C.c_double), ("compute_cpu_s", C.c_double),
                 ("rows_by_backtest_threads", C.c_bool)]
 
 
@@ -221,6 +222,8 @@ _DECLS = {
     "sebt_sweep_npy_row_bytes": (c_size_t, []),
     "sebt_sweep_run": (C.c_int, [_P(Backend), _P(Series), _P(SweepOpts), _P(SweepResult), _P(Error)]),
     "sebt_sweep_result_free": (None, [_P(SweepResult)]),
+    "sebt_sweep_where": (C.c_int, [C.c_char_p, _P(C.c_void_p), _P(Error)]),
+    "sebt_where_free": (None, [C.c_void_p]),
     "sebt_oracle_check": (C.c_int, [_P(Backend), _P(Series), _P(Params), c_size_t, _P(OracleOpts),
                                     _P(OracleReport), _P(Error)]),
     "sebt_divergence_text": (None, [_P(Divergence), C.c_char_p, c_size_t]),

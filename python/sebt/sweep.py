@@ -127,12 +127,17 @@ def _metric(by):
     return m
 
 
-def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progress, what="sweep"):
+def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progress, where=None, what="sweep"):
     """Runs sebt_sweep_run; on_rows(first, count, parts) gets each window's
-    npy rows (a list of (address, bytes)) unless top is set. Returns the
-    Series, the driver's result, the backend name."""
+    npy rows (a list of (address, bytes): with where, only the rows that
+    pass) unless top is set. Returns the Series, the driver's result, the
+    backend name."""
     s = load(data)
     b = backend(backend_name)
+    cond = C.c_void_p()
+    if where is not None:
+        err = L.Error()
+        L.check(L.lib.sebt_sweep_where(where.encode(), C.byref(cond), C.byref(err)), err)
     failure = []
     stop = threading.Event()
 
@@ -162,8 +167,8 @@ def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progr
     win_fn = L.WINDOW_FN(on_window)
     prog_fn = L.PROGRESS_FN(on_progress)
     o = L.SweepOpts(grid=cs.grid, combos=cs.array, n_combos=cs.n, threads=threads, window=window,
-                    rows=L.ROWS_NONE if top else L.ROWS_NPY, top=top or 0, metric=_metric(by), on_window=win_fn,
-                    progress=prog_fn)
+                    rows=L.ROWS_NONE if top else L.ROWS_NPY, top=top or 0, metric=_metric(by), where=cond,
+                    on_window=win_fn, progress=prog_fn)
     r = L.SweepResult()
     err = L.Error()
     try:
@@ -171,6 +176,8 @@ def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progr
     finally:
         if bar:
             bar.finish()
+        if cond:
+            L.lib.sebt_where_free(cond)
     if failure:
         L.lib.sebt_sweep_result_free(C.byref(r))
         raise failure[0]
@@ -282,7 +289,7 @@ def where_mask(rows, text):
         L.lib.sebt_where_free(w)
 
 
-def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="sharpe", out=None,
+def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="sharpe", where=None, out=None,
           progress=None, window=0):
     """Backtests every combo of a grid (a dict {parameter: values}, the
     first varying slowest as in a grid file; or a grid file's path) or of
@@ -294,26 +301,33 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
     driver's buffers into one preallocated array; with out=PATH they are
     written to PATH as the CLI's npy file (atomically) and come back
     memory-mapped, so memory stays at a window whatever the grid's size.
+    where (a condition of the CLI's --where language over the columns)
+    keeps only the rows that pass, and top ranks only them.
     A progress bar is drawn on a terminal (progress=None), always (True)
     or never (False)."""
     cs = _Combos(grid, combos)
     try:
         n_rows = min(top, cs.n) if top else cs.n
         if out is not None:
+            if where is not None:
+                raise ValueError("where with out=: the file's row count must be known before its first row; "
+                                 "filter the result, or use iter_sweep(where=...)")
             return _sweep_to_file(data, cs, backend, threads, top, by, out, progress, window, n_rows)
         rows = np.empty(n_rows, ROW_DTYPE)
-        base = rows.ctypes.data
+        at = [rows.ctypes.data]
 
         def on_rows(first, count, parts):
-            at = base + first * ROW_BYTES
             for addr, nbytes in parts:
-                C.memmove(at, addr, nbytes)
-                at += nbytes
+                C.memmove(at[0], addr, nbytes)
+                at[0] += nbytes
 
-        s, r, bname = _run_driver(data, cs, backend, threads, window, top, by, on_rows, progress)
+        s, r, bname = _run_driver(data, cs, backend, threads, window, top, by, on_rows, progress, where)
         try:
             if top:
+                rows = rows[:r.n_top]
                 _top_rows(cs, r, rows)
+            elif where is not None:
+                rows = rows[:r.combos_passed].copy()
         finally:
             L.lib.sebt_sweep_result_free(C.byref(r))
         return SweepResult(rows, s, bname, cs)
@@ -357,18 +371,19 @@ def _umask():
     return m
 
 
-def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, progress=None, window=0):
+def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, where=None, progress=None, window=0):
     """The rows of a sweep as they are done: one array per window (65,536
     combos unless window says otherwise), in input order. At most two
     chunks wait for the consumer, so memory stays at a few windows
-    whatever the grid's size; leaving the loop early stops the sweep."""
+    whatever the grid's size; leaving the loop early stops the sweep.
+    With where, each chunk holds the window's rows that pass."""
     cs = _Combos(grid, combos)
     q = queue.Queue(maxsize=1)
     stop = threading.Event()
     END = object()
 
     def on_rows(first, count, parts):
-        chunk = np.empty(count, ROW_DTYPE)
+        chunk = np.empty(sum(b for _, b in parts) // ROW_BYTES, ROW_DTYPE)
         at = chunk.ctypes.data
         for addr, nbytes in parts:
             C.memmove(at, addr, nbytes)
@@ -383,7 +398,7 @@ def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, progress=N
 
     def work():
         try:
-            _, r, _ = _run_driver(data, cs, backend, threads, window, None, "sharpe", on_rows, progress)
+            _, r, _ = _run_driver(data, cs, backend, threads, window, None, "sharpe", on_rows, progress, where)
             L.lib.sebt_sweep_result_free(C.byref(r))
             item = END
         except StopIteration:

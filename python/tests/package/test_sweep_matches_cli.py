@@ -112,3 +112,16 @@ def test_a_bad_grid_names_the_parameter(data_1m):
     with pytest.raises(sebt.SebtError, match="ema_fast") as e:
         sebt.sweep(data_1m, {"ema_fast": [0, 5]})
     assert e.value.status in ("param", "input", "usage")
+
+
+def test_the_driver_keeps_the_rows_a_condition_passes(data_1m):
+    cond = "n >= 5 and max_dd > -400 and use_stop == true"
+    full = sebt.sweep(data_1m, GRID).rows
+    mask = (full["n"] >= 5) & (full["max_dd"] > -400) & full["use_stop"]
+    assert 0 < mask.sum() < len(full)
+    assert sebt.sweep(data_1m, GRID, where=cond, window=11).rows.tobytes() == full[mask].tobytes()
+    assert np.concatenate(list(sebt.iter_sweep(data_1m, GRID, where=cond, window=13))).tobytes() == \
+        full[mask].tobytes()
+    top = sebt.sweep(data_1m, GRID, where=cond, top=7, by="avg_r").rows
+    assert top.tobytes() == sebt.SweepResult(full, None, "", None).best(7, by="avg_r", where=mask).tobytes()
+    assert (sebt.where_mask(full, cond) == mask).all()
