@@ -181,6 +181,11 @@ sebt_status sebt_walkforward_run(const sebt_backend *b, const sebt_series *s, co
     if (n == 0)
         return sebt_fail(err, SEBT_ERR_USAGE, "walk-forward: the series (%zu bars) holds no whole train window "
                          "and test window after it", s->n);
+    size_t sample = o->sample < o->n_combos ? o->sample : o->n_combos;
+    if (n > SEBT_WF_MAX_WINDOWS || (sample && n > SEBT_WF_MAX_SAMPLED / sample))
+        return sebt_fail(err, SEBT_ERR_USAGE, "walk-forward: %zu windows with %zu sampled combos each; at most %d "
+                         "windows and %d sampled runs in all: a longer test window, or fewer sampled combos", n,
+                         sample, SEBT_WF_MAX_WINDOWS, SEBT_WF_MAX_SAMPLED);
     out->windows = calloc(n, sizeof *out->windows);
     if (!out->windows)
         return sebt_fail(err, SEBT_ERR_NOMEM, "walk-forward: no memory for %zu windows", n);

@@ -88,6 +88,8 @@ expect2 "no out-of-sample bars" split --data "$data" --grid "$t/g.grid" --split 
 expect2 "expected a date" split --data "$data" --grid "$t/g.grid" --split 2019-02-30
 expect2 "both in bars or both in time" walkforward --data "$data" --grid "$t/g.grid" --train 30d --test 100
 expect2 "no whole train window" walkforward --data "$data" --grid "$t/g.grid" --train 40000 --test 6000
+expect2 "at most 100000 windows" walkforward --data "$fx/data/BTCUSDT-15m-2017-2021.csv.gz" --grid "$t/g.grid" \
+  --train 100 --test 1
 expect2 "expected a number of bars" walkforward --data "$data" --grid "$t/g.grid" --train 3y --test 1d
 expect2 "nearest\|did you mean\|unknown" split --data "$data" --grid "$t/g.grid" --split 2019-01-21 --where 'sharp > 0'
 echo "ok: split and walkforward agree with the reference on the cut files"

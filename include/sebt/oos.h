@@ -139,8 +139,14 @@ typedef struct {
     size_t n_sample;
 } sebt_wf_result;
 
+/* Most windows of one run, and most sampled combos times windows: a short
+ * test window over a long series, or a large sample, is refused before
+ * anything is allocated for it. */
+#define SEBT_WF_MAX_WINDOWS 100000
+#define SEBT_WF_MAX_SAMPLED 1000000
+
 /* Errors as sebt_split_run; SEBT_ERR_USAGE also when the series holds no
- * whole train and test window. */
+ * whole train and test window, or more windows than the limits above. */
 sebt_status sebt_walkforward_run(const sebt_backend *b, const sebt_series *s, const sebt_wf_opts *o,
                                  sebt_wf_result *out, sebt_error *err);
 void sebt_walkforward_free(sebt_wf_result *r);
