@@ -107,8 +107,8 @@ static int run_split(cli_oos_job *j, int64_t at, size_t top, bool text)
     cli_progress bar;
     cli_progress_init(&bar, "split");
     cli_progress_units(&bar, "combos", 1);
-    sebt_split_opts o = { .grid = j->grid, .n_combos = j->n_combos, .split_ts = at, .threads = j->threads,
-                          .top = top, .metric = j->metric, .where = j->where,
+    sebt_split_opts o = { .grid = j->grid, .combos = j->combos, .n_combos = j->n_combos, .split_ts = at,
+                          .threads = j->threads, .top = top, .metric = j->metric, .where = j->where,
                           .on_window = text || top ? NULL : on_window, .user = &cw,
                           .progress = cli_progress_update, .progress_user = &bar };
     if (!text)
@@ -167,7 +167,7 @@ static const cli_opt split_opts[] = {
 const cli_command cli_cmd_split_spec = {
     .name = "split",
     .summary = "in-sample and out-of-sample metrics of every combo, side by side",
-    .usage = "--data FILE --grid FILE --split DATE [--where COND] [--top K] [--by METRIC] [--format csv|text]\n",
+    .usage = "--data FILE (--grid FILE | --combos FILE) --split DATE [--where COND] [--top K] [options]\n",
     .about = "Cuts the series at --split: bars opening before it are in sample, the rest out\n"
              "of sample. Each part is backtested as a series of its own (indicators warm up\n"
              "again; a position open at the cut is not carried over), so every number is a\n"

@@ -152,6 +152,7 @@ static int run_walkforward(cli_oos_job *jb, wf_cli *c, const sebt_wf_opts *base)
     cli_progress_units(&bar, "windows", 1);
     sebt_wf_opts o = *base;
     o.grid = jb->grid;
+    o.combos = jb->combos;
     o.n_combos = jb->n_combos;
     o.metric = jb->metric;
     o.where = jb->where;
@@ -229,8 +230,7 @@ static const cli_opt walkforward_opts[] = {
 const cli_command cli_cmd_walkforward_spec = {
     .name = "walkforward",
     .summary = "walk-forward: pick on each train window, trade the next test window",
-    .usage = "--data FILE --grid FILE --train LEN --test LEN [--where COND] [--by METRIC] [--check N]\n"
-             "[--trades FILE] [--format text|json]\n",
+    .usage = "--data FILE (--grid FILE | --combos FILE) --train LEN --test LEN [--where COND] [options]\n",
     .about = "Rolling windows: window k trains on LEN bars (or time) from k x test after the\n"
              "start and tests on the test span after it; only whole test spans are run. On\n"
              "each train window the grid is swept (each window a series of its own) and the\n"

@@ -14,6 +14,7 @@ int cli_oos_args(const char *cmd, const cli_args *a, cli_oos_job *j)
     j->cmd = cmd;
     j->data = cli_str(a, OOS_DATA);
     j->grid_path = cli_str(a, OOS_GRID);
+    j->combos_path = cli_str(a, OOS_COMBOS);
     j->where_text = cli_str(a, OOS_WHERE);
     j->backend_name = cli_str(a, OOS_BACKEND);
     j->output = cli_str(a, OOS_OUTPUT);
@@ -23,8 +24,8 @@ int cli_oos_args(const char *cmd, const cli_args *a, cli_oos_job *j)
     j->metric = sebt_metric_index(cli_given(a, OOS_BY) ? cli_str(a, OOS_BY) : "sharpe");
     if (!j->data)
         return cli_usage_error(cmd, "--data FILE is required");
-    if (!j->grid_path)
-        return cli_usage_error(cmd, "--grid FILE is required");
+    if (!j->grid_path == !j->combos_path)
+        return cli_usage_error(cmd, "give exactly one of --grid FILE and --combos FILE");
     return -1;
 }
 
@@ -33,11 +34,13 @@ int cli_oos_open(cli_oos_job *j)
     sebt_error err = { 0 };
     if (j->where_text && sebt_sweep_where(j->where_text, &j->where, &err) != SEBT_OK)
         return cli_report_error(j->cmd, &err);
-    const char *inputs[] = { j->data, j->grid_path };
+    const char *inputs[] = { j->data, j->grid_path ? j->grid_path : j->combos_path };
     int rc = cli_refuse_output_over_input(j->cmd, j->output, inputs, 2);
     if (rc != CLI_EXIT_OK)
         return rc;
-    if (sebt_grid_open(j->grid_path, &j->grid, &j->n_combos, &err) != SEBT_OK)
+    sebt_status st = j->grid_path ? sebt_grid_open(j->grid_path, &j->grid, &j->n_combos, &err)
+                                  : sebt_combos_load(j->combos_path, &j->combos, &j->n_combos, &err);
+    if (st != SEBT_OK)
         return cli_report_error(j->cmd, &err);
     if ((rc = cli_check_omp_env()) != CLI_EXIT_OK)
         return rc;
@@ -52,6 +55,7 @@ void cli_oos_close(cli_oos_job *j)
 {
     sebt_where_free(j->where);
     sebt_grid_close(j->grid);
+    free(j->combos);
     sebt_series_free(&j->s);
     memset(j, 0, sizeof *j);
 }

@@ -12,13 +12,14 @@
 #include "cli.h"
 #include "options.h"
 
-enum { OOS_DATA, OOS_GRID, OOS_WHERE, OOS_BY, OOS_BACKEND, OOS_THREADS, OOS_OUTPUT, OOS_LENIENT, OOS_FILL_GAPS,
-       OOS_N_SHARED };
+enum { OOS_DATA, OOS_GRID, OOS_COMBOS, OOS_WHERE, OOS_BY, OOS_BACKEND, OOS_THREADS, OOS_OUTPUT, OOS_LENIENT,
+       OOS_FILL_GAPS, OOS_N_SHARED };
 
 /* The shared rows of an option table (a macro: each table is a static array). */
 #define OOS_SHARED_OPTS(by_help)                                                                              \
     [OOS_DATA] = { "--data", CLI_FILE, "FILE", "the bars (CSV or Binance klines, .gz read as is)" },          \
     [OOS_GRID] = { "--grid", CLI_FILE, "FILE", "the combos: a grid file, as 'sebt sweep --grid'" },           \
+    [OOS_COMBOS] = { "--combos", CLI_FILE, "FILE", "or a combos CSV, as 'sebt sweep --combos'" },             \
     [OOS_WHERE] = { "--where", CLI_TEXT, "COND", "only combos whose in-sample (train) row meets COND, a\n"     \
                     "condition over a sweep's columns as in 'sebt sweep --where'\n"                          \
                     "('n >= 30 and max_dd > -2000')" },                                                       \
@@ -34,11 +35,12 @@ extern const char *const cli_oos_metrics[];
 
 typedef struct {
     const char *cmd;
-    const char *data, *grid_path, *where_text, *backend_name, *output;
+    const char *data, *grid_path, *combos_path, *where_text, *backend_name, *output;
     int metric, threads;
     bool lenient, fill_gaps;
     sebt_series s;
-    sebt_grid *grid;
+    sebt_grid *grid;        /* --grid, made a window at a time */
+    sebt_params *combos;    /* or --combos, held */
     size_t n_combos;
     sebt_where *where;
     const sebt_backend *b;

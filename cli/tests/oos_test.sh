@@ -44,6 +44,13 @@ p=(--set ema_fast=8 --set vol_z=2 --set reward_r=2 "${sets[@]}")
   || fail "split: in-sample metrics $(cut -d, -f17-22 <<<"$row") != the reference's $(metrics "$t/is.json")"
 [[ $(cut -d, -f25-30 <<<"$row") == "$(metrics "$t/oos.json")" ]] \
   || fail "split: out-of-sample metrics $(cut -d, -f25-30 <<<"$row") != the reference's $(metrics "$t/oos.json")"
+# --combos: a combos CSV of combos 3 and 9 gives their rows (renumbered 0 and 1)
+printf 'ema_fast,vol_z,reward_r,ema_slow,z_window,atr_window,tr_z,cloc_min,max_hold\n8,2,2,96,96,24,0.5,0.5,30\n32,1,2,96,96,24,0.5,0.5,30\n' \
+  >"$t/combos.csv"
+"$sebt" split --data "$data" --combos "$t/combos.csv" --split 2019-01-21 >"$t/c.csv" || fail "split --combos"
+[[ $(sed -n 2p "$t/c.csv" | cut -d, -f2-) == $(awk -F, '$1 == 3' "$t/split.csv" | cut -d, -f2-) && \
+   $(sed -n 3p "$t/c.csv" | cut -d, -f2-) == $(awk -F, '$1 == 9' "$t/split.csv" | cut -d, -f2-) ]] \
+  || fail "split --combos: rows differ from the grid's"
 # --where keeps the rows that meet it; text ranks them
 "$sebt" split --data "$data" --grid "$t/g.grid" --split 2019-01-21 --where 'n >= 135' >"$t/w.csv" || fail "where"
 [[ $(tail -n +2 "$t/w.csv" | awk -F, '$17 < 135' | wc -l) -eq 0 && $(wc -l <"$t/w.csv") -gt 2 && \
@@ -88,6 +95,7 @@ expect2 "no out-of-sample bars" split --data "$data" --grid "$t/g.grid" --split 
 expect2 "expected a date" split --data "$data" --grid "$t/g.grid" --split 2019-02-30
 expect2 "both in bars or both in time" walkforward --data "$data" --grid "$t/g.grid" --train 30d --test 100
 expect2 "no whole train window" walkforward --data "$data" --grid "$t/g.grid" --train 40000 --test 6000
+expect2 "exactly one of --grid" split --data "$data" --grid "$t/g.grid" --combos "$t/combos.csv" --split 2019-01-21
 expect2 "at most 100000 windows" walkforward --data "$fx/data/BTCUSDT-15m-2017-2021.csv.gz" --grid "$t/g.grid" \
   --train 100 --test 1
 expect2 "expected a number of bars" walkforward --data "$data" --grid "$t/g.grid" --train 3y --test 1d
