@@ -435,13 +435,22 @@ static void stage_fuzz(v_ctx *c)
     v_check *k = c->a->cases ? add_check(c, "fuzz", "seed %" PRIu64 ", %" PRIu64 " cases", c->a->seed, c->a->cases)
                              : add_check(c, "fuzz", "seed %" PRIu64 ", %g s", c->a->seed, c->a->time_s);
     run_check(c, k, do_fuzz, NULL);
-    snprintf(buf, sizeof buf, "sebt fuzz --backend %s --seed %" PRIu64 " --iterations %" PRIu64 " --no-save",
-             c->sel, k->out.at_seed, k->out.at_case + 1);
+    /* A crash: that one case again, as it ran (kind, number, threads). */
+    const v_outcome *o = &k->out;
+    if (o->at_known)
+        snprintf(buf, sizeof buf, "sebt fuzz --backend %s --seed %" PRIu64 " --threads %d --%s %" PRIu64 "%s%s%s",
+                 c->sel, o->at_seed, o->at_threads, o->at_big ? "big-case" : "case", o->at_case,
+                 o->at_big ? " --base " : "", o->at_big ? c->fixtures : "",
+                 o->at_big ? "/data/BTCUSDT-15m-2017-2021.csv.gz" : "");
+    else
+        snprintf(buf, sizeof buf, "sebt fuzz --backend %s --seed %" PRIu64 " --iterations 1 --no-save", c->sel,
+                 c->a->seed);
     crash_replay(k, buf);
-    if (k->out.status == V_CRASH) {
+    if (k->out.status == V_CRASH && o->at_known) {
         size_t len = strlen(k->out.message);
-        snprintf(k->out.message + len, sizeof k->out.message - len, " in fuzz case %" PRIu64 " of seed %" PRIu64,
-                 k->out.at_case, k->out.at_seed);
+        snprintf(k->out.message + len, sizeof k->out.message - len, " in fuzz %s %" PRIu64 " of seed %" PRIu64
+                 " (%d thread%s)", o->at_big ? "big case" : "case", o->at_case, o->at_seed, o->at_threads,
+                 o->at_threads == 1 ? "" : "s");
     }
     announce(c, k);
 }

@@ -72,6 +72,8 @@ typedef struct {
     double value[4];         /* speed: candidate s, fast_cpu s, speedup (NaN: not compared) */
     char warning[256];       /* a pass that deserves a look ("" when none) */
     uint64_t at_seed, at_case;   /* fuzz: the case running (for a crash) */
+    bool at_known, at_big;       /* ... set by fuzz; a big case or a small one */
+    int at_threads;              /* ... the threads it was given */
     bool written;            /* the child got as far as an outcome */
     /* The backend's call in progress, for the parent's watch (0: none):
      * when it started, how long it may take, what it is. */

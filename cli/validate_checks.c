@@ -198,14 +198,23 @@ bool write_grid_file(const char *dir, char *path, size_t size)
 typedef struct {
     v_outcome *o;
     uint64_t seed;
-} fuzz_progress_ctx;
+    bool vary_memory;
+} fuzz_case_ctx;
 
-static void fuzz_progress(void *user, size_t done, size_t total)
+/* Before each case: which one runs, kind, number and threads, in the
+ * outcome the parent reads if the backend takes the process down. */
+static void fuzz_case_starts(void *user, const sebt_fuzz_case *fc, bool big, uint64_t index)
 {
-    (void)total;
-    fuzz_progress_ctx *p = user;
+    fuzz_case_ctx *p = user;
     p->o->at_seed = p->seed;
-    p->o->at_case = done;
+    p->o->at_case = index;
+    p->o->at_big = big;
+    p->o->at_threads = fc->threads;
+    p->o->at_known = true;
+    /* cuda under the CUDA stand-in: each case its own device memory,
+     * so batches split as on a small device (docs/validate.md). */
+    if (p->vary_memory)
+        cli_device_memory_hook(NULL, fc, big, index);
 }
 
 /* A fuzz round found a divergence: the message, the divergence (as found
@@ -272,14 +281,14 @@ void do_fuzz(v_ctx *c, const void *arg, v_outcome *o)
         int threads = (int)(round % (uint64_t)max_threads) + 1;
         if (threads > o->value[3])
             o->value[3] = threads;
-        fuzz_progress_ctx pc = { o, seed };
+        fuzz_case_ctx pc = { o, seed, vary_memory };
         /* Each thread count gets its share of a short budget too. */
         double round_s = a->time_s / max_threads;
         if (round_s > left)
             round_s = left;
         sebt_fuzz_opts fo = { .seed = seed, .iterations = FUZZ_ROUND, .time_s = round_s > 0.05 ? round_s : 0.05,
-                              .shrink = true, .save_dir = a->save_dir, .progress = fuzz_progress,
-                              .progress_user = &pc, .selector = c->sel, .threads = threads,
+                              .shrink = true, .save_dir = a->save_dir, .before_case = fuzz_case_starts,
+                              .before_case_user = &pc, .selector = c->sel, .threads = threads,
                               .base = have_base ? &base : NULL, .base_path = have_base ? base_path : NULL };
         if (a->cases) {
             fo.time_s = 0;
@@ -287,10 +296,6 @@ void do_fuzz(v_ctx *c, const void *arg, v_outcome *o)
             if (a->cases - o->cases < fo.iterations)
                 fo.iterations = a->cases - o->cases;
         }
-        /* cuda under the CUDA stand-in: each case its own device memory,
-         * so batches split as on a small device (docs/validate.md). */
-        if (vary_memory)
-            fo.before_case = cli_device_memory_hook;
         sebt_fuzz_report r;
         sebt_error err = { 0 };
         if (sebt_fuzz_run(c->cand, &fo, &r, &err) != SEBT_OK) {

@@ -54,6 +54,23 @@ expect 1 "crash +parity .*crashed with SIGSEGV" -- "$sebt" "${v[@]}" --backend "
 grep -q "replay: sebt parity --backend $dir/libbroken_crash.so" "$tmp/out" || { echo "FAIL: no replay for the crash"; fail=1; }
 grep -q '<error message="the backend broken crashed with SIGSEGV' "$tmp/crash.xml" || { echo "FAIL: crash.xml"; cat "$tmp/crash.xml"; fail=1; }
 grep -Eq 'ok +anti-vacuity +mutant:sma' "$tmp/out" || { echo "FAIL: checks after the crash did not run"; fail=1; }
+# A crash in one fuzz case (crash2 dies on a call given 2 threads, which only
+# the fuzz stage's second round gives under --threads 3) names the case, its
+# threads, and a command that runs that one case, which crashes again.
+expect 1 "crash +fuzz .*crashed with SIGSEGV.* in fuzz case [0-9]+ of seed [0-9]+ \(2 threads\)" -- \
+  "$sebt" "${v[@]}" --threads 3 --backend "$dir/libcrash2.so"
+one=$(grep -m1 '^replay: sebt fuzz ' "$tmp/out" | sed 's/^replay: sebt //')
+if [[ $one != "fuzz --backend $dir/libcrash2.so --seed "*" --threads 2 --case "* ]]; then
+  echo "FAIL: the crash's replay is not one case:"; grep -v '^ok' "$tmp/out"; fail=1
+else
+  "$sebt" $one >/dev/null 2>"$tmp/err"
+  rc=$?
+  if [[ $rc -lt 128 ]] || ! grep -q "crashed: SIG" "$tmp/err"; then
+    echo "FAIL: sebt $one did not crash again (rc $rc)"; cat "$tmp/err"; fail=1
+  else
+    echo "ok: sebt $one crashes again (rc $rc)"
+  fi
+fi
 expect 2 'ABI mismatch' -- "$sebt" "${v[@]}" --backend "$dir/libbroken_abi.so"
 expect 3 'no CUDA device' -- "$sebt" "${v[@]}" --backend "$dir/libbroken_nodevice.so"
 expect 2 'needs a FILE' -- "$sebt" validate --backend "$dir/libmine_ok.so" --junit

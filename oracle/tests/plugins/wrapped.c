@@ -15,6 +15,10 @@
  *         not, and differently from run to run.
  *   LAX   run_batch computes whatever it is given: invalid combos and
  *         series are not refused.
+ *   CRASH2 right, but dies of SIGSEGV in a run_batch call given exactly 2
+ *         threads with 3 or more combos: in validate, the first fuzz round on
+ *         2 threads (replay and parity run on the default thread count),
+ *         so a crash the report must name by its case, threads and command.
  *   SLOW  right, but slow by construction: each run_batch call sleeps
  *         100 us per combo and bar (at most 1.5 s), about 10,000 times
  *         fast_cpu's cost on one thread: far below 1% of its speed even
@@ -129,6 +133,18 @@ static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series
     return mine_run_batch(self, s, combos, n_combos, opts, results, err);
 }
 #define WRAPPED_NAME "slow"
+#elif defined(WRAP_CRASH2)
+#include <signal.h>
+
+static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                                     size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
+                                     sebt_error *err)
+{
+    if (opts && opts->threads == 2 && n_combos >= 3)
+        raise(SIGSEGV);
+    return mine_run_batch(self, s, combos, n_combos, opts, results, err);
+}
+#define WRAPPED_NAME "crash2"
 #else
 static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
                                      size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
