@@ -4,6 +4,7 @@
  * output of one process: each combo's result depends on nothing but the
  * combo and the series, and the writer sees all of them in input order. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
 #include <signal.h>
@@ -54,6 +55,10 @@ typedef struct {
     long chunk;
     unsigned shard_i, shard_n;   /* 0/0: no --shard */
     bool have_top, lenient, fill_gaps;
+    sweep_proof_mode verify;
+    size_t verify_n;             /* --verify N */
+    bool have_seed;
+    uint64_t seed;
 } sweep_args;
 
 static bool parse_count(const char *v, long *out)
@@ -87,7 +92,8 @@ static bool parse_shard(const char *v, unsigned *i, unsigned *n)
 }
 
 enum { OPT_DATA, OPT_GRID, OPT_COMBOS, OPT_BACKEND, OPT_THREADS, OPT_TOP, OPT_BY, OPT_TRADES, OPT_FORMAT,
-       OPT_OUTPUT, OPT_LENIENT, OPT_FILL_GAPS, OPT_SHARD, OPT_CHECKPOINT, OPT_CHUNK };
+       OPT_OUTPUT, OPT_LENIENT, OPT_FILL_GAPS, OPT_VERIFY, OPT_NO_VERIFY, OPT_SEED, OPT_SHARD, OPT_CHECKPOINT,
+       OPT_CHUNK };
 static const char *const sweep_formats[] = { "csv", "json", "npy", "text", NULL };
 static const char *const sweep_metrics[] = { "sharpe", "n", "win_rate", "avg_r", "total_pnl", "max_dd", NULL };
 static const cli_opt sweep_opts[] = {
@@ -114,6 +120,15 @@ static const cli_opt sweep_opts[] = {
                      "whole when the sweep is done, never in part)" },
     [OPT_LENIENT] = { "--lenient", CLI_FLAG, NULL, "turn rejected rows into missing bars (counted on stderr)" },
     [OPT_FILL_GAPS] = { "--fill-gaps", CLI_FLAG, NULL, "insert missing bars where timestamps skip" },
+    [OPT_VERIFY] = { "--verify", CLI_TEXT, "N|full", "re-check N sampled combos and the best against the reference\n"
+                     "(default: as many as a tenth of the sweep's time allows,\n"
+                     "rows read back from the file); full: also every written row\n"
+                     "against the sweep run another way, and the series cache\n"
+                     "against a fresh parse. A difference: exit 1, nothing written",
+                     .section = "Verification (docs/cli.md):" },
+    [OPT_NO_VERIFY] = { "--no-verify", CLI_FLAG, NULL, "skip the re-check" },
+    [OPT_SEED] = { "--seed", CLI_UINT, "S", "the verification sample's seed (default: drawn, then printed\n"
+                   "and recorded in the output)", .umin = 0, .umax = CLI_UINT_MAX },
     [OPT_SHARD] = { "--shard", CLI_TEXT, "I/N", "run only the I-th of N deterministic shards (1 <= I <= N) and\n"
                     "write a shard file; `sebt merge` joins the N files into the\n"
                     "bytes of the whole sweep (--format and --top apply there)",
@@ -139,6 +154,30 @@ const cli_command cli_cmd_sweep_spec = {
     .mpi = true,
 };
 
+/* --verify N|full, --no-verify, --seed S. Returns -1 to go on, else an exit code. */
+static int parse_verify(const char *cmd, const cli_args *o, sweep_args *a)
+{
+    const char *v = cli_str(o, OPT_VERIFY);
+    a->verify = cli_given(o, OPT_NO_VERIFY) ? PROOF_OFF : PROOF_SAMPLE;
+    a->have_seed = cli_given(o, OPT_SEED);
+    a->seed = o->v[OPT_SEED].u;
+    if (v && !cli_given(o, OPT_NO_VERIFY) && strcmp(v, "full") == 0) {
+        a->verify = PROOF_FULL;
+        a->verify_n = 64;
+    } else if (v && !cli_given(o, OPT_NO_VERIFY)) {
+        long n;
+        if (!parse_count(v, &n) || n > SWEEP_PROOF_MAX)
+            return cli_usage_error(cmd, "--verify %s: expected a number of combos from 1 to %d, or full", v,
+                                   SWEEP_PROOF_MAX);
+        a->verify_n = (size_t)n;
+    } else if (v) {
+        return cli_usage_error(cmd, "--verify and --no-verify: give one of them");
+    }
+    if (a->have_seed && a->verify == PROOF_OFF)
+        return cli_usage_error(cmd, "--seed draws the verification sample: it has no use with --no-verify");
+    return -1;
+}
+
 /* Returns -1 to go on, else an exit code. */
 static int parse_args(int argc, char **argv, sweep_args *a)
 {
@@ -163,6 +202,9 @@ static int parse_args(int argc, char **argv, sweep_args *a)
     a->have_top = cli_given(&o, OPT_TOP);
     a->lenient = cli_given(&o, OPT_LENIENT);
     a->fill_gaps = cli_given(&o, OPT_FILL_GAPS);
+    int vrc = parse_verify(cmd, &o, a);
+    if (vrc >= 0)
+        return vrc;
     const char *v = cli_str(&o, OPT_SHARD);
     if (v && !parse_shard(v, &a->shard_i, &a->shard_n))
         return cli_usage_error(cmd, "--shard %s: expected I/N, two whole numbers with 1 <= I <= N "
@@ -215,6 +257,9 @@ typedef struct {
      * and whether its file bypassed the page cache (atomic_direct). */
     const char *rows_by;
     bool direct_out;
+    /* The sweep's own proof (sweep_proof.c) and when the command started. */
+    sweep_proof proof;
+    double t_start;
 } sweep_run;
 
 static void free_run(sweep_run *r)
@@ -226,6 +271,7 @@ static void free_run(sweep_run *r)
     free(r->rec);
     free(r->have);
     free(r->shard);
+    sweep_proof_free(&r->proof);
 }
 
 /* Keeps the entries of idx[0..n) that the partition gives to `part`. */
@@ -387,154 +433,182 @@ static bool test_hook(const char *name)
     return v && *v && atoi(v) == cli_mpi.rank;
 }
 
+/* What this process has left, bucketed into chunks: rem[k] positions into
+ * local, gidx[k] their global indices; chunk c is order[start[c] ..
+ * start[c + 1]), each bucket in input order. */
+typedef struct {
+    size_t *rem, *gidx, *order, *start;
+    uint32_t *owner;
+    size_t n_rem, n_chunks;
+    bool in_place;   /* one chunk of every combo in input order */
+} chunk_plan;
+
+static void free_plan(chunk_plan *p)
+{
+    free(p->rem);
+    free(p->gidx);
+    free(p->owner);
+    free(p->order);
+    free(p->start);
+}
+
+static int plan_nomem(const char *cmd, size_t n, const char *what)
+{
+    fprintf(stderr, "sebt %s: error: out of memory for %zu %s\n", cmd, n, what);
+    return CLI_EXIT_NOMEM;
+}
+
+/* Buckets the remaining combos by the partition's chunk. */
+static int bucket_chunks(const char *cmd, chunk_plan *p)
+{
+    p->start = calloc(p->n_chunks + 1, sizeof *p->start);
+    p->order = malloc(p->n_rem * sizeof *p->order);
+    size_t *fill = malloc(p->n_chunks * sizeof *fill);
+    if (!p->start || !p->order || !fill) {
+        free(fill);
+        return plan_nomem(cmd, p->n_rem, "combos");
+    }
+    for (size_t k = 0; k < p->n_rem; k++)
+        p->start[p->owner[k] + 1]++;
+    for (size_t c = 0; c < p->n_chunks; c++)
+        p->start[c + 1] += p->start[c];
+    memcpy(fill, p->start, p->n_chunks * sizeof *fill);
+    for (size_t k = 0; k < p->n_rem; k++)
+        p->order[fill[p->owner[k]]++] = k;
+    free(fill);
+    return CLI_EXIT_OK;
+}
+
+/* Chunks are balanced pieces of what is left, indicator groups kept whole;
+ * without a checkpoint the whole share is one chunk. n_rem 0: nothing left. */
+static int plan_chunks(const char *cmd, const sweep_run *r, chunk_plan *p)
+{
+    size_t cap = r->n_local ? r->n_local : 1;
+    p->rem = malloc(cap * sizeof *p->rem);
+    p->gidx = malloc(cap * sizeof *p->gidx);
+    p->owner = malloc(cap * sizeof *p->owner);
+    if (!p->rem || !p->gidx || !p->owner)
+        return plan_nomem(cmd, r->n_local, "combos");
+    for (size_t k = 0; k < r->n_local; k++)
+        if (!r->have[k]) {
+            p->rem[p->n_rem] = k;
+            p->gidx[p->n_rem++] = r->local[k];
+        }
+    if (p->n_rem == 0)
+        return CLI_EXIT_OK;
+    size_t chunk = p->n_rem;
+    if (r->a.checkpoint)
+        chunk = r->a.chunk ? (size_t)r->a.chunk : (r->n_local + 99) / 100;
+    p->n_chunks = (p->n_rem + chunk - 1) / chunk;
+    if (p->n_chunks > UINT32_MAX)
+        p->n_chunks = UINT32_MAX;
+    sebt_error err = { 0 };
+    if (sebt_partition(r->combos, p->gidx, p->n_rem, (uint32_t)p->n_chunks, p->owner, &err) != SEBT_OK)
+        return cli_report_error(cmd, &err);
+    /* One chunk of every combo in input order (a whole sweep without a
+     * checkpoint) is backtested where the combos lie: copying a million of
+     * them was serial time inside the compute, with every other thread idle. */
+    p->in_place = p->n_chunks == 1 && p->n_rem == r->n_combos;
+    for (size_t k = 0; k < p->n_rem && p->in_place; k++)
+        p->in_place = p->gidx[k] == k;
+    return bucket_chunks(cmd, p);
+}
+
+typedef struct {
+    sebt_params *cc;           /* a chunk's combos (NULL in place) */
+    sebt_result *cr;
+    sebt_sweep_record *crec;
+    cli_progress prog;
+    size_t done;
+} chunk_bufs;
+
+/* Backtests, checks and records chunk c (and its checkpoint file). */
+static int run_chunk(const char *cmd, sweep_run *r, const chunk_plan *p, size_t c, chunk_bufs *b)
+{
+    sweep_args *a = &r->a;
+    size_t m = p->start[c + 1] - p->start[c];
+    const sebt_params *src = p->in_place ? r->combos : b->cc;
+    for (size_t j = 0; j < m && !p->in_place; j++)
+        b->cc[j] = r->combos[p->gidx[p->order[p->start[c] + j]]];
+    if (c > 0)   /* the first has calloc's zeros: clearing 10^6 results (130 MB) again was serial time */
+        memset(b->cr, 0, m * sizeof *b->cr);
+    bool want_trades = a->trades && !a->have_top;
+    chunk_progress cp = { .bar = &b->prog, .base = b->done, .total = r->n_local };
+    sebt_batch_opts opts = { .threads = (int)a->threads, .want_trades = want_trades,
+                             .progress = chunk_progress_update, .progress_user = &cp };
+    sebt_error err = { 0 };
+    if (sebt_backend_status(r->b, r->b->run_batch(r->b, &r->s, src, m, &opts, b->cr, &err), &err) != SEBT_OK) {
+        sebt_results_free(b->cr, m);
+        return cli_report_error(cmd, &err);
+    }
+    int rc = CLI_EXIT_OK;
+    for (size_t j = 0; j < m && rc == CLI_EXIT_OK; j++) {
+        size_t k = p->rem[p->order[p->start[c] + j]];
+        if (sebt_result_check(r->b, &r->s, &src[j], r->local[k], &b->cr[j], &err) != SEBT_OK) {
+            rc = cli_report_error(cmd, &err);
+            break;
+        }
+        rc = cli_check_result(cmd, r->local[k], &src[j], &b->cr[j]);
+        if (rc != CLI_EXIT_OK)
+            break;
+        fill_record(&b->crec[j], r->local[k], &b->cr[j]);
+        if (want_trades)
+            rc = write_trades(cmd, a->trades, r->local[k], &r->s, &b->cr[j]);
+    }
+    sebt_results_free(b->cr, m);
+    if (rc == CLI_EXIT_OK && a->checkpoint)
+        rc = ckpt_write(cmd, &r->ck, b->crec, m, (unsigned)cli_mpi.rank);
+    for (size_t j = 0; j < m && rc == CLI_EXIT_OK; j++) {
+        size_t k = p->rem[p->order[p->start[c] + j]];
+        r->rec[k] = b->crec[j];
+        r->have[k] = true;
+    }
+    b->done += m;
+    return rc;
+}
+
 /* Runs every combo of this process not already in the checkpoint, chunk
  * by chunk. Prints and returns an exit code. */
 static int compute(const char *cmd, sweep_run *r)
 {
-    sweep_args *a = &r->a;
     if (test_hook("SEBT_TEST_FAIL_RANK")) {
         fprintf(stderr, "sebt %s: error: failing on purpose (SEBT_TEST_FAIL_RANK=%d)\n", cmd, cli_mpi.rank);
         return CLI_EXIT_CHECK_FAILED;
     }
-    size_t *rem = malloc((r->n_local ? r->n_local : 1) * sizeof *rem);   /* positions into local */
-    size_t *gidx = malloc((r->n_local ? r->n_local : 1) * sizeof *gidx);
-    uint32_t *owner = malloc((r->n_local ? r->n_local : 1) * sizeof *owner);
-    sebt_params *cc = NULL;
-    sebt_result *cr = NULL;
-    int rc = CLI_EXIT_OK;
-    if (!rem || !gidx || !owner) {
-        rc = CLI_EXIT_NOMEM;
-        fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r->n_local);
-        goto out;
+    chunk_plan p = { 0 };
+    chunk_bufs b = { 0 };
+    int rc = plan_chunks(cmd, r, &p);
+    if (rc != CLI_EXIT_OK || p.n_rem == 0) {
+        free_plan(&p);
+        return rc;
     }
-    size_t n_rem = 0;
-    for (size_t k = 0; k < r->n_local; k++)
-        if (!r->have[k]) {
-            rem[n_rem] = k;
-            gidx[n_rem++] = r->local[k];
-        }
-    if (n_rem == 0)
-        goto out;
-    /* Chunks are balanced pieces of what is left, indicator groups kept
-     * whole; without a checkpoint the whole share is one chunk. */
-    size_t chunk = n_rem;
-    if (a->checkpoint)
-        chunk = a->chunk ? (size_t)a->chunk : (r->n_local + 99) / 100;
-    size_t n_chunks = (n_rem + chunk - 1) / chunk;
-    if (n_chunks > UINT32_MAX)
-        n_chunks = UINT32_MAX;
-    sebt_error err = { 0 };
-    if (sebt_partition(r->combos, gidx, n_rem, (uint32_t)n_chunks, owner, &err) != SEBT_OK) {
-        rc = cli_report_error(cmd, &err);
-        goto out;
-    }
-    /* One chunk of every combo in input order (a whole sweep without a
-     * checkpoint) is backtested where the combos lie: copying a million of
-     * them was serial time inside the compute, with every other thread idle. */
-    bool in_place = n_chunks == 1 && n_rem == r->n_combos;
-    for (size_t k = 0; k < n_rem && in_place; k++)
-        in_place = gidx[k] == k;
-    /* Bucket the remaining combos by chunk, each bucket in input order. */
-    size_t *start = calloc(n_chunks + 1, sizeof *start);
-    size_t *order = malloc(n_rem * sizeof *order);
-    cc = in_place ? NULL : malloc(n_rem * sizeof *cc);
-    cr = calloc(n_rem, sizeof *cr);
-    sebt_sweep_record *crec = malloc(n_rem * sizeof *crec);
-    if (!start || !order || (!in_place && !cc) || !cr || !crec) {
-        free(start);
-        free(order);
-        free(crec);
-        rc = CLI_EXIT_NOMEM;
-        fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, n_rem);
-        goto out;
-    }
-    for (size_t k = 0; k < n_rem; k++)
-        start[owner[k] + 1]++;
-    for (size_t c = 0; c < n_chunks; c++)
-        start[c + 1] += start[c];
-    {
-        size_t *fill = malloc(n_chunks * sizeof *fill);
-        if (!fill) {
-            free(start);
-            free(order);
-            free(crec);
-            rc = CLI_EXIT_NOMEM;
-            fprintf(stderr, "sebt %s: error: out of memory for %zu chunks\n", cmd, n_chunks);
-            goto out;
-        }
-        memcpy(fill, start, n_chunks * sizeof *fill);
-        for (size_t k = 0; k < n_rem; k++)
-            order[fill[owner[k]]++] = k;
-        free(fill);
-    }
-
-    cli_progress prog;
-    cli_progress_init(&prog, "sweep");
-    cli_progress_units(&prog, "combos", 1.0);
+    b.cc = p.in_place ? NULL : malloc(p.n_rem * sizeof *b.cc);
+    b.cr = calloc(p.n_rem, sizeof *b.cr);
+    b.crec = malloc(p.n_rem * sizeof *b.crec);
+    if ((!p.in_place && !b.cc) || !b.cr || !b.crec)
+        rc = plan_nomem(cmd, p.n_rem, "combos");
+    cli_progress_init(&b.prog, "sweep");
+    cli_progress_units(&b.prog, "combos", 1.0);
     if (cli_mpi.rank != 0)
-        prog.tty = false;    /* one bar per job: rank 0's */
-    size_t done = r->n_local - n_rem;
+        b.prog.tty = false;    /* one bar per job: rank 0's */
+    b.done = r->n_local - p.n_rem;
     bool kill_me = test_hook("SEBT_TEST_KILL_RANK");
     const char *kill_after = getenv("SEBT_TEST_KILL_AFTER_CHUNKS");
     long kill_chunks = kill_after && *kill_after ? atol(kill_after) : -1;
-    bool want_trades = a->trades && !a->have_top;
-    for (size_t c = 0; c < n_chunks && rc == CLI_EXIT_OK; c++) {
-        size_t m = start[c + 1] - start[c];
-        if (m == 0)
+    for (size_t c = 0; c < p.n_chunks && rc == CLI_EXIT_OK; c++) {
+        if (p.start[c + 1] == p.start[c])
             continue;
-        const sebt_params *src = in_place ? r->combos : cc;
-        for (size_t j = 0; j < m && !in_place; j++)
-            cc[j] = r->combos[gidx[order[start[c] + j]]];
-        if (c > 0)   /* the first has calloc's zeros: clearing 10^6 results (130 MB) again was serial time */
-            memset(cr, 0, m * sizeof *cr);
-        chunk_progress cp = { .bar = &prog, .base = done, .total = r->n_local };
-        sebt_batch_opts opts = { .threads = (int)a->threads, .want_trades = want_trades,
-                                 .progress = chunk_progress_update, .progress_user = &cp };
-        sebt_error_clear(&err);
-        if (sebt_backend_status(r->b, r->b->run_batch(r->b, &r->s, src, m, &opts, cr, &err), &err) != SEBT_OK) {
-            rc = cli_report_error(cmd, &err);
-            sebt_results_free(cr, m);
-            break;
-        }
-        for (size_t j = 0; j < m && rc == CLI_EXIT_OK; j++) {
-            size_t k = rem[order[start[c] + j]];
-            if (sebt_result_check(r->b, &r->s, &src[j], r->local[k], &cr[j], &err) != SEBT_OK) {
-                rc = cli_report_error(cmd, &err);
-                break;
-            }
-            rc = cli_check_result(cmd, r->local[k], &src[j], &cr[j]);
-            if (rc != CLI_EXIT_OK)
-                break;
-            fill_record(&crec[j], r->local[k], &cr[j]);
-            if (want_trades)
-                rc = write_trades(cmd, a->trades, r->local[k], &r->s, &cr[j]);
-        }
-        sebt_results_free(cr, m);
-        if (rc == CLI_EXIT_OK && a->checkpoint)
-            rc = ckpt_write(cmd, &r->ck, crec, m, (unsigned)cli_mpi.rank);
-        if (rc != CLI_EXIT_OK)
-            break;
-        for (size_t j = 0; j < m; j++) {
-            size_t k = rem[order[start[c] + j]];
-            r->rec[k] = crec[j];
-            r->have[k] = true;
-        }
-        done += m;
-        if (kill_me || (kill_chunks >= 0 && (long)c + 1 >= kill_chunks)) {
+        rc = run_chunk(cmd, r, &p, c, &b);
+        if (rc == CLI_EXIT_OK && (kill_me || (kill_chunks >= 0 && (long)c + 1 >= kill_chunks))) {
             fflush(NULL);
             raise(SIGKILL);
         }
     }
-    cli_progress_finish(&prog);
-    free(start);
-    free(order);
-    free(crec);
-out:
-    free(rem);
-    free(gidx);
-    free(owner);
-    free(cc);
-    free(cr);
+    cli_progress_finish(&b.prog);
+    free(b.cc);
+    free(b.cr);
+    free(b.crec);
+    free_plan(&p);
     return rc;
 }
 
@@ -629,6 +703,40 @@ static int write_shard(const char *cmd, const sweep_run *r, const sebt_result *a
     return CLI_EXIT_OK;
 }
 
+static sebt_sweep_record record_of(size_t combo, const sebt_result *r)
+{
+    return (sebt_sweep_record){ .combo = combo, .metrics = r->metrics, .valid_bars = r->valid_bars,
+                                .open_at_end = r->open_at_end.open ? 1 : 0 };
+}
+
+/* The whole-sweep paths (checkpoints, MPI ranks, --format text): the best
+ * combo and a sample of the results held, against the reference, before
+ * the output is written. Rank 0; shards are checked where they merge. */
+static int prove_whole(const char *cmd, sweep_run *r, const sebt_result *all)
+{
+    sweep_args *a = &r->a;
+    size_t n = r->n_combos;
+    if (a->verify == PROOF_OFF || a->shard_n || n == 0)
+        return CLI_EXIT_OK;
+    r->proof = (sweep_proof){ .mode = a->verify, .fixed = a->verify_n, .seed = a->seed };
+    if (!a->have_seed)
+        r->proof.seed = (uint64_t)(cli_now() * 1e9) ^ ((uint64_t)getpid() << 32);
+    int rc = sweep_proof_plan(cmd, &r->proof, n, n);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    size_t best = 0;
+    for (size_t i = 1; i < n; i++)
+        if (sebt_rank_compare(&all[i].metrics, i, &all[best].metrics, best, r->metric) < 0)
+            best = i;
+    for (size_t i = 0; i < r->proof.n_cand; i++)
+        r->proof.mem[i] = record_of(r->proof.cand[i], &all[r->proof.cand[i]]);
+    sebt_sweep_record b = record_of(best, &all[best]);
+    sweep_proof_ctx c = { .b = r->b, .s = &r->s, .combos = r->combos, .n_combos = n, .window = n,
+                          .threads = (int)a->threads, .sweep_seconds = cli_now() - r->t_start, .data = a->data,
+                          .lenient = a->lenient, .fill_gaps = a->fill_gaps };
+    return sweep_proof_check(cmd, &r->proof, &c, &b, 1);
+}
+
 /* Rank 0 (or the only process): trades of the kept combos, then the output. */
 static int write_results(const char *cmd, sweep_run *r, sebt_result *all)
 {
@@ -693,6 +801,7 @@ typedef struct {
     FILE *f;
     cli_json *j;     /* NULL unless JSON */
     bool want_trades;
+    bool proof, rows_in_file, npy_rows;
     int rc;
     int write_errno;   /* of the first short fwrite (stdio keeps none) */
 } stream_sink;
@@ -722,6 +831,8 @@ static int write_window(void *user, const sebt_sweep_window *w)
         if (k->j)
             sweep_json_row(k->j, idx, &w->combos[i], &w->results[i]);
     }
+    if (k->proof)
+        sweep_proof_window(&k->r->proof, w, k->rows_in_file, k->npy_rows);
     return 0;
 }
 
@@ -735,7 +846,8 @@ static int write_top(const char *cmd, sweep_run *r, FILE *f, cli_json *j, const 
 {
     sweep_args *a = &r->a;
     int rc = CLI_EXIT_OK;
-    for (size_t k = 0; k < sr->n_top && rc == CLI_EXIT_OK; k++) {
+    size_t n_top = sr->n_top < (size_t)a->top ? sr->n_top : (size_t)a->top;   /* the proof may keep more */
+    for (size_t k = 0; k < n_top && rc == CLI_EXIT_OK; k++) {
         const sebt_sweep_record *rec = &sr->top[k];
         size_t idx = (size_t)rec->combo;
         sebt_params p;
@@ -769,72 +881,240 @@ static int write_top(const char *cmd, sweep_run *r, FILE *f, cli_json *j, const 
     return rc;
 }
 
-static void write_head(FILE *f, cli_json *j, bool npy, const sweep_output_spec *spec, uint64_t rows)
+/* Room after the npy header's dict for the verification note: a Python
+ * comment, which numpy's reader skips (docs/formats.md). */
+#define NPY_NOTE_ROOM 320
+
+/* The npy header; with room, the note (NULL: spaces to fill later). */
+static size_t npy_header(char *b, uint64_t rows, bool room, const char *note)
 {
+    size_t total = sebt_sweep_npy_header(b, rows);
+    if (!room)
+        return total;
+    size_t dict = total;
+    while (dict > 10 && b[dict - 1] != '}')
+        dict--;
+    size_t len = note ? strlen(note) : 0, noted = (dict + 2 + NPY_NOTE_ROOM + 63) / 64 * 64;
+    memset(b + dict, ' ', noted - dict);
+    if (len && len < NPY_NOTE_ROOM)
+        memcpy(b + dict + 1, note, len);
+    b[noted - 1] = '\n';
+    b[8] = (char)((noted - 10) & 0xff);
+    b[9] = (char)((noted - 10) >> 8);
+    return noted;
+}
+
+/* The header; returns its bytes (JSON: 0). */
+static uint64_t write_head(FILE *f, cli_json *j, bool npy, bool room, const sweep_output_spec *spec, uint64_t rows)
+{
+    char b[SEBT_NPY_HEADER_MAX];
+    size_t len = 0;
     if (j)
         sweep_json_begin(j, f, spec);
     else if (npy)
-        sweep_write_npy_header(f, rows);   /* the shape is the row count, known before the first row */
+        len = npy_header(b, rows, room, NULL);   /* the shape is the row count, known before the first row */
     else
-        sweep_write_csv_header(f);
+        len = sebt_sweep_csv_header(b, sizeof b);
+    fwrite(b, 1, len, f);
+    return len;
+}
+
+/* The verified npy file's header, rewritten in place with its note. */
+static bool note_npy(const char *path, const sweep_proof *p, uint64_t rows)
+{
+    char note[NPY_NOTE_ROOM], b[SEBT_NPY_HEADER_MAX];
+    if (!sweep_proof_note(p, note, sizeof note))
+        return false;
+    size_t len = npy_header(b, rows, true, note);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    bool ok = fd >= 0 && pwrite(fd, b, len, 0) == (ssize_t)len && fsync(fd) == 0;
+    if (fd >= 0)
+        close(fd);
+    return ok;
+}
+
+typedef struct {
+    atomic_file af;
+    cli_json j;
+    bool json, npy, proof, room;
+    uint64_t header, rows;
+} stream_out;
+
+/* A JSON file, complete and synced: its "verification" object appended
+ * (the document's last "\n}\n" becomes ",\n" and the object), as cli_json
+ * writes it. */
+static bool append_json_proof(const char *path, const sweep_proof *p)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m)
+        return false;
+    cli_json j;
+    cli_json_init(&j, m, 2);
+    cli_json_begin_object(&j, NULL);
+    sweep_proof_json(&j, p);
+    cli_json_end_object(&j);
+    cli_json_finish(&j);
+    fclose(m);
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    off_t end = fd >= 0 ? lseek(fd, 0, SEEK_END) : -1;
+    char tail[3];
+    bool ok = text && len > 2 && strncmp(text, "{\n", 2) == 0 && end >= 3 && pread(fd, tail, 3, end - 3) == 3 &&
+              memcmp(tail, "\n}\n", 3) == 0 && pwrite(fd, ",\n", 2, end - 3) == 2 &&
+              pwrite(fd, text + 2, len - 2, end - 1) == (ssize_t)(len - 2) && fsync(fd) == 0;
+    if (fd >= 0)
+        close(fd);
+    free(text);
+    return ok;
+}
+
+/* The proof, once every row is written: a file is synced and read back,
+ * then noted (npy header, JSON object); JSON on stdout gets its object
+ * before the document ends. */
+static int prove(const char *cmd, sweep_run *r, stream_out *o, const sebt_sweep_result *sr)
+{
+    sweep_args *a = &r->a;
+    char why[600];
+    bool file = !o->af.is_stdout && o->af.o.atomic;
+    if (file && !atomic_sync(&o->af, why, sizeof why)) {
+        fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
+        return CLI_EXIT_USAGE;
+    }
+    sweep_proof_ctx c = { .b = r->b, .s = &r->s, .grid = r->grid, .combos = r->combos, .n_combos = r->n_combos,
+                          .window = SEBT_SWEEP_WINDOW, .threads = (int)a->threads,
+                          .file = file ? o->af.o.tmp : NULL, .shown = a->output, .npy = o->npy, .json = o->json,
+                          .header_bytes = o->header, .read_back = file && !a->have_top,
+                          .sweep_seconds = cli_now() - r->t_start, .data = a->data, .lenient = a->lenient,
+                          .fill_gaps = a->fill_gaps };
+    size_t n_best = sr->n_top < SWEEP_PROOF_BEST ? sr->n_top : SWEEP_PROOF_BEST;
+    int rc = sweep_proof_check(cmd, &r->proof, &c, sr->top, n_best);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    bool noted = true;
+    if (o->json && !file)
+        sweep_proof_json(&o->j, &r->proof);
+    else if (o->json)
+        noted = append_json_proof(o->af.o.tmp, &r->proof);
+    else if (o->npy && o->room)
+        noted = note_npy(o->af.o.tmp, &r->proof, o->rows);
+    if (!noted) {
+        fprintf(stderr, "sebt %s: error: writing the verification into %s failed\n", cmd, a->output);
+        return CLI_EXIT_USAGE;
+    }
+    return CLI_EXIT_OK;
+}
+
+static int open_stream(const char *cmd, sweep_run *r, stream_out *o)
+{
+    sweep_args *a = &r->a;
+    char why[600];
+    o->json = a->format && strcmp(a->format, "json") == 0;
+    o->npy = a->format && strcmp(a->format, "npy") == 0;
+    o->proof = a->verify != PROOF_OFF;
+    if (!atomic_open(&o->af, a->output, why, sizeof why)) {
+        fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
+        return strstr(why, "out of memory") ? CLI_EXIT_NOMEM : CLI_EXIT_USAGE;
+    }
+    o->room = o->proof && o->npy && !o->af.is_stdout && o->af.o.atomic;
+    /* More than a window of rows: written past the page cache, whose copy
+     * and writeback would take the backtests' cores (docs/big-sweeps.md,
+     * "Writing past the page cache"). Rows leave in large writes, not line
+     * by line. */
+    r->direct_out = r->n_combos > SEBT_SWEEP_WINDOW && atomic_direct(&o->af);
+    static char obuf[1 << 20];
+    setvbuf(o->af.f, obuf, _IOFBF, sizeof obuf);
+    if (!o->proof)
+        return CLI_EXIT_OK;
+    r->proof = (sweep_proof){ .mode = a->verify, .fixed = a->verify_n, .seed = a->seed };
+    if (!a->have_seed)
+        r->proof.seed = (uint64_t)(cli_now() * 1e9) ^ ((uint64_t)getpid() << 32);
+    int rc = sweep_proof_plan(cmd, &r->proof, r->n_combos, SEBT_SWEEP_WINDOW);
+    if (rc != CLI_EXIT_OK)
+        atomic_discard(&o->af);
+    return rc;
+}
+
+/* After the sweep: --top's rows, the proof, the end of JSON, the commit. */
+static int close_stream(const char *cmd, sweep_run *r, stream_out *o, const sebt_sweep_result *sr, int rc,
+                        int write_errno)
+{
+    sweep_args *a = &r->a;
+    sweep_output_spec spec = { .json = o->json, .npy = o->npy, .have_top = a->have_top, .top = a->top,
+                               .metric = r->metric, .backend = r->b->name, .bars = r->s.n, .n_combos = r->n_combos };
+    cli_json *j = o->json ? &o->j : NULL;
+    atomic_write_failed(&o->af, write_errno);
+    if (rc == CLI_EXIT_OK && a->have_top) {
+        o->rows = sr->n_top < (size_t)a->top ? sr->n_top : (size_t)a->top;
+        o->header = write_head(o->af.f, j, o->npy, o->room, &spec, o->rows);
+        rc = write_top(cmd, r, o->af.f, j, sr);
+    }
+    /* A JSON file is complete before it is synced and read back; on stdout
+     * the verification goes in before the end. */
+    bool json_now = o->json && (!o->proof || (!o->af.is_stdout && o->af.o.atomic));
+    if (rc == CLI_EXIT_OK && o->json)
+        cli_json_end_array(j);
+    if (rc == CLI_EXIT_OK && json_now) {
+        cli_json_end_object(j);
+        cli_json_finish(j);
+    }
+    if (rc == CLI_EXIT_OK && o->proof)
+        rc = prove(cmd, r, o, sr);
+    if (rc == CLI_EXIT_OK && o->json && !json_now) {
+        cli_json_end_object(j);
+        cli_json_finish(j);
+    }
+    char why[600];
+    if (rc != CLI_EXIT_OK) {
+        if (o->af.is_stdout)
+            fflush(stdout);
+        else
+            atomic_discard(&o->af);
+    } else if (!atomic_commit(&o->af, why, sizeof why)) {
+        fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
+        rc = CLI_EXIT_USAGE;
+    } else if (o->proof) {
+        sweep_proof_say(cmd, &r->proof, a->output ? a->output : "stdout");
+    }
+    return rc;
 }
 
 static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
 {
     sweep_args *a = &r->a;
     size_t n = r->n_combos;
-    bool json = a->format && strcmp(a->format, "json") == 0;
-    bool npy = a->format && strcmp(a->format, "npy") == 0;
-    sweep_output_spec spec = { .json = json, .npy = npy, .have_top = a->have_top, .top = a->top,
+    stream_out o;
+    memset(&o, 0, sizeof o);
+    int rc = open_stream(cmd, r, &o);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    sweep_output_spec spec = { .json = o.json, .npy = o.npy, .have_top = a->have_top, .top = a->top,
                                .metric = r->metric, .backend = r->b->name, .bars = r->s.n, .n_combos = n };
-    atomic_file af;
-    char why[600];
-    if (!atomic_open(&af, a->output, why, sizeof why)) {
-        fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
-        return strstr(why, "out of memory") ? CLI_EXIT_NOMEM : CLI_EXIT_USAGE;
+    if (!a->have_top) {
+        o.rows = n;
+        o.header = write_head(o.af.f, o.json ? &o.j : NULL, o.npy, o.room, &spec, n);
     }
-    /* More than a window of rows: written past the page cache, whose copy
-     * and writeback would take the backtests' cores (docs/big-sweeps.md,
-     * "Writing past the page cache"). Rows leave in large writes, not line
-     * by line. */
-    r->direct_out = n > SEBT_SWEEP_WINDOW && atomic_direct(&af);
-    static char obuf[1 << 20];
-    setvbuf(af.f, obuf, _IOFBF, sizeof obuf);
-    cli_json j;
-    if (!a->have_top)
-        write_head(af.f, json ? &j : NULL, npy, &spec, n);
-    stream_sink sink = { .cmd = cmd, .r = r, .f = af.f, .j = json && !a->have_top ? &j : NULL,
-                         .want_trades = a->trades && !a->have_top, .rc = CLI_EXIT_OK };
+    stream_sink sink = { .cmd = cmd, .r = r, .f = o.af.f, .j = o.json && !a->have_top ? &o.j : NULL,
+                         .want_trades = a->trades && !a->have_top, .proof = o.proof,
+                         .rows_in_file = !o.json && !a->have_top, .npy_rows = o.npy, .rc = CLI_EXIT_OK };
+    r->proof.written = o.header;
     cli_progress prog;
     cli_progress_init(&prog, "sweep");
     cli_progress_units(&prog, "combos", 1.0);
-    sebt_sweep_opts o = { .grid = r->grid, .combos = r->grid ? NULL : r->combos, .n_combos = n,
-                          .threads = (int)a->threads, .want_trades = sink.want_trades,
-                          .rows = a->have_top || json ? SEBT_ROWS_NONE : npy ? SEBT_ROWS_NPY : SEBT_ROWS_CSV,
-                          .top = a->have_top ? (size_t)a->top : 0, .metric = r->metric,
-                          .on_window = write_window, .user = &sink, .progress = stream_progress,
-                          .progress_user = &prog };
+    size_t top = a->have_top ? (size_t)a->top : 0;
+    if (o.proof && top < SWEEP_PROOF_BEST)
+        top = SWEEP_PROOF_BEST;   /* the best are re-checked */
+    sebt_sweep_opts so = { .grid = r->grid, .combos = r->grid ? NULL : r->combos, .n_combos = n,
+                           .threads = (int)a->threads, .want_trades = sink.want_trades,
+                           .rows = a->have_top || o.json ? SEBT_ROWS_NONE : o.npy ? SEBT_ROWS_NPY : SEBT_ROWS_CSV,
+                           .top = top, .metric = r->metric, .on_window = write_window, .user = &sink,
+                           .progress = stream_progress, .progress_user = &prog };
     sebt_error err = { 0 };
-    sebt_status st = sebt_sweep_run(r->b, &r->s, &o, sr, &err);
+    sebt_status st = sebt_sweep_run(r->b, &r->s, &so, sr, &err);
     cli_progress_finish(&prog);
-    int rc = st != SEBT_OK ? cli_report_error(cmd, &err) : sink.rc;
+    rc = st != SEBT_OK ? cli_report_error(cmd, &err) : sink.rc;
     r->rows_by = sr->rows_by_backtest_threads ? "the backtests' threads, between windows" : "the writer thread";
-    if (rc == CLI_EXIT_OK && a->have_top) {
-        write_head(af.f, json ? &j : NULL, npy, &spec, sr->n_top);
-        rc = write_top(cmd, r, af.f, json ? &j : NULL, sr);
-    }
-    if (rc == CLI_EXIT_OK && json)
-        sweep_json_end(&j);
-    if (rc != CLI_EXIT_OK) {
-        if (af.is_stdout)
-            fflush(stdout);
-        else
-            atomic_discard(&af);
-    } else if (atomic_write_failed(&af, sink.write_errno), !atomic_commit(&af, why, sizeof why)) {
-        fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
-        rc = CLI_EXIT_USAGE;
-    }
-    return rc;
+    return close_stream(cmd, r, &o, sr, rc, sink.write_errno);
 }
 
 /* SEBT_SWEEP_STATS=1: one line on stderr from rank 0 with each rank's
@@ -878,6 +1158,7 @@ int cli_cmd_sweep(int argc, char **argv)
 {
     sweep_run r;
     memset(&r, 0, sizeof r);
+    r.t_start = cli_now();
     cli_mpi_quiet_begin();
     int rc = setup(argc, argv, &r);
     bool help = rc == -2;
@@ -925,7 +1206,11 @@ int cli_cmd_sweep(int argc, char **argv)
     if (rc == CLI_EXIT_OK && want_stats && strcmp(want_stats, "1") == 0)
         print_stats(&r, t_compute, cpu_compute, t_gather);
     if (rc == CLI_EXIT_OK && cli_mpi.rank == 0)
+        rc = prove_whole(cmd, &r, all);
+    if (rc == CLI_EXIT_OK && cli_mpi.rank == 0)
         rc = write_results(cmd, &r, all);
+    if (rc == CLI_EXIT_OK && cli_mpi.rank == 0 && r.proof.best)
+        sweep_proof_say(cmd, &r.proof, r.a.output ? r.a.output : "stdout");
     free(all);
     if (cli_mpi.active)
         rc = cli_mpi_agree(rc);

@@ -472,6 +472,21 @@ static void stage_own_checks(v_ctx *c)
     announce(c, k);
 }
 
+/* The written sweep: a real streamed sweep through the writer in each
+ * format, read back and verified in full (cli/sweep_proof*.c). */
+static void stage_written_sweep(v_ctx *c)
+{
+    static const char *const formats[] = { "csv", "json", "npy" };
+    for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++) {
+        v_check *k = add_check(c, "written-sweep", "%s, read back", formats[i]);
+        run_check(c, k, do_written_sweep, formats[i]);
+        announce(c, k);
+    }
+    v_check *k = add_check(c, "written-sweep", "series cache against a fresh parse");
+    run_check(c, k, do_series_cache, NULL);
+    announce(c, k);
+}
+
 /* The harness is not vacuous: every mutant is caught, and the backend
  * traded on real data (parity on a backend that never trades proves nothing). */
 static void stage_anti_vacuity(v_ctx *c, uint64_t trades)
@@ -623,6 +638,7 @@ int cli_cmd_validate(int argc, char **argv)
         stage_parity_grid(&c, inputs, n_inputs, &trades);
         stage_fuzz(&c);
         stage_own_checks(&c);
+        stage_written_sweep(&c);
         stage_anti_vacuity(&c, trades);
         stage_speed(&c, inputs, n_inputs);
     }

@@ -88,6 +88,85 @@ void sweep_write_npy_row(FILE *f, size_t idx, const sebt_params *p, const sebt_r
 bool sweep_parse_csv_row(char *line, size_t *idx, sebt_params *p, sebt_result *r, char *why,
                          size_t why_size);
 
+
+/* ---- a sweep's own proof (cli/sweep_proof.c, docs/cli.md "Verification") ---
+ * By default a streamed sweep re-checks its best combos and a seeded random
+ * sample against the reference, sized to about a tenth of its own time,
+ * reading the sampled rows back from the file it wrote (CSV, npy); a
+ * difference fails the sweep (exit 1) and nothing is committed. --verify N
+ * checks N sampled combos whatever the time; --verify full also compares
+ * every written row with the same sweep run another way and the series
+ * cache with a fresh parse. */
+#define SWEEP_PROOF_BEST 1         /* the best combo, always re-checked */
+#define SWEEP_PROOF_MAX 4096        /* most sampled combos */
+#define SWEEP_PROOF_SHARE 0.10      /* of the sweep's own time */
+#define SWEEP_PROOF_VERSION 1
+typedef enum { PROOF_OFF, PROOF_SAMPLE, PROOF_FULL } sweep_proof_mode;
+typedef struct {
+    sweep_proof_mode mode;
+    size_t fixed;                  /* --verify N; 0: sized from the time */
+    uint64_t seed;
+    /* The candidates in draw order (the edges, then the seeded draws), the
+     * same ascending with their place in cand (the callback's cursor), what
+     * the driver handed over for each, and where its CSV row starts. */
+    uint64_t *cand, *asc;
+    size_t *asc_pos;
+    size_t n_cand, n_edges, cursor;
+    sebt_sweep_record *mem;
+    uint64_t *offset;
+    uint64_t written;              /* bytes written to the file so far */
+    /* The outcome. */
+    size_t best, sampled, rows_compared, differ;
+    bool read_back, cache_checked;
+    double seconds, sweep_seconds;
+    char what[700];
+} sweep_proof;
+
+/* What the proof needs of the sweep. */
+typedef struct {
+    const sebt_backend *b;
+    const sebt_series *s;
+    const sebt_grid *grid;         /* the combos: a grid, or */
+    const sebt_params *combos;     /* an array */
+    size_t n_combos, window;
+    int threads;
+    const char *file;              /* the written file, unpublished (NULL: stdout) */
+    const char *shown;             /* its name for people */
+    bool npy, json;                /* else CSV */
+    uint64_t header_bytes;         /* npy: where the rows start */
+    bool read_back;                /* the file holds every row (no --top) */
+    double sweep_seconds;
+    const sebt_where *where;       /* the sweep's condition: only passing rows are written */
+    const char *data;              /* --verify full: the series' file, for the cache check */
+    bool lenient, fill_gaps;
+} sweep_proof_ctx;
+
+/* Draws the candidates for n combos in windows of `window`. Prints and
+ * returns an exit code. */
+int sweep_proof_plan(const char *cmd, sweep_proof *p, size_t n, size_t window);
+/* In the driver's callback, after the window's rows were written (to the
+ * file when rows_in_file: then where each candidate's row starts). */
+void sweep_proof_window(sweep_proof *p, const sebt_sweep_window *w, bool rows_in_file, bool npy);
+void sweep_proof_free(sweep_proof *p);
+/* After the sweep (the file synced, not published): the best combos (the
+ * records the sweep wrote for them) and the sample against the reference,
+ * and with PROOF_FULL sweep_proof_full. Prints a failure and returns 1 on
+ * a difference, else an exit code. */
+int sweep_proof_check(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_sweep_record *best,
+                      size_t n_best);
+int sweep_proof_full(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c);
+/* data loaded through the cache in folder cache (stored, then a hit)
+ * against a fresh parse, every bit: 0 equal, 1 different (what says how),
+ * 2 not checked (no cache, or the file is not kept), -1 an error in err. */
+int sweep_cache_check(const char *data, bool lenient, bool fill_gaps, const char *cache, char *what, size_t size,
+                      sebt_error *err);
+/* The one line on stderr once the output is committed. */
+void sweep_proof_say(const char *cmd, const sweep_proof *p, const char *shown);
+/* The outcome as the JSON document's "verification" object, and as the
+ * comment an npy header carries (its length, 0 when it does not fit). */
+void sweep_proof_json(cli_json *j, const sweep_proof *p);
+size_t sweep_proof_note(const sweep_proof *p, char *b, size_t size);
+
 /* ---- atomic files --------------------------------------------------------------
  * sebt_outfile (a temporary file beside PATH, fsync, rename) plus a sync
  * of the folder: a reader, or a run after a crash, sees the old file or
@@ -109,6 +188,9 @@ bool atomic_commit(atomic_file *a, char *why, size_t why_size);
 /* A write to a->f came back short with errnum (0: none did), so that the
  * commit names the reason (sebt_outfile_write_failed). */
 void atomic_write_failed(atomic_file *a, int errnum);
+/* Writes out and closes the file, which stays unpublished at a->o.tmp for
+ * reading back (sebt_outfile_sync); atomic_commit then publishes it. */
+bool atomic_sync(atomic_file *a, char *why, size_t why_size);
 void atomic_discard(atomic_file *a);
 
 /* ---- checkpoints (cli/checkpoint.c) --------------------------------------

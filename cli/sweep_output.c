@@ -384,7 +384,7 @@ bool atomic_direct(atomic_file *a)
 
 void atomic_discard(atomic_file *a)
 {
-    if (a->is_stdout || !a->f)
+    if (a->is_stdout || (!a->f && !a->o.synced))
         return;
     sebt_outfile_abort(&a->o);
     a->f = NULL;
@@ -396,6 +396,19 @@ void atomic_write_failed(atomic_file *a, int errnum)
         sebt_outfile_write_failed(&a->o, errnum);
     else if (errnum && a->is_stdout && !a->stdout_errno)
         a->stdout_errno = errnum;
+}
+
+bool atomic_sync(atomic_file *a, char *why, size_t why_size)
+{
+    if (a->is_stdout)
+        return true;
+    sebt_error err = { 0 };
+    a->f = NULL;
+    if (sebt_outfile_sync(&a->o, &err) != SEBT_OK) {
+        snprintf(why, why_size, "%s", err.msg);
+        return false;
+    }
+    return true;
 }
 
 bool atomic_commit(atomic_file *a, char *why, size_t why_size)

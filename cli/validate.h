@@ -128,6 +128,11 @@ void do_determinism(v_ctx *c, const void *arg, v_outcome *o);
 void do_bad_input(v_ctx *c, const void *arg, v_outcome *o);
 void do_mutant(v_ctx *c, const void *arg, v_outcome *o);
 void do_speed(v_ctx *c, const void *arg, v_outcome *o);
+/* A streamed sweep written in the format arg names ("csv", "json", "npy")
+ * and verified in full (every row read back, the cache). */
+void do_written_sweep(v_ctx *c, const void *arg, v_outcome *o);
+/* The series cache: a cached load of the bundled minutes against a fresh parse. */
+void do_series_cache(v_ctx *c, const void *arg, v_outcome *o);
 
 /* ---- validate_report.c: the reports ---------------------------------------- */
 

@@ -1,5 +1,6 @@
 /* `sebt validate`: the checks, each a v_fn run by run_isolated. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "select.h"
+#include "sweep.h"
 #include "validate.h"
 
 /* Messages and commands are built in fixed buffers that live in shared
@@ -16,6 +18,7 @@
  * cut, never overflowed, which is what this warning is about. */
 #pragma GCC diagnostic ignored "-Wformat-truncation"
 #include "sebt/grid.h"
+#include "sebt/number.h"
 #include "sebt/outfile.h"
 
 /* A failure to check: an error (exit 2, 3 or 5 by its code), except a
@@ -698,3 +701,172 @@ void do_speed(v_ctx *c, const void *arg, v_outcome *o)
     sebt_series_free(&s);
 }
 
+
+/* ---- the written sweep ------------------------------------------------------ */
+
+/* 80,640 combos of one indicator key: more than a streamed window (65,536),
+ * so the file goes past the page cache and its tail is written at close.
+ * Over the first WRITTEN_BARS bars of the bundled minutes: the writer is
+ * what is checked, and a slow backend must get through it twice. */
+static const char written_grid[] = "ema_slow = 96\nz_window = 48\nvol_z = 1.0:3.5:0.5\ntr_z = 0.6:2.0:0.2\n"
+                                   "cloc_min = 0.3:0.9:0.1\natr_stop_mult = 0.3:1.5:0.3\nreward_r = 1.0:4.0:1.0\n"
+                                   "max_hold = 8:96:8\n";
+#define WRITTEN_COMBOS 80640
+#define WRITTEN_BARS 1500
+
+static bool write_text_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    bool ok = f && fputs(text, f) >= 0;
+    return f && fclose(f) == 0 && ok;
+}
+
+/* The first n bars of the file at from, as a CSV at to (shortest numbers: the same doubles). */
+static bool write_short_series(const char *from, const char *to, size_t n, sebt_error *err)
+{
+    sebt_series s;
+    sebt_load_opts lo = { .fill_gaps = false };
+    if (sebt_load_csv(from, &lo, &s, err) != SEBT_OK)
+        return false;
+    FILE *f = fopen(to, "w");
+    bool ok = f && fputs("open_time,open,high,low,close,volume\n", f) >= 0;
+    for (size_t t = 0; ok && t < n && t < s.n; t++) {
+        const double v[] = { s.open[t], s.high[t], s.low[t], s.close[t], s.volume[t] };
+        fprintf(f, "%lld", (long long)s.ts[t]);
+        for (int i = 0; i < 5; i++) {
+            char b[SEBT_DOUBLE_CHARS + 1];
+            b[sebt_format_double(v[i], b)] = '\0';
+            fprintf(f, ",%s", b);
+        }
+        ok = fputc('\n', f) != EOF;
+    }
+    ok = f && fclose(f) == 0 && ok;
+    sebt_series_free(&s);
+    if (!ok)
+        snprintf(err->msg, sizeof err->msg, "cannot write %s", to);
+    return ok;
+}
+/* The last line of a file (the sweep's verdict), into line. */
+static void last_line(const char *path, char *line, size_t size)
+{
+    FILE *f = fopen(path, "r");
+    char buf[1024];
+    line[0] = '\0';
+    while (f && fgets(buf, sizeof buf, f))
+        if (buf[0] != '\n')
+            snprintf(line, size, "%.*s", (int)strcspn(buf, "\n"), buf);
+    if (f)
+        fclose(f);
+}
+
+/* Runs `sebt sweep --verify full` in this process, its stderr into err_path. */
+static int run_written_sweep(char **argv, int argc, const char *err_path)
+{
+    fflush(stderr);
+    int saved = dup(STDERR_FILENO), fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (saved < 0 || fd < 0 || dup2(fd, STDERR_FILENO) < 0) {
+        if (fd >= 0)
+            close(fd);
+        if (saved >= 0)
+            close(saved);
+        return -1;
+    }
+    close(fd);
+    int rc = cli_cmd_sweep(argc, argv);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    return rc;
+}
+
+/* A real streamed sweep through the writer, in the format arg names, on at
+ * least two threads formatting: `sebt sweep --verify full` reads every row
+ * back against the sweep run another way, the best combo and a sample
+ * against the reference, and the series cache (a fresh one, stored then
+ * hit) against a fresh parse. */
+void do_written_sweep(v_ctx *c, const void *arg, v_outcome *o)
+{
+    const char *format = arg;
+    char dir[] = "/tmp/sebt_written_XXXXXX", grid[PATH_MAX], out[PATH_MAX], err[PATH_MAX], cache[PATH_MAX];
+    char data[PATH_MAX], threads[16], seed[32];
+    if (!mkdtemp(dir)) {
+        o->status = V_ERROR;
+        snprintf(o->message, sizeof o->message, "cannot make a temporary folder: %s", strerror(errno));
+        return;
+    }
+    snprintf(grid, sizeof grid, "%s/written.grid", dir);
+    snprintf(out, sizeof out, "%s/out.%s", dir, format);
+    snprintf(err, sizeof err, "%s/stderr.txt", dir);
+    snprintf(cache, sizeof cache, "%s/cache", dir);
+    char bundled[PATH_MAX];
+    snprintf(bundled, sizeof bundled, "%s/data/BTCUSDT-1m-2019-01.csv.gz", c->fixtures);
+    snprintf(data, sizeof data, "%s/short.csv", dir);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int t = c->a->threads > 2 ? c->a->threads : 2;
+    snprintf(threads, sizeof threads, "%ld", cores > t ? cores : (long)t);   /* every core: the threads format */
+    snprintf(seed, sizeof seed, "%" PRIu64, c->a->seed);
+    const char *had = getenv("SEBT_CACHE_DIR");
+    char *old_cache = had ? strdup(had) : NULL;
+    setenv("SEBT_CACHE_DIR", cache, 1);   /* never the user's cache */
+    char *argv[] = { "sweep", "--backend", (char *)c->sel, "--data", data, "--grid", grid, "--format", (char *)format,
+                     "--output", out, "--threads", threads, "--verify", "full", "--seed", seed, NULL };
+    sebt_error e = { 0 };
+    int rc = write_text_file(grid, written_grid) && write_short_series(bundled, data, WRITTEN_BARS, &e)
+                 ? run_written_sweep(argv, 17, err) : -1;
+    if (old_cache)
+        setenv("SEBT_CACHE_DIR", old_cache, 1);
+    else
+        unsetenv("SEBT_CACHE_DIR");
+    free(old_cache);
+    char line[600];
+    last_line(err, line, sizeof line);
+    o->combos = WRITTEN_COMBOS;
+    o->status = rc == CLI_EXIT_OK ? V_PASS : rc == CLI_EXIT_CHECK_FAILED ? V_FAIL : V_ERROR;
+    if (rc == CLI_EXIT_OK)
+        snprintf(o->message, sizeof o->message, "%d combos written as %s on %s threads and read back: %s",
+                 WRITTEN_COMBOS, format, threads, strstr(line, "verified: ") ? strstr(line, "verified: ") + 10 : line);
+    else
+        snprintf(o->message, sizeof o->message, "%s", rc >= 0 ? line : e.msg[0] ? e.msg : "the sweep could not be set up");
+    if (rc != CLI_EXIT_OK) {
+        char saved[PATH_MAX];
+        snprintf(saved, sizeof saved, "%s/written.grid", c->a->save_dir);
+        bool kept = mkdir(c->a->save_dir, 0777) == 0 || errno == EEXIST;
+        kept = kept && write_text_file(saved, written_grid);
+        char short_saved[PATH_MAX];
+        snprintf(short_saved, sizeof short_saved, "%s/written-bars.csv", c->a->save_dir);
+        kept = kept && write_short_series(bundled, short_saved, WRITTEN_BARS, &e);
+        snprintf(o->replay, sizeof o->replay, "sebt sweep --backend %s --data %s --grid %s --format %s --output "
+                 "written.%s --threads %s --verify full --seed %s", c->sel, kept ? short_saved : "DATA",
+                 kept ? saved : "GRID", format, format, threads, seed);
+    }
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        unlink(out);
+}
+
+/* The series cache: the bundled minutes loaded through a fresh cache
+ * (stored, then a hit) against a fresh parse, every bit. */
+void do_series_cache(v_ctx *c, const void *arg, v_outcome *o)
+{
+    (void)arg;
+    char dir[] = "/tmp/sebt_cache_check_XXXXXX", data[PATH_MAX], what[700];
+    snprintf(data, sizeof data, "%s/data/BTCUSDT-1m-2019-01.csv.gz", c->fixtures);
+    if (!mkdtemp(dir)) {
+        o->status = V_ERROR;
+        snprintf(o->message, sizeof o->message, "cannot make a temporary folder: %s", strerror(errno));
+        return;
+    }
+    sebt_error err = { 0 };
+    int rc = sweep_cache_check(data, false, false, dir, what, sizeof what, &err);
+    o->status = rc == 0 ? V_PASS : rc == 1 ? V_FAIL : rc == 2 ? V_SKIP : V_ERROR;
+    snprintf(o->message, sizeof o->message, "%s", rc == 0 ? "a cached load equals a fresh parse, every bit"
+                                                  : rc == 1 ? what : rc == 2 ? "this build has no series cache" : err.msg);
+    if (rc == 1)
+        snprintf(o->replay, sizeof o->replay, "SEBT_CACHE_DIR=%s.replay sebt sweep --data %s --grid GRID --verify full",
+                 dir, data);
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        o->warning[0] = '\0';
+}

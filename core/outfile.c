@@ -14,6 +14,7 @@
 
 #include "sebt/outfile.h"
 #include "sebt/sebt.h"
+#include "test_faults.h"
 
 #ifndef PATH_MAX
 #define PATH_MAX 4096
@@ -115,6 +116,7 @@ static void release(sebt_outfile *o)
     o->f = NULL;
     o->path = o->tmp = NULL;
     o->slot = -1;
+    o->synced = false;
 }
 
 /* Writes in place: for targets that are not regular files, which rename()
@@ -286,7 +288,7 @@ static int sink_close(void *c)
         ok = sink_put(s, s->buf, whole);
         if (ok && whole < s->len) {
             direct_off(s);
-            ok = sink_put(s, s->buf + whole, s->len - whole);
+            ok = sink_put(s, SEBT_FAULT("direct_tail_from_buffer_start") ? s->buf : s->buf + whole, s->len - whole);
         }
     }
     int e = errno;
@@ -380,12 +382,10 @@ void sebt_outfile_write_failed(sebt_outfile *o, int errnum)
         o->write_errno = errnum;
 }
 
-sebt_status sebt_outfile_commit(sebt_outfile *o, sebt_error *err)
+/* Writes out, fsyncs (atomic files) and closes o->f; on failure removes
+ * the temporary file and releases o. */
+static sebt_status finish_file(sebt_outfile *o, sebt_error *err)
 {
-    if (!o->f) {
-        release(o);
-        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_outfile_commit: no open file");
-    }
     errno = 0;
     int bad = fflush(o->f) != 0 || ferror(o->f);
     int e = errno;
@@ -401,15 +401,39 @@ sebt_status sebt_outfile_commit(sebt_outfile *o, sebt_error *err)
         bad = 1;
         e = errno;
     }
-    if (bad) {
-        sebt_status s = sebt_fail(err, SEBT_ERR_IO, "writing %s failed: %s%s", o->path,
-                                  e ? strerror(e) : "write error",
-                                  o->atomic ? "; the previous file is unchanged" : "");
-        sebt_outfile_abort(o);
-        return s;
+    if (!bad)
+        return SEBT_OK;
+    sebt_status s = sebt_fail(err, SEBT_ERR_IO, "writing %s failed: %s%s", o->path, e ? strerror(e) : "write error",
+                              o->atomic ? "; the previous file is unchanged" : "");
+    sebt_outfile_abort(o);
+    return s;
+}
+
+sebt_status sebt_outfile_sync(sebt_outfile *o, sebt_error *err)
+{
+    if (!o->f) {
+        release(o);
+        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_outfile_sync: no open file");
+    }
+    sebt_status st = finish_file(o, err);
+    if (st == SEBT_OK)
+        o->synced = true;
+    return st;
+}
+
+sebt_status sebt_outfile_commit(sebt_outfile *o, sebt_error *err)
+{
+    if (!o->f && !o->synced) {
+        release(o);
+        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_outfile_commit: no open file");
+    }
+    if (!o->synced) {
+        sebt_status st = finish_file(o, err);
+        if (st != SEBT_OK)
+            return st;
     }
     if (o->atomic && rename(o->tmp, o->path) != 0) {
-        e = errno;
+        int e = errno;
         sebt_status s = sebt_fail(err, SEBT_ERR_IO, "cannot replace %s: %s; the previous file is unchanged",
                                   o->path, strerror(e));
         sebt_outfile_abort(o);

@@ -14,6 +14,7 @@
 
 #include "sebt/sebt.h"
 #include "sebt/sweep.h"
+#include "test_faults.h"
 
 /* A window's rows: one piece per formatting thread, kept from window to
  * window and grown as needed. */
@@ -164,6 +165,7 @@ static bool format_part(driver *d, int slot, int part, uint64_t first, size_t lo
     bool npy = d->o->rows == SEBT_ROWS_NPY;
     size_t row_max = npy ? SEBT_NPY_ROW_MAX : SEBT_CSV_ROW_MAX, len = 0;
     const bool *passes = d->passes[slot];
+    uint64_t base = SEBT_FAULT("slice_numbered_from_window_start") ? first - lo : first;
     for (size_t k = lo; k < hi; k++) {
         if (passes && !passes[k])
             continue;
@@ -176,8 +178,8 @@ static bool format_part(driver *d, int slot, int part, uint64_t first, size_t lo
             w->cap[part] = cap;
         }
         char *at = w->buf[part] + len;
-        len += npy ? sebt_sweep_npy_row((unsigned char *)at, first + k, &d->cc[slot][k], &d->cr[slot][k])
-                   : sebt_sweep_csv_row(at, first + k, &d->cc[slot][k], &d->cr[slot][k]);
+        len += npy ? sebt_sweep_npy_row((unsigned char *)at, base + k, &d->cc[slot][k], &d->cr[slot][k])
+                   : sebt_sweep_csv_row(at, base + k, &d->cc[slot][k], &d->cr[slot][k]);
     }
     w->ptr[part] = w->buf[part];
     w->bytes[part] = len;

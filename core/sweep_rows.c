@@ -346,3 +346,60 @@ bool sebt_sweep_row_passes(const sebt_where *w, uint64_t combo, const sebt_param
     v[k++] = (double)r->valid_bars;
     return sebt_where_eval(w, v);
 }
+
+/* ---- reading an npy row back ---------------------------------------------- */
+
+static uint64_t get_le(const unsigned char *b, size_t bytes)
+{
+    uint64_t v = 0;
+    for (size_t i = 0; i < bytes; i++)
+        v |= (uint64_t)b[i] << (8 * i);
+    return v;
+}
+
+static double get_f8(const unsigned char *b)
+{
+    uint64_t u = get_le(b, 8);
+    double v;
+    memcpy(&v, &u, sizeof v);
+    return v;
+}
+
+void sebt_sweep_npy_row_read(const unsigned char *b, uint64_t *combo, sebt_params *p, sebt_sweep_record *r)
+{
+    size_t k = 8;
+    *combo = get_le(b, 8);
+    *p = sebt_params_default();
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        unsigned char *field = (unsigned char *)p + sebt_param_table[i].offset;
+        switch (sebt_param_table[i].type) {
+        case SEBT_PARAM_INT: {
+            int32_t v = (int32_t)(uint32_t)get_le(b + k, 4);
+            memcpy(field, &v, sizeof v);
+            k += 4;
+            break;
+        }
+        case SEBT_PARAM_DOUBLE: {
+            double v = get_f8(b + k);
+            memcpy(field, &v, sizeof v);
+            k += 8;
+            break;
+        }
+        default: {
+            bool v = b[k++] != 0;
+            memcpy(field, &v, sizeof v);
+            break;
+        }
+        }
+    }
+    memset(r, 0, sizeof *r);
+    r->combo = *combo;
+    r->metrics.n = (int64_t)get_le(b + k, 8);
+    k += 8;
+    double *dst[] = { &r->metrics.win_rate, &r->metrics.avg_r, &r->metrics.total_pnl, &r->metrics.max_dd,
+                      &r->metrics.sharpe };
+    for (size_t i = 0; i < 5; i++, k += 8)
+        *dst[i] = get_f8(b + k);
+    r->open_at_end = b[k++];
+    r->valid_bars = get_le(b + k, 8);
+}

@@ -22,7 +22,10 @@ failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 pass() { echo "ok: $*"; }
 same() { if cmp -s "$1" "$2"; then pass "$3"; else fail "$3 ($1 differs from $2)"; fi; }
-sweep() { "$sebt" sweep --data "$data" "$@" 2>>err.txt; }
+# Without verification: the whole-sweep writer (merge, checkpoints) and
+# stdout carry no verification note, and the bytes are compared with them.
+# The verified file's values are checked below.
+sweep() { "$sebt" sweep --data "$data" --no-verify "$@" 2>>err.txt; }
 same_values() {  # a b label
   local x y
   x=$("$digest" "$1") || { fail "$3: $1 does not read back"; return; }
@@ -50,6 +53,16 @@ files)
     pass "magic and version 1.0" || fail "magic/version: $(head -c 10 all.npy | od -An -c)"
   sweep --grid "$g" --format npy > stdout.npy || fail "npy to stdout"
   same stdout.npy all.npy "npy on stdout: the bytes of --output"
+  # Verified (the default): the header carries the verification as a
+  # comment after its dict, the rows are the same bytes.
+  "$sebt" sweep --data "$data" --grid "$g" --format npy --verify 3 --seed 9 --output verified.npy 2>>err.txt ||
+    fail "verified npy sweep"
+  same_values verified.npy all.csv "verified npy: the values of the CSV"
+  hv=$(( $(stat -c %s verified.npy) - 144000 )) ha=$(( $(stat -c %s all.npy) - 144000 ))
+  if [ $((hv % 64)) -eq 0 ] && cmp -s <(tail -c 144000 verified.npy) <(tail -c 144000 all.npy) &&
+     head -c "$hv" verified.npy | grep -aq "}  *# sebt-verification {\"version\": 1, .*\"seed\": \"0x9\""; then
+    pass "verified npy: header of $hv bytes (unverified $ha) with its note, the same rows"
+  else fail "verified npy: header or rows differ: $(head -c "$hv" verified.npy | tr -c '[:print:]' '.')"; fi
   if command -v script >/dev/null; then   # util-linux: stdout a terminal
     script -qec "'$sebt' sweep --data '$data' --grid '$g' --format npy" /dev/null > tty.txt 2>&1
     rc=$?
@@ -115,6 +128,12 @@ numpy)
     if "$py" "$root/cli/tests/npy_check.py" "$g.npy" "$g.csv"; then pass "$g: numpy reads the CSV's values bit for bit"
     else fail "$g: numpy check"; fi
   done
+  # numpy reads a verified file, whose header carries the verification note.
+  g=stream-1000
+  "$sebt" sweep --data "$data" --grid "$grids/$g.grid" --format npy --verify 2 --output verified.npy 2>/dev/null ||
+    fail "verified npy sweep"
+  if "$py" "$root/cli/tests/npy_check.py" verified.npy "$g.csv"; then pass "verified npy: numpy reads it bit for bit"
+  else fail "verified npy: numpy check"; fi
   ;;
 *) echo "usage: $0 files|numpy ..."; exit 2 ;;
 esac

@@ -289,9 +289,13 @@ int main(int argc, char **argv)
         p++;
     if (*p == '{') {
         /* JSON: the results array's objects, keys in any order. */
-        const char *r = strstr(p, "\"results\"");
+        char *r = strstr(text, "\"results\"");
         if (!r)
             die("no results array", p);
+        /* What follows the array (the sweep's "verification") is no result. */
+        char *end = strstr(r, "\n  ]");
+        if (end)
+            *end = '\0';
         p = r + 9;
         uint64_t row[N_COLS];
         int have = 0;

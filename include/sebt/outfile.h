@@ -43,6 +43,7 @@ typedef struct {
     int slot;       /* internal: the entry sebt_outfile_remove_temps sees, or -1 */
     void *direct;   /* internal: the writer behind f after sebt_outfile_direct, or NULL */
     int write_errno; /* internal: set by sebt_outfile_write_failed */
+    bool synced;    /* sebt_outfile_sync ran: f is closed, the temporary file whole */
 } sebt_outfile;
 
 /* At most this many atomic files open at once in a process. */
@@ -59,6 +60,12 @@ sebt_status sebt_outfile_commit(sebt_outfile *o, sebt_error *err);
  * could say only "write error". The first call counts; the commit names
  * it where its own flush gives no reason. */
 void sebt_outfile_write_failed(sebt_outfile *o, int errnum);
+/* Writes out, fsyncs and closes o->f, leaving the temporary file whole and
+ * unpublished at o->tmp (the target itself where o->atomic is false), so
+ * the caller can read back what reached the disk before it decides:
+ * sebt_outfile_commit then only renames; sebt_outfile_abort removes it. On
+ * failure it is removed and o released, as by a failed commit. */
+sebt_status sebt_outfile_sync(sebt_outfile *o, sebt_error *err);
 /* Discards what was written; the target is left as it was. */
 void sebt_outfile_abort(sebt_outfile *o);
 /* For a big file, before anything is written to it: o->f becomes a stream

@@ -167,6 +167,36 @@ sebt_status sebt_sweep_run(const sebt_backend *b, const sebt_series *s, const se
                            sebt_sweep_result *out, sebt_error *err);
 void sebt_sweep_result_free(sebt_sweep_result *r);
 
+/* ---- a sweep's own proof (core/sweep_verify.c) ------------------------------ */
+
+/* Decodes one npy row (sebt_sweep_npy_row's bytes) into its combo index,
+ * parameters and record (record->combo = the index). */
+void sebt_sweep_npy_row_read(const unsigned char *b, uint64_t *combo, sebt_params *p, sebt_sweep_record *r);
+
+/* k distinct indices of [0, n), in the order drawn from seed (splitmix64):
+ * the same (seed, n, k) gives the same indices on every machine, and the
+ * first j of k draws are the j draws of the same seed. k <= n. */
+sebt_status sebt_sweep_sample(uint64_t seed, uint64_t n, size_t k, uint64_t *out, sebt_error *err);
+
+typedef struct {
+    size_t checked;            /* combos the reference ran */
+    size_t differ;             /* of them, how many differ */
+    uint64_t first_differ;     /* input index of the first that differs */
+    char what[480];            /* how it differs: the field, the value written, the reference's */
+    double seconds;            /* the reference's wall time */
+} sebt_verify_report;
+
+/* Runs the reference on combos[0..n) (threads: 0 every core; the
+ * reference itself is serial, the combos are shared out) and compares each
+ * result with got[i], what the sweep wrote for combo got[i].combo, under
+ * cand's contract: exact: n, valid_bars, open_at_end and every metric bit
+ * for bit (a NaN equals a NaN); tolerant: the doubles within cand's tol,
+ * relative to the larger magnitude (at least 1). Returns SEBT_OK when the
+ * comparison ran; rep says what it found. */
+sebt_status sebt_sweep_verify(const sebt_backend *cand, const sebt_series *s, const sebt_params *combos,
+                              const sebt_sweep_record *got, size_t n, int threads, sebt_verify_report *rep,
+                              sebt_error *err);
+
 #ifdef __cplusplus
 }
 #endif

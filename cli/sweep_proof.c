@@ -1,0 +1,376 @@
+/* A sweep's own proof (sweep.h, docs/cli.md "Verification"): the best
+ * combos and a seeded sample re-run on the reference and compared with
+ * what the sweep wrote, read back from its file; with --verify full, every
+ * written row against the same sweep run another way, and the series
+ * cache against a fresh parse. */
+#include <fcntl.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sweep.h"
+
+void sweep_proof_free(sweep_proof *p)
+{
+    free(p->cand);
+    free(p->asc);
+    free(p->asc_pos);
+    free(p->mem);
+    free(p->offset);
+    p->cand = p->asc = p->offset = NULL;
+    p->asc_pos = NULL;
+    p->mem = NULL;
+}
+
+typedef struct {
+    uint64_t combo;
+    size_t pos;
+} placed;
+
+static int cmp_placed(const void *a, const void *b)
+{
+    uint64_t x = ((const placed *)a)->combo, y = ((const placed *)b)->combo;
+    return x < y ? -1 : x > y;
+}
+
+/* asc and asc_pos: the candidates ascending, each with its place in cand. */
+static bool order_candidates(sweep_proof *p)
+{
+    placed *t = malloc((p->n_cand ? p->n_cand : 1) * sizeof *t);
+    if (!t)
+        return false;
+    for (size_t i = 0; i < p->n_cand; i++)
+        t[i] = (placed){ p->cand[i], i };
+    qsort(t, p->n_cand, sizeof *t, cmp_placed);
+    for (size_t i = 0; i < p->n_cand; i++) {
+        p->asc[i] = t[i].combo;
+        p->asc_pos[i] = t[i].pos;
+    }
+    free(t);
+    return true;
+}
+
+/* The rows a writer is likeliest to get wrong are always among the
+ * candidates: the last (the tail of the file) and the last of the first
+ * window (the last formatting thread's slice). */
+static size_t edges(size_t n, size_t window, uint64_t *out)
+{
+    size_t k = 0;
+    if (n)
+        out[k++] = n - 1;
+    if (n && window && window < n)
+        out[k++] = window - 1;
+    return k;
+}
+
+int sweep_proof_plan(const char *cmd, sweep_proof *p, size_t n, size_t window)
+{
+    uint64_t e[2];
+    size_t ne = edges(n, window, e);
+    if (p->fixed && p->fixed < ne)
+        ne = p->fixed;
+    size_t want = p->fixed ? p->fixed - ne : SWEEP_PROOF_MAX;
+    size_t draws = want + ne < n ? want + ne : n;
+    p->cand = malloc((draws + ne + 1) * sizeof *p->cand);
+    uint64_t *drawn = malloc((draws + 1) * sizeof *drawn);
+    sebt_error err = { 0 };
+    if (!p->cand || !drawn || sebt_sweep_sample(p->seed, n, draws, drawn, &err) != SEBT_OK) {
+        free(drawn);
+        fprintf(stderr, "sebt %s: error: out of memory for a verification sample of %zu combos\n", cmd, draws);
+        return CLI_EXIT_NOMEM;
+    }
+    memcpy(p->cand, e, ne * sizeof *e);
+    p->n_cand = p->n_edges = ne;
+    for (size_t i = 0; i < draws && p->n_cand - ne < want; i++)
+        if (!(ne > 0 && drawn[i] == e[0]) && !(ne > 1 && drawn[i] == e[1]))
+            p->cand[p->n_cand++] = drawn[i];
+    free(drawn);
+    size_t m = p->n_cand ? p->n_cand : 1;
+    p->asc = malloc(m * sizeof *p->asc);
+    p->asc_pos = malloc(m * sizeof *p->asc_pos);
+    p->mem = calloc(m, sizeof *p->mem);
+    p->offset = malloc(m * sizeof *p->offset);
+    if (!p->asc || !p->asc_pos || !p->mem || !p->offset) {
+        fprintf(stderr, "sebt %s: error: out of memory for a verification sample of %zu combos\n", cmd, m);
+        return CLI_EXIT_NOMEM;
+    }
+    memset(p->offset, 0xff, m * sizeof *p->offset);
+    if (!order_candidates(p)) {
+        fprintf(stderr, "sebt %s: error: out of memory for a verification sample of %zu combos\n", cmd, m);
+        return CLI_EXIT_NOMEM;
+    }
+    return CLI_EXIT_OK;
+}
+
+/* ---- during the sweep: what was handed over for each candidate ------------- */
+
+/* A cursor over a window's CSV pieces: piece `part`, byte `off`, and the
+ * bytes of the pieces before it. */
+typedef struct {
+    const sebt_sweep_window *w;
+    int part;
+    size_t off;
+    uint64_t before;
+} rows_cursor;
+
+static void skip_empty(rows_cursor *c)
+{
+    while (c->part < c->w->n_parts && c->off >= c->w->part_bytes[c->part]) {
+        c->before += c->w->part_bytes[c->part];
+        c->part++;
+        c->off = 0;
+    }
+}
+
+/* Moves past one row (npy: `fixed` bytes; CSV: to the next line); false
+ * when the pieces end first. */
+static bool next_row(rows_cursor *c, size_t fixed)
+{
+    for (skip_empty(c); c->part < c->w->n_parts; skip_empty(c)) {
+        size_t left = c->w->part_bytes[c->part] - c->off;
+        const char *b = c->w->part[c->part] + c->off;
+        const char *nl = fixed ? NULL : memchr(b, '\n', left);
+        if (fixed && left >= fixed) {
+            c->off += fixed;
+            return true;
+        }
+        if (nl) {
+            c->off += (size_t)(nl - b) + 1;
+            return true;
+        }
+        c->off = c->w->part_bytes[c->part];
+    }
+    return false;
+}
+
+void sweep_proof_window(sweep_proof *p, const sebt_sweep_window *w, bool rows_in_file, bool npy)
+{
+    uint64_t base = p->written;
+    for (int i = 0; i < w->n_parts; i++)
+        p->written += w->part_bytes[i];
+    rows_cursor c = { .w = w };
+    size_t fixed = npy ? sebt_sweep_npy_row_bytes() : 0;
+    uint64_t row = w->first;   /* the row at the cursor, or the next that passes */
+    for (; p->cursor < p->n_cand && p->asc[p->cursor] < w->first + w->count; p->cursor++) {
+        uint64_t target = p->asc[p->cursor];
+        size_t pos = p->asc_pos[p->cursor];
+        const sebt_result *r = &w->results[target - w->first];
+        p->mem[pos] = (sebt_sweep_record){ .combo = target, .metrics = r->metrics, .valid_bars = r->valid_bars,
+                                           .open_at_end = r->open_at_end.open ? 1 : 0 };
+        if (!rows_in_file || !w->n_parts || (w->passes && !w->passes[target - w->first]))
+            continue;   /* no row of it in the file */
+        for (; row < target; row++)
+            if ((!w->passes || w->passes[row - w->first]) && !next_row(&c, fixed))
+                break;
+        skip_empty(&c);
+        if (row == target && c.part < w->n_parts)
+            p->offset[pos] = base + c.before + c.off;
+    }
+}
+
+/* ---- after the sweep --------------------------------------------------------- */
+
+static void combo_params(const sweep_proof_ctx *c, uint64_t idx, sebt_params *p)
+{
+    if (c->grid)
+        sebt_grid_combos(c->grid, (size_t)idx, 1, p);
+    else
+        *p = c->combos[idx];
+}
+
+static bool same_params(const sebt_params *a, const sebt_params *b)
+{
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        double x = sebt_params_get_double(a, i), y = sebt_params_get_double(b, i);
+        if (memcmp(&x, &y, sizeof x) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* Reads combo idx's row back from the file at fd; false with why set when
+ * it is not there, does not parse, or is another combo's row. */
+static bool read_row(const sweep_proof_ctx *c, int fd, uint64_t idx, uint64_t offset, sebt_sweep_record *rec,
+                     char *why, size_t why_size)
+{
+    unsigned char buf[SEBT_CSV_ROW_MAX + 1];
+    size_t want = c->npy ? sebt_sweep_npy_row_bytes() : SEBT_CSV_ROW_MAX;
+    ssize_t got = pread(fd, buf, want, (off_t)offset);
+    uint64_t row_idx = 0;
+    sebt_params p, mine;
+    if (got <= 0 || (c->npy && (size_t)got != want)) {
+        snprintf(why, why_size, "the row of combo %" PRIu64 " is not in the file%s", idx, got < 0 ? "" : " (cut short)");
+        return false;
+    }
+    if (c->npy) {
+        sebt_sweep_npy_row_read(buf, &row_idx, &p, rec);
+    } else {
+        buf[got] = '\0';
+        char *nl = strchr((char *)buf, '\n');
+        sebt_result r;
+        size_t i = 0;
+        if (nl)
+            *nl = '\0';
+        char perr[200];
+        if (!nl || !sweep_parse_csv_row((char *)buf, &i, &p, &r, perr, sizeof perr)) {
+            snprintf(why, why_size, "the row of combo %" PRIu64 " does not read back: %s", idx, nl ? perr : "no end of line");
+            return false;
+        }
+        row_idx = i;
+        *rec = (sebt_sweep_record){ .combo = i, .metrics = r.metrics, .valid_bars = r.valid_bars,
+                                    .open_at_end = r.open_at_end.open ? 1 : 0 };
+    }
+    combo_params(c, idx, &mine);
+    if (row_idx != idx || !same_params(&p, &mine)) {
+        snprintf(why, why_size, "the row written for combo %" PRIu64 " reads back as combo %" PRIu64 "%s", idx, row_idx,
+                 row_idx == idx ? " with other parameters" : "");
+        return false;
+    }
+    rec->combo = idx;
+    return true;
+}
+
+static int threads_of(int threads)
+{
+#ifdef _OPENMP
+    if (threads < 1)
+        threads = omp_get_max_threads();
+#endif
+    return threads < 1 ? 1 : threads;
+}
+
+/* How many candidates fit the budget: a tenth of the sweep's time, less the
+ * best combos' check, at the reference's cost per combo measured there. */
+static size_t sample_size(const sweep_proof *p, const sweep_proof_ctx *c, double best_s, size_t n_best)
+{
+    if (p->fixed)
+        return p->n_cand;
+    double t = threads_of(c->threads), used = n_best < t ? (double)n_best : t;
+    double per_combo = n_best ? best_s * used / (double)n_best : 0;   /* CPU-seconds */
+    double budget = SWEEP_PROOF_SHARE * c->sweep_seconds - best_s;
+    double k = per_combo > 0 ? budget * t / per_combo : (double)p->n_edges;
+    return k <= 0 ? 0 : k >= (double)p->n_cand ? p->n_cand : (size_t)k;
+}
+
+/* Runs the reference on n combos and compares; fills p's outcome. Returns
+ * an exit code, 1 (printed) on a difference. */
+static int check_records(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_params *pp,
+                         const sebt_sweep_record *rr, size_t n, const char *which)
+{
+    sebt_verify_report rep;
+    sebt_error err = { 0 };
+    if (sebt_sweep_verify(c->b, c->s, pp, rr, n, c->threads, &rep, &err) != SEBT_OK)
+        return cli_report_error(cmd, &err);
+    p->seconds += rep.seconds;
+    if (!rep.differ)
+        return CLI_EXIT_OK;
+    p->differ += rep.differ;
+    snprintf(p->what, sizeof p->what, "combo %" PRIu64 ": %s (%s: %zu of %zu differ)", rep.first_differ, rep.what,
+             which, rep.differ, n);
+    return CLI_EXIT_CHECK_FAILED;
+}
+
+/* The sampled candidates' records: read back from the file, or as handed over. */
+static int gather_sample(sweep_proof *p, const sweep_proof_ctx *c, size_t k, sebt_params *pp,
+                         sebt_sweep_record *rr)
+{
+    int fd = c->read_back && c->file && !c->json ? open(c->file, O_RDONLY | O_CLOEXEC) : -1;
+    p->read_back = fd >= 0;
+    for (size_t i = 0; i < k; i++) {
+        combo_params(c, p->cand[i], &pp[i]);
+        rr[i] = p->mem[i];
+        if (fd >= 0 && p->offset[i] == UINT64_MAX && !c->where) {   /* every row is in the file */
+            snprintf(p->what, sizeof p->what, "the row of combo %" PRIu64 " was not found in the rows written", p->cand[i]);
+            close(fd);
+            p->differ++;
+            return CLI_EXIT_CHECK_FAILED;
+        }
+        if (fd >= 0 && p->offset[i] != UINT64_MAX &&
+            !read_row(c, fd, p->cand[i], p->offset[i], &rr[i], p->what, sizeof p->what)) {
+            close(fd);
+            p->differ++;
+            return CLI_EXIT_CHECK_FAILED;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    return CLI_EXIT_OK;
+}
+
+int sweep_proof_check(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_sweep_record *best,
+                      size_t n_best)
+{
+    size_t cap = n_best + p->n_cand + 1;
+    sebt_params *pp = malloc(cap * sizeof *pp);
+    sebt_sweep_record *rr = malloc(cap * sizeof *rr);
+    int rc = CLI_EXIT_OK;
+    if (!pp || !rr) {
+        fprintf(stderr, "sebt %s: error: out of memory for the verification\n", cmd);
+        rc = CLI_EXIT_NOMEM;
+        goto out;
+    }
+    p->sweep_seconds = c->sweep_seconds;
+    for (size_t i = 0; i < n_best; i++) {
+        combo_params(c, best[i].combo, &pp[i]);
+        rr[i] = best[i];
+    }
+    rc = check_records(cmd, p, c, pp, rr, n_best, "the best combos");
+    p->best = n_best;
+    size_t k = sample_size(p, c, p->seconds, n_best);
+    if (rc == CLI_EXIT_OK)
+        rc = gather_sample(p, c, k, pp, rr);
+    if (rc == CLI_EXIT_OK)
+        rc = check_records(cmd, p, c, pp, rr, k, "the sampled combos");
+    p->sampled = k;
+    if (rc == CLI_EXIT_OK && p->mode == PROOF_FULL)
+        rc = sweep_proof_full(cmd, p, c);
+    if (rc == CLI_EXIT_CHECK_FAILED)
+        fprintf(stderr, "sebt %s: error: verification failed: %s; seed %#" PRIx64 "; the output is not written "
+                "(the previous file, if any, is unchanged)\n", cmd, p->what, p->seed);
+out:
+    free(pp);
+    free(rr);
+    return rc;
+}
+
+void sweep_proof_say(const char *cmd, const sweep_proof *p, const char *shown)
+{
+    fprintf(stderr, "sebt %s: verified: the best combo%s and %zu sampled (seed %#" PRIx64 "%s%s) equal the reference",
+            cmd, p->best == 1 ? "" : "s", p->sampled, p->seed, p->read_back ? ", rows read back from " : "",
+            p->read_back ? shown : "");
+    if (p->mode == PROOF_FULL)
+        fprintf(stderr, "; all %zu rows equal the sweep run another way%s", p->rows_compared,
+                p->cache_checked ? "; the cached series equals a fresh parse" : "");
+    fprintf(stderr, " (%.2f s, %.0f%% of the sweep)\n", p->seconds,
+            p->sweep_seconds > 0 ? 100.0 * p->seconds / p->sweep_seconds : 0.0);
+}
+
+void sweep_proof_json(cli_json *j, const sweep_proof *p)
+{
+    char seed[24];
+    snprintf(seed, sizeof seed, "%#" PRIx64, p->seed);
+    cli_json_begin_object(j, "verification");
+    cli_json_int(j, "version", SWEEP_PROOF_VERSION);
+    cli_json_string(j, "against", "reference");
+    cli_json_int(j, "best", (int64_t)p->best);
+    cli_json_int(j, "sampled", (int64_t)p->sampled);
+    cli_json_string(j, "seed", seed);
+    cli_json_bool(j, "rows_read_back", p->read_back);
+    cli_json_bool(j, "full", p->mode == PROOF_FULL);
+    cli_json_int(j, "differ", (int64_t)p->differ);
+    cli_json_end_object(j);
+}
+
+size_t sweep_proof_note(const sweep_proof *p, char *b, size_t size)
+{
+    int n = snprintf(b, size, "# sebt-verification {\"version\": %d, \"against\": \"reference\", \"best\": %zu, "
+                     "\"sampled\": %zu, \"seed\": \"%#" PRIx64 "\", \"rows_read_back\": %s, \"full\": %s, "
+                     "\"differ\": %zu}", SWEEP_PROOF_VERSION, p->best, p->sampled, p->seed,
+                     p->read_back ? "true" : "false", p->mode == PROOF_FULL ? "true" : "false", p->differ);
+    return n < 0 || (size_t)n >= size ? 0 : (size_t)n;
+}

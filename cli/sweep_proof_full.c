@@ -1,0 +1,313 @@
+/* `sebt sweep --verify full` (sweep.h): every row of the written file read
+ * back and compared with the same sweep run another way (another window,
+ * thread count and row format, through the library's driver), and the
+ * series cache: a cached load against a fresh parse, every bit. */
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sweep.h"
+
+typedef struct {
+    const sweep_proof_ctx *c;
+    FILE *f;                       /* the written file */
+    char *line;
+    size_t cap;
+    bool other_csv;                /* the other way's rows are CSV (the file is npy), else npy */
+    size_t rows;
+    char what[700];
+} full_cmp;
+
+static bool same_bits(double a, double b)
+{
+    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
+}
+
+static bool same_params(const sebt_params *a, const sebt_params *b)
+{
+    for (int i = 0; i < SEBT_N_PARAMS; i++)
+        if (!same_bits(sebt_params_get_double(a, i), sebt_params_get_double(b, i)))
+            return false;
+    return true;
+}
+
+static bool same_record(const sebt_sweep_record *a, const sebt_sweep_record *b)
+{
+    const sebt_metrics *x = &a->metrics, *y = &b->metrics;
+    return x->n == y->n && same_bits(x->win_rate, y->win_rate) && same_bits(x->avg_r, y->avg_r) &&
+           same_bits(x->total_pnl, y->total_pnl) && same_bits(x->max_dd, y->max_dd) &&
+           same_bits(x->sharpe, y->sharpe) && a->valid_bars == b->valid_bars &&
+           (a->open_at_end != 0) == (b->open_at_end != 0);
+}
+
+/* ---- the written file's rows -------------------------------------------------- */
+
+/* The number after "KEY": in a JSON row (null: NaN, true 1, false 0). */
+static bool json_value(const char *line, const char *key, double *v)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *at = strstr(line, pat);
+    if (!at)
+        return false;
+    at += strlen(pat);
+    if (strncmp(at, "null", 4) == 0 || strncmp(at, "false", 5) == 0 || strncmp(at, "true", 4) == 0) {
+        *v = at[0] == 'n' ? NAN : at[0] == 't';
+        return true;
+    }
+    char *end;
+    *v = strtod(at, &end);
+    return end != at;
+}
+
+static void set_param(sebt_params *p, int i, double v)
+{
+    unsigned char *field = (unsigned char *)p + sebt_param_table[i].offset;
+    int32_t n = (int32_t)v;
+    bool b = v != 0;
+    switch (sebt_param_table[i].type) {
+    case SEBT_PARAM_INT: memcpy(field, &n, sizeof n); break;
+    case SEBT_PARAM_DOUBLE: memcpy(field, &v, sizeof v); break;
+    default: memcpy(field, &b, sizeof b); break;
+    }
+}
+
+static bool json_row(const char *line, uint64_t *idx, sebt_params *p, sebt_sweep_record *r)
+{
+    static const char *const m[] = { "win_rate", "avg_r", "total_pnl", "max_dd", "sharpe" };
+    double v[5], n, vb, open, combo;
+    *p = sebt_params_default();
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        double x;
+        if (!json_value(line, sebt_param_table[i].name, &x))
+            return false;
+        set_param(p, i, x);
+    }
+    for (int i = 0; i < 5; i++)
+        if (!json_value(line, m[i], &v[i]))
+            return false;
+    if (!json_value(line, "combo", &combo) || !json_value(line, "n", &n) || !json_value(line, "valid_bars", &vb) ||
+        !json_value(line, "open_at_end", &open))
+        return false;
+    *idx = (uint64_t)combo;
+    *r = (sebt_sweep_record){ .combo = *idx, .metrics = { .n = (int64_t)n, .win_rate = v[0], .avg_r = v[1],
+                              .total_pnl = v[2], .max_dd = v[3], .sharpe = v[4] },
+                              .valid_bars = (uint64_t)vb, .open_at_end = open != 0 };
+    return true;
+}
+
+/* The file's next row; false at its end or on a row that does not parse
+ * (k->what says which). */
+static bool file_row(full_cmp *k, uint64_t *idx, sebt_params *p, sebt_sweep_record *r)
+{
+    if (k->c->npy) {
+        unsigned char b[SEBT_NPY_ROW_MAX];
+        if (fread(b, 1, sebt_sweep_npy_row_bytes(), k->f) != sebt_sweep_npy_row_bytes())
+            return false;
+        sebt_sweep_npy_row_read(b, idx, p, r);
+        return true;
+    }
+    ssize_t len;
+    while ((len = getline(&k->line, &k->cap, k->f)) > 0) {
+        if (k->line[len - 1] == '\n')
+            k->line[--len] = '\0';
+        if (k->c->json && strncmp(k->line, "    {\"combo\":", 13) != 0)
+            continue;   /* the document around the rows */
+        bool ok;
+        if (k->c->json) {
+            ok = json_row(k->line, idx, p, r);
+        } else {
+            sebt_result res;
+            size_t i = 0;
+            char why[200];
+            ok = sweep_parse_csv_row(k->line, &i, p, &res, why, sizeof why);
+            *idx = i;
+            *r = (sebt_sweep_record){ .combo = i, .metrics = res.metrics, .valid_bars = res.valid_bars,
+                                      .open_at_end = res.open_at_end.open };
+        }
+        if (!ok)
+            snprintf(k->what, sizeof k->what, "row %zu of the file does not read back", k->rows);
+        return ok;
+    }
+    return false;
+}
+
+/* ---- the other way's rows ------------------------------------------------------ */
+
+/* Row k of the window as the other way formatted it; false if it does not parse. */
+static bool other_row(full_cmp *k, const sebt_sweep_window *w, size_t *part, size_t *off, uint64_t *idx,
+                      sebt_params *p, sebt_sweep_record *r)
+{
+    while (*part < (size_t)w->n_parts && *off >= w->part_bytes[*part]) {
+        (*part)++;
+        *off = 0;
+    }
+    if (*part >= (size_t)w->n_parts)
+        return false;
+    const char *at = w->part[*part] + *off;
+    if (!k->other_csv) {
+        sebt_sweep_npy_row_read((const unsigned char *)at, idx, p, r);
+        *off += sebt_sweep_npy_row_bytes();
+        return true;
+    }
+    const char *nl = memchr(at, '\n', w->part_bytes[*part] - *off);
+    char line[SEBT_CSV_ROW_MAX + 1], why[200];
+    size_t len = nl ? (size_t)(nl - at) : 0, i = 0;
+    if (!nl || len > SEBT_CSV_ROW_MAX)
+        return false;
+    memcpy(line, at, len);
+    line[len] = '\0';
+    *off += len + 1;
+    sebt_result res;
+    if (!sweep_parse_csv_row(line, &i, p, &res, why, sizeof why))
+        return false;
+    *idx = i;
+    *r = (sebt_sweep_record){ .combo = i, .metrics = res.metrics, .valid_bars = res.valid_bars,
+                              .open_at_end = res.open_at_end.open };
+    return true;
+}
+
+static int compare_window(void *user, const sebt_sweep_window *w)
+{
+    full_cmp *k = user;
+    size_t part = 0, off = 0;
+    for (size_t i = 0; i < w->count; i++) {
+        if (w->passes && !w->passes[i])
+            continue;   /* no row, here or in the file */
+        k->rows++;
+        uint64_t a, b;
+        sebt_params pa, pb;
+        sebt_sweep_record ra, rb;
+        if (!other_row(k, w, &part, &off, &b, &pb, &rb)) {
+            snprintf(k->what, sizeof k->what, "combo %" PRIu64 ": the other way's row does not read back",
+                     w->first + i);
+            return 1;
+        }
+        if (!file_row(k, &a, &pa, &ra)) {
+            if (!k->what[0])
+                snprintf(k->what, sizeof k->what, "the file ends after %zu rows, the sweep has more", k->rows - 1);
+            return 1;
+        }
+        if (a != w->first + i || b != a || !same_params(&pa, &pb) || !same_record(&ra, &rb)) {
+            snprintf(k->what, sizeof k->what, "row %zu of the file (combo %" PRIu64 ") differs from combo %" PRIu64
+                     " of the sweep run another way%s", k->rows - 1, a, w->first + i,
+                     a != w->first + i ? " (another combo's number)" : "");
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int compare_rows(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c)
+{
+    full_cmp k = { .c = c, .other_csv = c->npy };
+    k.f = fopen(c->file, "rb");
+    if (!k.f) {
+        fprintf(stderr, "sebt %s: error: cannot read back %s\n", cmd, c->shown);
+        return CLI_EXIT_USAGE;
+    }
+    char head[4096];
+    size_t hl = c->npy ? c->header_bytes : c->json ? 0 : sebt_sweep_csv_header(head, sizeof head);
+    if (c->npy)
+        fseek(k.f, (long)hl, SEEK_SET);
+    else if (!c->json && (getline(&k.line, &k.cap, k.f) != (ssize_t)hl || memcmp(k.line, head, hl) != 0))
+        snprintf(k.what, sizeof k.what, "the CSV header differs");
+    size_t window = c->window > 2 ? c->window / 3 + 1 : 2;
+    sebt_sweep_opts o = { .grid = c->grid, .combos = c->grid ? NULL : c->combos, .n_combos = c->n_combos,
+                          .threads = c->threads == 1 ? 2 : 1, .window = window,
+                          .rows = c->npy ? SEBT_ROWS_CSV : SEBT_ROWS_NPY, .where = c->where,
+                          .on_window = compare_window, .user = &k };
+    sebt_sweep_result r;
+    sebt_error err = { 0 };
+    int rc = CLI_EXIT_OK;
+    if (!k.what[0] && sebt_sweep_run(c->b, c->s, &o, &r, &err) != SEBT_OK)
+        rc = cli_report_error(cmd, &err);
+    else if (!k.what[0]) {
+        uint64_t idx;
+        sebt_params pp;
+        sebt_sweep_record rec;
+        if (!r.stopped && file_row(&k, &idx, &pp, &rec))
+            snprintf(k.what, sizeof k.what, "the file has more rows than the sweep's %zu", k.rows);
+        sebt_sweep_result_free(&r);
+    }
+    fclose(k.f);
+    free(k.line);
+    p->rows_compared = k.rows;
+    p->read_back = rc == CLI_EXIT_OK && !k.what[0];
+    if (rc == CLI_EXIT_OK && k.what[0]) {
+        p->differ++;
+        snprintf(p->what, sizeof p->what, "%s", k.what);
+        rc = CLI_EXIT_CHECK_FAILED;
+    }
+    return rc;
+}
+
+/* ---- the series cache ------------------------------------------------------------ */
+
+static const char *series_differs(const sebt_series *a, const sebt_series *b)
+{
+    if (a->n != b->n || a->n_missing != b->n_missing || a->n_rejected != b->n_rejected ||
+        a->n_gap_filled != b->n_gap_filled || a->interval_ms != b->interval_ms)
+        return "its size or what the loader did";
+    if (memcmp(a->ts, b->ts, a->n * sizeof *a->ts) != 0)
+        return "ts";
+    const double *const x[] = { a->open, a->high, a->low, a->close, a->volume };
+    const double *const y[] = { b->open, b->high, b->low, b->close, b->volume };
+    static const char *const names[] = { "open", "high", "low", "close", "volume" };
+    for (int col = 0; col < 5; col++)
+        if (memcmp(x[col], y[col], a->n * sizeof *x[col]) != 0)
+            return names[col];
+    return NULL;
+}
+
+int sweep_cache_check(const char *data, bool lenient, bool fill_gaps, const char *cache, char *what, size_t size,
+                      sebt_error *err)
+{
+    if (!cache || !sebt_series_cache_available())
+        return 2;
+    sebt_load_opts o = { .lenient = lenient, .fill_gaps = fill_gaps };
+    sebt_series fresh, cached;
+    sebt_cache_use use = SEBT_CACHE_OFF;
+    if (sebt_load_csv(data, &o, &fresh, err) != SEBT_OK)
+        return -1;
+    for (int tries = 0; tries < 2 && use != SEBT_CACHE_HIT; tries++) {
+        if (tries)
+            sebt_series_free(&cached);
+        if (sebt_load_csv_cached(data, &o, cache, &cached, &use, err) != SEBT_OK) {
+            sebt_series_free(&fresh);
+            return -1;
+        }
+    }
+    const char *bad = use == SEBT_CACHE_HIT ? series_differs(&cached, &fresh) : NULL;
+    sebt_series_free(&cached);
+    sebt_series_free(&fresh);
+    if (bad)
+        snprintf(what, size, "the cached series of %s differs from a fresh parse in %s (cache %s)", data, bad, cache);
+    return bad ? 1 : use == SEBT_CACHE_HIT ? 0 : 2;
+}
+
+/* A cached load (a hit: loaded twice when the first stores the entry)
+ * against a fresh parse, every bit. */
+static int check_cache(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c)
+{
+    char dir[4096];
+    sebt_error err = { 0 };
+    if (!c->data)
+        return CLI_EXIT_OK;
+    int rc = sweep_cache_check(c->data, c->lenient, c->fill_gaps, cli_series_cache_dir(dir, sizeof dir), p->what,
+                               sizeof p->what, &err);
+    if (rc < 0)
+        return cli_report_error(cmd, &err);
+    p->cache_checked = rc == 0 || rc == 1;
+    if (rc != 1)
+        return CLI_EXIT_OK;
+    p->differ++;
+    return CLI_EXIT_CHECK_FAILED;
+}
+
+int sweep_proof_full(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c)
+{
+    int rc = c->read_back && c->file ? compare_rows(cmd, p, c) : CLI_EXIT_OK;
+    return rc == CLI_EXIT_OK ? check_cache(cmd, p, c) : rc;
+}

@@ -1,0 +1,40 @@
+# sebt_mutants: the sebt command built again with SEBT_TEST_FAULTS, so that
+# SEBT_TEST_FAULT=NAME plants one of the writer and cache bugs of
+# core/test_faults.h (a CSV slice numbered from its window's start, a
+# shortest number's last digit dropped, a direct file's tail written from
+# its buffer's start, a cached series' volume read from its close column).
+# The test shows each is caught by the sweep's own verification, exit 1,
+# nothing written. Test-only: never installed; the sebt that ships has no
+# such hooks (compiled out).
+find_program(SEBT_MUTANTS_BASH bash)
+if(BUILD_TESTING AND SEBT_MUTANTS_BASH AND TARGET sebt_cli)
+  get_target_property(_mu_sources sebt_cli SOURCES)
+  get_target_property(_mu_dir sebt_cli SOURCE_DIR)
+  set(_mu_abs "")
+  foreach(src ${_mu_sources})
+    if(IS_ABSOLUTE "${src}")
+      list(APPEND _mu_abs "${src}")
+    else()
+      list(APPEND _mu_abs "${_mu_dir}/${src}")
+    endif()
+  endforeach()
+  # The planted files, linked ahead of the libraries that hold the real ones.
+  set(_mu_core ${PROJECT_SOURCE_DIR}/core/outfile.c ${PROJECT_SOURCE_DIR}/core/number.c
+      ${PROJECT_SOURCE_DIR}/core/series_cache.c ${PROJECT_SOURCE_DIR}/core/sweep.c)
+  add_executable(sebt_mutants ${_mu_abs} ${_mu_core})
+  set_target_properties(sebt_mutants PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
+  find_package(Threads)
+  get_target_property(_mu_libs sebt_cli LINK_LIBRARIES)
+  target_link_libraries(sebt_mutants PRIVATE ${_mu_libs} ${CMAKE_DL_LIBS})
+  target_compile_definitions(sebt_mutants PRIVATE SEBT_TEST_FAULTS=1 $<TARGET_PROPERTY:sebt_cli,COMPILE_DEFINITIONS>)
+  target_include_directories(sebt_mutants PRIVATE $<TARGET_PROPERTY:sebt_cli,INCLUDE_DIRECTORIES>)
+  # The planted files as their library compiles them (which number writer,
+  # whether the cache is built), in this folder only.
+  set_source_files_properties(${_mu_core} PROPERTIES
+    COMPILE_DEFINITIONS "$<TARGET_PROPERTY:sebt_core_objects,COMPILE_DEFINITIONS>")
+  add_dependencies(sebt_mutants sebt_cli)
+  add_test(NAME cli_sweep_mutants
+    COMMAND ${SEBT_MUTANTS_BASH} ${CMAKE_CURRENT_LIST_DIR}/mutants_test.sh $<TARGET_FILE:sebt_mutants>
+            $<TARGET_FILE:sebt_cli> ${SEBT_FIXTURES_DIR} ${PROJECT_SOURCE_DIR})
+  set_tests_properties(cli_sweep_mutants PROPERTIES LABELS cli TIMEOUT 900 SKIP_RETURN_CODE 77)
+endif()

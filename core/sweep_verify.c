@@ -1,0 +1,167 @@
+/* A sweep's own proof (include/sebt/sweep.h): a seeded sample of combos,
+ * and the reference run on chosen combos and compared with what the sweep
+ * wrote for them. */
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sebt/number.h"
+#include "sebt/sebt.h"
+#include "sebt/sweep.h"
+
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9e3779b97f4a7c15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xbf58476d1ce4e5b9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94d049bb133111eb);
+    return z ^ (z >> 31);
+}
+
+/* An open-addressing set of the indices drawn so far (cap a power of two). */
+static bool set_add(uint64_t *slots, size_t cap, uint64_t v)
+{
+    size_t mask = cap - 1, i = (size_t)((v * UINT64_C(0x9e3779b97f4a7c15)) >> 17) & mask;
+    for (; slots[i] != UINT64_MAX; i = (i + 1) & mask)
+        if (slots[i] == v)
+            return false;
+    slots[i] = v;
+    return true;
+}
+
+sebt_status sebt_sweep_sample(uint64_t seed, uint64_t n, size_t k, uint64_t *out, sebt_error *err)
+{
+    if (k > n || (k && !out))
+        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_sweep_sample: %zu indices asked of %" PRIu64, k, n);
+    size_t cap = 16;
+    while (cap < 2 * k)
+        cap *= 2;
+    uint64_t *slots = malloc(cap * sizeof *slots);
+    if (!slots)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "out of memory for a sample of %zu combos", k);
+    memset(slots, 0xff, cap * sizeof *slots);
+    uint64_t state = seed;
+    for (size_t i = 0; i < k;) {
+        /* The high word of a 128-bit product: an index in [0, n) without a division. */
+        uint64_t v = (uint64_t)(((unsigned __int128)splitmix64(&state) * n) >> 64);
+        if (set_add(slots, cap, v))
+            out[i++] = v;
+    }
+    free(slots);
+    return SEBT_OK;
+}
+
+/* ---- comparing with the reference ------------------------------------------ */
+
+static bool same_double(double a, double b, const sebt_contract *c)
+{
+    if (isnan(a) || isnan(b))
+        return isnan(a) && isnan(b);
+    if (c->kind == SEBT_CONTRACT_EXACT)
+        return memcmp(&a, &b, sizeof a) == 0;
+    double scale = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+    return fabs(a - b) <= c->tol * (scale > 1 ? scale : 1);
+}
+
+/* Empty when got equals the reference's r, else the first field that differs. */
+static void differs(const sebt_sweep_record *got, const sebt_result *r, const sebt_contract *c, char *what,
+                    size_t size)
+{
+    static const char *const names[] = { "win_rate", "avg_r", "total_pnl", "max_dd", "sharpe" };
+    const double mine[] = { got->metrics.win_rate, got->metrics.avg_r, got->metrics.total_pnl,
+                            got->metrics.max_dd, got->metrics.sharpe };
+    const double ref[] = { r->metrics.win_rate, r->metrics.avg_r, r->metrics.total_pnl, r->metrics.max_dd,
+                           r->metrics.sharpe };
+    what[0] = '\0';
+    if (got->metrics.n != r->metrics.n) {
+        snprintf(what, size, "n is %" PRId64 ", the reference's %" PRId64, got->metrics.n, r->metrics.n);
+        return;
+    }
+    for (int i = 0; i < 5; i++)
+        if (!same_double(mine[i], ref[i], c)) {
+            char a[SEBT_DOUBLE_CHARS + 1], b[SEBT_DOUBLE_CHARS + 1];
+            a[sebt_format_double(mine[i], a)] = '\0';
+            b[sebt_format_double(ref[i], b)] = '\0';
+            snprintf(what, size, "%s is %s, the reference's %s", names[i], a, b);
+            return;
+        }
+    if (got->valid_bars != (uint64_t)r->valid_bars)
+        snprintf(what, size, "valid_bars is %" PRIu64 ", the reference's %zu", got->valid_bars, r->valid_bars);
+    else if ((got->open_at_end != 0) != r->open_at_end.open)
+        snprintf(what, size, "open_at_end is %d, the reference's %d", got->open_at_end != 0, r->open_at_end.open);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* The reference on combo i alone; its error, if any, into *e. */
+static sebt_status reference_one(const sebt_backend *ref, const sebt_series *s, const sebt_params *p,
+                                 sebt_result *r, sebt_error *e)
+{
+    sebt_batch_opts o = { .threads = 1 };
+    memset(r, 0, sizeof *r);
+    return sebt_backend_status(ref, ref->run_batch(ref, s, p, 1, &o, r, e), e);
+}
+
+sebt_status sebt_sweep_verify(const sebt_backend *cand, const sebt_series *s, const sebt_params *combos,
+                              const sebt_sweep_record *got, size_t n, int threads, sebt_verify_report *rep,
+                              sebt_error *err)
+{
+    if (!cand || !s || !rep || (n && (!combos || !got)))
+        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_sweep_verify: a backend, a series, combos and a report are required");
+    memset(rep, 0, sizeof *rep);
+    const sebt_backend *ref;
+    sebt_status st = sebt_backend_get("reference", &ref, err);
+    if (st != SEBT_OK)
+        return st;
+    double t0 = now_s();
+    sebt_status failed = SEBT_OK;
+    sebt_error first_err = { 0 };
+    size_t differ = 0, first_at = SIZE_MAX;
+    (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads > 0 ? threads : omp_get_max_threads()) \
+    reduction(+ : differ)
+#endif
+    for (size_t i = 0; i < n; i++) {
+        sebt_result r;
+        sebt_error e = { 0 };
+        sebt_status one = reference_one(ref, s, &combos[i], &r, &e);
+        char what[sizeof rep->what] = "";
+        if (one == SEBT_OK)
+            differs(&got[i], &r, &cand->contract, what, sizeof what);
+        sebt_result_free(&r);
+#ifdef _OPENMP
+#pragma omp critical(sebt_sweep_verify)
+#endif
+        {
+            if (one != SEBT_OK && failed == SEBT_OK) {
+                failed = one;
+                first_err = e;
+            } else if (one == SEBT_OK && what[0] && (first_at == SIZE_MAX || got[i].combo < got[first_at].combo)) {
+                first_at = i;
+                snprintf(rep->what, sizeof rep->what, "%s", what);
+            }
+        }
+        differ += one == SEBT_OK && what[0];
+    }
+    rep->seconds = now_s() - t0;
+    if (failed != SEBT_OK) {
+        if (err)
+            *err = first_err;
+        return failed;
+    }
+    rep->checked = n;
+    rep->differ = differ;
+    rep->first_differ = first_at == SIZE_MAX ? 0 : got[first_at].combo;
+    return SEBT_OK;
+}
