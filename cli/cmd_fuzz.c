@@ -441,7 +441,8 @@ static int fuzz_one(const fuzz_args *a)
                        a->seed, a->stream + (uint64_t)rk.winner);
             if (r.repro_n_combos > 1 && !r.nondeterministic)
                 printf(", %zu combos in one batch (%d threads, memory budget %zu bytes): the bug needs "
-                       "the batch", r.repro_n_combos, r.repro_threads, r.repro_memory_budget);
+                       "the batch%s", r.repro_n_combos, r.repro_threads, r.repro_memory_budget,
+                       r.alone_agrees ? " (alone the combo agrees with the reference; in this batch it does not)" : "");
             printf("\n");
             const char *dm = vary_memory ? getenv("SEBT_CUDA_HOST_MEMORY") : NULL;
             if (dm && *dm)

@@ -240,6 +240,12 @@ static void fuzz_found(const v_ctx *c, const sebt_fuzz_opts *fo, const sebt_fuzz
                  " as found, %s at bar %" PRId64 " shrunk from %zu to %zu bars", kind, r->found_iteration,
                  seed, r->shape, r->original.what, r->original.bar, r->divergence.what, r->divergence.bar,
                  r->original_bars, r->repro.n);
+    if (!r->nondeterministic && r->repro_n_combos > 1) {
+        size_t len = strlen(o->message);
+        snprintf(o->message + len, sizeof o->message - len, "; %sin this batch of %zu combos (%d threads, budget "
+                 "%zu bytes) it does not", r->alone_agrees ? "alone it agrees; " : "", r->repro_n_combos,
+                 r->repro_threads, r->repro_memory_budget);
+    }
     size_t used = 0;
     if (!r->nondeterministic && !(strcmp(r->original.what, r->divergence.what) == 0 &&
                                  r->original.bar == r->divergence.bar)) {

@@ -841,6 +841,7 @@ sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opt
         (rep->repro_n_combos > 1 || rep->repro_threads > 1 || rep->repro_memory_budget)) {
         sebt_status st = oracle_check_case(cand, &rep->repro, &rep->repro_combos[which], 1, NULL, &alone,
                                            &d1, NULL, NULL, &e1);
+        rep->alone_agrees = st == SEBT_OK && !alone;
         if (st == SEBT_OK && alone && oracle_same_kind(&d1, &rep->divergence)) {
             rep->repro_combos[0] = rep->repro_combos[which];
             rep->repro_n_combos = 1;

@@ -338,6 +338,10 @@ typedef struct {
      * runs did. */
     bool nondeterministic;
     char nondet_detail[400];
+    /* The combo that diverged, run alone (one thread, the default budget)
+     * on the case as found, agreed with the reference: the batch is part of
+     * the bug, and the reproducer keeps it (repro_n_combos > 1, shrunk). */
+    bool alone_agrees;
 } sebt_fuzz_report;
 
 /* Runs cases until a divergence, the case count or the time limit. Returns

@@ -174,6 +174,7 @@ Test(fuzz, every_mutant_is_caught_with_a_small_reproducer, .timeout = 300)
         if (batch_bug) {
             /* Small sweeps (which split into batches) and big cases find them. */
             cr_expect_geq(r.repro_n_combos, 2, "%s: a batch bug keeps its batch", b->name);
+            cr_expect(r.alone_agrees, "%s: alone the combo agrees, in its batch it does not", b->name);
         } else {
             cr_expect_eq(r.repro_n_combos, 1, "%s: one combo shows it", b->name);
         }
