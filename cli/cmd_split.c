@@ -3,6 +3,7 @@
  * of its own (docs/decisions.md), the two results side by side: as CSV, or
  * for people the in-sample winners with their out-of-sample numbers. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "oos_cli.h"
@@ -67,6 +68,26 @@ static void text_side(FILE *f, const sebt_metrics *m)
             m->sharpe);
 }
 
+/* The listed combos' parameters (those that differ between them first). */
+static void text_params(FILE *f, const sebt_split_result *r)
+{
+    sebt_params *p = malloc((r->n_top ? r->n_top : 1) * sizeof *p);
+    char (*label)[48] = malloc((r->n_top ? r->n_top : 1) * sizeof *label);
+    const char **labels = malloc((r->n_top ? r->n_top : 1) * sizeof *labels);
+    if (p && label && labels && r->n_top) {
+        for (size_t i = 0; i < r->n_top; i++) {
+            p[i] = r->top[i].params;
+            snprintf(label[i], sizeof label[i], "rank %zu (combo %" PRIu64 ")", i + 1, r->top[i].combo);
+            labels[i] = label[i];
+        }
+        fputc('\n', f);
+        cli_oos_print_params(f, p, labels, r->n_top);
+    }
+    free(p);
+    free(label);
+    free(labels);
+}
+
 static void text_report(FILE *f, const cli_oos_job *j, const sebt_split_result *r)
 {
     char a[40], b[40], c[40];
@@ -90,6 +111,7 @@ static void text_report(FILE *f, const cli_oos_job *j, const sebt_split_result *
         text_side(f, &r->top[i].out_sample.metrics);
         fputc('\n', f);
     }
+    text_params(f, r);
 }
 
 static void write_top_csv(FILE *f, const sebt_split_result *r)

@@ -4,6 +4,7 @@
  * one out-of-sample result. The picks and a sample of the grid are run again
  * on the reference and must agree bit for bit. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "oos_cli.h"
@@ -88,6 +89,30 @@ static void text_window(FILE *f, const sebt_series *s, const sebt_wf_window *w, 
             m->total_pnl, m->max_dd, m->sharpe);
 }
 
+/* The picks' parameters (those that differ between picks first). */
+static void text_picks(FILE *f, const sebt_wf_result *r)
+{
+    size_t n = 0, cap = r->n_windows;
+    sebt_params *p = malloc(cap * sizeof *p);
+    char (*label)[48] = malloc(cap * sizeof *label);
+    const char **labels = malloc(cap * sizeof *labels);
+    for (size_t k = 0; p && label && labels && k < r->n_windows; k++) {
+        if (!r->windows[k].picked)
+            continue;
+        p[n] = r->windows[k].params;
+        snprintf(label[n], sizeof label[n], "window %zu (combo %" PRIu64 ")", k + 1, r->windows[k].combo);
+        labels[n] = label[n];
+        n++;
+    }
+    if (n) {
+        fputs("\nthe picks' parameters:\n", f);
+        cli_oos_print_params(f, p, labels, n);
+    }
+    free(p);
+    free(label);
+    free(labels);
+}
+
 static void text_report(FILE *f, const cli_oos_job *jb, const wf_cli *c, const sebt_wf_result *r)
 {
     const sebt_wf_window *last = &r->windows[r->n_windows - 1];
@@ -101,6 +126,7 @@ static void text_report(FILE *f, const cli_oos_job *jb, const wf_cli *c, const s
             "passing", "combo", "n", "sharpe", "n", "win", "avg_R", "pnl", "max_dd", "sharpe");
     for (size_t k = 0; k < r->n_windows; k++)
         text_window(f, &jb->s, &r->windows[k], k);
+    text_picks(f, r);
     const sebt_metrics *m = &r->metrics;
     fprintf(f, "\nchained out of sample: %" PRId64 " trades, win_rate %.4f, avg_R %.4f, total_pnl %.2f, "
             "max_dd %.2f, sharpe %.4f\n", m->n, m->win_rate, m->avg_r, m->total_pnl, m->max_dd, m->sharpe);

@@ -132,3 +132,44 @@ void cli_oos_minute(int64_t ms, char *buf, size_t size)
     cli_format_utc(ms, iso, sizeof iso);   /* 2021-03-04T05:06:07Z */
     snprintf(buf, size, "%.10s %.5s", iso, iso + 11);
 }
+
+/* Parameter i of every combo formats the same. */
+static bool param_shared(const sebt_params *p, size_t n, int i)
+{
+    char a[64], b[64];
+    sebt_params_format(&p[0], i, a, sizeof a);
+    for (size_t k = 1; k < n; k++) {
+        sebt_params_format(&p[k], i, b, sizeof b);
+        if (strcmp(a, b) != 0)
+            return false;
+    }
+    return true;
+}
+
+void cli_oos_print_params(FILE *f, const sebt_params *p, const char *const *labels, size_t n)
+{
+    if (n == 0)
+        return;
+    bool shared[SEBT_N_PARAMS];
+    for (int i = 0; i < SEBT_N_PARAMS; i++)
+        shared[i] = param_shared(p, n, i);
+    char v[64];
+    for (size_t k = 0; k < n; k++) {
+        fprintf(f, "%s:", labels[k]);
+        for (int i = 0; i < SEBT_N_PARAMS; i++) {
+            sebt_params_format(&p[k], i, v, sizeof v);
+            if (!shared[i] || n == 1)
+                fprintf(f, " %s=%s", sebt_param_table[i].name, v);
+        }
+        fputc('\n', f);
+    }
+    if (n == 1)
+        return;
+    fputs("same in every one:", f);
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        sebt_params_format(&p[0], i, v, sizeof v);
+        if (shared[i])
+            fprintf(f, " %s=%s", sebt_param_table[i].name, v);
+    }
+    fputc('\n', f);
+}

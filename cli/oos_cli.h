@@ -60,6 +60,11 @@ int cli_oos_parse_date(const char *cmd, const char *flag, const char *text, int6
  * days, weeks of open time). */
 int cli_oos_parse_span(const char *cmd, const char *flag, const char *text, int64_t *v, bool *by_time);
 
+/* For text reports: the parameters of n listed combos (labels[i] names
+ * combo i: "rank 1, combo 58916"), those that differ between them on one
+ * line per combo, then the ones they share on one line. */
+void cli_oos_print_params(FILE *f, const sebt_params *p, const char *const *labels, size_t n);
+
 /* "2021-03-04 05:06" (UTC), for text tables. */
 void cli_oos_minute(int64_t ms, char *buf, size_t size);
 

@@ -56,7 +56,8 @@ printf 'ema_fast,vol_z,reward_r,ema_slow,z_window,atr_window,tr_z,cloc_min,max_h
 [[ $(tail -n +2 "$t/w.csv" | awk -F, '$17 < 135' | wc -l) -eq 0 && $(wc -l <"$t/w.csv") -gt 2 && \
    $(wc -l <"$t/w.csv") -lt 13 ]] || fail "split --where: $(wc -l <"$t/w.csv") lines"
 "$sebt" split --data "$data" --grid "$t/g.grid" --split 2019-01-21 --format text --top 3 >"$t/s.txt" || fail "text"
-grep -q "in sample: *28800 bars" "$t/s.txt" && [[ $(grep -c '^[123]  ' "$t/s.txt") -eq 3 ]] \
+grep -q "in sample: *28800 bars" "$t/s.txt" && [[ $(grep -c '^[123]  ' "$t/s.txt") -eq 3 ]] && \
+  grep -q '^rank 1 (combo [0-9]*): ema_fast=' "$t/s.txt" && grep -q '^same in every one: .*ema_slow=96' "$t/s.txt" \
   || { cat "$t/s.txt"; fail "split text"; }
 
 # ---- walk-forward: train 8000 bars, test 6000 -------------------------------------
