@@ -14,7 +14,7 @@
  *                  valid bars, and the valid bars themselves (SPEC §5);
  *   sebt_k_union   per atr_window: U, the bars where some combo could
  *                  signal (decided on the reference's bits), ATR there;
- *   sebt_k_sigbits per combo: four bitsets over U (EMA pair, vol_z, tr_z,
+ *   sebt_k_sigbits per combo: a bitset over U per signal term (EMA pair, vol_z, tr_z,
  *                  cloc thresholds), ANDed on the fly;
  *   sebt_k_memo    per exit key: for each candidate of U, the next candidate
  *                  after its trade's exit, its pnl and R.
@@ -350,8 +350,10 @@ typedef struct {
     const double *atr;         /* ATR(atr_window) at each bar of U */
 } sebt_k_union;
 
+/* A row per signal term of sebt/strategy.def (w[SEBT_TI_<name>]), ANDed;
+ * a term a combo switches off has a row of ones. */
 typedef struct {
-    const uint64_t *w[4];      /* ANDed: ema pair, vol_z, tr_z, cloc */
+    const uint64_t *w[SEBT_N_TERMS];
 } sebt_k_sigbits;
 
 #define SEBT_K_MEMO_OPEN (-1)      /* still open after the last valid bar */
@@ -392,18 +394,28 @@ typedef struct {
 #define SEBT_K_CTZ64(x) __builtin_ctzll(x)
 #endif
 
-/* First index >= j of U where all four bitsets are set, or u_n. */
+/* Word w of the AND of every term's row: one `&` per row of the
+ * declaration, spelled out at compile time (no loop in the hop). */
+SEBT_HD SEBT_K_HOT static inline uint64_t sebt_k_signal_word(const sebt_k_sigbits *s, int64_t w)
+{
+    return ~(uint64_t)0
+#define SEBT_TERM(name, column, cmp, rhs_kind, rhs, enable) & s->w[SEBT_TI_##name][w]
+#include "sebt/strategy.def"
+        ;
+}
+
+/* First index >= j of U where every term's bitset is set, or u_n. */
 SEBT_HD SEBT_K_HOT static inline int64_t sebt_k_next_signal(const sebt_k_sigbits *s, int64_t j, int64_t u_n)
 {
     if (j >= u_n)
         return u_n;
     int64_t w = j >> 6, nw = (u_n + 63) >> 6;
-    uint64_t word = s->w[0][w] & s->w[1][w] & s->w[2][w] & s->w[3][w];
+    uint64_t word = sebt_k_signal_word(s, w);
     word &= ~(uint64_t)0 << (j & 63);
     while (!word) {
         if (++w >= nw)
             return u_n;
-        word = s->w[0][w] & s->w[1][w] & s->w[2][w] & s->w[3][w];
+        word = sebt_k_signal_word(s, w);
     }
     int64_t r = (w << 6) + SEBT_K_CTZ64(word);
     return r < u_n ? r : u_n;

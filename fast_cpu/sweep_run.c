@@ -9,12 +9,16 @@
 
 #include "sweep_internal.h"
 
-/* The four signal bitsets of combo ref q over its atr set s. */
+/* The signal bitsets of combo ref q over its atr set s, a row per term. */
+_Static_assert(SEBT_N_TERMS == 4, "a new signal term's rows are built in sweep_z.c and placed here");
 static sebt_k_sigbits combo_sigbits(const fast_aset *s, const fast_zpair *pairs, const fast_combo_ref *q)
 {
     const fast_zpair *p = &pairs[q->pair];
-    sebt_k_sigbits sb = { { s->ebits + (size_t)q->ema * s->words, p->vbits + (size_t)q->vslot * s->words,
-                            p->tbits + (size_t)q->tslot * s->words, s->cbits + (size_t)q->cslot * s->words } };
+    sebt_k_sigbits sb;
+    sb.w[SEBT_TI_ema] = s->ebits + (size_t)q->ema * s->words;
+    sb.w[SEBT_TI_vol_z] = p->vbits + (size_t)q->vslot * s->words;
+    sb.w[SEBT_TI_tr_z] = p->tbits + (size_t)q->tslot * s->words;
+    sb.w[SEBT_TI_cloc] = s->cbits + (size_t)q->cslot * s->words;
     return sb;
 }
 

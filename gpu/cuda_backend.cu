@@ -141,7 +141,7 @@ __global__ void cuda_memo_kernel(sebt_k_market m, sebt_k_valid v, sebt_k_union u
         sebt_k_memo_fill(&m, &v, &u, &p, j, NULL, &memo.link[j], &memo.val[j]);
 }
 
-/* One thread per combo of an exit key: its four bitsets (offsets into the
+/* One thread per combo of an exit key: its bitsets, a row per signal term (offsets into the
  * batch's bitset arena) ANDed on the fly, hops through the memo. No R
  * buffer: sharpe's second pass hops again (the same bits). trade_off and
  * trades are NULL on the metrics pass; on the trades pass combo i writes
@@ -153,8 +153,9 @@ __global__ void cuda_hop_kernel(sebt_k_market m, sebt_k_valid v, sebt_k_union u,
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    sebt_k_sigbits sb = { { bits + bit_off[4 * i], bits + bit_off[4 * i + 1], bits + bit_off[4 * i + 2],
-                            bits + bit_off[4 * i + 3] } };
+    sebt_k_sigbits sb;
+    for (int k = 0; k < SEBT_N_TERMS; k++)
+        sb.w[k] = bits + bit_off[SEBT_N_TERMS * i + k];
     sebt_result r;
     memset(&r, 0, sizeof r);
     sebt_trade *tr = NULL;
@@ -251,7 +252,7 @@ static sebt_status upload_market(sweep *w, sebt_error *err)
 }
 
 /* One batch's unions and bitsets on the device: U and ATR at U per set,
- * every bitset in one arena, each combo's four offsets into it. */
+ * every bitset in one arena, each combo's offsets into it, one per signal term. */
 typedef struct {
     dev_pool pool;
     sebt_k_union *du;       /* per set, device pointers */
@@ -265,7 +266,7 @@ static cudaError_t upload_batch(const sweep *w, const fast_zbatch *zb, dev_batch
     size_t ns = zb->n_sets, np = zb->n_pairs, nq = zb->q1 - zb->q0;
     int64_t *set_e = (int64_t *)malloc((2 * ns + 2 * np + 1) * sizeof(int64_t));
     db->du = (sebt_k_union *)calloc(ns ? ns : 1, sizeof *db->du);
-    db->off = (int64_t *)malloc((4 * nq + 1) * sizeof(int64_t));
+    db->off = (int64_t *)malloc((SEBT_N_TERMS * nq + 1) * sizeof(int64_t));
     if (!set_e || !db->du || !db->off) {
         free(set_e);
         return cudaErrorMemoryAllocation;
@@ -307,15 +308,17 @@ static cudaError_t upload_batch(const sweep *w, const fast_zbatch *zb, dev_batch
         for (size_t q = zb->q0; q < zb->q1; q++) {
             const fast_combo_ref *r = &w->fs.refs[q];
             const fast_aset *s = &zb->sets[zb->set_of_atr[r->a]];
-            int64_t wd = (int64_t)s->words, *o = db->off + 4 * (q - zb->q0);
+            int64_t wd = (int64_t)s->words, *o = db->off + SEBT_N_TERMS * (q - zb->q0);
             if (s->words == 0) {
-                o[0] = o[1] = o[2] = o[3] = total;   /* never read: U is empty */
+                for (int k = 0; k < SEBT_N_TERMS; k++)
+                    o[k] = total;   /* never read: U is empty */
                 continue;
             }
-            o[0] = set_e[zb->set_of_atr[r->a]] + r->ema * wd;
-            o[1] = pair_v[r->pair] + r->vslot * wd;
-            o[2] = pair_t[r->pair] + r->tslot * wd;
-            o[3] = set_c[zb->set_of_atr[r->a]] + r->cslot * wd;
+            static_assert(SEBT_N_TERMS == 4, "a new signal term's rows are copied to the arena and placed here");
+            o[SEBT_TI_ema] = set_e[zb->set_of_atr[r->a]] + r->ema * wd;
+            o[SEBT_TI_vol_z] = pair_v[r->pair] + r->vslot * wd;
+            o[SEBT_TI_tr_z] = pair_t[r->pair] + r->tslot * wd;
+            o[SEBT_TI_cloc] = set_c[zb->set_of_atr[r->a]] + r->cslot * wd;
         }
         void *d;
         if ((e = pool_put(&db->pool, arena, ((size_t)total + 1) * sizeof(uint64_t), &d)) == cudaSuccess)
@@ -376,9 +379,9 @@ static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *d
     sebt_status st = SEBT_OK;
     cudaError_t e;
     unsigned blocks = (unsigned)((n + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK);
-    const int64_t *bit_off = db->off + 4 * (q0 - zb->q0);
+    const int64_t *bit_off = db->off + SEBT_N_TERMS * (q0 - zb->q0);
     if ((e = pool_put(&pool, hp, n * sizeof *hp, &dp)) != cudaSuccess
-        || (e = pool_put(&pool, bit_off, 4 * n * sizeof(int64_t), &doffs)) != cudaSuccess
+        || (e = pool_put(&pool, bit_off, SEBT_N_TERMS * n * sizeof(int64_t), &doffs)) != cudaSuccess
         || (e = pool_put(&pool, NULL, n * sizeof *hr, &dr)) != cudaSuccess)
         goto fail;
     SEBT_LAUNCH(cuda_hop_kernel, blocks, THREADS_PER_BLOCK)(w->dm, w->dv[a], db->du[si], *memo, db->bits,
@@ -497,7 +500,7 @@ static sebt_status run_task(sweep *w, const fast_zbatch *zb, const dev_batch *db
     /* Chunks sized from what the device has left: params, bitset offsets
      * and result per combo (the trades pass splits itself if its buffer
      * does not fit). */
-    size_t per_combo = sizeof(sebt_params) + 4 * sizeof(int64_t) + sizeof(sebt_result) + sizeof(int64_t);
+    size_t per_combo = sizeof(sebt_params) + SEBT_N_TERMS * sizeof(int64_t) + sizeof(sebt_result) + sizeof(int64_t);
     size_t chunk = device_budget(w) / per_combo;
     if (chunk < 1)
         chunk = 1;
