@@ -1,8 +1,10 @@
-/* Out-of-sample checks (core/oos.c, core/walkforward.c): SPEC §7 over a
- * trade list by hand and against the oracle's; the cut of a series; the
- * windows of a walk-forward by hand; a split and a walk-forward on fast_cpu
- * equal to the reference run on the sub-series by hand (every combo, every
- * window, every trade); the check against the reference finds a change. */
+/* Out-of-sample checks (core/oos.c, core/walkforward.c), worked by hand:
+ * SPEC §7 over a trade list (and equal to the oracle's on random lists);
+ * the cut of a series; the windows of a walk-forward in bars and in hours;
+ * a twelve-bar series whose one trade crosses the split, on the reference
+ * and on fast_cpu (the position stays in sample, out of sample starts flat);
+ * the errors of a series too short. The same on real data against the
+ * reference: test_oos_ref.c. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -152,5 +154,116 @@ Test(oos, too_short_and_bad_split)
     so.split_ts = 5 * 3600000;
     cr_assert_eq(sebt_split_run(backend("fast_cpu"), &s, &so, &sr, &err), SEBT_ERR_USAGE);
     cr_assert(strstr(err.msg, "no out-of-sample bars"), "%s", err.msg);
+    sebt_series_free(&s);
+}
+
+/* Twelve bars worked by hand. Bar 3 is the one spike (volume 10 -> 50, true
+ * range 3 -> 6, close 98.4 near its high and under the slow EMA 98.415): a
+ * signal, entry at bar 4's open 98, out by time at bar 7's close 98 (max_hold
+ * 3). Bars 6-11 are all alike: no spike, no signal. */
+static void spike_series(sebt_series *s)
+{
+    static const double bars[12][5] = {
+        { 100, 101, 99, 100, 10 }, { 100, 101, 98, 99, 10 }, { 99, 100, 97, 98, 10 }, { 98, 99, 93, 98.4, 50 },
+        { 98, 99, 97, 98, 10 },    { 98, 99, 97, 98, 10 },   { 98, 99, 97, 98, 10 }, { 98, 99, 97, 98, 10 },
+        { 98, 99, 97, 98, 10 },    { 98, 99, 97, 98, 10 },   { 98, 99, 97, 98, 10 }, { 98, 99, 97, 98, 10 },
+    };
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_series_alloc(s, 12, &err), SEBT_OK);
+    for (size_t t = 0; t < 12; t++) {
+        s->ts[t] = (int64_t)t * 3600000;
+        s->open[t] = bars[t][0];
+        s->high[t] = bars[t][1];
+        s->low[t] = bars[t][2];
+        s->close[t] = bars[t][3];
+        s->volume[t] = bars[t][4];
+    }
+    sebt_series_recount(s);
+}
+
+static sebt_params spike_params(void)
+{
+    sebt_params p = sebt_params_default();
+    p.ema_fast = 1;
+    p.ema_slow = 2;
+    p.z_window = 2;
+    p.atr_window = 1;
+    p.vol_z = 0.5;
+    p.tr_z = 0.5;
+    p.use_tp = false;
+    p.max_hold = 3;
+    return p;
+}
+
+typedef struct {
+    sebt_result is, oos;
+} one_split;
+
+static int keep_split(void *user, const sebt_split_window *w)
+{
+    one_split *k = user;
+    k->is = w->in_sample[0];
+    k->oos = w->out_sample[0];
+    return 0;
+}
+
+/* The whole series trades once, across bar 6; split at bar 6 the position
+ * is the in-sample part's open_at_end and the out-of-sample part starts flat. */
+static void split_by_hand(const char *backend_name)
+{
+    sebt_series s;
+    spike_series(&s);
+    sebt_params p = spike_params();
+    sebt_error err = { 0 };
+    sebt_result whole = { 0 };
+    sebt_batch_opts bo = { .want_trades = true };
+    const sebt_backend *b = backend(backend_name);
+    cr_assert_eq(sebt_backend_run(b, &s, &p, 1, &bo, &whole, &err), SEBT_OK, "%s", err.msg);
+    cr_assert_eq(whole.n_trades, 1);
+    const sebt_trade *t = &whole.trades[0];
+    cr_assert(t->signal_index == 3 && t->entry_index == 4 && t->exit_index == 7 && t->reason == SEBT_EXIT_TIME &&
+              t->bars_held == 3);
+    double fee = (98.0 + 98.0) * (5.0 + 5.0) / 10000.0;
+    cr_assert_eq(t->pnl, 98.0 - 98.0 - fee);
+    sebt_result_free(&whole);
+
+    one_split k;
+    memset(&k, 0, sizeof k);
+    sebt_split_opts o = { .combos = &p, .n_combos = 1, .split_ts = 6 * 3600000, .on_window = keep_split, .user = &k };
+    sebt_split_result r;
+    cr_assert_eq(sebt_split_run(b, &s, &o, &r, &err), SEBT_OK, "%s", err.msg);
+    cr_assert_eq(r.cut, 6);
+    cr_assert(k.is.metrics.n == 0 && k.is.valid_bars == 6 && k.is.open_at_end.open &&
+              k.is.open_at_end.signal_index == 3 && k.is.open_at_end.entry_index == 4);
+    cr_assert(k.oos.metrics.n == 0 && k.oos.valid_bars == 6 && !k.oos.open_at_end.open);
+    sebt_split_result_free(&r);
+    sebt_series_free(&s);
+}
+
+Test(oos, split_by_hand_reference) { split_by_hand("reference"); }
+Test(oos, split_by_hand_fast_cpu) { split_by_hand("fast_cpu"); }
+
+/* Train 6, test 6 on the same bars (one window): the spike is in the train window, whose
+ * only trade never closes (so the pick has n = 0), and the test window,
+ * flat bars, trades nothing: the position is not carried into it. */
+Test(oos, walkforward_by_hand)
+{
+    sebt_series s;
+    spike_series(&s);
+    sebt_params p = spike_params();
+    sebt_error err = { 0 };
+    sebt_wf_opts o = { .combos = &p, .n_combos = 1, .train = 6, .test = 6, .metric = SEBT_METRIC_N };
+    sebt_wf_result r;
+    cr_assert_eq(sebt_walkforward_run(backend("fast_cpu"), &s, &o, &r, &err), SEBT_OK, "%s", err.msg);
+    cr_assert_eq(r.n_windows, 1);
+    cr_assert(r.windows[0].picked && r.windows[0].train.metrics.n == 0 && r.windows[0].train.open_at_end.open);
+    cr_assert(r.windows[0].test.n_trades == 0 && !r.windows[0].test.open_at_end.open && r.n_trades == 0);
+    o.train = 4;   /* train [0,4), test [4,10): the spike's signal is in train, its trade never opens */
+    sebt_walkforward_free(&r);
+    cr_assert_eq(sebt_walkforward_run(backend("fast_cpu"), &s, &o, &r, &err), SEBT_OK, "%s", err.msg);
+    cr_assert_eq(r.n_windows, 1);
+    cr_assert(r.windows[0].train.metrics.n == 0 && !r.windows[0].train.open_at_end.open &&
+              r.windows[0].test.n_trades == 0 && r.n_trades == 0);
+    sebt_walkforward_free(&r);
     sebt_series_free(&s);
 }
