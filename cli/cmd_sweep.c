@@ -317,6 +317,53 @@ static void found_record(void *user, const sebt_sweep_record *rec)
     }
 }
 
+/* A whole-sweep run: the shard's combos, this rank's share of them, and
+ * what the checkpoint already holds. */
+static int plan_shares(const char *cmd, sweep_run *r)
+{
+    sweep_args *a = &r->a;
+    int rc;
+    r->shard = malloc(r->n_combos * sizeof *r->shard);
+    if (!r->shard) {
+        fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r->n_combos);
+        return CLI_EXIT_NOMEM;
+    }
+    for (size_t i = 0; i < r->n_combos; i++)
+        r->shard[i] = i;
+    r->n_shard = r->n_combos;
+    if (a->shard_n) {
+        rc = select_part(cmd, r->combos, r->shard, &r->n_shard, a->shard_n, a->shard_i - 1);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+    }
+    r->n_local = r->n_shard;
+    r->local = malloc((r->n_local ? r->n_local : 1) * sizeof *r->local);
+    r->rec = calloc(r->n_local ? r->n_local : 1, sizeof *r->rec);
+    r->have = calloc(r->n_local ? r->n_local : 1, sizeof *r->have);
+    if (!r->local || !r->rec || !r->have) {
+        fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r->n_local);
+        return CLI_EXIT_NOMEM;
+    }
+    memcpy(r->local, r->shard, r->n_local * sizeof *r->local);
+    rc = select_part(cmd, r->combos, r->local, &r->n_local, (uint32_t)cli_mpi.size, (uint32_t)cli_mpi.rank);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+
+    r->ck.dir = a->checkpoint;
+    r->ck.data_fp = sebt_series_fingerprint(&r->s);
+    r->ck.grid_fp = sebt_combos_fingerprint(r->combos, r->n_combos);
+    r->ck.bars = r->s.n;
+    r->ck.n_combos = r->n_combos;
+    r->ck.backend = r->b->name;
+    if (a->checkpoint) {
+        size_t n_chunks = 0;
+        rc = ckpt_load(cmd, &r->ck, found_record, r, &n_chunks);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+    }
+    return CLI_EXIT_OK;
+}
+
 /* Parses, loads and plans: every rank does the same, so an error is the
  * same everywhere and is printed once (cli_mpi_quiet_end). */
 static int setup(int argc, char **argv, sweep_run *r)
@@ -359,49 +406,7 @@ static int setup(int argc, char **argv, sweep_run *r)
         return CLI_EXIT_USAGE;
     }
 
-    if (r->streamed)
-        return CLI_EXIT_OK;
-
-    /* The shard's combos, then this rank's share of them. */
-    r->shard = malloc(r->n_combos * sizeof *r->shard);
-    if (!r->shard) {
-        fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r->n_combos);
-        return CLI_EXIT_NOMEM;
-    }
-    for (size_t i = 0; i < r->n_combos; i++)
-        r->shard[i] = i;
-    r->n_shard = r->n_combos;
-    if (a->shard_n) {
-        rc = select_part(cmd, r->combos, r->shard, &r->n_shard, a->shard_n, a->shard_i - 1);
-        if (rc != CLI_EXIT_OK)
-            return rc;
-    }
-    r->n_local = r->n_shard;
-    r->local = malloc((r->n_local ? r->n_local : 1) * sizeof *r->local);
-    r->rec = calloc(r->n_local ? r->n_local : 1, sizeof *r->rec);
-    r->have = calloc(r->n_local ? r->n_local : 1, sizeof *r->have);
-    if (!r->local || !r->rec || !r->have) {
-        fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r->n_local);
-        return CLI_EXIT_NOMEM;
-    }
-    memcpy(r->local, r->shard, r->n_local * sizeof *r->local);
-    rc = select_part(cmd, r->combos, r->local, &r->n_local, (uint32_t)cli_mpi.size, (uint32_t)cli_mpi.rank);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-
-    r->ck.dir = a->checkpoint;
-    r->ck.data_fp = sebt_series_fingerprint(&r->s);
-    r->ck.grid_fp = sebt_combos_fingerprint(r->combos, r->n_combos);
-    r->ck.bars = r->s.n;
-    r->ck.n_combos = r->n_combos;
-    r->ck.backend = r->b->name;
-    if (a->checkpoint) {
-        size_t n_chunks = 0;
-        rc = ckpt_load(cmd, &r->ck, found_record, r, &n_chunks);
-        if (rc != CLI_EXIT_OK)
-            return rc;
-    }
-    return CLI_EXIT_OK;
+    return r->streamed ? CLI_EXIT_OK : plan_shares(cmd, r);
 }
 
 typedef struct {
