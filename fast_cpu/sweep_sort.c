@@ -43,18 +43,35 @@ static void combo_ref(const fast_sweep *w, const sebt_params *p, size_t i, fast_
     r->index = i;
 }
 
-/* The ranked fields of ref_cmp, integers as doubles (exact). */
-static double ref_field(const fast_combo_ref *r, int k)
+/* The sort key's digits, most significant first: ref_cmp's fields in its
+ * order. The digits of RANKED are a field's rank among its distinct values
+ * (axis k of sort_refs is digit RANKED[k]); the others are small integers
+ * already (slots and switches). */
+enum {
+    D_BATCH, D_ATR, D_USE_STOP, D_STOP_MULT, D_USE_TP, D_REWARD, D_USE_TIME, D_MAX_HOLD, D_COST, D_Z, D_FAST,
+    D_SLOW, D_VZ, D_TZ, D_CM, N_DIG
+};
+static const int RANKED[] = { D_STOP_MULT, D_REWARD, D_MAX_HOLD, D_COST, D_FAST, D_SLOW, D_VZ, D_TZ, D_CM };
+enum { N_AX = sizeof RANKED / sizeof RANKED[0] };
+
+/* Digit d's field, integers as doubles (exact). */
+static double ref_field(const fast_combo_ref *r, int d)
 {
-    switch (k) {
-    case 0: return r->stop_mult;
-    case 1: return r->reward;
-    case 2: return r->max_hold;
-    case 3: return r->cost;
-    case 4: return r->fast;
-    case 5: return r->slow;
-    case 6: return r->vz;
-    case 7: return r->tz;
+    switch (d) {
+    case D_BATCH: return r->batch;
+    case D_ATR: return r->a;
+    case D_USE_STOP: return r->use_stop;
+    case D_STOP_MULT: return r->stop_mult;
+    case D_USE_TP: return r->use_tp;
+    case D_REWARD: return r->reward;
+    case D_USE_TIME: return r->use_time;
+    case D_MAX_HOLD: return r->max_hold;
+    case D_COST: return r->cost;
+    case D_Z: return r->z;
+    case D_FAST: return r->fast;
+    case D_SLOW: return r->slow;
+    case D_VZ: return r->vz;
+    case D_TZ: return r->tz;
     default: return r->cm;
     }
 }
@@ -78,7 +95,7 @@ int fast_sort_refs(fast_sweep *w)
     size_t n = w->total;
     fast_combo_ref *R = w->refs;
     const sebt_params *C = w->combos;
-    enum { N_AX = 9, RB = 11, NB = 1 << RB };
+    enum { RB = 11, NB = 1 << RB };
     int nt = plan_threads(w, n);
     rank_axis ax[N_AX];
     memset(ax, 0, sizeof ax);
@@ -97,7 +114,7 @@ int fast_sort_refs(fast_sweep *w)
                 fast_combo_ref r;
                 combo_ref(w, &C[i], i, &r);
                 for (int k = 0; k < N_AX; k++) {
-                    double f = ref_field(&r, k);
+                    double f = ref_field(&r, RANKED[k]);
                     if (first || !(f == last[k]))   /* runs of one value are usual */
                         axis_add(&mine[k], last[k] = f);
                 }
@@ -117,9 +134,10 @@ int fast_sort_refs(fast_sweep *w)
     }
     free(tax);
     size_t n_batch = w->zper ? (w->n_zs + w->zper - 1) / w->zper : 1;
-    size_t radix[] = { n_batch, w->n_atrs, 2, ax[0].n, 2, ax[1].n, 2, ax[2].n, ax[3].n, w->n_zs,
-                       ax[4].n, ax[5].n, ax[6].n, ax[7].n, ax[8].n };
-    enum { N_DIG = sizeof radix / sizeof radix[0] };
+    size_t radix[N_DIG] = { [D_BATCH] = n_batch, [D_ATR] = w->n_atrs, [D_USE_STOP] = 2, [D_USE_TP] = 2,
+                            [D_USE_TIME] = 2, [D_Z] = w->n_zs };
+    for (int k = 0; k < N_AX; k++)
+        radix[RANKED[k]] = ax[k].n;
     uint64_t span = 1;
     for (size_t d = 0; d < N_DIG && !fallback; d++) {
         size_t r = radix[d] ? radix[d] : 1;
@@ -149,19 +167,18 @@ int fast_sort_refs(fast_sweep *w)
     {
         int me = thread_id(), nth = team_size();
         size_t lo = n * (size_t)me / (size_t)nth, hi = n * (size_t)(me + 1) / (size_t)nth;
-        static const int pos[N_AX] = { 3, 5, 7, 8, 10, 11, 12, 13, 14 };
         double last[N_AX];
         uint64_t last_rank[N_AX];
         for (size_t i = lo; i < hi; i++) {
             fast_combo_ref r;
             combo_ref(w, &C[i], i, &r);
-            uint64_t dig[N_DIG] = { (uint64_t)r.batch, (uint64_t)r.a, r.use_stop, 0, r.use_tp, 0, r.use_time, 0, 0,
-                                    (uint64_t)r.z, 0, 0, 0, 0, 0 };
+            uint64_t dig[N_DIG] = { [D_BATCH] = (uint64_t)r.batch, [D_ATR] = (uint64_t)r.a, [D_USE_STOP] = r.use_stop,
+                                    [D_USE_TP] = r.use_tp, [D_USE_TIME] = r.use_time, [D_Z] = (uint64_t)r.z };
             for (int k = 0; k < N_AX; k++) {
-                double f = ref_field(&r, k);
+                double f = ref_field(&r, RANKED[k]);
                 if (i == lo || !(f == last[k]))
                     last_rank[k] = (uint64_t)find_d(ax[k].vals, ax[k].n, last[k] = f);
-                dig[pos[k]] = last_rank[k];
+                dig[RANKED[k]] = last_rank[k];
             }
             uint64_t kk = 0;
             for (size_t d = 0; d < N_DIG; d++)
