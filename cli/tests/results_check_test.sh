@@ -37,6 +37,23 @@ SEBT_LIAR= "$sebt" run --backend "$liar" --data "$data" > honest.json || fail "t
 # right, not against the reference (it counts valid_bars its own way).
 SEBT_LIAR= "$sebt" sweep --backend "$liar" --data "$data" --grid grid.txt --no-verify > honest.csv || fail "honest sweep refused"
 
+# What the result checks cannot see, the sweep's own verification does:
+# the honest liar counts valid_bars its own way, so the reference re-run of
+# its best combo differs; streamed and whole-sweep (text) alike, exit 1
+# naming the field, and the previous output file kept.
+echo previous > kept.csv
+SEBT_LIAR= "$sebt" sweep --backend "$liar" --data "$data" --grid grid.txt --output kept.csv 2>err.txt
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "verification failed: combo [0-9]*: valid_bars is [0-9]*, the reference's" err.txt &&
+   [ "$(cat kept.csv)" = previous ] && ! ls -A | grep -q 'kept\.csv\.tmp'; then
+  echo "ok [verify]: $(head -c 200 err.txt)"
+else fail "a sweep differing from the reference: exit $rc, kept.csv '$(head -c 40 kept.csv)': $(cat err.txt)"; fi
+SEBT_LIAR= "$sebt" sweep --backend "$liar" --data "$data" --grid grid.txt --format text >stdout.txt 2>err.txt
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "verification failed: combo [0-9]*: valid_bars" err.txt && [ ! -s stdout.txt ]; then
+  echo "ok [verify, text]: $(head -c 200 err.txt)"
+else fail "a --format text sweep differing from the reference: exit $rc: $(cat err.txt)"; fi
+
 for cmd in run sweep; do
   $cmd nomsg 1 "backend liar failed (internal) and gave no message"
   $cmd unknown 1 "backend liar failed with an unknown status 99"
