@@ -6,7 +6,10 @@
 # source file spells a
 # feature column's or a signal term's name as a string literal ("cloc",
 # 'tr_z'); code takes them from sebt_feature_table and sebt_term_table (or,
-# in a kernel, from the HELLO). Comments do not count.
+# in a kernel, from the HELLO). Comments do not count. And the lists that
+# copies keep by hand (the numba peer's and the kernel module's PARAMS, the
+# module's FEATURE_NAMES) name the declaration's parameters and columns in
+# its order, with its kinds and defaults.
 # usage: check_declared_once.sh ROOT | --self-test. Exit 0 clean, 1 naming
 # each literal, 77 without python3.
 set -uo pipefail
@@ -21,11 +24,16 @@ if [[ "${1:-}" == "--self-test" ]]; then
   printf 'static const char *a = "cloc"; /* "ema" */\n' > "$t/core/a.c"
   printf 'x = {"ema": 1}  # "cloc"\n' > "$t/python/b.py"
   printf 'static const char *c = "cloc";\n' > "$t/reference/c.c"
+  printf 'SEBT_PARAM(ema_fast, int32_t, INT, 1, false, 96, WINDOW)\n' >> "$t/include/sebt/strategy.def"
+  mkdir -p "$t/bench/peers"
+  printf 'PARAMS = [("ema_fast", "i", 48)]\n' > "$t/bench/peers/numba_peer.py"
   out="$(bash "${BASH_SOURCE[0]}" "$t")"; rc=$?
   echo "$out"
-  n="$(grep -c '^spelled by hand' <<<"$out")"
-  if [[ $rc -eq 1 && $n -eq 2 ]]; then echo "check_declared_once self-test: 2 literals found"; exit 0; fi
-  echo "check_declared_once self-test: expected exit 1 and 2 literals, got exit $rc and $n" >&2; exit 1
+  n="$(grep -c '^spelled by hand' <<<"$out")" m="$(grep -c '^copy differs' <<<"$out")"
+  if [[ $rc -eq 1 && $n -eq 2 && $m -eq 1 ]]; then
+    echo "check_declared_once self-test: 2 literals and 1 copy's list found"; exit 0
+  fi
+  echo "check_declared_once self-test: expected exit 1, 2 literals, 1 list; got exit $rc, $n and $m" >&2; exit 1
 fi
 root="$(cd "${1:-$(dirname "${BASH_SOURCE[0]}")/..}" && pwd)"
 python3 - "$root" <<'PY'
@@ -33,7 +41,7 @@ import os, re, sys
 root = sys.argv[1]
 decl = open(os.path.join(root, "include/sebt/strategy.def")).read()
 decl = re.sub(r"/\*.*?\*/", "", decl, flags=re.S)
-names = set(re.findall(r"^SEBT_FEATURE\((\w+)", decl, re.M)) | set(re.findall(r"^SEBT_TERM\((\w+)", decl, re.M))
+names_all = names = set(re.findall(r"^SEBT_FEATURE\((\w+)", decl, re.M)) | set(re.findall(r"^SEBT_TERM\((\w+)", decl, re.M))
 copies = ("include/sebt/strategy.def", "reference/", "oracle/plugin-template/", "bench/peers/numba_peer.py",
           "python/examples/spec_kernel.py")
 # Still to derive: the kernel module takes its names from the HELLO from the
@@ -60,7 +68,45 @@ for top in ("core", "cli", "oracle", "fast_cpu", "gpu", "reference", "bench", "p
                 for m in lit.finditer(line):
                     print("spelled by hand: %s:%d: %s (take it from sebt/strategy.def's tables)" % (path, i, m.group(0)))
                     bad += 1
-print("check_declared_once: %d names of feature columns and signal terms, %d literals outside the declaration"
-      % (len(names), bad))
+
+import ast
+params = re.findall(r"^SEBT_PARAM\((\w+),\s*\w+,\s*(\w+),[^,]*,[^,]*,\s*([^,]+),", decl, re.M)
+features = re.findall(r"^SEBT_FEATURE\((\w+)", decl, re.M)
+
+def literal_list(path, var):
+    """The value of `var = [...]` in a Python file, read without running it."""
+    full = os.path.join(root, path)
+    if not os.path.exists(full):
+        return None
+    for node in ast.parse(open(full).read()).body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == var for t in node.targets):
+            return node.value
+    return None
+
+def differs(path, what, got, want):
+    global bad
+    if got != want:
+        print("copy differs: %s: %s is %s, sebt/strategy.def says %s" % (path, what, got, want))
+        bad += 1
+
+def num(text):
+    return {"true": True, "false": False}.get(text.strip(), None) if text.strip() in ("true", "false") \
+        else float(text)
+
+peer = literal_list("bench/peers/numba_peer.py", "PARAMS")
+if peer is not None:
+    rows = [tuple(ast.literal_eval(e) for e in t.elts) for t in peer.elts]
+    differs("bench/peers/numba_peer.py", "PARAMS", [(n, k, float(d)) for n, k, d in rows],
+            [(n, {"INT": "i", "DOUBLE": "f", "BOOL": "b"}[k], float(num(d))) for n, k, d in params])
+module = literal_list("python/sebt_kernel.py", "PARAMS")
+if module is not None:
+    rows = [(t.elts[0].value, t.elts[1].attr) for t in module.elts]
+    differs("python/sebt_kernel.py", "PARAMS", rows,
+            [(n, {"INT": "int64", "DOUBLE": "float64", "BOOL": "bool_"}[k]) for n, k, _ in params])
+names = literal_list("python/sebt_kernel.py", "FEATURE_NAMES")
+if names is not None:
+    differs("python/sebt_kernel.py", "FEATURE_NAMES", ast.literal_eval(names), features + ["signal", "valid"])
+print("check_declared_once: %d names of feature columns and signal terms, %d literals or lists that differ"
+      % (len(names_all), bad))
 sys.exit(1 if bad else 0)
 PY
