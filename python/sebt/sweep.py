@@ -156,7 +156,6 @@ def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progr
     bar = P.Bar(what, "combos", cs.n) if P.wanted(progress) else None
 
     def on_progress(user, done, total):
-        # Runs on the thread that called sebt_sweep_run, so Ctrl-C lands here.
         try:
             if bar:
                 bar.update(done)
@@ -171,13 +170,37 @@ def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progr
                     on_window=win_fn, progress=prog_fn)
     r = L.SweepResult()
     err = L.Error()
+    status = []
+    done = threading.Event()
+
+    def drive():
+        try:
+            status.append(L.lib.sebt_sweep_run(b, C.byref(s._c), C.byref(o), C.byref(r), C.byref(err)))
+        finally:
+            done.set()
+
+    # The driver runs on a thread of its own so that this one waits in
+    # Python, where Ctrl-C lands: it stops the sweep at the next window.
+    # (An Event, not Thread.join: an interrupted join can leave the thread
+    # looking finished while it runs.)
+    threading.Thread(target=drive, name="sebt-sweep-driver", daemon=True).start()
     try:
-        st = L.lib.sebt_sweep_run(b, C.byref(s._c), C.byref(o), C.byref(r), C.byref(err))
+        while not done.wait(0.1):
+            pass
+    except BaseException as e:   # noqa: B902: KeyboardInterrupt, SystemExit
+        stop.set()
+        failure.insert(0, e)
+        while not done.is_set():
+            try:
+                done.wait(0.1)
+            except KeyboardInterrupt:   # a second Ctrl-C while the window ends
+                pass
     finally:
         if bar:
             bar.finish()
         if cond:
             L.lib.sebt_where_free(cond)
+    st = status[0]
     if failure:
         L.lib.sebt_sweep_result_free(C.byref(r))
         raise failure[0]
