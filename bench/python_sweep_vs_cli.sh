@@ -3,7 +3,10 @@
 # to end (the whole process: start-up and import, load, grid, backtests,
 # every row into numpy or the file) and peak RSS, over the same grid and
 # series, interleaved, REPS times each:
-#   cli      sebt sweep --format npy --output FILE
+#   cli      sebt sweep --format npy --no-verify --output FILE: the same work
+#            as the package, which does not re-check rows on the reference
+#   cli-verified  sebt sweep --format npy --output FILE, as run by default
+#            (its verification re-runs a sample on the reference)
 #   py-file  sebt.sweep(..., out=FILE): the same bytes written from the
 #            driver's window buffers (memory: a window, whatever the grid)
 #   py-array sebt.sweep(...): rows copied into one preallocated numpy array
@@ -47,7 +50,8 @@ measure() {   # engine rep command...
   printf '%s\t%s\t%s\t%s\n' "$engine" "$rep" "$(echo "$t1 - $t0" | bc)" "$(tail -1 "$out/rss")" >>"$out/runs.tsv"
 }
 for rep in $(seq 1 "$reps"); do
-  measure cli "$rep" "$build/sebt" sweep --data "$data" --grid "$grid" --format npy --output "$out/cli.npy"
+  measure cli "$rep" "$build/sebt" sweep --data "$data" --grid "$grid" --format npy --no-verify --output "$out/cli.npy"
+  measure cli-verified "$rep" "$build/sebt" sweep --data "$data" --grid "$grid" --format npy --output "$out/cli-v.npy"
   measure py-file "$rep" "$py" -c 'import sys, sebt; sebt.sweep(sys.argv[1], sys.argv[2], out=sys.argv[3])' \
     "$data" "$grid" "$out/py.npy"
   cmp "$out/cli.npy" "$out/py.npy" || { echo "py-file differs from the CLI's npy" >&2; exit 1; }
@@ -68,9 +72,9 @@ echo "runs: $out/runs.tsv"
 import csv, statistics, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 med = {}
-for e in ("cli", "py-file", "py-array", "py-iter"):
+for e in ("cli", "cli-verified", "py-file", "py-array", "py-iter"):
     r = [x for x in rows if x["engine"] == e]
     med[e] = (statistics.median(float(x["end_to_end_s"]) for x in r), statistics.median(int(x["peak_rss_kb"]) for x in r))
 for e, (t, rss) in med.items():
-    print("%-9s end to end %8.2f s (%.2fx cli)  peak RSS %8.1f MB" % (e, t, t / med["cli"][0], rss / 1024))
+    print("%-12s end to end %8.2f s (%.2fx cli)  peak RSS %8.1f MB" % (e, t, t / med["cli"][0], rss / 1024))
 PYEOF
