@@ -44,20 +44,52 @@ class Series(C.Structure):
          ("interval_ms", C.c_int64)]
 
 
-class Params(C.Structure):
-    _fields_ = [
-        ("ema_fast", C.c_int32), ("ema_slow", C.c_int32), ("z_window", C.c_int32), ("atr_window", C.c_int32),
-        ("vol_z", C.c_double), ("tr_z", C.c_double), ("cloc_min", C.c_double),
-        ("use_stop", C.c_bool), ("atr_stop_mult", C.c_double),
-        ("use_tp", C.c_bool), ("reward_r", C.c_double),
-        ("use_time", C.c_bool), ("max_hold", C.c_int32),
-        ("fee_bp", C.c_double), ("slippage_bp", C.c_double),
-    ]
-
-
 class ParamInfo(C.Structure):
     _fields_ = [("name", C.c_char_p), ("type", C.c_int), ("offset", c_size_t), ("min", C.c_double),
                 ("min_excluded", C.c_bool), ("default_value", C.c_double), ("role", C.c_int)]
+
+
+
+def _load():
+    p = location.library_path()
+    try:
+        return C.CDLL(p), p
+    except OSError as e:
+        raise ImportError(
+            "sebt: cannot load libsebt (%s): %s. Build sebt, or set SEBT_LIB to the path of libsebt.so" % (p, e))
+
+
+lib, path = _load()
+lib.sebt_sweep_npy_header.restype = c_size_t
+lib.sebt_sweep_npy_header.argtypes = [C.c_char_p, C.c_uint64]
+
+
+def _param_count():
+    """SEBT_N_PARAMS, read from the npy header libsebt writes: the
+    parameters are the columns between combo and n."""
+    import ast
+    buf = C.create_string_buffer(4096)
+    k = lib.sebt_sweep_npy_header(buf, 0)
+    names = [f[0] for f in ast.literal_eval(buf.raw[10:k].decode("latin-1").strip())["descr"]]
+    return names.index("n") - names.index("combo") - 1
+
+
+N_PARAMS = _param_count()
+PARAM_TABLE = (ParamInfo * N_PARAMS).in_dll(lib, "sebt_param_table")
+PARAM_NAMES = tuple(PARAM_TABLE[i].name.decode() for i in range(N_PARAMS))
+PARAM_TYPES = tuple(("int", "float", "bool")[PARAM_TABLE[i].type] for i in range(N_PARAMS))
+
+
+class Params(C.Structure):
+    """sebt_params, its fields made from libsebt's own parameter table, so
+    a parameter added to the strategy's declaration needs no edit here."""
+    _fields_ = [(n, (C.c_int32, C.c_double, C.c_bool)[PARAM_TABLE[i].type]) for i, n in enumerate(PARAM_NAMES)]
+
+
+for _i, _n in enumerate(PARAM_NAMES):
+    if getattr(Params, _n).offset != PARAM_TABLE[_i].offset:
+        raise ImportError("sebt: libsebt's sebt_params layout (%s at %d) is not the package's (%d)"
+                          % (_n, PARAM_TABLE[_i].offset, getattr(Params, _n).offset))
 
 
 class Features(C.Structure):
@@ -240,13 +272,7 @@ _DECLS = {
 }
 
 
-def _open():
-    path = location.library_path()
-    try:
-        lib = C.CDLL(path)
-    except OSError as e:
-        raise ImportError(
-            "sebt: cannot load libsebt (%s): %s. Build sebt, or set SEBT_LIB to the path of libsebt.so" % (path, e))
+def _declare():
     for name, (res, args) in _DECLS.items():
         f = getattr(lib, name)
         f.restype = res
@@ -254,13 +280,10 @@ def _open():
     libc = C.CDLL(None)
     libc.free.argtypes = [C.c_void_p]
     libc.free.restype = None
-    return lib, libc, path
+    return libc
 
 
-lib, libc, path = _open()
-PARAM_TABLE = (ParamInfo * 15).in_dll(lib, "sebt_param_table")
-PARAM_NAMES = tuple(PARAM_TABLE[i].name.decode() for i in range(15))
-PARAM_TYPES = tuple(("int", "float", "bool")[PARAM_TABLE[i].type] for i in range(15))
+libc = _declare()
 
 
 def check(status, err):
