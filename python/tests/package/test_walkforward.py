@@ -1,6 +1,7 @@
 """sebt.walkforward equals `sebt walkforward --format json` bit for bit
 (every window's bars, pick, parameters, train and test metrics, the
-chained metrics) and its --trades CSV, and the reference check runs."""
+chained metrics) and its --trades CSV, and the reference check runs; the
+ctypes structs have oos.h's sizes and offsets."""
 import csv
 import json
 
@@ -32,3 +33,34 @@ def test_walkforward_equals_the_cli(cli, data_1m, tmp_path):
     assert [int(r["entry_index"]) for r in rows] == wf.trades["entry_index"].tolist()
     assert [float(r["pnl"]) for r in rows] == wf.trades["pnl"].tolist()
     assert np.all(np.diff(wf.trades["entry_index"]) > 0)
+
+
+def test_structs_match_oos_h(tmp_path):
+    import ctypes as C
+    import os
+    import shutil
+    import subprocess
+
+    import pytest
+    from sebt import oos
+
+    cc = shutil.which("cc") or shutil.which("gcc")
+    inc = os.environ.get("SEBT_INCLUDE_DIR")
+    if not cc or not inc:
+        pytest.skip("no C compiler or SEBT_INCLUDE_DIR")
+    structs = {"sebt_wf_opts": oos.WfOpts, "sebt_wf_window": oos.WfWindow, "sebt_wf_result": oos.WfResult}
+    src = ["#include <stdio.h>", "#include <stddef.h>", "#include <sebt/oos.h>", "int main(void) {"]
+    for c_name, py in structs.items():
+        src.append('printf("%s %%zu\\n", sizeof(%s));' % (c_name, c_name))
+        for f, _ in py._fields_:
+            src.append('printf("%s.%s %%zu\\n", offsetof(%s, %s));' % (c_name, f, c_name, f))
+    src.append("return 0; }")
+    (tmp_path / "layout.c").write_text("\n".join(src))
+    exe = tmp_path / "layout"
+    subprocess.run([cc, "-std=c11", "-I", inc, str(tmp_path / "layout.c"), "-o", str(exe)], check=True)
+    want = dict(line.split() for line in subprocess.run([str(exe)], stdout=subprocess.PIPE, text=True,
+                                                         check=True).stdout.splitlines())
+    for c_name, py in structs.items():
+        assert C.sizeof(py) == int(want[c_name]), c_name
+        for f, _ in py._fields_:
+            assert getattr(py, f).offset == int(want[c_name + "." + f]), c_name + "." + f
