@@ -55,6 +55,8 @@ typedef struct {
     long chunk;
     unsigned shard_i, shard_n;   /* 0/0: no --shard */
     bool have_top, lenient, fill_gaps;
+    const char *where_text;     /* --where COND */
+    sebt_where *where;
     sweep_proof_mode verify;
     size_t verify_n;             /* --verify N */
     bool have_seed;
@@ -91,7 +93,7 @@ static bool parse_shard(const char *v, unsigned *i, unsigned *n)
     return true;
 }
 
-enum { OPT_DATA, OPT_GRID, OPT_COMBOS, OPT_BACKEND, OPT_THREADS, OPT_TOP, OPT_BY, OPT_TRADES, OPT_FORMAT,
+enum { OPT_DATA, OPT_GRID, OPT_COMBOS, OPT_BACKEND, OPT_THREADS, OPT_TOP, OPT_BY, OPT_WHERE, OPT_TRADES, OPT_FORMAT,
        OPT_OUTPUT, OPT_LENIENT, OPT_FILL_GAPS, OPT_VERIFY, OPT_NO_VERIFY, OPT_SEED, OPT_SHARD, OPT_CHECKPOINT,
        OPT_CHUNK };
 static const char *const sweep_formats[] = { "csv", "json", "npy", "text", NULL };
@@ -111,6 +113,10 @@ static const cli_opt sweep_opts[] = {
     [OPT_TOP] = { "--top", CLI_UINT, "K", "keep the K best combos, best first", .umin = 1, .umax = 1000000000 },
     [OPT_BY] = { "--by", CLI_CHOICE, "METRIC", "what --top ranks by: sharpe (default), n, win_rate, avg_r,\n"
                  "total_pnl, max_dd (higher is better; ties keep input order)", .choices = sweep_metrics },
+    [OPT_WHERE] = { "--where", CLI_TEXT, "COND", "rank only the combos whose row passes COND, a condition over the\n"
+                    "output's columns: 'n >= 30 and max_dd > -0.2' (comparisons < <=\n"
+                    "> >= == !=, and, or, not, parentheses; docs/cli.md). With --top\n"
+                    "or --format text" },
     [OPT_TRADES] = { "--trades", CLI_DIR, "DIR", "also write each listed combo's trades to DIR/combo_<index>.csv" },
     [OPT_FORMAT] = { "--format", CLI_CHOICE, "FMT", "csv (default), json, npy (a NumPy structured array with the\n"
                      "CSV's columns, binary: for numpy.load and pandas), or text:\n"
@@ -217,6 +223,17 @@ static int parse_args(int argc, char **argv, sweep_args *a)
     if (!a->grid == !a->combos)
         return cli_usage_error(cmd, "give exactly one of --grid FILE and --combos FILE");
     bool text = a->format && strcmp(a->format, "text") == 0;
+    a->where_text = cli_str(&o, OPT_WHERE);
+    if (a->where_text && !a->have_top && !text)
+        return cli_usage_error(cmd, "--where chooses among the combos --top K ranks (or --format text shows): give "
+                               "--top K; a whole sweep's output holds every combo");
+    if (a->where_text && v)
+        return cli_usage_error(cmd, "--where ranks the whole sweep: a --shard holds only part of it");
+    if (a->where_text) {
+        sebt_error err = { 0 };
+        if (sebt_sweep_where(a->where_text, &a->where, &err) != SEBT_OK)
+            return cli_usage_error(cmd, "--where: %s", err.msg);
+    }
     if (a->by && !a->have_top && !text)
         return cli_usage_error(cmd, "--by ranks the combos kept by --top K: give --top too");
     if (a->format && strcmp(a->format, "npy") == 0 && !a->shard_n &&
@@ -272,6 +289,7 @@ static void free_run(sweep_run *r)
     free(r->have);
     free(r->shard);
     sweep_proof_free(&r->proof);
+    sebt_where_free(r->a.where);
 }
 
 /* Keeps the entries of idx[0..n) that the partition gives to `part`. */
@@ -754,10 +772,9 @@ static int write_results(const char *cmd, sweep_run *r, sebt_result *all)
             fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, r->n_combos);
             return CLI_EXIT_NOMEM;
         }
-        for (size_t i = 0; i < r->n_combos; i++)
-            rows[i] = i;
-        sweep_rank(rows, r->n_combos, all, r->metric);
-        size_t n_rows = (size_t)a->top < r->n_combos ? (size_t)a->top : r->n_combos;
+        size_t n_pass = sweep_passing(rows, r->n_combos, a->where, r->combos, all);
+        sweep_rank(rows, n_pass, all, r->metric);
+        size_t n_rows = (size_t)a->top < n_pass ? (size_t)a->top : n_pass;
         int rc = CLI_EXIT_OK;
         for (size_t k = 0; k < n_rows && rc == CLI_EXIT_OK; k++) {
             size_t i = rows[k];
@@ -778,8 +795,8 @@ static int write_results(const char *cmd, sweep_run *r, sebt_result *all)
     sweep_output_spec spec = { .json = a->format && strcmp(a->format, "json") == 0,
                                .npy = a->format && strcmp(a->format, "npy") == 0,
                                .text = a->format && strcmp(a->format, "text") == 0, .have_top = a->have_top,
-                               .top = a->top, .metric = r->metric, .backend = r->b->name, .bars = r->s.n,
-                               .n_combos = r->n_combos };
+                               .top = a->top, .metric = r->metric, .where = a->where, .backend = r->b->name,
+                               .bars = r->s.n, .n_combos = r->n_combos };
     return sweep_write_output(cmd, a->output, &spec, r->combos, all, NULL, NULL);
 }
 
@@ -1112,7 +1129,7 @@ static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
     sebt_sweep_opts so = { .grid = r->grid, .combos = r->grid ? NULL : r->combos, .n_combos = n,
                            .threads = (int)a->threads, .want_trades = sink.want_trades,
                            .rows = a->have_top || o.json ? SEBT_ROWS_NONE : o.npy ? SEBT_ROWS_NPY : SEBT_ROWS_CSV,
-                           .top = top, .metric = r->metric, .on_window = write_window, .user = &sink,
+                           .top = top, .metric = r->metric, .where = a->where, .on_window = write_window, .user = &sink,
                            .progress = stream_progress, .progress_user = &prog };
     sebt_error err = { 0 };
     sebt_status st = sebt_sweep_run(r->b, &r->s, &so, sr, &err);

@@ -25,6 +25,7 @@ typedef struct {
     bool have_top;
     long top;
     int metric;                /* a sebt_metric (sharpe by default) */
+    const sebt_where *where;   /* --where: only the combos that pass are ranked (NULL: all) */
     const char *backend;
     size_t bars;
     size_t n_combos;
@@ -38,6 +39,11 @@ typedef struct {
 int sweep_write_output(const char *cmd, const char *path, const sweep_output_spec *spec,
                        const sebt_params *combos, const sebt_result *results, size_t **rows_out,
                        size_t *n_rows_out);
+
+/* rows[0..k) = the indices of the n combos that pass where (all of them
+ * when where is NULL), in input order; returns k. */
+size_t sweep_passing(size_t *rows, size_t n, const sebt_where *where, const sebt_params *combos,
+                     const sebt_result *results);
 
 /* The ranking --top applies: rows[0..n) sorted best first (ties: input order). */
 void sweep_rank(size_t *rows, size_t n, const sebt_result *results, int metric);

@@ -32,6 +32,16 @@ void sweep_rank(size_t *rows, size_t n, const sebt_result *results, int metric)
     qsort(rows, n, sizeof *rows, rank_cmp);
 }
 
+size_t sweep_passing(size_t *rows, size_t n, const sebt_where *where, const sebt_params *combos,
+                     const sebt_result *results)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!where || sebt_sweep_row_passes(where, i, &combos[i], &results[i]))
+            rows[k++] = i;
+    return k;
+}
+
 void sweep_write_csv_header(FILE *f)
 {
     char b[4096];
@@ -221,7 +231,7 @@ static void metric_text(const sebt_metrics *m, int which, char *buf, size_t size
  * parameters that differ between combos (the others are listed once
  * below), then the metrics, the ranking one marked. Numbers are rounded
  * for reading; the CSV and JSON carry every bit. */
-static void write_text_doc(FILE *f, const sweep_output_spec *spec, const size_t *rows, size_t n_rows,
+static void write_text_doc(FILE *f, const sweep_output_spec *spec, const size_t *rows, size_t n_rows, size_t n_pass,
                            const sebt_params *combos, const sebt_result *results)
 {
     static const char *const metric_heads[SWEEP_N_METRICS] = { "trades", "win rate", "avg R", "total pnl",
@@ -280,6 +290,8 @@ static void write_text_doc(FILE *f, const sweep_output_spec *spec, const size_t 
     fprintf(f, "top %zu of %zu combo%s by %s (* higher is better; max dd is <= 0), backend %s, %zu bars\n", n_rows,
             spec->n_combos, spec->n_combos == 1 ? "" : "s", sebt_metric_name(spec->metric), spec->backend,
             spec->bars);
+    if (spec->where)
+        fprintf(f, "ranked among the %zu that pass --where '%s'\n", n_pass, sebt_where_text(spec->where));
     bool any_fixed = false;
     for (int k = 0; k < SEBT_N_PARAMS; k++) {
         if (varies[k] || !spec->n_combos)
@@ -303,12 +315,10 @@ int sweep_write_output(const char *cmd, const char *path, const sweep_output_spe
         fprintf(stderr, "sebt %s: error: out of memory for %zu combos\n", cmd, n);
         return CLI_EXIT_NOMEM;
     }
-    for (size_t i = 0; i < n; i++)
-        rows[i] = i;
-    size_t n_rows = n;
+    size_t n_rows = sweep_passing(rows, n, spec->where, combos, results), n_pass = n_rows;
     if (spec->have_top || spec->text) {
         size_t top = spec->have_top ? (size_t)spec->top : SWEEP_TEXT_TOP;
-        sweep_rank(rows, n, results, spec->metric);
+        sweep_rank(rows, n_rows, results, spec->metric);
         if (top < n_rows)
             n_rows = top;
     }
@@ -327,7 +337,7 @@ int sweep_write_output(const char *cmd, const char *path, const sweep_output_spe
     if (spec->json) {
         write_json_doc(af.f, spec, rows, n_rows, combos, results);
     } else if (spec->text) {
-        write_text_doc(af.f, spec, rows, n_rows, combos, results);
+        write_text_doc(af.f, spec, rows, n_rows, n_pass, combos, results);
     } else if (spec->npy) {
         sweep_write_npy_header(af.f, n_rows);
         for (size_t k = 0; k < n_rows; k++)
