@@ -77,4 +77,22 @@ if [[ -x $p/lib/sebt/sebt_bench ]] && command -v gnuplot >/dev/null; then
 else
   echo "== report: skipped (sebt_bench or gnuplot not installed)"
 fi
+if command -v gnuplot >/dev/null; then
+  step "plot equity"
+  "$sebt" plot equity --data "$data" --output equity.svg 2>plot.txt || { cat plot.txt; fail "sebt plot equity"; }
+  grep -q "<svg" equity.svg || fail "sebt plot equity wrote no SVG"
+fi
+
+pkg=$(ls -d "$p"/lib/python3*/*-packages 2>/dev/null | head -1)
+if [[ -n $pkg ]] && /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  step "python: import sebt from the moved prefix"
+  PYTHONPATH=$pkg /usr/bin/python3 -W ignore -c '
+import sys, sebt
+assert sebt.library_path.startswith(sys.argv[1]), sebt.library_path
+assert sebt.sebt_command() == sys.argv[1] + "/bin/sebt", sebt.sebt_command()
+r = sebt.run(sys.argv[2])
+print(r)' "$p" "$data" || fail "the installed Python package does not run from the moved prefix"
+else
+  echo "== python: skipped (no package installed, or no numpy)"
+fi
 echo ok
