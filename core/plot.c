@@ -404,7 +404,9 @@ sebt_status sebt_plot_heatmap_script(const sebt_heatmap *h, const char *x_name, 
         fprintf(f, "set object 1 rect from %.1f,%.1f to %.1f,%.1f front fillstyle empty border lc rgb '#ff0000' lw 3\n",
                 bi - 0.5, bj - 0.5, bi + 0.5, bj + 0.5);
     }
-    fputs("plot $map using 1:2:3 with image pixels", f);
+    /* SVG: each cell a rectangle (an embedded bitmap would be smoothed
+     * when scaled); PNG: one bitmap (rectangles leave seams between cells). */
+    fprintf(f, "plot $map using 1:2:3 with image%s", o->format == SEBT_PLOT_SVG ? " pixels" : "");
     if (h->nx * h->ny <= 400)
         fputs(", \\\n     $map using 1:2:(sprintf('%.3g', $3)) with labels boxed font ',9' tc rgb '#000000'", f);
     fputs("\nset output\n", f);
