@@ -83,7 +83,8 @@ static const cli_opt fuzz_opts[] = {
     [OPT_BIG_CASE] = { "--big-case", CLI_UINT, "N", "run only big case N of the seed (cut from --base)",
                        .umax = CLI_UINT_MAX },
     [OPT_THREADS] = CLI_OPT_THREADS("run every case on N threads instead of its own (small cases 1,\n"
-                                    "big cases 2-8)"),
+                                    "big cases 2-8), except the batch-size cases and wide calls,\n"
+                                    "whose thread count (1-8) is part of the case"),
 };
 
 const cli_command cli_cmd_fuzz_spec = {
@@ -98,7 +99,11 @@ const cli_command cli_cmd_fuzz_spec = {
              "1, 2 and longer than the series; about one in eight a sweep-shaped grid of 2 to\n"
              "1,100 combos (past 256 and 1,024) with budgets that split it, 1-4 threads; about\n"
              "one in eight a 10^12-10^15 volume spike, subnormal or huge prices or a flat run,\n"
-             "then thresholds tied to the reference's own values. Big cases (a share of the\n"
+             "then thresholds tied to the reference's own values. By case number k: k mod 32 = 2\n"
+             "adds a sweep over costs and time limits, k mod 32 = 5 a batch of 7 to 513 random\n"
+             "combos (at and around powers of two, multiples of 8) on 1-8 threads, k mod 256 =\n"
+             "18 a wide call of 8,192+ combos on 2-8 threads. Each call runs with trades\n"
+             "recorded and again metrics-only (the path a sweep takes). Big cases (a share of the\n"
              "time): 100,000 to 140,000 real bars with holes punched in and holes or price jumps\n"
              "at 2^16, 10^5 and 2^17, many combos on either side of the 10^6 bars x combos\n"
              "point, 2-8 threads and memory budgets down to 1 byte; or a sweep of 65,537+ combos\n"
@@ -601,7 +606,7 @@ static int self_test(const fuzz_args *a)
                              .time_s = a->time_s, .big_share = a->big_share > 0 ? a->big_share : -1,
                              .base = have_base ? &base : NULL, .shrink = a->shrink,
                              .save_dir = a->no_save ? NULL : a->save_dir,
-                             .progress = cli_progress_update, .progress_user = &prog };
+                             .progress = cli_progress_update, .progress_user = &prog, .skip_wide = true };
         sebt_fuzz_report r;
         mutant_score m = { 0 };
         sebt_status st = sebt_fuzz_run(b, &o, &r, &err);

@@ -133,7 +133,7 @@ static const char *base_name(const char *path)
 
 enum { OPT_BACKEND, OPT_TIME, OPT_CASES, OPT_SEED, OPT_THREADS, OPT_DATA, OPT_MIN_SPEEDUP, OPT_NO_SPEED, OPT_SAVE,
        OPT_REPLAY, OPT_NO_ISOLATE, OPT_ISOLATE, OPT_FORMAT, OPT_JUNIT, OPT_MARKDOWN, OPT_CHECK_TIMEOUT,
-       OPT_CALL_TIMEOUT };
+       OPT_CALL_TIMEOUT, OPT_FAIL_FAST, OPT_BIG_CALL };
 static const cli_opt validate_opts[] = {
     [OPT_BACKEND] = { "--backend", CLI_TEXT, "X", "fast_cpu, cuda, reference, the path of a plugin, or a kernel\n"
                       "command: 'exec:python3 mine.py' (docs/kernel-protocol.md)",
@@ -171,13 +171,18 @@ static const cli_opt validate_opts[] = {
                             "one child process per check)",
                             .flags = CLI_ABOVE_MIN, .rmin = 0, .rmax = 1e7 },
     [OPT_MARKDOWN] = { "--markdown", CLI_FILE, "FILE", "a summary for a CI job page (GitHub's $GITHUB_STEP_SUMMARY)" },
+    [OPT_FAIL_FAST] = { "--fail-fast", CLI_FLAG, NULL, "stop at the first failed or crashed check (the later ones\n"
+                        "are reported as skipped)" },
+    [OPT_BIG_CALL] = { "--big-call", CLI_FLAG, NULL, "only the big call: one metrics-only call of more than 2^32\n"
+                       "bar-combos (what a big-call failure tells you to run)" },
 };
 
 const cli_command cli_cmd_validate_spec = {
     .name = "validate",
     .summary = "the release gate for one backend or plugin: replay, parity, fuzz, speed",
-    .usage = "--backend NAME|PATH|exec:CMD [--time SECONDS | --cases N] [--seed S] [--threads N] [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR] [--isolate | --no-isolate] [--check-timeout SECONDS] [--call-timeout SECONDS] [--format text|json] [--junit FILE] [--markdown FILE]\n"
-             "--backend NAME|PATH --replay FIXTURE_DIR\n",
+    .usage = "--backend NAME|PATH|exec:CMD [--time SECONDS | --cases N] [--seed S] [--threads N] [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR] [--isolate | --no-isolate] [--check-timeout SECONDS] [--call-timeout SECONDS] [--fail-fast] [--format text|json] [--junit FILE] [--markdown FILE]\n"
+             "--backend NAME|PATH --replay FIXTURE_DIR\n"
+             "--backend NAME|PATH --big-call [--seed S] [--threads N]\n",
     .about = "The release gate for one backend: a built-in one (fast_cpu, cuda) or a plugin\n"
              "(a path: ./libmine.so). In one run it\n"
              "  replays every fixture of fixtures/regressions against the reference,\n"
@@ -186,9 +191,14 @@ const cli_command cli_cmd_validate_spec = {
              "  fuzzes it for --time seconds (or --cases N) with sebt fuzz's cases (0 to\n"
              "    140,000 bars, 1 to 65,600 combos a batch, sweep-shaped grids, spikes then\n"
              "    near-ties, holes and jumps past 2^16, 10^5 and 2^17 bars, memory budgets\n"
-             "    that split batches, 1 to N threads; for cuda under host execution, small\n"
-             "    device memory sizes),\n"
+             "    that split batches, 1 to N threads; from the first cases, sweeps over costs\n"
+             "    and time limits, batches of 7 to 513 combos on up to 8 threads, and calls\n"
+             "    of 8,192+ combos on 2-8 threads; for cuda under host execution, small\n"
+             "    device memory sizes), each case run with trades recorded and again\n"
+             "    metrics-only (the path a sweep takes),\n"
              "    shrinking a divergence to a small reproducer of the same kind,\n"
+             "  at --time 60 or more, makes one metrics-only call of more than 2^32\n"
+             "    bar-combos and checks a sample of its combos against the reference,\n"
              "  checks determinism (the same call twice, reordered, split, alone) and that\n"
              "    invalid combos and series are refused,\n"
              "  proves the harness is not vacuous: every mutant (planted bug) is caught in this\n"
@@ -219,6 +229,8 @@ static int parse_args(int argc, char **argv, validate_args *a)
     if (rc >= 0)
         return rc;
     a->no_speed = cli_given(&o, OPT_NO_SPEED);
+    a->fail_fast = cli_given(&o, OPT_FAIL_FAST);
+    a->big_call_only = cli_given(&o, OPT_BIG_CALL);
     if (cli_given(&o, OPT_ISOLATE) && cli_given(&o, OPT_NO_ISOLATE))
         return cli_usage_error(cmd, "--isolate and --no-isolate contradict each other");
     if (cli_given(&o, OPT_ISOLATE))
@@ -305,7 +317,13 @@ static void run_check(v_ctx *c, v_check *k, v_fn fn, const void *arg)
         snprintf(k->out.message, sizeof k->out.message, "not run: the backend hung in %s", c->hung_in);
         return;
     }
+    if (c->a->fail_fast && c->failed) {
+        k->out.status = V_SKIP;
+        snprintf(k->out.message, sizeof k->out.message, "not run: a check failed before it (--fail-fast)");
+        return;
+    }
     run_isolated(c, fn, arg, k);
+    c->failed |= k->out.status == V_FAIL || k->out.status == V_CRASH;
     if ((k->out.err_code == SEBT_ERR_PROTOCOL || k->out.err_code == SEBT_ERR_TIMEOUT) && c->kernel && !c->isolate &&
         !c->a->replay)
         save_protocol_repro(c, k);
@@ -426,6 +444,27 @@ static void stage_parity_grid(v_ctx *c, const sebt_parity_input *inputs, size_t 
         write_grid_file(c->a->save_dir, grid, sizeof grid))
         snprintf(k->out.replay, sizeof k->out.replay, "sebt parity --backend %s --grid %s --data %s --gaps plain",
                  c->sel, grid, realpath(in->paths[0], abs) ? abs : in->paths[0]);
+    announce(c, k);
+}
+
+/* The big call runs where the budget affords it: it costs a sweep of
+ * ~29,000 combos over 150,000 bars, and 24 reference runs. */
+static void stage_big_call(v_ctx *c)
+{
+    const validate_args *a = c->a;
+    v_check *k = add_check(c, "big-call", "more than 2^32 bar-combos in one call");
+    if (!k)
+        return;
+    if (!a->big_call_only && (a->cases ? a->cases < BIG_CALL_MIN_CASES : a->time_s < BIG_CALL_MIN_TIME)) {
+        k->out.status = V_SKIP;
+        snprintf(k->out.message, sizeof k->out.message, "runs at --time %d or more (or --cases %d or more)",
+                 BIG_CALL_MIN_TIME, BIG_CALL_MIN_CASES);
+    } else {
+        run_check(c, k, do_big_call, NULL);
+        if (k->out.status != V_PASS && k->out.status != V_SKIP)
+            snprintf(k->out.replay, sizeof k->out.replay, "sebt validate --backend %s --big-call --seed %" PRIu64
+                     " --threads %d", c->sel, a->seed, big_call_threads(a));
+    }
     announce(c, k);
 }
 
@@ -626,6 +665,8 @@ int cli_cmd_validate(int argc, char **argv)
 
     if (a.replay) {
         stage_replay_one(&c, a.replay);
+    } else if (a.big_call_only) {
+        stage_big_call(&c);
     } else {
         stage_replay(&c);
         sebt_parity_input *inputs;
@@ -637,6 +678,7 @@ int cli_cmd_validate(int argc, char **argv)
         stage_parity(&c, inputs, n_inputs, &trades);
         stage_parity_grid(&c, inputs, n_inputs, &trades);
         stage_fuzz(&c);
+        stage_big_call(&c);
         stage_own_checks(&c);
         stage_written_sweep(&c);
         stage_anti_vacuity(&c, trades);

@@ -34,6 +34,8 @@
  * reference's time for the same work, and at least --call-timeout. */
 #define CALL_TIMEOUT_SCALE 20
 #define CALL_TIMEOUT_DEFAULT_S 60
+#define BIG_CALL_MIN_TIME 60       /* the big call runs at --time 60 or more ... */
+#define BIG_CALL_MIN_CASES 10000   /* ... or --cases 10,000 or more */
 
 typedef struct {
     const char *backend;
@@ -53,6 +55,8 @@ typedef struct {
     const char *junit;
     const char *markdown;
     int isolate;             /* 1 fork per check, 0 in-process, -1 the backend's default */
+    bool fail_fast;          /* stop at the first failed check */
+    bool big_call_only;      /* --big-call: only the big-call check */
 } validate_args;
 
 /* ---- one check, run in a child ------------------------------------------- */
@@ -101,6 +105,7 @@ typedef struct {
     double check_timeout_s;
     char hung_in[600];       /* the check the backend hung in ("" while none has) */
     bool kernel;             /* the candidate is a kernel command (exec:) */
+    bool failed;             /* a check failed or crashed (for --fail-fast) */
 } v_ctx;
 
 typedef void (*v_fn)(v_ctx *c, const void *arg, v_outcome *out);
@@ -125,6 +130,12 @@ void do_parity_grid(v_ctx *c, const void *varg, v_outcome *o);
 bool write_grid_file(const char *dir, char *path, size_t size);
 void do_fuzz(v_ctx *c, const void *arg, v_outcome *o);
 void do_determinism(v_ctx *c, const void *arg, v_outcome *o);
+/* One metrics-only call of more than 2^32 bar-combos (sebt_oracle_big_call)
+ * over the bundled 15m series (whatever --data says: few bars would make
+ * it millions of combos), on
+ * big_call_threads threads: at least 4, past a small machine's cores. */
+void do_big_call(v_ctx *c, const void *arg, v_outcome *o);
+int big_call_threads(const validate_args *a);
 void do_bad_input(v_ctx *c, const void *arg, v_outcome *o);
 void do_mutant(v_ctx *c, const void *arg, v_outcome *o);
 void do_speed(v_ctx *c, const void *arg, v_outcome *o);

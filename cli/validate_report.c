@@ -19,7 +19,7 @@ const char *check_summary(const v_check *k, char *buf, size_t size)
     const v_outcome *o = &k->out;
     if (o->status != V_PASS || strcmp(k->stage, "speed") == 0 || strcmp(k->stage, "anti-vacuity") == 0 ||
         strcmp(k->stage, "determinism") == 0 || strcmp(k->stage, "bad-input") == 0 ||
-        strcmp(k->stage, "written-sweep") == 0) {
+        strcmp(k->stage, "written-sweep") == 0 || strcmp(k->stage, "big-call") == 0) {
         snprintf(buf, size, "%s%s%s", o->message, o->warning[0] ? "; WARNING: " : "", o->warning);
     } else if (strcmp(k->stage, "fuzz") == 0) {
         snprintf(buf, size, "%" PRIu64 " cases, %" PRIu64 " combos, 1-%.0f threads, %" PRIu64 " ties adjudicated",

@@ -480,6 +480,276 @@ static void gen_extreme(sebt_rng *r, sebt_fuzz_case *c)
         snprintf(c->shape + used, sizeof c->shape - used, ", %s then near-ties", what);
 }
 
+/* A window of series s, [from, from+n), copied. */
+static void copy_bars(const sebt_series *s, size_t from, size_t n, sebt_series *out)
+{
+    memcpy(out->ts, s->ts + from, n * sizeof *out->ts);
+    memcpy(out->open, s->open + from, n * sizeof(double));
+    memcpy(out->high, s->high + from, n * sizeof(double));
+    memcpy(out->low, s->low + from, n * sizeof(double));
+    memcpy(out->close, s->close + from, n * sizeof(double));
+    memcpy(out->volume, s->volume + from, n * sizeof(double));
+}
+
+/* ---- shapes every run meets, by case number ----------------------------
+
+ * Not left to chance: from the first cases of every run (and every
+ * `--cases` run alike), some cases carry what a sweep engine does only
+ * for big calls or on many threads. Each is added after the case's own
+ * combos are drawn (those stay what they were), from a generator of its
+ * own seeded by the case, so the cases between stay the same too. */
+#define SHAPED_EVERY 32      /* case k: k % 32 == 2: a cost/time sweep; 5: a batch size; 18: wide */
+#define WIDE_EVERY 256       /* ... of which case k % 256 == 18 is wide (>= 8,192 combos) */
+#define WIDE_MIN_BARS 130
+#define WIDE_MAX_BARS 240
+
+/* Thread counts beyond a small machine's cores: a race that needs three
+ * threads, or a split by thread that goes wrong past two. */
+static int many_threads(sebt_rng *r, bool at_least_two)
+{
+    static const int t[] = { 2, 3, 4, 8, 3, 1 };
+    return t[sebt_rng_range(r, 0, at_least_two ? 4 : 5)];
+}
+
+/* Appends extra (n_extra combos) after the case's own. */
+static sebt_status append_combos(sebt_fuzz_case *c, const sebt_params *extra, size_t n_extra, sebt_error *err)
+{
+    sebt_params *all = realloc(c->combos, (c->n_combos + n_extra) * sizeof *all);
+    if (!all)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "fuzz: out of memory for %zu combos", c->n_combos + n_extra);
+    memcpy(all + c->n_combos, extra, n_extra * sizeof *extra);
+    c->combos = all;
+    c->n_combos += n_extra;
+    return SEBT_OK;
+}
+
+/* One axis of a shaped grid: which parameter, and its values. */
+typedef struct {
+    int which;          /* see set_axis */
+    size_t n;
+    double v[8];
+} shaped_axis;
+
+static void set_axis(sebt_params *p, int which, double x)
+{
+    switch (which) {
+    case 0: p->ema_fast = (int32_t)x; break;
+    case 1: p->ema_slow = (int32_t)x; break;
+    case 2: p->z_window = (int32_t)x; break;
+    case 3: p->atr_window = (int32_t)x; break;
+    case 4: p->vol_z = x; break;
+    case 5: p->cloc_min = x; break;
+    case 6: p->fee_bp = x; break;
+    case 7: p->slippage_bp = x; break;
+    case 8: p->use_time = x > 0; p->max_hold = x > 0 ? (int32_t)x : 5; break;   /* 0: no time exit */
+    case 9: p->atr_stop_mult = x; break;
+    case 10: p->tr_z = x; break;
+    default: p->reward_r = x; break;
+    }
+}
+
+/* A grid over axes (the last varies fastest) of exactly target combos
+ * from base: the first target points of the full grid, in grid order,
+ * reversed or shuffled. */
+static sebt_params *shaped_grid(sebt_rng *r, const sebt_params *base, const shaped_axis *ax, size_t n_ax,
+                                size_t target, const char **order_name)
+{
+    sebt_params *g = malloc((target ? target : 1) * sizeof *g);
+    if (!g)
+        return NULL;
+    for (size_t i = 0; i < target; i++) {
+        sebt_params p = *base;
+        size_t x = i;
+        for (size_t a = n_ax; a-- > 0;) {
+            set_axis(&p, ax[a].which, ax[a].v[x % ax[a].n]);
+            x /= ax[a].n;
+        }
+        if (p.ema_slow < 1)
+            p.ema_slow = 1;
+        g[i] = p;
+    }
+    int order = (int)sebt_rng_range(r, 0, 2);
+    *order_name = order == 0 ? "grid order" : order == 1 ? "reversed" : "shuffled";
+    for (size_t i = 0; order == 1 && i < target / 2; i++) {
+        sebt_params t = g[i];
+        g[i] = g[target - 1 - i];
+        g[target - 1 - i] = t;
+    }
+    for (size_t i = target; order == 2 && i > 1; i--) {
+        size_t j = (size_t)sebt_rng_range(r, 0, (int64_t)i - 1);
+        sebt_params t = g[i - 1];
+        g[i - 1] = g[j];
+        g[j] = t;
+    }
+    return g;
+}
+
+/* Axes of costs and time limits over one stop and target: exit keys that
+ * differ only in fee_bp and slippage_bp (fast_cpu walks their trades once
+ * and sums each combo's costs), or only in max_hold and use_time (they
+ * share the exits searched to the last bar). */
+static size_t cost_time_axes(sebt_rng *r, shaped_axis *ax)
+{
+    ax[0] = (shaped_axis){ 6, 3, { 0, 2.5, 10 } };
+    ax[1] = (shaped_axis){ 7, 2, { 0, (double)sebt_rng_range(r, 1, 8) } };
+    ax[2] = (shaped_axis){ 8, 4, { 1, 0, 3, (double)sebt_rng_range(r, 4, 40) } };
+    if (chance(r, 0.5)) {   /* the time axis outermost, the costs innermost, or the other way */
+        shaped_axis t = ax[0];
+        ax[0] = ax[2];
+        ax[2] = t;
+    }
+    return 3;
+}
+
+/* A sweep over signals, costs and time limits: each exit key holds several
+ * combos that differ in their signals (fast_cpu runs those two at a time
+ * when no trades are recorded), and exit keys differ only in costs or time. */
+static sebt_status add_cost_time_sweep(sebt_rng *r, sebt_fuzz_case *c, sebt_error *err)
+{
+    sebt_params base = c->combos[0];
+    base.use_stop = chance(r, 0.8);
+    base.use_tp = chance(r, 0.8);
+    shaped_axis ax[4];
+    size_t n_ax = cost_time_axes(r, ax);
+    /* The signal axis innermost: consecutive combos of an exit key. */
+    if (chance(r, 0.5))
+        ax[n_ax++] = (shaped_axis){ 1, 3, { base.ema_fast + 1, base.ema_fast + 3, base.ema_fast + 7 } };
+    else
+        ax[n_ax++] = (shaped_axis){ 5, 3, { -1, 0.5, 0.25 } };
+    size_t full = 1;
+    for (size_t a = 0; a < n_ax; a++)
+        full *= ax[a].n;
+    size_t target = (size_t)sebt_rng_range(r, 8, (int64_t)full);
+    const char *order;
+    sebt_params *g = shaped_grid(r, &base, ax, n_ax, target, &order);
+    if (!g)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "fuzz: out of memory for %zu combos", target);
+    sebt_status st = append_combos(c, g, target, err);
+    free(g);
+    if (st)
+        return st;
+    if (c->threads == 1)
+        c->threads = (int)sebt_rng_range(r, 1, 2);
+    size_t used = strlen(c->shape);
+    if (used < sizeof c->shape)
+        snprintf(c->shape + used, sizeof c->shape - used, ", a cost/time sweep of %zu combos (%s)", target, order);
+    return SEBT_OK;
+}
+
+/* Random combos (no shared spans) up to a batch size at or around a power
+ * of two or a multiple of 8, on a thread count that may pass the cores:
+ * what a backend that cuts a batch into lanes or slices per thread gets
+ * wrong at the edges. The size keeps bars x combos under 300,000. */
+static sebt_status add_batch_size(sebt_rng *r, sebt_fuzz_case *c, sebt_error *err)
+{
+    static const size_t sizes[] = { 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 40, 48, 63, 64, 65,
+                                    127, 128, 129, 255, 256, 257, 511, 512, 513 };
+    size_t n_sizes = sizeof sizes / sizeof sizes[0], bars = c->series.n ? c->series.n : 1;
+    while (n_sizes > 3 && sizes[n_sizes - 1] * bars > 300000)
+        n_sizes--;
+    size_t target = sizes[sebt_rng_range(r, 0, (int64_t)n_sizes - 1)];
+    if (target <= c->n_combos)
+        target = c->n_combos + 8 - c->n_combos % 8;
+    size_t n_extra = target - c->n_combos;
+    sebt_params *g = malloc(n_extra * sizeof *g);
+    if (!g)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "fuzz: out of memory for %zu combos", target);
+    for (size_t i = 0; i < n_extra; i++)
+        gen_combo(r, c->series.n, &g[i]);
+    sebt_status st = append_combos(c, g, n_extra, err);
+    free(g);
+    if (st)
+        return st;
+    c->threads = many_threads(r, false);
+    c->threads_fixed = true;
+    size_t col = bars * 8;
+    switch (sebt_rng_range(r, 0, 2)) {
+    case 0: c->memory_budget = 1; break;
+    case 1: c->memory_budget = col * (size_t)sebt_rng_range(r, 2, 12) + (size_t)sebt_rng_range(r, 1, (int64_t)col - 1); break;
+    default: c->memory_budget = 0; break;
+    }
+    size_t used = strlen(c->shape);
+    if (used < sizeof c->shape)
+        snprintf(c->shape + used, sizeof c->shape - used, ", a batch of %zu random combos on %d threads", target,
+                 c->threads);
+    return SEBT_OK;
+}
+
+/* One call of 8,192 to 8,800 combos on 2 to 8 threads (a short series, so
+ * the reference checks every combo in well under a second): a grid over
+ * windows, thresholds, stops, costs and time limits, where an engine
+ * splits its planning passes over threads (fast_cpu from 8,192 combos)
+ * and counts past 4,096 and 8,192. */
+static sebt_status add_wide(sebt_rng *r, sebt_fuzz_case *c, sebt_error *err)
+{
+    /* Bars x combos past 10^6, where an engine such as fast_cpu starts a
+     * thread team: a series of its own, 130 to 240 bars. */
+    if (c->series.n < WIDE_MIN_BARS || c->series.n > WIDE_MAX_BARS) {
+        sebt_series own;
+        size_t n = (size_t)sebt_rng_range(r, WIDE_MIN_BARS, WIDE_MAX_BARS);
+        sebt_status st = sebt_series_alloc(&own, n, err);
+        if (st)
+            return st;
+        gen_series(r, n, &own, c->shape, sizeof c->shape);
+        sebt_series_free(&c->series);
+        c->series = own;
+    }
+    static const size_t sizes[] = { 8192, 8193, 8200, 8448, 8800 };
+    size_t target = sizes[sebt_rng_range(r, 0, 4)];
+    sebt_params base = c->combos[0];
+    base.use_stop = base.use_tp = true;
+    int32_t f = (int32_t)sebt_rng_range(r, 1, 6);
+    shaped_axis ax[10];
+    size_t n_ax = 0;
+    ax[n_ax++] = (shaped_axis){ 3, 2, { (double)sebt_rng_range(r, 1, 4), (double)sebt_rng_range(r, 5, 20) } };
+    ax[n_ax++] = (shaped_axis){ 2, 2, { 2, (double)sebt_rng_range(r, 3, 30) } };
+    ax[n_ax++] = (shaped_axis){ 9, 2, { 0, round_sig(uniform(r, 0.3, 2.5), 2) } };
+    n_ax += cost_time_axes(r, ax + n_ax);
+    ax[n_ax++] = (shaped_axis){ 1, 4, { f + 1, f + 2, f + 5, f + 11 } };
+    ax[n_ax++] = (shaped_axis){ 4, 4, { -100, 0, 0.5, 1 } };
+    ax[n_ax++] = (shaped_axis){ 5, 6, { -1, 0, 0.25, 0.5, 0.6, 0.8 } };   /* 18,432 points: the first taken */
+    base.ema_fast = f;
+    const char *order;
+    sebt_params *g = shaped_grid(r, &base, ax, n_ax, target - c->n_combos, &order);
+    if (!g)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "fuzz: out of memory for %zu combos", target);
+    sebt_status st = append_combos(c, g, target - c->n_combos, err);
+    free(g);
+    if (st)
+        return st;
+    c->threads = many_threads(r, true);
+    c->threads_fixed = true;
+    switch (sebt_rng_range(r, 0, 2)) {
+    case 0: c->memory_budget = 1; break;
+    case 1: c->memory_budget = c->series.n * 8 * (size_t)sebt_rng_range(r, 2, 6) + 1; break;
+    default: c->memory_budget = 0; break;
+    }
+    size_t used = strlen(c->shape);
+    if (used < sizeof c->shape)
+        snprintf(c->shape + used, sizeof c->shape - used, ", a wide call of %zu combos (%s) on %d threads", target,
+                 order, c->threads);
+    return SEBT_OK;
+}
+
+bool sebt_fuzz_is_wide(uint64_t iteration) { return iteration % WIDE_EVERY == 18; }
+
+/* Case `iteration`'s scheduled shape, if it has one. */
+static sebt_status add_scheduled(uint64_t seed, uint64_t iteration, sebt_fuzz_case *c, sebt_error *err)
+{
+    uint64_t k = iteration % SHAPED_EVERY;
+    if ((k != 2 && k != 5 && k != 18) || c->n_combos == 0)
+        return SEBT_OK;
+    sebt_rng r;
+    sebt_rng_seed(&r, seed ^ (iteration * 0xA0761D6478BD642Full) ^ 0x5AA9EDull);
+    if (sebt_fuzz_is_wide(iteration))
+        return add_wide(&r, c, err);
+    if (k == 5)
+        return add_batch_size(&r, c, err);
+    if (k == 2)
+        return add_cost_time_sweep(&r, c, err);
+    return SEBT_OK;
+}
+
 sebt_status sebt_fuzz_generate(uint64_t seed, uint64_t iteration, sebt_fuzz_case *out,
                                sebt_error *err)
 {
@@ -525,6 +795,11 @@ sebt_status sebt_fuzz_generate(uint64_t seed, uint64_t iteration, sebt_fuzz_case
     }
     if (chance(&r, 0.12))
         gen_extreme(&r, out);
+    st = add_scheduled(seed, iteration, out, err);
+    if (st) {
+        sebt_fuzz_case_free(out);
+        return st;
+    }
     return case_check(seed, iteration, out, err);
 }
 
@@ -539,16 +814,6 @@ sebt_status sebt_fuzz_generate(uint64_t seed, uint64_t iteration, sebt_fuzz_case
 #define BIG_MIN_BARS 100000
 #define BIG_MAX_BARS 140000   /* past 2^17 = 131,072 about one case in five */
 
-/* A window of series s, [from, from+n), copied. */
-static void copy_bars(const sebt_series *s, size_t from, size_t n, sebt_series *out)
-{
-    memcpy(out->ts, s->ts + from, n * sizeof *out->ts);
-    memcpy(out->open, s->open + from, n * sizeof(double));
-    memcpy(out->high, s->high + from, n * sizeof(double));
-    memcpy(out->low, s->low + from, n * sizeof(double));
-    memcpy(out->close, s->close + from, n * sizeof(double));
-    memcpy(out->volume, s->volume + from, n * sizeof(double));
-}
 
 /* A combo for real prices: windows short enough that the reference checks
  * 100k bars in a fraction of a second, thresholds where real bars sit
@@ -936,7 +1201,7 @@ static sebt_status run_one(const sebt_backend *cand, const sebt_fuzz_opts *opts,
                                    : sebt_fuzz_generate(seed, opts->case_index, &c, err);
     if (st)
         return st;
-    if (opts->threads > 0)
+    if (opts->threads > 0 && !c.threads_fixed)
         c.threads = opts->threads;
     if (opts->before_case)
         opts->before_case(opts->before_case_user, &c, opts->one_big, opts->case_index);
@@ -1003,12 +1268,16 @@ sebt_status sebt_fuzz_run(const sebt_backend *cand, const sebt_fuzz_opts *opts,
                    (opts->big_every ? big_i < small_i / opts->big_every : big_time + big_est <= share * (el + big_est));
         sebt_fuzz_case c;
         uint64_t it = big ? big_i : small_i;
+        if (!big && opts->skip_wide && sebt_fuzz_is_wide(it)) {
+            small_i++;
+            continue;
+        }
         double t0 = oracle_now();
         sebt_status st = big ? sebt_fuzz_generate_big(seed, it, opts->base, &c, err)
                              : sebt_fuzz_generate(seed, it, &c, err);
         if (st)
             return st;
-        if (opts->threads > 0)
+        if (opts->threads > 0 && !c.threads_fixed)
             c.threads = opts->threads;
         if (opts->before_case)
             opts->before_case(opts->before_case_user, &c, big, it);

@@ -14,6 +14,11 @@
 /* A cap on oracle runs so a pathological case cannot shrink forever. */
 #define SHRINK_MAX_CHECKS 20000
 #define SHRINK_MAX_SECONDS 60.0
+/* A batch of thousands of combos (a wide call) is checked in seconds per
+ * step, and a bug that needs thousands of them cannot drop many: the
+ * reproducer is kept as far as it got after this long. */
+#define SHRINK_WIDE_COMBOS 1024
+#define SHRINK_WIDE_SECONDS 15.0
 
 typedef struct {
     const sebt_backend *cand;
@@ -321,8 +326,8 @@ sebt_status oracle_shrink_batch(const sebt_backend *cand, sebt_series *s, sebt_p
     if (not_repeated)
         *not_repeated = false;
     oracle_case_opts *co_out = co;
-    shrinker k = { .cand = cand, .deadline = oracle_now() + SHRINK_MAX_SECONDS, .combos = combos,
-                   .n = *n, .focus = *focus };
+    double limit = *n > SHRINK_WIDE_COMBOS ? SHRINK_WIDE_SECONDS : SHRINK_MAX_SECONDS;
+    shrinker k = { .cand = cand, .deadline = oracle_now() + limit, .combos = combos, .n = *n, .focus = *focus };
     if (co) {
         k.co = *co;
         k.co.stats = NULL;

@@ -215,6 +215,8 @@ typedef struct {
     size_t n_combos;
     sebt_params *combos;     /* n_combos, owned (sebt_fuzz_case_free) */
     int threads;             /* run_batch's threads: 1 in small cases, 2-8 in big ones */
+    bool threads_fixed;      /* the thread count is part of the case (past the cores, or
+                              * >= 2 for a wide call): sebt_fuzz_opts.threads leaves it */
     size_t memory_budget;    /* run_batch's memory budget in bytes; 0: the backend's default */
     bool big;
     char shape[160];         /* what the generator aimed at, for the report */
@@ -247,6 +249,9 @@ sebt_status sebt_fuzz_generate(uint64_t seed, uint64_t iteration, sebt_fuzz_case
 sebt_status sebt_fuzz_generate_big(uint64_t seed, uint64_t index, const sebt_series *base,
                                    sebt_fuzz_case *out, sebt_error *err);
 void sebt_fuzz_case_free(sebt_fuzz_case *c);
+/* Whether small case `iteration` is a wide call (8,192+ combos on 2-8
+ * threads): one in 256, from case 18. */
+bool sebt_fuzz_is_wide(uint64_t iteration);
 
 /* The share of a campaign's time spent on big cases unless told. */
 #define SEBT_FUZZ_DEFAULT_BIG_SHARE 0.3
@@ -290,6 +295,10 @@ typedef struct {
      * of an allocation failure needs. 0: big cases by time, whose order
      * depends on the machine's speed. */
     uint64_t big_every;
+    /* Leave out the wide calls (8,192+ combos, small case k with k mod 256
+     * = 18): for the mutants' fuzz, whose bugs smaller cases show, where a
+     * reference-speed mutant spends seconds on each. Case numbers stay. */
+    bool skip_wide;
 } sebt_fuzz_opts;
 
 
@@ -399,6 +408,32 @@ sebt_status sebt_fixtures_check(const sebt_backend *candidate, const char *dir, 
 void sebt_fixture_free(sebt_fixture *f);
 /* Reads params.txt (name=value lines; # comments) over the defaults. */
 sebt_status sebt_params_read_file(const char *path, sebt_params *p, sebt_error *err);
+
+/* ---- one big call (oracle/bigcall.c) ------------------------------------ */
+
+/* More than 2^32 bar-combos in one call, and the combos checked of it. */
+#define SEBT_BIG_CALL_BAR_COMBOS ((uint64_t)1 << 32)
+#define SEBT_BIG_CALL_SAMPLE 24
+
+typedef struct {
+    size_t bars, combos;
+    uint64_t bar_combos;         /* bars x combos of the call */
+    int threads;
+    size_t sampled;              /* combos checked against the reference */
+    bool diverged;
+    sebt_divergence divergence;  /* .combo: the combo's index in the call */
+    double seconds;
+} sebt_big_call_report;
+
+/* One metrics-only run_batch of more than 2^32 bar-combos over s (grid-
+ * shaped combos drawn from seed, on threads threads), then the first and
+ * last combos, those on either side of combo x bars = 2^31 and 2^32, and
+ * random ones (SEBT_BIG_CALL_SAMPLE in all) run by the reference with
+ * trades and compared (oracle_metrics_only_agree's rules). SEBT_OK when it
+ * ran, whatever it found; a candidate error other than no device or memory
+ * is a divergence. */
+sebt_status sebt_oracle_big_call(const sebt_backend *cand, const sebt_series *s, uint64_t seed, int threads,
+                                 sebt_big_call_report *rep, sebt_error *err);
 
 /* ---- mutants (oracle/mutants.c) ---------------------------------------- */
 
