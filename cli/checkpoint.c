@@ -185,10 +185,8 @@ int ckpt_write(const char *cmd, const ckpt_id *id, const sebt_sweep_record *recs
              n, tag, (long)getpid(), (unsigned long)ts.tv_nsec ^ (unsigned long)ts.tv_sec);
     atomic_file af;
     char why[600];
-    int rc = CLI_EXIT_OK;
-    if (!atomic_open(&af, path, why, sizeof why)) {
-        rc = CLI_EXIT_USAGE;
-    } else {
+    int rc = atomic_open(&af, path, why, sizeof why);
+    if (rc == CLI_EXIT_OK) {
         fwrite(buf, 1, len, af.f);
         if (!atomic_commit(&af, why, sizeof why))
             rc = CLI_EXIT_USAGE;

@@ -36,9 +36,10 @@ static int write_trades(const char *cmd, const char *dir, size_t idx, const sebt
         return CLI_EXIT_USAGE;
     }
     atomic_file af;
-    if (!atomic_open(&af, path, why, sizeof why)) {
+    int open_rc = atomic_open(&af, path, why, sizeof why);
+    if (open_rc != CLI_EXIT_OK) {
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
-        return strstr(why, "out of memory") ? CLI_EXIT_NOMEM : CLI_EXIT_USAGE;
+        return open_rc;
     }
     cli_write_trades_csv(af.f, s, r);
     if (!atomic_commit(&af, why, sizeof why)) {
@@ -694,9 +695,10 @@ static int write_shard(const char *cmd, const sweep_run *r, const sebt_result *a
     const sweep_args *a = &r->a;
     atomic_file af;
     char why[600];
-    if (!atomic_open(&af, a->output, why, sizeof why)) {
+    int open_rc = atomic_open(&af, a->output, why, sizeof why);
+    if (open_rc != CLI_EXIT_OK) {
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
-        return strstr(why, "out of memory") ? CLI_EXIT_NOMEM : CLI_EXIT_USAGE;
+        return open_rc;
     }
     hash_writer hw;
     if (!hash_writer_open(&hw, af.f)) {
@@ -1034,9 +1036,10 @@ static int open_stream(const char *cmd, sweep_run *r, stream_out *o)
     o->json = a->format && strcmp(a->format, "json") == 0;
     o->npy = a->format && strcmp(a->format, "npy") == 0;
     o->proof = a->verify != PROOF_OFF;
-    if (!atomic_open(&o->af, a->output, why, sizeof why)) {
+    int open_rc = atomic_open(&o->af, a->output, why, sizeof why);
+    if (open_rc != CLI_EXIT_OK) {
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
-        return strstr(why, "out of memory") ? CLI_EXIT_NOMEM : CLI_EXIT_USAGE;
+        return open_rc;
     }
     o->room = o->proof && o->npy && !o->af.is_stdout && o->af.o.atomic;
     /* More than a window of rows: written past the page cache, whose copy

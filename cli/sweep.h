@@ -184,7 +184,9 @@ typedef struct {
     bool is_stdout;
     int stdout_errno;   /* atomic_write_failed's, for stdout */
 } atomic_file;
-bool atomic_open(atomic_file *a, const char *path, char *why, size_t why_size);
+/* CLI_EXIT_OK, or the exit code of the failure (CLI_EXIT_NOMEM, else
+ * CLI_EXIT_USAGE) with why filled. */
+int atomic_open(atomic_file *a, const char *path, char *why, size_t why_size);
 /* Before anything is written: a big file's bytes go past the page cache
  * (sebt_outfile_direct); false where they cannot (stdout, a device). */
 bool atomic_direct(atomic_file *a);

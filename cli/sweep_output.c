@@ -329,10 +329,11 @@ int sweep_write_output(const char *cmd, const char *path, const sweep_output_spe
     }
     atomic_file af;
     char why[600];
-    if (!atomic_open(&af, path, why, sizeof why)) {
+    int open_rc = atomic_open(&af, path, why, sizeof why);
+    if (open_rc != CLI_EXIT_OK) {
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
         free(rows);
-        return strstr(why, "out of memory") ? CLI_EXIT_NOMEM : CLI_EXIT_USAGE;
+        return open_rc;
     }
     if (spec->json) {
         write_json_doc(af.f, spec, rows, n_rows, combos, results);
@@ -366,22 +367,23 @@ int sweep_write_output(const char *cmd, const char *path, const sweep_output_spe
  * folder after the rename, so a finished checkpoint chunk survives a power
  * cut, not only a kill. */
 
-bool atomic_open(atomic_file *a, const char *path, char *why, size_t why_size)
+int atomic_open(atomic_file *a, const char *path, char *why, size_t why_size)
 {
     memset(a, 0, sizeof *a);
     if (!path || strcmp(path, "-") == 0) {
         a->f = stdout;
         a->is_stdout = true;
-        return true;
+        return CLI_EXIT_OK;
     }
     snprintf(a->path, sizeof a->path, "%s", path);
     sebt_error err = { 0 };
-    if (sebt_outfile_open(&a->o, path, &err) != SEBT_OK) {
+    sebt_status st = sebt_outfile_open(&a->o, path, &err);
+    if (st != SEBT_OK) {
         snprintf(why, why_size, "%s", err.msg);
-        return false;
+        return st == SEBT_ERR_NOMEM ? CLI_EXIT_NOMEM : CLI_EXIT_USAGE;
     }
     a->f = a->o.f;
-    return true;
+    return CLI_EXIT_OK;
 }
 
 bool atomic_direct(atomic_file *a)
