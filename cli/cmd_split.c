@@ -51,11 +51,22 @@ static void csv_row(FILE *f, uint64_t combo, const sebt_params *p, const sebt_re
 typedef struct {
     FILE *f;
     const sebt_where *where;
+    bool header_done;
 } csv_writer;
+
+/* The header waits for the first row or the run's success, so that a split
+ * the library refuses (no bars on one side) writes nothing to stdout. */
+static void csv_header_once(csv_writer *c)
+{
+    if (!c->header_done)
+        csv_header(c->f);
+    c->header_done = true;
+}
 
 static int on_window(void *user, const sebt_split_window *w)
 {
     csv_writer *c = user;
+    csv_header_once(c);
     for (size_t i = 0; i < w->count; i++)
         if (!c->where || sebt_sweep_row_passes(c->where, w->first + i, &w->combos[i], &w->in_sample[i]))
             csv_row(c->f, w->first + i, &w->combos[i], &w->in_sample[i], &w->out_sample[i]);
@@ -125,7 +136,7 @@ static int run_split(cli_oos_job *j, int64_t at, size_t top, bool text)
     FILE *f = cli_open_output(j->cmd, j->output);
     if (!f)
         return CLI_EXIT_USAGE;
-    csv_writer cw = { f, j->where };
+    csv_writer cw = { f, j->where, false };
     cli_progress bar;
     cli_progress_init(&bar, "split");
     cli_progress_units(&bar, "combos", 1);
@@ -133,8 +144,6 @@ static int run_split(cli_oos_job *j, int64_t at, size_t top, bool text)
                           .threads = j->threads, .top = top, .metric = j->metric, .where = j->where,
                           .on_window = text || top ? NULL : on_window, .user = &cw,
                           .progress = cli_progress_update, .progress_user = &bar };
-    if (!text)
-        csv_header(f);
     sebt_split_result r;
     sebt_error err = { 0 };
     sebt_status st = sebt_split_run(j->b, &j->s, &o, &r, &err);
@@ -143,6 +152,8 @@ static int run_split(cli_oos_job *j, int64_t at, size_t top, bool text)
         cli_abandon_output(f);
         return cli_report_error(j->cmd, &err);
     }
+    if (!text)
+        csv_header_once(&cw);
     if (text)
         text_report(f, j, &r);
     else if (top)
