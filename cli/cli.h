@@ -81,6 +81,10 @@ bool cli_executable(const char *path);
 /* A program name without a slash is looked up on PATH, as exec would;
  * out gets the path tried last. */
 bool cli_find_program(const char *name, char *out, size_t size);
+/* The gnuplot to run (SEBT_GNUPLOT, else the one found at build time, else
+ * PATH's) into out; else an error saying how to get one, for `purpose`
+ * ("draw pictures"), and CLI_EXIT_USAGE. */
+int cli_find_gnuplot(const char *cmd, const char *purpose, char *out, size_t size);
 int cli_close_output(FILE *f);
 void cli_abandon_output(FILE *f);
 

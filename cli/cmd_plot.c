@@ -15,10 +15,6 @@
 #include "sebt/spawn.h"
 #include "sebt/sweep.h"
 
-#ifndef SEBT_GNUPLOT_PATH
-#define SEBT_GNUPLOT_PATH ""
-#endif
-
 enum { P_DATA, P_SET, P_BACKEND, P_LENIENT, P_FILL_GAPS, P_SWEEP, P_X, P_Y, P_METRIC, P_FIX, P_OUTPUT, P_FORMAT,
        P_SIZE, P_TITLE, P_SCRIPT };
 
@@ -45,18 +41,6 @@ static const cli_opt plot_opts[] = {
     [P_TITLE] = { "--title", CLI_TEXT, "TEXT", "the title (default: what is drawn, with its figures)" },
     [P_SCRIPT] = { "--script", CLI_FILE, "FILE", "also write the gnuplot script (its data inline) to FILE" },
 };
-
-static int find_gnuplot(const char *cmd, char *out, size_t size)
-{
-    const char *env = getenv("SEBT_GNUPLOT");
-    const char *want = env && *env ? env : SEBT_GNUPLOT_PATH[0] ? SEBT_GNUPLOT_PATH : "gnuplot";
-    if (cli_find_program(want, out, size))
-        return CLI_EXIT_OK;
-    fprintf(stderr, "sebt %s: error: gnuplot is needed to draw pictures and '%s' %s; install it "
-                    "(apt-get install gnuplot-nox) or set SEBT_GNUPLOT\n",
-            cmd, want, strchr(want, '/') ? "is not an executable file" : "is not on PATH");
-    return CLI_EXIT_USAGE;
-}
 
 typedef struct {
     const char *cmd;
@@ -92,7 +76,7 @@ static int parse_common(plot_job *j, const cli_args *a)
         j->o.height = (int)h;
     }
     j->o.title = cli_str(a, P_TITLE);
-    return find_gnuplot(cmd, j->gnuplot, sizeof j->gnuplot);
+    return cli_find_gnuplot(cmd, "draw pictures", j->gnuplot, sizeof j->gnuplot);
 }
 
 static int write_file(const char *cmd, const char *path, const char *bytes, size_t len)

@@ -16,9 +16,6 @@
 #include "sebt/outfile.h"
 #include "sebt/spawn.h"
 
-#ifndef SEBT_GNUPLOT_PATH
-#define SEBT_GNUPLOT_PATH ""
-#endif
 #ifndef SEBT_BENCH_NAME
 #define SEBT_BENCH_NAME "sebt_bench"
 #endif
@@ -99,18 +96,6 @@ const cli_command cli_cmd_report_spec = {
 };
 
 /* ---- finding the programs ----------------------------------------------- */
-
-static int find_gnuplot(char *out, size_t size)
-{
-    const char *env = getenv("SEBT_GNUPLOT");
-    const char *want = env && *env ? env : SEBT_GNUPLOT_PATH[0] ? SEBT_GNUPLOT_PATH : "gnuplot";
-    if (cli_find_program(want, out, size))
-        return CLI_EXIT_OK;
-    fprintf(stderr, "sebt %s: error: gnuplot is needed to draw the report's figures and '%s' %s; "
-                    "install it (apt-get install gnuplot-nox) or set SEBT_GNUPLOT\n",
-            CMD, want, strchr(want, '/') ? "is not an executable file" : "is not on PATH");
-    return CLI_EXIT_USAGE;
-}
 
 static int find_bench(char *out, size_t size)
 {
@@ -383,7 +368,7 @@ static int write_report(const char *dir, const char *from, bool quick, const cha
     char gnuplot[PATH_MAX];
     /* Both programs are looked for, and the folder checked, before minutes
      * of benchmarking. */
-    int rc = find_gnuplot(gnuplot, sizeof gnuplot);
+    int rc = cli_find_gnuplot(CMD, "draw the report's figures", gnuplot, sizeof gnuplot);
     if (rc != CLI_EXIT_OK)
         return rc;
     if (!from) {

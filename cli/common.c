@@ -486,3 +486,19 @@ bool cli_find_program(const char *name, char *out, size_t size)
     }
     return false;
 }
+
+#ifndef SEBT_GNUPLOT_PATH
+#define SEBT_GNUPLOT_PATH ""
+#endif
+
+int cli_find_gnuplot(const char *cmd, const char *purpose, char *out, size_t size)
+{
+    const char *env = getenv("SEBT_GNUPLOT");
+    const char *want = env && *env ? env : SEBT_GNUPLOT_PATH[0] ? SEBT_GNUPLOT_PATH : "gnuplot";
+    if (cli_find_program(want, out, size))
+        return CLI_EXIT_OK;
+    fprintf(stderr, "sebt %s: error: gnuplot is needed to %s and '%s' %s; install it "
+                    "(apt-get install gnuplot-nox) or set SEBT_GNUPLOT\n",
+            cmd, purpose, want, strchr(want, '/') ? "is not an executable file" : "is not on PATH");
+    return CLI_EXIT_USAGE;
+}
