@@ -272,6 +272,40 @@ static bool is_backend_name(const char *s)
     return false;
 }
 
+/* A plugin's path or a kernel's command, named on stderr once loaded. */
+static int select_external(const char *cmd, const char *choice, const char *source, const sebt_backend **out)
+{
+    bool kernel = sebt_backend_is_kernel(choice);
+    sebt_error err = { 0 };
+    if (!kernel)
+        note_plugin_load_crashes(cmd, choice);
+    if (sebt_backend_get(choice, out, &err) != SEBT_OK) {
+        fprintf(stderr, "sebt %s: error: %s%s%s: %s\n", cmd, source, strcmp(source, "--backend") == 0 ? " " : "=",
+                choice, err.msg);
+        return cli_exit_code_for(err.code);
+    }
+    char contract[64];
+    cli_contract_text(&(*out)->contract, contract, sizeof contract);
+    fprintf(stderr, "sebt %s: backend %s (%s) from %s %s\n", cmd, (*out)->name, contract,
+            kernel ? "kernel" : "plugin", sebt_backend_selector(*out));
+    if (kernel)
+        return CLI_EXIT_OK;   /* its crashes are its own process's */
+    cli_note_plugin_crashes(cmd, *out);
+    return CLI_EXIT_OK;
+}
+
+static int unknown_backend(const char *cmd, const char *choice, const char *source)
+{
+    char names[256] = "";
+    for (size_t i = 0; i < sebt_backend_count(); i++) {
+        strncat(names, ", ", sizeof names - strlen(names) - 1);
+        strncat(names, sebt_backend_name_at(i), sizeof names - strlen(names) - 1);
+    }
+    return cli_usage_error(cmd, "%s%s'%s': unknown backend (valid: cpu, gpu, auto%s, or the path "
+                           "of a plugin such as ./libmine.so, or a kernel command: 'exec:python3 mine.py')",
+                           source, strcmp(source, "--backend") == 0 ? " " : "=", choice, names);
+}
+
 int cli_select_backend(const char *cmd, const char *flag_value, size_t bars, size_t combos,
                        const sebt_backend **out)
 {
@@ -291,35 +325,10 @@ int cli_select_backend(const char *cmd, const char *flag_value, size_t bars, siz
         choice = "cpu";
         source = "default";
     }
-    if (sebt_backend_is_path(choice) || sebt_backend_is_kernel(choice)) {
-        bool kernel = sebt_backend_is_kernel(choice);
-        sebt_error err = { 0 };
-        if (!kernel)
-            note_plugin_load_crashes(cmd, choice);
-        if (sebt_backend_get(choice, out, &err) != SEBT_OK) {
-            fprintf(stderr, "sebt %s: error: %s%s%s: %s\n", cmd, source, strcmp(source, "--backend") == 0 ? " " : "=",
-                    choice, err.msg);
-            return cli_exit_code_for(err.code);
-        }
-        char contract[64];
-        cli_contract_text(&(*out)->contract, contract, sizeof contract);
-        fprintf(stderr, "sebt %s: backend %s (%s) from %s %s\n", cmd, (*out)->name, contract,
-                kernel ? "kernel" : "plugin", sebt_backend_selector(*out));
-        if (kernel)
-            return CLI_EXIT_OK;   /* its crashes are its own process's */
-        cli_note_plugin_crashes(cmd, *out);
-        return CLI_EXIT_OK;
-    }
-    if (!is_mode(choice) && !is_backend_name(choice)) {
-        char names[256] = "";
-        for (size_t i = 0; i < sebt_backend_count(); i++) {
-            strncat(names, ", ", sizeof names - strlen(names) - 1);
-            strncat(names, sebt_backend_name_at(i), sizeof names - strlen(names) - 1);
-        }
-        return cli_usage_error(cmd, "%s%s'%s': unknown backend (valid: cpu, gpu, auto%s, or the path "
-                               "of a plugin such as ./libmine.so, or a kernel command: 'exec:python3 mine.py')",
-                               source, strcmp(source, "--backend") == 0 ? " " : "=", choice, names);
-    }
+    if (sebt_backend_is_path(choice) || sebt_backend_is_kernel(choice))
+        return select_external(cmd, choice, source, out);
+    if (!is_mode(choice) && !is_backend_name(choice))
+        return unknown_backend(cmd, choice, source);
 
     const char *name = choice;
     if (strcmp(choice, "cpu") == 0) {
