@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# A sweep's values, as written now (streamed, shortest numbers),
-# read back bit for bit equal to what the pre-streaming code wrote (the
-# digests in sweep_values.digests), in CSV, JSON and npy; and the bytes are the
+# A sweep's values, as the streamed writer writes them (shortest numbers),
+# read back bit for bit equal to the recorded values (the digests in
+# sweep_values.digests), in CSV, JSON and npy; and the bytes are the
 # same whatever the thread count, split into merged shards, killed and
 # resumed from a checkpoint, or on 3 MPI ranks.
 #   sweep_values_test.sh small|big|mpi SEBT VALUES_DIGEST SOURCE_ROOT MPI_MODULE_BUILT SANITIZED
