@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,141 +87,188 @@ static void fmt_count(long long v, char *buf, size_t size)
         snprintf(buf, size, "%lld", v);
 }
 
+/* Lines being filled from one pool of points. */
+typedef struct {
+    line *lines;
+    size_t max, nl, used;
+    point *pool;
+} collector;
+
+/* A new line titled by the format, its points from the pool's free end;
+ * NULL when max lines are taken. */
+static line *new_line(collector *c, const char *title_fmt, ...) SEBT_PRINTF(2, 3);
+static line *new_line(collector *c, const char *title_fmt, ...)
+{
+    if (c->nl >= c->max)
+        return NULL;
+    line *l = &c->lines[c->nl];
+    l->pts = c->pool + c->used;
+    l->n = 0;
+    va_list ap;
+    va_start(ap, title_fmt);
+    vsnprintf(l->title, sizeof l->title, title_fmt, ap);
+    va_end(ap);
+    return l;
+}
+
+/* A line with points is kept; an empty one gives its place back. */
+static void line_done(collector *c, line *l)
+{
+    if (l && l->n) {
+        c->used += l->n;
+        c->nl++;
+    }
+}
+
+/* Figures 0 and 1: rate against combos or bars. */
+static void collect_rates(collector *c, const sebt_bench_set *set, int fig)
+{
+    char a[32];
+    /* One line per backend and thread setting: "all" is the backend's
+     * default (every core), 1 is one thread. */
+    const char *group = fig == 0 ? "sweep_combos" : "sweep_bars";
+    for (size_t k = 0; k < 4; k++) {
+        const char *be = k < 3 ? backend_order[k] : "numba";
+        const char *grp = k < 3 ? group : "peer";
+        if (k == 3 && fig == 1)
+            break;
+        for (int th = 0; th <= 1; th++) {
+            line *l = NULL;
+            for (size_t i = 0; i < set->n_runs; i++) {
+                const sebt_bench_run *r = &set->runs[i];
+                if (!ok(r) || strcmp(r->group, grp) != 0 || strcmp(r->backend, be) != 0 ||
+                    (th == 0 ? r->threads > 1 || (r->threads == 1 && strcmp(be, "reference") != 0)
+                             : r->threads != 1 || strcmp(be, "reference") == 0))
+                    continue;
+                if (!l) {
+                    fmt_count(fig == 0 ? r->bars : r->combos, a, sizeof a);
+                    const char *who = k == 3 ? "numba peer" : be;
+                    const char *how = strcmp(be, "reference") == 0 ? "" : th ? ", 1 thread" : ", every core";
+                    if (fig == 0)
+                        l = new_line(c, "%s (%s bars%s)", who, a, how);
+                    else
+                        l = new_line(c, "%s (%s combos per sweep%s)", who, a, how);
+                    if (!l)
+                        break;
+                }
+                if (fig == 0)
+                    add_rate(l, r, (double)r->combos, r->combos_per_s);
+                else
+                    add_rate(l, r, (double)r->bars, r->bar_combos_per_s);
+            }
+            line_done(c, l);
+        }
+    }
+}
+
+/* Figure 2: how many times faster, pair by pair. */
+static void collect_ratios(collector *c, const sebt_bench_set *set)
+{
+    char a[32], b[32];
+    static const struct {
+        const char *group, *fast, *slow, *slow_group;
+    } fam[] = {
+        { "sweep_combos", "fast_cpu", "reference", "sweep_combos" },
+        { "sweep_bars", "fast_cpu", "reference", "sweep_bars" },
+        { "sweep_combos", "fast_cpu", "numba", "peer" },
+        { "sweep_combos", "cuda", "fast_cpu", "sweep_combos" },
+        { "sweep_bars", "cuda", "fast_cpu", "sweep_bars" },
+    };
+    for (size_t k = 0; k < sizeof fam / sizeof fam[0]; k++) {
+        /* every core (threads 0), then one thread each (the peer's pair) */
+        for (int th = 0; th <= 1; th++) {
+            if (th == 1 && strcmp(fam[k].slow, "numba") != 0)
+                break;
+            line *l = NULL;
+            for (size_t i = 0; i < set->n_runs; i++) {
+                const sebt_bench_run *f = &set->runs[i];
+                if (!ok(f) || strcmp(f->group, fam[k].group) != 0 || strcmp(f->backend, fam[k].fast) != 0 ||
+                    (f->threads == 1) != (th == 1))
+                    continue;
+                const sebt_bench_run *s = sebt_bench_find(set, fam[k].slow_group, fam[k].slow, f->bars,
+                                                          f->combos, f->threads);
+                if (!ok(s))
+                    continue;
+                if (!l) {
+                    fmt_count(f->bars, a, sizeof a);
+                    fmt_count(f->combos, b, sizeof b);
+                    if (strcmp(fam[k].slow, "numba") == 0)
+                        l = new_line(c, "%s / numba (%s bars, %s)", fam[k].fast, a,
+                                     th ? "1 thread each" : "every core each");
+                    else if (strcmp(fam[k].group, "sweep_combos") == 0)
+                        l = new_line(c, "%s / %s, more combos (%s bars)", fam[k].fast, fam[k].slow, a);
+                    else
+                        l = new_line(c, "%s / %s, more bars (%s combos)", fam[k].fast, fam[k].slow, b);
+                    if (!l)
+                        break;
+                }
+                add_ratio(l, (double)f->bars * (double)f->combos, s, f);
+            }
+            line_done(c, l);
+        }
+    }
+    /* The gated pair: one thread each, CPU time. */
+    line *l = NULL;
+    for (size_t i = 0; i < set->n_runs; i++) {
+        const sebt_bench_run *f = &set->runs[i];
+        if (!ok(f) || strcmp(f->group, "pair") != 0 || strcmp(f->backend, "fast_cpu") != 0)
+            continue;
+        const sebt_bench_run *s = sebt_bench_find(set, "pair", "reference", f->bars, f->combos, f->threads);
+        if (!ok(s) || !(f->cpu_seconds > 0) || !(s->cpu_seconds > 0))
+            continue;
+        if (!l && !(l = new_line(c, "fast_cpu / reference, 1 thread each, CPU time (the gated pair)")))
+            break;
+        double lo = INFINITY, hi = 0;
+        size_t m = f->n_reps < s->n_reps ? f->n_reps : s->n_reps;
+        for (size_t q = 0; q < m; q++) {
+            double v = s->rep_cpu_seconds[q] / f->rep_cpu_seconds[q];
+            if (isfinite(v)) {
+                lo = fmin(lo, v);
+                hi = fmax(hi, v);
+            }
+        }
+        add(l, (double)f->bars * (double)f->combos, s->cpu_seconds / f->cpu_seconds, lo, hi);
+    }
+    line_done(c, l);
+}
+
+/* Figure 3: speed-up against threads. */
+static void collect_threads(collector *c, const sebt_bench_set *set)
+{
+    char b[32];
+    line *l = NULL;
+    for (size_t i = 0; i < set->n_runs; i++) {
+        const sebt_bench_run *r = &set->runs[i];
+        if (!ok(r) || strcmp(r->group, "threads") != 0)
+            continue;
+        const sebt_bench_run *one = sebt_bench_find(set, "threads", r->backend, r->bars, r->combos, 1);
+        if (!ok(one))
+            continue;
+        if (!l) {
+            fmt_count(r->combos, b, sizeof b);
+            if (!(l = new_line(c, "%s (%s combos)", r->backend, b)))
+                break;
+        }
+        add_ratio(l, (double)r->threads, one, r);
+    }
+    line_done(c, l);
+}
+
 /* The lines of one figure. Each line is one family of runs (one group and
  * backend, or one pair of them), sorted by x: points of different families
  * are never joined. */
 static size_t collect(const sebt_bench_set *set, int fig, line *lines, size_t max, point *pool)
 {
-    size_t nl = 0, used = 0;
-#define NEW_LINE(...) (nl < max ? (lines[nl].pts = pool + used, lines[nl].n = 0, \
-                       snprintf(lines[nl].title, sizeof lines[nl].title, __VA_ARGS__), &lines[nl]) : NULL)
-#define DONE(l) do { if ((l) && (l)->n) { used += (l)->n; nl++; } } while (0)
-    char a[32], b[32];
-    if (fig == 0 || fig == 1) {
-        /* One line per backend and thread setting: "all" is the backend's
-         * default (every core), 1 is one thread. */
-        const char *group = fig == 0 ? "sweep_combos" : "sweep_bars";
-        for (size_t k = 0; k < 4; k++) {
-            const char *be = k < 3 ? backend_order[k] : "numba";
-            const char *grp = k < 3 ? group : "peer";
-            if (k == 3 && fig == 1)
-                break;
-            for (int th = 0; th <= 1; th++) {
-                line *l = NULL;
-                for (size_t i = 0; i < set->n_runs; i++) {
-                    const sebt_bench_run *r = &set->runs[i];
-                    if (!ok(r) || strcmp(r->group, grp) != 0 || strcmp(r->backend, be) != 0 ||
-                        (th == 0 ? r->threads > 1 || (r->threads == 1 && strcmp(be, "reference") != 0)
-                                 : r->threads != 1 || strcmp(be, "reference") == 0))
-                        continue;
-                    if (!l) {
-                        fmt_count(fig == 0 ? r->bars : r->combos, a, sizeof a);
-                        const char *who = k == 3 ? "numba peer" : be;
-                        const char *how = strcmp(be, "reference") == 0 ? "" : th ? ", 1 thread" : ", every core";
-                        if (fig == 0)
-                            l = NEW_LINE("%s (%s bars%s)", who, a, how);
-                        else
-                            l = NEW_LINE("%s (%s combos per sweep%s)", who, a, how);
-                        if (!l)
-                            break;
-                    }
-                    if (fig == 0)
-                        add_rate(l, r, (double)r->combos, r->combos_per_s);
-                    else
-                        add_rate(l, r, (double)r->bars, r->bar_combos_per_s);
-                }
-                DONE(l);
-            }
-        }
-    } else if (fig == 2) {
-        static const struct {
-            const char *group, *fast, *slow, *slow_group;
-        } fam[] = {
-            { "sweep_combos", "fast_cpu", "reference", "sweep_combos" },
-            { "sweep_bars", "fast_cpu", "reference", "sweep_bars" },
-            { "sweep_combos", "fast_cpu", "numba", "peer" },
-            { "sweep_combos", "cuda", "fast_cpu", "sweep_combos" },
-            { "sweep_bars", "cuda", "fast_cpu", "sweep_bars" },
-        };
-        for (size_t k = 0; k < sizeof fam / sizeof fam[0]; k++) {
-            /* every core (threads 0), then one thread each (the peer's pair) */
-            for (int th = 0; th <= 1; th++) {
-                if (th == 1 && strcmp(fam[k].slow, "numba") != 0)
-                    break;
-                line *l = NULL;
-                for (size_t i = 0; i < set->n_runs; i++) {
-                    const sebt_bench_run *f = &set->runs[i];
-                    if (!ok(f) || strcmp(f->group, fam[k].group) != 0 || strcmp(f->backend, fam[k].fast) != 0 ||
-                        (f->threads == 1) != (th == 1))
-                        continue;
-                    const sebt_bench_run *s = sebt_bench_find(set, fam[k].slow_group, fam[k].slow, f->bars,
-                                                              f->combos, f->threads);
-                    if (!ok(s))
-                        continue;
-                    if (!l) {
-                        fmt_count(f->bars, a, sizeof a);
-                        fmt_count(f->combos, b, sizeof b);
-                        if (strcmp(fam[k].slow, "numba") == 0)
-                            l = NEW_LINE("%s / numba (%s bars, %s)", fam[k].fast, a,
-                                         th ? "1 thread each" : "every core each");
-                        else if (strcmp(fam[k].group, "sweep_combos") == 0)
-                            l = NEW_LINE("%s / %s, more combos (%s bars)", fam[k].fast, fam[k].slow, a);
-                        else
-                            l = NEW_LINE("%s / %s, more bars (%s combos)", fam[k].fast, fam[k].slow, b);
-                        if (!l)
-                            break;
-                    }
-                    add_ratio(l, (double)f->bars * (double)f->combos, s, f);
-                }
-                DONE(l);
-            }
-        }
-        /* The gated pair: one thread each, CPU time. */
-        line *l = NULL;
-        for (size_t i = 0; i < set->n_runs; i++) {
-            const sebt_bench_run *f = &set->runs[i];
-            if (!ok(f) || strcmp(f->group, "pair") != 0 || strcmp(f->backend, "fast_cpu") != 0)
-                continue;
-            const sebt_bench_run *s = sebt_bench_find(set, "pair", "reference", f->bars, f->combos, f->threads);
-            if (!ok(s) || !(f->cpu_seconds > 0) || !(s->cpu_seconds > 0))
-                continue;
-            if (!l && !(l = NEW_LINE("fast_cpu / reference, 1 thread each, CPU time (the gated pair)")))
-                break;
-            double lo = INFINITY, hi = 0;
-            size_t m = f->n_reps < s->n_reps ? f->n_reps : s->n_reps;
-            for (size_t q = 0; q < m; q++) {
-                double v = s->rep_cpu_seconds[q] / f->rep_cpu_seconds[q];
-                if (isfinite(v)) {
-                    lo = fmin(lo, v);
-                    hi = fmax(hi, v);
-                }
-            }
-            add(l, (double)f->bars * (double)f->combos, s->cpu_seconds / f->cpu_seconds, lo, hi);
-        }
-        DONE(l);
-    } else if (fig == 3) {
-        line *l = NULL;
-        for (size_t i = 0; i < set->n_runs; i++) {
-            const sebt_bench_run *r = &set->runs[i];
-            if (!ok(r) || strcmp(r->group, "threads") != 0)
-                continue;
-            const sebt_bench_run *one = sebt_bench_find(set, "threads", r->backend, r->bars, r->combos, 1);
-            if (!ok(one))
-                continue;
-            if (!l) {
-                fmt_count(r->combos, b, sizeof b);
-                if (!(l = NEW_LINE("%s (%s combos)", r->backend, b)))
-                    break;
-            }
-            add_ratio(l, (double)r->threads, one, r);
-        }
-        DONE(l);
-    }
-#undef NEW_LINE
-#undef DONE
-    for (size_t k = 0; k < nl; k++)
+    collector c = { lines, max, 0, 0, pool };
+    if (fig == 0 || fig == 1)
+        collect_rates(&c, set, fig);
+    else if (fig == 2)
+        collect_ratios(&c, set);
+    else if (fig == 3)
+        collect_threads(&c, set);
+    for (size_t k = 0; k < c.nl; k++)
         qsort(lines[k].pts, lines[k].n, sizeof *lines[k].pts, cmp_point);
-    return nl;
+    return c.nl;
 }
 
 /* ---- the history file ------------------------------------------------------ */
