@@ -504,18 +504,11 @@ bool sebt_report_figure_loaded(const sebt_bench_set *set, int fig, char *why, si
 }
 
 
-static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, const char *dir,
-                                const char *history, sebt_error *err)
+/* The figure's frame: title, axes, key, and the load flag above the plot;
+ * returns the picture's height, which grows with the key. */
+static int write_figure_frame(FILE *gp, const sebt_bench_set *set, int fig, size_t nl)
 {
     const figure_style *st = &styles[fig];
-    size_t pool_max = 2 * set->n_runs + 4096;
-    point *pool = malloc(pool_max * sizeof *pool);
-    line lines[16];
-    memset(lines, 0, sizeof lines);
-    if (!pool)
-        return sebt_fail(err, SEBT_ERR_NOMEM, "report: out of memory");
-    size_t nl = fig == 4 ? collect_history(history, lines, pool, pool_max) : collect(set, fig, lines, 16, pool);
-
     char title[512];
     snprintf(title, sizeof title, "%s", st->title);
     /* Short enough to fit above the plot; the caption says it in full. */
@@ -553,10 +546,16 @@ static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, co
         fprintf(gp, "set format y '%%g'\n");
     if (fig == 3)
         fprintf(gp, "set xtics 1\n");
+    return height;
+}
 
-    char plot[16384];
-    size_t used = (size_t)snprintf(plot, sizeof plot, "plot ");
-    double max_x = 1;
+/* Each line's data file (atomic) and its clause of the plot command in
+ * plot, from *used on; *max_x gets the largest x drawn. */
+static sebt_status write_figure_lines(const line *lines, size_t nl, int fig, const char *dir, char *plot,
+                                      size_t plot_size, size_t *used_io, double *max_x, sebt_error *err)
+{
+    const figure_style *st = &styles[fig];
+    size_t used = *used_io;
     sebt_status rc = SEBT_OK;
     for (size_t k = 0; k < nl; k++) {
         char rel[256], path[4096], t[200];
@@ -573,8 +572,8 @@ static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, co
         for (size_t i = 0; i < lines[k].n; i++) {
             const point *q = &lines[k].pts[i];
             fprintf(f, "%.17g %.17g %.17g %.17g \"%s\"\n", q->x, q->y, q->lo, q->hi, q->tic[0] ? q->tic : "-");
-            if (q->x > max_x)
-                max_x = q->x;
+            if (q->x > *max_x)
+                *max_x = q->x;
         }
         if (sebt_outfile_commit(&of, err) != SEBT_OK) {
             rc = err->code;
@@ -585,15 +584,37 @@ static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, co
          * at the second colour. */
         const char *color = colors[(fig == 4 ? k + 1 : k) % N_COLORS];
         const char *xtic = fig == 4 && k == 0 ? ":xtic(5)" : "";
-        if (used < sizeof plot && lines[k].marker)
-            used += (size_t)snprintf(plot + used, sizeof plot - used,
+        if (used < plot_size && lines[k].marker)
+            used += (size_t)snprintf(plot + used, plot_size - used,
                                      "%s'%s' using 1:2 with points pt 6 ps 3 lw 2 lc rgb '#c00000' title '%s'",
                                      k ? ", \\\n     " : "", rel, t);
-        else if (used < sizeof plot)
-            used += (size_t)snprintf(plot + used, sizeof plot - used,
+        else if (used < plot_size)
+            used += (size_t)snprintf(plot + used, plot_size - used,
                                      "%s'%s' using 1:2:3:4%s with yerrorlines lw 2 pt %zu ps 1.2 lc rgb '%s' title '%s'",
                                      k ? ", \\\n     " : "", rel, xtic, 5 + 2 * (k % 4), color, t);
     }
+    *used_io = used;
+    return rc;
+}
+
+static sebt_status write_figure(FILE *gp, const sebt_bench_set *set, int fig, const char *dir,
+                                const char *history, sebt_error *err)
+{
+    const figure_style *st = &styles[fig];
+    size_t pool_max = 2 * set->n_runs + 4096;
+    point *pool = malloc(pool_max * sizeof *pool);
+    line lines[16];
+    memset(lines, 0, sizeof lines);
+    if (!pool)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "report: out of memory");
+    size_t nl = fig == 4 ? collect_history(history, lines, pool, pool_max) : collect(set, fig, lines, 16, pool);
+
+    int height = write_figure_frame(gp, set, fig, nl);
+
+    char plot[16384];
+    size_t used = (size_t)snprintf(plot, sizeof plot, "plot ");
+    double max_x = 1;
+    sebt_status rc = write_figure_lines(lines, nl, fig, dir, plot, sizeof plot, &used, &max_x, err);
     free(pool);
     if (rc != SEBT_OK)
         return rc;
