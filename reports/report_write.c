@@ -461,6 +461,17 @@ static void write_headline(FILE *f, fmt k, const sebt_bench_set *set, const sebt
     }
 }
 
+/* A paragraph of notes under a table, escaped for the format. */
+static void note_para(FILE *f, fmt k, const char *text)
+{
+    fputs(k == FMT_MD ? "" : "<p class=\"note\">", f);
+    if (k == FMT_MD)
+        md_text(f, text);
+    else
+        html_text(f, text);
+    fputs(k == FMT_MD ? "\n\n" : "</p>\n", f);
+}
+
 /* The ratios measured side by side in this run, each with its workload,
  * so that 12 x and 174 x against numba read as two questions, not one
  * contradiction. Sorted: the gated ratio first, then the peer. */
@@ -533,12 +544,7 @@ static void write_ratios(FILE *f, fmt k, const sebt_bench_set *set)
                  "bars after its trade counts are checked against the reference. On every core a small sweep is "
                  "dominated by fixed costs (numba's call overhead, fast_cpu's series work), so the one-thread "
                  "ratio is the comparison of the engines.");
-    fputs(k == FMT_MD ? "" : "<p class=\"note\">", f);
-    if (k == FMT_MD)
-        md_text(f, line);
-    else
-        html_text(f, line);
-    fputs(k == FMT_MD ? "\n\n" : "</p>\n", f);
+    note_para(f, k, line);
 }
 
 /* One row per backend: its contract, its parity here, its speed here. */
@@ -608,6 +614,46 @@ static void write_backends(FILE *f, fmt k, const sebt_bench_set *set)
     table_end(f, k);
 }
 
+/* One workload of the big-sweep benchmark, its medians formatted. */
+static void big_row(FILE *f, fmt k, const sebt_big_row *r)
+{
+    char combos[32], threads[16], reps[16], e2e[32], per[32], comp[32], cpu[32], rss[32] = "-", out[32] = "-",
+        eff[32] = "-", load[48] = "-";
+    snprintf(combos, sizeof combos, "%lld", r->combos);
+    snprintf(threads, sizeof threads, "%d", r->threads);
+    snprintf(reps, sizeof reps, "%zu", r->reps);
+    fmt_seconds(r->end_to_end_s, e2e, sizeof e2e);
+    fmt_seconds(r->end_to_end_s / (double)r->combos, per, sizeof per);
+    fmt_seconds(r->compute_s, comp, sizeof comp);
+    fmt_seconds(r->cpu_s, cpu, sizeof cpu);
+    if (isfinite(r->peak_rss_kb))
+        snprintf(rss, sizeof rss, "%.1f MiB", r->peak_rss_kb / 1024);
+    if (isfinite(r->bytes))
+        snprintf(out, sizeof out, "%.1f MB", r->bytes / 1e6);
+    if (isfinite(r->efficiency))
+        snprintf(eff, sizeof eff, "%.0f%%", 100 * r->efficiency);
+    if (isfinite(r->load_min))
+        snprintf(load, sizeof load, "%.1f-%.1f", r->load_min, r->load_max);
+    char engine[64];
+    sebt_big_engine_label(r, engine, sizeof engine);
+    row_start(f, k);
+    cell(f, k, engine, true);
+    cell(f, k, r->grid, false);
+    cell(f, k, combos, false);
+    cell(f, k, r->format, false);
+    cell(f, k, threads, false);
+    cell(f, k, reps, false);
+    cell(f, k, e2e, false);
+    cell(f, k, per, false);
+    cell(f, k, comp, false);
+    cell(f, k, cpu, false);
+    cell(f, k, rss, false);
+    cell(f, k, out, false);
+    cell(f, k, eff, false);
+    cell(f, k, load, false);
+    row_end(f, k);
+}
+
 /* The big-sweep benchmark, when there is one: a row per workload, the
  * medians of its repetitions; else where one was looked for and how to
  * make one. */
@@ -621,12 +667,7 @@ static void write_big_sweeps(FILE *f, fmt k, const sebt_big_sweeps *bs)
                  "installed with sebt and which the report reads from there (or name one: --big-sweeps FILE).",
                  bs->found ? ": " : " (looked for ", bs->path[0] ? bs->path : "none",
                  bs->found ? " has no run in it" : ")");
-        fputs(k == FMT_MD ? "" : "<p class=\"note\">", f);
-        if (k == FMT_MD)
-            md_text(f, line);
-        else
-            html_text(f, line);
-        fputs(k == FMT_MD ? "\n\n" : "</p>\n", f);
+        note_para(f, k, line);
         return;
     }
     static const char *const cols[] = { "engine", "grid", "combos", "format", "threads", "runs", "end to end",
@@ -634,42 +675,7 @@ static void write_big_sweeps(FILE *f, fmt k, const sebt_big_sweeps *bs)
                                         "load" };
     header_of(f, k, cols, 14, true);
     for (size_t i = 0; i < bs->n_rows; i++) {
-        const sebt_big_row *r = &bs->rows[i];
-        char combos[32], threads[16], reps[16], e2e[32], per[32], comp[32], cpu[32], rss[32] = "-", out[32] = "-",
-            eff[32] = "-", load[48] = "-";
-        snprintf(combos, sizeof combos, "%lld", r->combos);
-        snprintf(threads, sizeof threads, "%d", r->threads);
-        snprintf(reps, sizeof reps, "%zu", r->reps);
-        fmt_seconds(r->end_to_end_s, e2e, sizeof e2e);
-        fmt_seconds(r->end_to_end_s / (double)r->combos, per, sizeof per);
-        fmt_seconds(r->compute_s, comp, sizeof comp);
-        fmt_seconds(r->cpu_s, cpu, sizeof cpu);
-        if (isfinite(r->peak_rss_kb))
-            snprintf(rss, sizeof rss, "%.1f MiB", r->peak_rss_kb / 1024);
-        if (isfinite(r->bytes))
-            snprintf(out, sizeof out, "%.1f MB", r->bytes / 1e6);
-        if (isfinite(r->efficiency))
-            snprintf(eff, sizeof eff, "%.0f%%", 100 * r->efficiency);
-        if (isfinite(r->load_min))
-            snprintf(load, sizeof load, "%.1f-%.1f", r->load_min, r->load_max);
-        char engine[64];
-        sebt_big_engine_label(r, engine, sizeof engine);
-        row_start(f, k);
-        cell(f, k, engine, true);
-        cell(f, k, r->grid, false);
-        cell(f, k, combos, false);
-        cell(f, k, r->format, false);
-        cell(f, k, threads, false);
-        cell(f, k, reps, false);
-        cell(f, k, e2e, false);
-        cell(f, k, per, false);
-        cell(f, k, comp, false);
-        cell(f, k, cpu, false);
-        cell(f, k, rss, false);
-        cell(f, k, out, false);
-        cell(f, k, eff, false);
-        cell(f, k, load, false);
-        row_end(f, k);
+        big_row(f, k, &bs->rows[i]);
     }
     table_end(f, k);
     char skipped[256] = "";
@@ -699,12 +705,7 @@ static void write_big_sweeps(FILE *f, fmt k, const sebt_big_sweeps *bs)
                    "not recorded)" : "",
              load, sebt_big_sweeps_loaded(bs) ? " (MEASURED UNDER LOAD: above the runs' own threads)" : "",
              skipped);
-    fputs(k == FMT_MD ? "" : "<p class=\"note\">", f);
-    if (k == FMT_MD)
-        md_text(f, line);
-    else
-        html_text(f, line);
-    fputs(k == FMT_MD ? "\n\n" : "</p>\n", f);
+    note_para(f, k, line);
 }
 
 static const char *const figure_captions[SEBT_REPORT_N_FIGURES];
@@ -720,12 +721,7 @@ static void write_baseline(FILE *f, fmt k, const sebt_baseline *b, const char *o
              "Mann-Whitney U test of the two runs' repetitions gives p < %g, inconclusive when it does not. "
              "Ratios marked not gated are shown, and a drop beyond %g%% in them flagged, but they decide nothing.",
              old_name, b->threshold_pct, b->alpha, b->threshold_pct);
-    fputs(k == FMT_MD ? "" : "<p class=\"note\">", f);
-    if (k == FMT_MD)
-        md_text(f, line);
-    else
-        html_text(f, line);
-    fputs(k == FMT_MD ? "\n\n" : "</p>\n", f);
+    note_para(f, k, line);
     static const char *const cols[] = { "work: faster/slower backend", "time", "old", "old min-max (n)", "new",
                                         "new min-max (n)", "change", "p", "verdict" };
     header(f, k, cols, 9); /* the work and the verdict wrap: the table fits the page */
