@@ -93,6 +93,9 @@ expect2() {
 }
 expect2 "no in-sample bars" split --data "$data" --grid "$t/g.grid" --split 2018-01-01
 expect2 "no out-of-sample bars" split --data "$data" --grid "$t/g.grid" --split 2019-03-01
+# A refused split writes nothing to stdout, not even the CSV header.
+"$sebt" split --data "$data" --grid "$t/g.grid" --split 2019-03-01 >"$t/refused.csv" 2>/dev/null
+[[ ! -s "$t/refused.csv" ]] || fail "a refused split wrote to stdout: $(head -c 200 "$t/refused.csv")"
 expect2 "expected a date" split --data "$data" --grid "$t/g.grid" --split 2019-02-30
 expect2 "both in bars or both in time" walkforward --data "$data" --grid "$t/g.grid" --train 30d --test 100
 expect2 "no whole train window" walkforward --data "$data" --grid "$t/g.grid" --train 40000 --test 6000
