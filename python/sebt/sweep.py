@@ -405,19 +405,24 @@ def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, where=None
     stop = threading.Event()
     END = object()
 
+    def put(item):
+        """Hands item to the consumer; False once the consumer has stopped."""
+        while not stop.is_set():
+            try:
+                q.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                pass
+        return False
+
     def on_rows(first, count, parts):
         chunk = np.empty(sum(b for _, b in parts) // ROW_BYTES, ROW_DTYPE)
         at = chunk.ctypes.data
         for addr, nbytes in parts:
             C.memmove(at, addr, nbytes)
             at += nbytes
-        while not stop.is_set():
-            try:
-                q.put(chunk, timeout=0.1)
-                return
-            except queue.Full:
-                pass
-        raise StopIteration
+        if not put(chunk):
+            raise StopIteration
 
     def work():
         try:
@@ -428,12 +433,7 @@ def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, where=None
             item = END
         except BaseException as e:   # noqa: B902: handed to the consumer
             item = e
-        while not stop.is_set():
-            try:
-                q.put(item, timeout=0.1)
-                return
-            except queue.Full:
-                pass
+        put(item)
 
     t = threading.Thread(target=work, name="sebt-sweep", daemon=True)
     t.start()
