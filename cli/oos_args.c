@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "oos_cli.h"
 
@@ -60,16 +61,6 @@ void cli_oos_close(cli_oos_job *j)
     memset(j, 0, sizeof *j);
 }
 
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 /* n digits at *p into *v; false when they are not there. */
 static bool digits(const char **p, int n, int *v)
 {
@@ -106,7 +97,8 @@ int cli_oos_parse_date(const char *cmd, const char *flag, const char *text, int6
         (mo == 2 && d == 29 && (y % 4 || (y % 100 == 0 && y % 400))))
         return cli_usage_error(cmd, "%s %s: expected a date, YYYY-MM-DD or YYYY-MM-DDTHH:MM[:SS] (UTC), or "
                                "milliseconds since the epoch", flag, text);
-    *ms = ((days_from_civil(y, mo, d) * 24 + h) * 60 + mi) * 60000LL + sec * 1000LL;
+    struct tm tm = { .tm_year = y - 1900, .tm_mon = mo - 1, .tm_mday = d, .tm_hour = h, .tm_min = mi, .tm_sec = sec };
+    *ms = (int64_t)timegm(&tm) * 1000;
     return CLI_EXIT_OK;
 }
 
