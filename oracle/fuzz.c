@@ -1066,6 +1066,37 @@ static sebt_status keep_divergence(const sebt_backend *cand, const sebt_fuzz_opt
     return st;
 }
 
+#define RACE_RERUNS 8
+#define RACE_RERUN_WORK 20e6   /* bars x combos: a bigger case is not run again that often */
+
+/* How often a non-deterministic case diverges: RACE_RERUNS more runs on
+ * twice its threads (at least 4), so a report says "diverged in 5 of 8
+ * re-runs at 4 threads" rather than that it once did. A run that fails
+ * to run ends the count. */
+static void rerun_rate(const sebt_backend *cand, sebt_fuzz_report *rep)
+{
+    if ((double)rep->repro.n * (double)rep->repro_n_combos > RACE_RERUN_WORK)
+        return;
+    int threads = rep->repro_threads > 2 ? 2 * rep->repro_threads : 4;
+    oracle_case_opts more = { threads, rep->repro_memory_budget, NULL };
+    rep->rerun_threads = threads;
+    for (int k = 0; k < RACE_RERUNS; k++) {
+        bool diverged = false;
+        sebt_divergence d;
+        sebt_error e = { 0 };
+        if (oracle_check_case(cand, &rep->repro, rep->repro_combos, rep->repro_n_combos, &more, &diverged, &d, NULL,
+                              NULL, &e) != SEBT_OK)
+            break;
+        rep->reruns++;
+        rep->reruns_diverged += diverged;
+    }
+    size_t len = strlen(rep->nondet_detail);
+    if (rep->reruns)
+        snprintf(rep->nondet_detail + len, sizeof rep->nondet_detail - len,
+                 "; run again %d times on %d threads it diverged %d times", rep->reruns, threads,
+                 rep->reruns_diverged);
+}
+
 sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opts, sebt_fuzz_report *rep,
                              sebt_error *err)
 {
@@ -1096,6 +1127,8 @@ sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opt
                      rep->original.cand_value, run, w, d.what, (long long)d.bar, d.cand_value);
         rep->nondeterministic = rep->nondet_detail[0] != '\0';
     }
+    if (rep->nondeterministic)
+        rerun_rate(cand, rep);
     /* Alone, on one thread and the default budget, the combo may diverge
      * too (the same way): then the batch is not part of the bug and a
      * single combo is the reproducer. */

@@ -351,6 +351,11 @@ typedef struct {
      * on the case as found, agreed with the reference: the batch is part of
      * the bug, and the reproducer keeps it (repro_n_combos > 1, shrunk). */
     bool alone_agrees;
+    /* A non-deterministic case run reruns more times on rerun_threads
+     * threads (more than it was found on: a race shows more often), of
+     * which reruns_diverged diverged; nondet_detail ends with the rate.
+     * 0 reruns for a case too big to run again that often. */
+    int reruns, reruns_diverged, rerun_threads;
 } sebt_fuzz_report;
 
 /* Runs cases until a divergence, the case count or the time limit. Returns

@@ -181,6 +181,14 @@ Test(gate, a_bug_that_does_not_repeat_is_non_deterministic, .timeout = 120)
     cr_assert(r.found);
     cr_expect(r.nondeterministic);
     cr_expect(strstr(r.nondet_detail, "did not diverge") != NULL, "%s", r.nondet_detail);
+    /* Every second call diverges: so do 4 of 8 re-runs, and the report says so. */
+    cr_expect_eq(r.reruns, 8);
+    cr_expect_eq(r.reruns_diverged, 4, "%s", r.nondet_detail);
+    cr_expect_geq(r.rerun_threads, 4, "more threads than found on");
+    cr_expect_geq(r.rerun_threads, 2 * r.repro_threads);
+    char rate[96];
+    snprintf(rate, sizeof rate, "run again 8 times on %d threads it diverged 4 times", r.rerun_threads);
+    cr_expect(strstr(r.nondet_detail, rate) != NULL, "%s", r.nondet_detail);
     cr_expect_eq(r.repro.n, r.original_bars, "kept as generated, unshrunk");
     cr_expect_eq(r.repro_n_combos, r.original_combos);
     sebt_fuzz_report_free(&r);
