@@ -133,7 +133,7 @@ static const char *base_name(const char *path)
 
 enum { OPT_BACKEND, OPT_TIME, OPT_CASES, OPT_SEED, OPT_THREADS, OPT_DATA, OPT_MIN_SPEEDUP, OPT_NO_SPEED, OPT_SAVE,
        OPT_REPLAY, OPT_NO_ISOLATE, OPT_ISOLATE, OPT_FORMAT, OPT_JUNIT, OPT_MARKDOWN, OPT_CHECK_TIMEOUT,
-       OPT_CALL_TIMEOUT, OPT_FAIL_FAST, OPT_BIG_CALL };
+       OPT_CALL_TIMEOUT, OPT_FAIL_FAST, OPT_BIG_CALL, OPT_SPEED_ONLY };
 static const cli_opt validate_opts[] = {
     [OPT_BACKEND] = { "--backend", CLI_TEXT, "X", "fast_cpu, cuda, reference, the path of a plugin, or a kernel\n"
                       "command: 'exec:python3 mine.py' (docs/kernel-protocol.md)",
@@ -175,12 +175,14 @@ static const cli_opt validate_opts[] = {
                         "are reported as skipped)" },
     [OPT_BIG_CALL] = { "--big-call", CLI_FLAG, NULL, "only the big call: one metrics-only call of more than 2^32\n"
                        "bar-combos (what a big-call failure tells you to run)" },
+    [OPT_SPEED_ONLY] = { "--speed-only", CLI_FLAG, NULL, "only the speed stage: time the backend against fast_cpu\n"
+                         "without the checks (a timing, not a release gate)" },
 };
 
 const cli_command cli_cmd_validate_spec = {
     .name = "validate",
     .summary = "the release gate for one backend or plugin: replay, parity, fuzz, speed",
-    .usage = "--backend NAME|PATH|exec:CMD [--time SECONDS | --cases N] [--seed S] [--threads N] [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR] [--isolate | --no-isolate] [--check-timeout SECONDS] [--call-timeout SECONDS] [--fail-fast] [--format text|json] [--junit FILE] [--markdown FILE]\n"
+    .usage = "--backend NAME|PATH|exec:CMD [--time SECONDS | --cases N] [--seed S] [--threads N] [--data FILE]... [--min-speedup X] [--no-speed] [--save DIR] [--isolate | --no-isolate] [--check-timeout SECONDS] [--call-timeout SECONDS] [--fail-fast] [--big-call | --speed-only] [--format text|json] [--junit FILE] [--markdown FILE]\n"
              "--backend NAME|PATH --replay FIXTURE_DIR\n"
              "--backend NAME|PATH --big-call [--seed S] [--threads N]\n",
     .about = "The release gate for one backend: a built-in one (fast_cpu, cuda) or a plugin\n"
@@ -231,6 +233,10 @@ static int parse_args(int argc, char **argv, validate_args *a)
     a->no_speed = cli_given(&o, OPT_NO_SPEED);
     a->fail_fast = cli_given(&o, OPT_FAIL_FAST);
     a->big_call_only = cli_given(&o, OPT_BIG_CALL);
+    a->speed_only = cli_given(&o, OPT_SPEED_ONLY);
+    if (a->speed_only && (a->no_speed || a->big_call_only || cli_given(&o, OPT_REPLAY)))
+        return cli_usage_error(cmd, "--speed-only runs the speed stage alone: not with --no-speed, --big-call "
+                               "or --replay");
     if (cli_given(&o, OPT_ISOLATE) && cli_given(&o, OPT_NO_ISOLATE))
         return cli_usage_error(cmd, "--isolate and --no-isolate contradict each other");
     if (cli_given(&o, OPT_ISOLATE))
@@ -667,6 +673,11 @@ int cli_cmd_validate(int argc, char **argv)
         stage_replay_one(&c, a.replay);
     } else if (a.big_call_only) {
         stage_big_call(&c);
+    } else if (a.speed_only) {
+        sebt_parity_input *inputs;
+        char data_dir[PATH_MAX + 64];
+        size_t n_inputs = parity_inputs(&c, &inputs, data_dir, sizeof data_dir);
+        stage_speed(&c, inputs, n_inputs);
     } else {
         stage_replay(&c);
         sebt_parity_input *inputs;

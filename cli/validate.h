@@ -57,6 +57,7 @@ typedef struct {
     int isolate;             /* 1 fork per check, 0 in-process, -1 the backend's default */
     bool fail_fast;          /* stop at the first failed check */
     bool big_call_only;      /* --big-call: only the big-call check */
+    bool speed_only;         /* --speed-only: only the speed stage */
 } validate_args;
 
 /* ---- one check, run in a child ------------------------------------------- */

@@ -681,8 +681,10 @@ void do_speed(v_ctx *c, const void *arg, v_outcome *o)
     /* Fast backends finish this sweep in milliseconds: more runs (up to
      * SPEED_MAX_REPEATS, until each side has spent SPEED_MIN_TOTAL_S), so
      * the median is not one cold start. */
-    /* fast_cpu is the yardstick: timed alone, never against itself. */
-    bool baseline = c->cand == fast;
+    /* fast_cpu is the yardstick: timed alone, never against itself. In a
+     * child c->cand is a watching copy of the candidate, so it is told by
+     * what --backend chose, not by its address. */
+    bool baseline = strcmp(c->sel, fast->name) == 0;
     double tc[SPEED_MAX_REPEATS], tf[SPEED_MAX_REPEATS], sum_c = 0, sum_f = 0;
     bool ok = true;
     int runs = 0;
