@@ -753,13 +753,15 @@ void do_speed(v_ctx *c, const void *arg, v_outcome *o)
 
 /* 80,640 combos of one indicator key: more than a streamed window (65,536),
  * so the file goes past the page cache and its tail is written at close.
- * Over the first WRITTEN_BARS bars of the bundled minutes: the writer is
- * what is checked, and a slow backend must get through it twice. */
-static const char written_grid[] = "ema_slow = 96\nz_window = 48\nvol_z = 1.0:3.5:0.5\ntr_z = 0.6:2.0:0.2\n"
+ * Over the first WRITTEN_BARS bars of the bundled minutes, with windows
+ * short enough to leave some 100 valid bars and trades in most combos: the
+ * writer is what is checked, and a slow backend (a kernel in Python) must
+ * get through it twice in each format. */
+static const char written_grid[] = "ema_fast = 8\nema_slow = 24\nz_window = 12\natr_window = 12\nvol_z = 1.0:3.5:0.5\ntr_z = 0.6:2.0:0.2\n"
                                    "cloc_min = 0.3:0.9:0.1\natr_stop_mult = 0.3:1.5:0.3\nreward_r = 1.0:4.0:1.0\n"
                                    "max_hold = 8:96:8\n";
 #define WRITTEN_COMBOS 80640
-#define WRITTEN_BARS 1500
+#define WRITTEN_BARS 120
 
 static bool write_text_file(const char *path, const char *text)
 {
@@ -855,7 +857,8 @@ void do_written_sweep(v_ctx *c, const void *arg, v_outcome *o)
     const char *had = getenv("SEBT_CACHE_DIR");
     char *old_cache = had ? strdup(had) : NULL;
     setenv("SEBT_CACHE_DIR", cache, 1);   /* never the user's cache */
-    char *argv[] = { "sweep", "--backend", (char *)c->sel, "--data", data, "--grid", grid, "--format", (char *)format,
+    /* The backend as --backend named it: sel is quoted for a shell (the replay lines). */
+    char *argv[] = { "sweep", "--backend", (char *)c->a->backend, "--data", data, "--grid", grid, "--format", (char *)format,
                      "--output", out, "--threads", threads, "--verify", "full", "--seed", seed, NULL };
     sebt_error e = { 0 };
     int rc = write_text_file(grid, written_grid) && write_short_series(bundled, data, WRITTEN_BARS, &e)
