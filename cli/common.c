@@ -470,6 +470,9 @@ bool cli_executable(const char *path)
 /* A program name without a slash is looked up on PATH, as exec would. */
 bool cli_find_program(const char *name, char *out, size_t size)
 {
+    /* Said out loud for gcc, which otherwise warns under UBSan that out may be null. */
+    if (!out || size == 0)
+        return false;
     if (strchr(name, '/')) {
         snprintf(out, size, "%s", name);
         return cli_executable(name);
