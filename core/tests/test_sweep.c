@@ -62,6 +62,8 @@ static int record(void *user, const sebt_sweep_window *w)
     for (size_t k = 0; k < w->count; k++)
         s->got[w->first + k] = w->results[k].metrics;
     for (int p = 0; p < w->n_parts; p++) {
+        if (!w->part_bytes[p])
+            continue;   /* a thread with no rows has no buffer */
         memcpy(s->rows + s->rows_len, w->part[p], w->part_bytes[p]);
         s->rows_len += w->part_bytes[p];
     }
