@@ -38,8 +38,16 @@ caught() {
     fail "$what: the real sebt fails the same sweep: $(cat real.err)"
 }
 
-caught slice_numbered_from_window_start "a thread's CSV slice numbered from the window start" \
-  "reads back as combo" small.csv --grid small.grid --verify 8
+# What this sebt was built with decides which planted bugs it can carry:
+# one thread formats everything without OpenMP, and no series is cached
+# without xxhash.
+built=$("$sebt" --version)
+if grep -q '^OpenMP: *yes' <<< "$built"; then
+  caught slice_numbered_from_window_start "a thread's CSV slice numbered from the window start" \
+    "reads back as combo" small.csv --grid small.grid --verify 8
+else
+  echo "skipped: a thread's CSV slice (built without OpenMP: one thread writes every row)"
+fi
 caught last_digit_dropped "the shortest-number writer dropping a last digit" \
   "reads back as combo [0-9]* with other parameters\|the reference's" small.csv --grid small.grid --verify 8
 if dd if=/dev/zero of=direct.probe bs=4096 count=1 oflag=direct 2>/dev/null; then
@@ -49,7 +57,11 @@ else
   echo "skipped: the direct file's tail (this file system takes no direct I/O: the tail is never direct)"
 fi
 export SEBT_CACHE_DIR=$work/cache
-caught cached_volume_from_close "a cached series' volume read from its close column" \
-  "cached series .* differs from a fresh parse in volume" small.npy --grid small.grid --format npy --verify full
+if ! "$sebt" --version | grep -q '^series cache: *off'; then
+  caught cached_volume_from_close "a cached series' volume read from its close column" \
+    "cached series .* differs from a fresh parse in volume" small.npy --grid small.grid --format npy --verify full
+else
+  echo "skipped: a cached series (this sebt caches no series)"
+fi
 [ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
 echo "all passed"
