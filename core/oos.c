@@ -1,54 +1,13 @@
-/* Out-of-sample checks, their shared parts: SPEC §7 over a list of trades,
- * the cut of a series at a date, conditions over a sweep's columns, and
- * the split run (in-sample and out-of-sample results side by side). */
+/* Out-of-sample checks, their shared parts: the cut of a series at a date,
+ * conditions over a sweep's columns, and the split run (in-sample and
+ * out-of-sample results side by side). SPEC §7 over a chain of trades is
+ * core/metrics.c's. */
 #include <stdlib.h>
 #include <string.h>
-
-#include <math.h>
 
 #include "sebt/oos.h"
 #include "sebt/sebt.h"
 #include "sebt/sweep.h"
-
-void sebt_trades_metrics(const sebt_trade *trades, size_t n, sebt_metrics *m)
-{
-    *m = (sebt_metrics){ 0 };
-    if (n == 0)
-        return;
-    size_t wins = 0;
-    double sum_r = 0.0, total = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        if (trades[i].pnl > 0)
-            wins++;
-        sum_r += trades[i].r;
-        total += trades[i].pnl;
-    }
-    /* The running maximum starts at the first trade's cumulative pnl: the
-     * flat 0 before any trade is not a peak (SPEC §7, as the reference). */
-    double cum = 0.0, peak = 0.0, max_dd = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        cum += trades[i].pnl;
-        if (i == 0 || cum > peak)
-            peak = cum;
-        if (cum - peak < max_dd)
-            max_dd = cum - peak;
-    }
-    double mean_r = sum_r / (double)n, sharpe = 0.0;
-    if (n >= 2) {
-        double ss = 0.0;
-        for (size_t i = 0; i < n; i++)
-            ss += (trades[i].r - mean_r) * (trades[i].r - mean_r);
-        double sd = sqrt(ss / (double)(n - 1));
-        if (sd != 0.0)
-            sharpe = mean_r / sd;
-    }
-    m->n = (int64_t)n;
-    m->win_rate = (double)wins / (double)n;
-    m->avg_r = mean_r;
-    m->total_pnl = total;
-    m->max_dd = max_dd;
-    m->sharpe = sharpe;
-}
 
 size_t sebt_series_cut(const sebt_series *s, int64_t ts)
 {

@@ -10,20 +10,6 @@
 #include "sebt/plot.h"
 #include "sebt/sebt.h"
 
-void sebt_equity_curve(const sebt_result *r, double *equity, double *drawdown)
-{
-    /* SPEC §7's max_dd, point by point (reference/metrics.c): the first
-     * trade's cumulative pnl is the first peak. */
-    double cum = 0.0, peak = 0.0;
-    for (size_t i = 0; i < r->n_trades; i++) {
-        cum += r->trades[i].pnl;
-        if (i == 0 || cum > peak)
-            peak = cum;
-        equity[i] = cum;
-        drawdown[i] = cum - peak;
-    }
-}
-
 /* ---- the script ---------------------------------------------------------- */
 
 /* A gnuplot single-quoted string: a quote is written twice, nothing else

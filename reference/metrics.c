@@ -1,4 +1,9 @@
-/* SPEC §7: the metrics of one combo, over its trades in order. */
+/* SPEC §7: the metrics of one combo, over its trades in order.
+ *
+ * The library has the same function (core/metrics.c, sebt_trades_metrics);
+ * this copy stays on purpose: the reference is the oracle, written from
+ * SPEC alone and depending on nothing but the public types, so it must not
+ * share code with what it judges. */
 #include <math.h>
 
 #include "ref.h"

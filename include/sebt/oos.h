@@ -30,7 +30,8 @@ extern "C" {
 #endif
 
 /* SPEC §7 over trades[0 .. n), in order, with its arithmetic in SPEC's
- * order (the reference's and the oracle's results, bit for bit). */
+ * order (the reference's and the oracle's results, bit for bit;
+ * core/metrics.c). */
 void sebt_trades_metrics(const sebt_trade *trades, size_t n, sebt_metrics *m);
 
 /* The first bar whose open time is >= ts (s->n when none). */

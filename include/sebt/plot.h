@@ -33,7 +33,8 @@ typedef struct {
 } sebt_plot_opts;
 
 /* The equity (cumulative pnl) and drawdown after each of r's n_trades
- * trades, into equity[] and drawdown[] (n_trades each). */
+ * trades, into equity[] and drawdown[] (n_trades each); the drawdown's
+ * minimum is sebt_trades_metrics's max_dd (core/metrics.c). */
 void sebt_equity_curve(const sebt_result *r, double *equity, double *drawdown);
 
 /* The gnuplot script of one combo's equity curve (its trades marked at
