@@ -223,6 +223,9 @@ struct cli_command;
  * command should go on, else the exit code (0 after --help, 2 after a usage
  * or parameter error, already printed). */
 int cli_parse_combo_args(const struct cli_command *c, int argc, char **argv, cli_combo_args *out);
+/* --combo FILE:ID into out: the sweep file, the combo and its parameters
+ * (out->params, before any --set). 0 or the exit code, printed. */
+int cli_pick_combo(const char *cmd, const char *arg, cli_combo_args *out);
 /* The series of --data for run and features: refuses an --output that names
  * it, loads it (--lenient, --fill-gaps) and warns of unfilled gaps. */
 int cli_combo_load_series(const char *cmd, const cli_combo_args *a, sebt_series *s);

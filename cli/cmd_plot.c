@@ -15,13 +15,15 @@
 #include "sebt/spawn.h"
 #include "sebt/sweep.h"
 
-enum { P_DATA, P_SET, P_BACKEND, P_LENIENT, P_FILL_GAPS, P_SWEEP, P_X, P_Y, P_METRIC, P_FIX, P_OUTPUT, P_FORMAT,
+enum { P_DATA, P_COMBO, P_SET, P_BACKEND, P_LENIENT, P_FILL_GAPS, P_SWEEP, P_X, P_Y, P_METRIC, P_FIX, P_OUTPUT, P_FORMAT,
        P_SIZE, P_TITLE, P_SCRIPT };
 
 static const char *const plot_formats[] = { "png", "svg", NULL };
 
 static const cli_opt plot_opts[] = {
     [P_DATA] = { "--data", CLI_FILE, "FILE", "the data file (as for sebt run)", .section = "sebt plot equity" },
+    [P_COMBO] = { "--combo", CLI_TEXT, "FILE:ID", "the parameters of combo ID of a sweep's CSV or npy\n"
+                  "output (as for sebt run); --set then changes some" },
     [P_SET] = { "--set", CLI_ASSIGN, "NAME=VALUE", "a parameter of the combo (repeatable)", .flags = CLI_REPEAT },
     [P_BACKEND] = { "--backend", CLI_TEXT, "NAME", "the backend (as for sebt run)",
                     .complete = cli_backend_words },
@@ -186,6 +188,8 @@ static int plot_equity(plot_job *j, const cli_args *a)
                           .lenient = cli_given(a, P_LENIENT), .fill_gaps = cli_given(a, P_FILL_GAPS) };
     ca.params = sebt_params_default();
     int rc;
+    if (cli_given(a, P_COMBO) && (rc = cli_pick_combo(cmd, cli_str(a, P_COMBO), &ca)) != CLI_EXIT_OK)
+        return rc;
     for (int k = 0; k < a->v[P_SET].count; k++)
         if ((rc = cli_apply_set(cmd, &ca.params, a->v[P_SET].values[k])) != CLI_EXIT_OK)
             return rc;
@@ -235,9 +239,9 @@ static sebt_status make_heatmap(void *ctx, const sebt_plot_opts *o, char **s, si
 static int plot_heatmap(plot_job *j, const cli_args *a)
 {
     const char *cmd = j->cmd;
-    if (cli_given(a, P_DATA) || cli_given(a, P_SET) || cli_given(a, P_BACKEND) || cli_given(a, P_LENIENT) ||
-        cli_given(a, P_FILL_GAPS))
-        return cli_usage_error(cmd, "--data, --set, --backend, --lenient and --fill-gaps are equity options");
+    if (cli_given(a, P_DATA) || cli_given(a, P_COMBO) || cli_given(a, P_SET) || cli_given(a, P_BACKEND) ||
+        cli_given(a, P_LENIENT) || cli_given(a, P_FILL_GAPS))
+        return cli_usage_error(cmd, "--data, --combo, --set, --backend, --lenient and --fill-gaps are equity options");
     const char *path = cli_str(a, P_SWEEP), *x = cli_str(a, P_X), *y = cli_str(a, P_Y);
     const char *metric = cli_given(a, P_METRIC) ? cli_str(a, P_METRIC) : "sharpe";
     if (!path || !x || !y)
@@ -328,7 +332,7 @@ int cli_cmd_plot(int argc, char **argv)
 const cli_command cli_cmd_plot_spec = {
     .name = "plot",
     .summary = "pictures: one combo's equity and drawdown, a sweep's metric over two parameters",
-    .usage = "equity --data FILE [--set NAME=VALUE]... [--backend NAME] [--lenient] [--fill-gaps] --output FILE.png|FILE.svg "
+    .usage = "equity --data FILE [--combo FILE:ID] [--set NAME=VALUE]... [--backend NAME] [--lenient] [--fill-gaps] --output FILE.png|FILE.svg "
              "[--size WxH] [--title TEXT] [--script FILE]\n"
              "heatmap --sweep FILE --x PARAM --y PARAM [--metric COLUMN] [--fix NAME=VALUE]... --output FILE.png|FILE.svg "
              "[--size WxH] [--title TEXT] [--script FILE]\n",
@@ -339,7 +343,7 @@ const cli_command cli_cmd_plot_spec = {
              "  heatmap  a metric of a sweep (its CSV or npy) over two parameters: each\n"
              "           cell is the best row with that pair (higher is better, NaN last),\n"
              "           so the other parameters are at their best unless --fix keeps\n"
-             "           only the rows where they have a value; the best cell is circled\n",
+             "           only the rows where they have a value; the best cell is outlined\n",
     .opts = CLI_OPTS(plot_opts),
     .positional = "equity|heatmap",
     .epilog = "Exit codes: 0 ok; 1 gnuplot drew nothing (its messages are printed);\n"

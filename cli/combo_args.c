@@ -13,7 +13,7 @@
 
 /* --combo FILE:ID: the parameters of combo ID in a sweep's output. The
  * path may hold colons; the ID follows the last one. */
-static int pick_combo(const char *cmd, const char *arg, cli_combo_args *out)
+int cli_pick_combo(const char *cmd, const char *arg, cli_combo_args *out)
 {
     const char *colon = strrchr(arg, ':');
     char *end = NULL;
@@ -51,7 +51,7 @@ int cli_parse_combo_args(const cli_command *c, int argc, char **argv, cli_combo_
     if (c->n_opts > COMBO_FORMAT)
         out->format = cli_str(&a, COMBO_FORMAT);
     const char *pick = cli_str(&a, COMBO_PICK);
-    if (pick && (rc = pick_combo(cmd, pick, out)) != CLI_EXIT_OK)
+    if (pick && (rc = cli_pick_combo(cmd, pick, out)) != CLI_EXIT_OK)
         return rc;
     out->sets = a.v[COMBO_SET].count > 0;
     for (int k = 0; k < a.v[COMBO_SET].count; k++) {

@@ -171,7 +171,7 @@ sebt_status sebt_plot_equity_script(const sebt_series *s, const sebt_params *p, 
 
     put_equity_title(f, s, p, r, o);
     fputs("set xdata time\nset timefmt '%s'\nset format x '%Y-%m-%d'\nset grid lc rgb '#dddddd'\n"
-          "set key top left opaque box lc rgb '#cccccc'\nset lmargin at screen 0.09\nset rmargin at screen 0.97\n"
+          "set key top left opaque box lc rgb '#cccccc'\nset lmargin at screen 0.09\nset rmargin at screen 0.95\n"
           "set tmargin at screen 0.92\nset bmargin at screen 0.40\nset format x ''\n"
           "set ylabel 'cumulative pnl (price units)'\n", f);
     fputs("plot $equity using 1:2 with lines lw 2 lc rgb '#1f77b4' title 'equity'", f);

@@ -35,6 +35,14 @@ cmp -s h-csv.svg h-npy.svg || fail "the heatmap of the CSV and of the npy differ
 grep -q "avg_r over ema_fast and vol_z (the other parameters at their best)" h-csv.gp || fail "heatmap title"
 "$sebt" plot heatmap --sweep s.npy --x ema_fast --y vol_z --fix use_tp=false --output h.png || fail "heatmap --fix"
 
+# --combo FILE:ID draws the sweep's row: combo 3 of g.grid (first parameter
+# slowest) is ema_fast=12 vol_z=2 use_tp=false, the same script as by --set.
+"$sebt" plot equity --data "$data" --combo s.npy:3 --script by-id.gp --output same.svg 2>/dev/null || fail "equity --combo"
+"$sebt" plot equity --data "$data" --set ema_fast=12 --set vol_z=2 --set use_tp=false --script by-set.gp \
+  --output same.svg 2>/dev/null || fail "equity by --set"
+cmp -s by-id.gp by-set.gp || fail "equity --combo s.npy:3 draws another combo than its parameters by --set"
+grep -q "use_tp=false" by-id.gp || fail "the --combo picture's title does not name the combo"
+
 bad() {
   local what=$1; shift
   "$sebt" plot "$@" 2>err.txt
@@ -51,6 +59,8 @@ bad "an axis that is not a parameter" heatmap --sweep s.csv --x sharpe --y vol_z
 bad "a fix no row has" heatmap --sweep s.csv --x ema_fast --y vol_z --fix vol_z=7 --output out.png
 bad "a column the sweep lacks" heatmap --sweep s.csv --x ema_fast --y vol_z --metric nope --output out.png
 grep -q "no column 'nope'" err.txt || fail "a missing column is not named: $(cat err.txt)"
+bad "--combo for a heatmap" heatmap --sweep s.csv --combo s.csv:3 --x ema_fast --y vol_z --output out.png
+bad "a combo the sweep lacks" equity --data "$data" --combo s.npy:99 --output out.png
 bad "a heatmap option for equity" equity --data "$data" --x ema_fast --output out.png
 bad "a bad size" equity --data "$data" --size 10x10 --output out.png
 echo "ok"
