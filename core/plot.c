@@ -31,9 +31,11 @@ static void put_terminal(FILE *f, const sebt_plot_opts *o)
     int w = o->width > 0 ? o->width : 1200, h = o->height > 0 ? o->height : 800;
     /* noenhanced: parameter names have underscores, which enhanced text
      * would read as subscripts. pngcairo draws smoother PNGs; gnuplot-nox
-     * may only have libgd's png. */
+     * may only have libgd's png. A browser draws the svg terminal's font
+     * sizes as pixels, smaller than pngcairo's text of the same number:
+     * the SVG's sizes are larger in number to look alike. */
     if (o->format == SEBT_PLOT_SVG)
-        fprintf(f, "set terminal svg size %d,%d dynamic noenhanced font 'sans,11' background '#ffffff'\n", w, h);
+        fprintf(f, "set terminal svg size %d,%d dynamic noenhanced font 'sans,13' background '#ffffff'\n", w, h);
     else
         fprintf(f, "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
                    "  set terminal pngcairo size %d,%d noenhanced font 'sans,10' background '#ffffff'\n"
@@ -394,7 +396,8 @@ sebt_status sebt_plot_heatmap_script(const sebt_heatmap *h, const char *x_name, 
      * when scaled); PNG: one bitmap (rectangles leave seams between cells). */
     fprintf(f, "plot $map using 1:2:3 with image%s", o->format == SEBT_PLOT_SVG ? " pixels" : "");
     if (h->nx * h->ny <= 400)
-        fputs(", \\\n     $map using 1:2:(sprintf('%.3g', $3)) with labels boxed font ',9' tc rgb '#000000'", f);
+        fprintf(f, ", \\\n     $map using 1:2:(sprintf('%%.3g', $3)) with labels boxed font ',%d' tc rgb '#000000'",
+                o->format == SEBT_PLOT_SVG ? 12 : 9);
     fputs("\nset output\n", f);
     return script_close(&sc, out, len, err);
 }
