@@ -245,13 +245,16 @@ static int threads_of(int threads)
 }
 
 /* How many candidates fit the budget: a tenth of the sweep's time, less the
- * best combos' check, at the reference's cost per combo measured there. */
+ * best combos' check, at the reference's cost per combo measured there.
+ * That check keeps every thread busy (fewer combos than threads: each on
+ * all of them, its rolling-z bars shared out), so a combo cost it
+ * best_s x threads / n_best CPU-seconds. */
 static size_t sample_size(const sweep_proof *p, const sweep_proof_ctx *c, double best_s, size_t n_best)
 {
     if (p->fixed)
         return p->n_cand;
-    double t = threads_of(c->threads), used = n_best < t ? (double)n_best : t;
-    double per_combo = n_best ? best_s * used / (double)n_best : 0;   /* CPU-seconds */
+    double t = threads_of(c->threads);
+    double per_combo = n_best ? best_s * t / (double)n_best : 0;   /* CPU-seconds */
     double budget = SWEEP_PROOF_SHARE * c->sweep_seconds - best_s;
     double k = per_combo > 0 ? budget * t / per_combo : (double)p->n_edges;
     return k <= 0 ? 0 : k >= (double)p->n_cand ? p->n_cand : (size_t)k;

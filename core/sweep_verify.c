@@ -103,13 +103,58 @@ static double now_s(void)
     return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
-/* The reference on combo i alone; its error, if any, into *e. */
-static sebt_status reference_one(const sebt_backend *ref, const sebt_series *s, const sebt_params *p,
+/* The reference on combo i alone, on `threads` threads (its Z columns'
+ * bars shared out); its error, if any, into *e. */
+static sebt_status reference_one(const sebt_backend *ref, const sebt_series *s, const sebt_params *p, int threads,
                                  sebt_result *r, sebt_error *e)
 {
-    sebt_batch_opts o = { .threads = 1 };
+    sebt_batch_opts o = { .threads = threads };
     memset(r, 0, sizeof *r);
     return sebt_backend_status(ref, ref->run_batch(ref, s, p, 1, &o, r, e), e);
+}
+
+typedef struct {
+    sebt_status failed;
+    sebt_error first_err;
+    size_t differ, first_at;
+    char what[sizeof ((sebt_verify_report *)0)->what];
+} verdict;
+
+/* Combo i against the reference, into v. */
+static void check_one(const sebt_backend *ref, const sebt_backend *cand, const sebt_series *s,
+                      const sebt_params *combos, const sebt_sweep_record *got, size_t i, int threads, verdict *v)
+{
+    sebt_result r;
+    sebt_error e = { 0 };
+    sebt_status one = reference_one(ref, s, &combos[i], threads, &r, &e);
+    char what[sizeof v->what] = "";
+    if (one == SEBT_OK)
+        differs(&got[i], &r, &cand->contract, what, sizeof what);
+    sebt_result_free(&r);
+#ifdef _OPENMP
+#pragma omp critical(sebt_sweep_verify)
+#endif
+    {
+        if (one != SEBT_OK && v->failed == SEBT_OK) {
+            v->failed = one;
+            v->first_err = e;
+        } else if (one == SEBT_OK && what[0]) {
+            if (v->first_at == SIZE_MAX || got[i].combo < got[v->first_at].combo) {
+                v->first_at = i;
+                snprintf(v->what, sizeof v->what, "%s", what);
+            }
+            v->differ++;
+        }
+    }
+}
+
+static int threads_or_cores(int threads)
+{
+#ifdef _OPENMP
+    if (threads < 1)
+        threads = omp_get_max_threads();
+#endif
+    return threads < 1 ? 1 : threads;
 }
 
 sebt_status sebt_sweep_verify(const sebt_backend *cand, const sebt_series *s, const sebt_params *combos,
@@ -124,44 +169,29 @@ sebt_status sebt_sweep_verify(const sebt_backend *cand, const sebt_series *s, co
     if (st != SEBT_OK)
         return st;
     double t0 = now_s();
-    sebt_status failed = SEBT_OK;
-    sebt_error first_err = { 0 };
-    size_t differ = 0, first_at = SIZE_MAX;
-    (void)threads;
+    verdict v = { .failed = SEBT_OK, .first_at = SIZE_MAX };
+    int t = threads_or_cores(threads);
+    if (n < (size_t)t) {
+        /* Fewer combos than threads (the best combo alone, typically):
+         * each on every thread, one after another. */
+        for (size_t i = 0; i < n; i++)
+            check_one(ref, cand, s, combos, got, i, t, &v);
+    } else {
 #ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads > 0 ? threads : omp_get_max_threads()) \
-    reduction(+ : differ)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(t)
 #endif
-    for (size_t i = 0; i < n; i++) {
-        sebt_result r;
-        sebt_error e = { 0 };
-        sebt_status one = reference_one(ref, s, &combos[i], &r, &e);
-        char what[sizeof rep->what] = "";
-        if (one == SEBT_OK)
-            differs(&got[i], &r, &cand->contract, what, sizeof what);
-        sebt_result_free(&r);
-#ifdef _OPENMP
-#pragma omp critical(sebt_sweep_verify)
-#endif
-        {
-            if (one != SEBT_OK && failed == SEBT_OK) {
-                failed = one;
-                first_err = e;
-            } else if (one == SEBT_OK && what[0] && (first_at == SIZE_MAX || got[i].combo < got[first_at].combo)) {
-                first_at = i;
-                snprintf(rep->what, sizeof rep->what, "%s", what);
-            }
-        }
-        differ += one == SEBT_OK && what[0];
+        for (size_t i = 0; i < n; i++)
+            check_one(ref, cand, s, combos, got, i, 1, &v);
     }
     rep->seconds = now_s() - t0;
-    if (failed != SEBT_OK) {
+    if (v.failed != SEBT_OK) {
         if (err)
-            *err = first_err;
-        return failed;
+            *err = v.first_err;
+        return v.failed;
     }
     rep->checked = n;
-    rep->differ = differ;
-    rep->first_differ = first_at == SIZE_MAX ? 0 : got[first_at].combo;
+    rep->differ = v.differ;
+    rep->first_differ = v.first_at == SIZE_MAX ? 0 : got[v.first_at].combo;
+    snprintf(rep->what, sizeof rep->what, "%s", v.what);
     return SEBT_OK;
 }

@@ -89,6 +89,9 @@ static sebt_status ref_run_batch(const sebt_backend *self, const sebt_series *s,
         return st;
 
     bool want_trades = opts && opts->want_trades;
+    /* Its default is one thread; more share out the bars of each combo's
+     * Z columns (sebt_ref_compute_threads), never the arithmetic. */
+    int threads = opts && opts->threads > 1 ? opts->threads : 1;
     sebt_progress_fn progress = opts ? opts->progress : NULL;
     void *user = opts ? opts->progress_user : NULL;
 
@@ -102,7 +105,7 @@ static sebt_status ref_run_batch(const sebt_backend *self, const sebt_series *s,
     for (size_t i = 0; i < n_combos; i++) {
         sebt_result *r = &results[i];
         memset(r, 0, sizeof *r);
-        sebt_ref_compute(s, &combos[i], &f);
+        sebt_ref_compute_threads(s, &combos[i], &f, threads);
         st = sebt_ref_walk(s, &f, &combos[i], NULL, r, err);
         if (st != SEBT_OK) {
             columns_free(&f);

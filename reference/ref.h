@@ -17,12 +17,20 @@ void sebt_ref_ema(const double *close, size_t n, int32_t span, double *out);
 void sebt_ref_tr(const sebt_series *s, double *out);
 void sebt_ref_atr(const double *tr, size_t n, int32_t w, double *out);
 void sebt_ref_zscore(const double *x, size_t n, int32_t w, double *out);
+/* Bars [from, to) of that column alone: each bar's z reads only its own
+ * window, so a column computed in pieces is the same column, bit for bit. */
+void sebt_ref_zscore_bars(const double *x, int32_t w, size_t from, size_t to, double *out);
 void sebt_ref_cloc(const sebt_series *s, double *out);
 void sebt_ref_rsi(const sebt_series *s, int32_t w, double *out);
 
 /* SPEC §3-5 for one combo into caller-owned columns of s->n entries:
  * the indicator columns, then the signal and valid columns from them. */
 void sebt_ref_compute(const sebt_series *s, const sebt_params *p, sebt_features *f);
+/* The same, with the bars of the two Z columns (the reference's whole cost:
+ * each window summed afresh) shared among `threads` threads where there is
+ * OpenMP. Every bar is still computed by sebt_ref_zscore_bars from its own
+ * window, so the columns do not depend on the threads. */
+void sebt_ref_compute_threads(const sebt_series *s, const sebt_params *p, sebt_features *f, int threads);
 void sebt_ref_indicators(const sebt_series *s, const sebt_params *p, sebt_features *f);
 void sebt_ref_decide_bars(sebt_features *f, const sebt_params *p);
 

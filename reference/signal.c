@@ -3,7 +3,26 @@
 
 #include "ref.h"
 
-void sebt_ref_indicators(const sebt_series *s, const sebt_params *p, sebt_features *f)
+/* Below this many bars a column is not worth handing out in pieces. */
+#define ZSCORE_PIECE_BARS 1024
+
+/* Z(x, w) over n bars: in one piece, or in pieces taken by `threads`
+ * threads; sebt_ref_zscore_bars computes every bar either way. */
+static void zscore_column(const double *x, size_t n, int32_t w, double *out, int threads)
+{
+    size_t pieces = threads > 1 ? 4 * (size_t)threads : 1;
+    if (pieces == 1 || n < pieces * ZSCORE_PIECE_BARS) {
+        sebt_ref_zscore(x, n, w, out);
+        return;
+    }
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#endif
+    for (size_t k = 0; k < pieces; k++)
+        sebt_ref_zscore_bars(x, w, n / pieces * k, k + 1 == pieces ? n : n / pieces * (k + 1), out);
+}
+
+static void indicators(const sebt_series *s, const sebt_params *p, sebt_features *f, int threads)
 {
     size_t n = s->n;
 
@@ -11,9 +30,14 @@ void sebt_ref_indicators(const sebt_series *s, const sebt_params *p, sebt_featur
     sebt_ref_ema(s->close, n, p->ema_slow, f->ema_s);
     sebt_ref_tr(s, f->tr);
     sebt_ref_atr(f->tr, n, p->atr_window, f->atr);
-    sebt_ref_zscore(s->volume, n, p->z_window, f->vol_z);
-    sebt_ref_zscore(f->atr, n, p->z_window, f->tr_z);
+    zscore_column(s->volume, n, p->z_window, f->vol_z, threads);
+    zscore_column(f->atr, n, p->z_window, f->tr_z, threads);
     sebt_ref_cloc(s, f->cloc);
+}
+
+void sebt_ref_indicators(const sebt_series *s, const sebt_params *p, sebt_features *f)
+{
+    indicators(s, p, f, 1);
 }
 
 void sebt_ref_signal_terms(const sebt_features *f, const sebt_params *p, size_t t,
@@ -39,6 +63,11 @@ void sebt_ref_decide_bars(sebt_features *f, const sebt_params *p)
 
 void sebt_ref_compute(const sebt_series *s, const sebt_params *p, sebt_features *f)
 {
-    sebt_ref_indicators(s, p, f);
+    sebt_ref_compute_threads(s, p, f, 1);
+}
+
+void sebt_ref_compute_threads(const sebt_series *s, const sebt_params *p, sebt_features *f, int threads)
+{
+    indicators(s, p, f, threads);
     sebt_ref_decide_bars(f, p);
 }

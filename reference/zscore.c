@@ -35,9 +35,14 @@ static double window_z(const double *x, size_t from, size_t t, int32_t w)
     return (x[t] - m) / sqrt(var);
 }
 
-void sebt_ref_zscore(const double *x, size_t n, int32_t w, double *out)
+void sebt_ref_zscore_bars(const double *x, int32_t w, size_t from, size_t to, double *out)
 {
     size_t ws = (size_t)w;
-    for (size_t t = 0; t < n; t++)
+    for (size_t t = from; t < to; t++)
         out[t] = t + 1 < ws ? NAN : window_z(x, t + 1 - ws, t, w);
+}
+
+void sebt_ref_zscore(const double *x, size_t n, int32_t w, double *out)
+{
+    sebt_ref_zscore_bars(x, w, 0, n, out);
 }

@@ -186,8 +186,10 @@ typedef struct {
     double seconds;            /* the reference's wall time */
 } sebt_verify_report;
 
-/* Runs the reference on combos[0..n) (threads: 0 every core; the
- * reference itself is serial, the combos are shared out) and compares each
+/* Runs the reference on combos[0..n) (threads: 0 every core; with at
+ * least as many combos as threads the combos are shared out, one thread
+ * each; with fewer, each runs alone on every thread, the reference sharing
+ * out the bars of its rolling-z columns: the same bits) and compares each
  * result with got[i], what the sweep wrote for combo got[i].combo, under
  * cand's contract: exact: n, valid_bars, open_at_end and every metric bit
  * for bit (a NaN equals a NaN); tolerant: the doubles within cand's tol,
