@@ -93,7 +93,7 @@ def shown_in(shown, got):
 def run_commands(page, sebt, work, show):
     with open(page, encoding="utf-8") as f:
         text = f.read()
-    gnuplot = os.environ.get("SEBT_GNUPLOT") or shutil.which("gnuplot")
+    gnuplot = shutil.which(os.environ.get("SEBT_GNUPLOT") or "gnuplot")   # as sebt looks for it
     ran = 0
     for start, lines in console_blocks(text):
         for no, argv, shown in commands(start, lines):
@@ -119,8 +119,22 @@ def run_commands(page, sebt, work, show):
                       (where, "\n  ".join(missing), p.stdout))
                 return 1
             ran += 1
+    if ran == 0 and not show:
+        print("FAIL %s: no command was checked" % page)
+        return 1
     print("ok: %d commands of %s give the output it shows" % (ran, page))
     return 0
+
+
+def matcher_self_test():
+    """The comparison can fail: shown lines apart in the output, a line
+    the output lacks, lines out of order."""
+    got = ["a", "b", "c"]
+    assert shown_in(["a", "b", "c"], got) is None
+    assert shown_in(["a", "...", "c"], got) is None
+    assert shown_in(["a", "c"], got) == ["a", "c"]
+    assert shown_in(["c", "...", "a"], got) == ["a"]
+    assert shown_in(["x"], got) == ["x"]
 
 
 def python_missing():
@@ -169,6 +183,7 @@ def main(argv):
     if "--python" in flags and python_missing():
         print("SKIP: %s" % python_missing())
         return 77
+    matcher_self_test()
     os.environ.setdefault("OMP_NUM_THREADS", "2")
     os.environ["CI"] = "1"   # no progress bars
     with tempfile.TemporaryDirectory() as work:
