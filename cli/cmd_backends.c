@@ -63,7 +63,7 @@ static int show_one(const char *cmd, const char *value, bool json)
         }
         if (sebt_backend_is_kernel(value)) {
             cli_json_string(&j, "kernel", sebt_backend_selector(b));
-            cli_json_int(&j, "protocol", 1);
+            cli_json_int(&j, "protocol", SEBT_KERNEL_PROTOCOL_VERSION);
         }
         cli_json_end_object(&j);
         cli_json_end_array(&j);
@@ -75,7 +75,7 @@ static int show_one(const char *cmd, const char *value, bool json)
         if (plugin)
             printf("plugin: %s (ABI %d)\n", sebt_backend_selector(b), SEBT_PLUGIN_ABI_VERSION);
         if (sebt_backend_is_kernel(value))
-            printf("kernel: %s (kernel protocol 1)\n", sebt_backend_selector(b));
+            printf("kernel: %s (kernel protocol %d)\n", sebt_backend_selector(b), SEBT_KERNEL_PROTOCOL_VERSION);
     }
     return cli_close_output(stdout) ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 }

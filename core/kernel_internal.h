@@ -11,13 +11,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "kernel_process.h"
 
 #define KP_MAGIC 0x4b424553u   /* "SEBK" read as a little-endian u32 */
-#define KP_VERSION 1
+/* 2: HELLO carries the strategy's declaration; RUN and FEATURES carry
+ * every parameter of sebt/strategy.def, FEATURE_COLUMNS every column. */
+#define KP_VERSION SEBT_KERNEL_PROTOCOL_VERSION
 #define KP_HEADER 16
 enum {
     KP_HELLO = 1, KP_HELLO_OK = 2, KP_SERIES = 3, KP_RUN = 4, KP_RESULTS = 5,
@@ -190,8 +193,12 @@ static inline double now_s(void)
 sebt_status kp_start_process(kproc *k, sebt_error *err);
 /* Ends the kernel's process group and reaps the kernel (after a BYE when graceful). */
 void kp_stop_process(kproc *k, bool graceful);
-/* HELLO and HELLO_OK; the first time, the kernel's name and contract. */
+/* HELLO (the version and the declaration) and HELLO_OK; the first time,
+ * the kernel's name and contract (kernel_hello.c). */
 sebt_status kp_handshake(kproc *k, sebt_error *err);
+/* "speaks kernel protocol version V; this sebt speaks version N", and for a
+ * past version what its frames carried. */
+void kp_version_text(unsigned version, char *out, size_t max);
 /* The kernel, running in this process's own child, started when needed. */
 sebt_status kp_ensure_running(kproc *k, sebt_error *err);
 /* Records a fault of the kernel, ends it and fills err (kp_hung: it did

@@ -1,7 +1,8 @@
-/* A backend served by a child process over the kernel protocol, version 1
- * (docs/kernel-protocol.md has the byte layouts). sebt starts the kernel's
- * command once per process, with its stdin and stdout as the protocol's
- * pipes and its stderr captured (the tail goes into error messages).
+/* A backend served by a child process over the kernel protocol
+ * (docs/kernel-protocol.md has the byte layouts; kernel_hello.c does the
+ * handshake). sebt starts the kernel's command once per process, with its
+ * stdin and stdout as the protocol's pipes and its stderr captured (the
+ * tail goes into error messages).
  *
  * Everything the kernel process does wrong is reported as the kernel's:
  * exiting, hanging past the per-request timeout, a frame that is not one,
@@ -233,7 +234,7 @@ static sebt_status kfault_v(kproc *k, bool hung, sebt_error *err, const char *fm
         snprintf(k->broken_msg, sizeof k->broken_msg, "kernel %s %s; %s", k->quoted, what, tail);
         return sebt_fail(err, SEBT_ERR_UNAVAILABLE, "%s", k->broken_msg);
     }
-    /* After the kp_handshake: the kernel's bug, in a request that can be
+    /* After the handshake: the kernel's bug, in a request that can be
      * named; the next call starts it again. The requests that led to it
      * are kept for a reproducer. */
     if (k->recording) {
@@ -469,7 +470,9 @@ static bool header_fault(kproc *k, xchg *x, sebt_status *rc, sebt_error *err)
     x->type = get_u16(k->in + 6);
     x->plen = get_u64(k->in + 8);
     if (version != KP_VERSION) {
-        *rc = kp_fault(k, err, "speaks kernel protocol version %u; this sebt speaks version %d", version, KP_VERSION);
+        char text[400];
+        kp_version_text(version, text, sizeof text);
+        *rc = kp_fault(k, err, "%s", text);
         return true;
     }
     uint64_t cap = x->type == KP_ERROR ? 8 + 4 + KP_MAX_TEXT : x->max_len;
@@ -705,84 +708,6 @@ sebt_status kp_error_reply(kproc *k, uint64_t len, const char *what, size_t coun
     return sebt_fail(err, SEBT_ERR_INPUT, "kernel %s failed: %s", k->name, text);
 }
 
-/* ---- the kp_handshake ------------------------------------------------------------ */
-
-sebt_status kp_handshake(kproc *k, sebt_error *err)
-{
-    unsigned char hello[KP_HEADER + 4];
-    put_header(hello, KP_HELLO, 4);
-    put_u32(hello + KP_HEADER, KP_VERSION);
-    unsigned type;
-    uint64_t len;
-    uint64_t requests = k->requests, round_trips = k->round_trips, bytes_out = k->bytes_out, bytes_in = k->bytes_in;
-    double exchange_s = k->exchange_s;
-    sebt_status st = kp_exchange(k, hello, sizeof hello, "HELLO", 4 + 8 + 2 * (2 + KP_MAX_TEXT), false, &type, &len,
-                              err);
-    k->handshake_s += k->exchange_s - exchange_s;
-    k->requests = requests;
-    k->round_trips = round_trips;
-    k->bytes_out = bytes_out;
-    k->bytes_in = bytes_in;
-    k->exchange_s = exchange_s;
-    if (st)
-        return st;
-    if (type == KP_ERROR) {
-        char text[SEBT_ERROR_MSG_MAX / 2];
-        kp_escape_text(k->in + KP_HEADER + 12, len > 12 ? (size_t)(len - 12) : 0, text, sizeof text);
-        return kp_fault(k, err, "refused the kp_handshake: %s", text);
-    }
-    if (type != KP_HELLO_OK)
-        return kp_fault(k, err, "answered HELLO with a %s frame, not HELLO_OK", type_name(type));
-    const unsigned char *p = k->in + KP_HEADER;
-    if (len < 16)
-        return kp_fault(k, err, "sent a HELLO_OK of %llu bytes (at least 16 expected)", (unsigned long long)len);
-    uint32_t kind = get_u32(p);
-    double tol = get_f64(p + 4);
-    size_t name_len = get_u16(p + 12);
-    if (14 + name_len + 2 > len)
-        return kp_fault(k, err, "sent a HELLO_OK whose name runs past its end");
-    size_t desc_len = get_u16(p + 14 + name_len);
-    if (14 + name_len + 2 + desc_len != len)
-        return kp_fault(k, err, "sent a HELLO_OK of %llu bytes for a name of %zu and a description of %zu bytes "
-                      "(%zu expected)", (unsigned long long)len, name_len, desc_len, 16 + name_len + desc_len);
-    char name[65];
-    if (name_len == 0 || name_len >= sizeof name)
-        return kp_fault(k, err, "gave a name of %zu bytes (1 to 64 expected)", name_len);
-    memcpy(name, p + 14, name_len);
-    name[name_len] = '\0';
-    for (size_t i = 0; i < name_len; i++) {
-        char c = name[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-' ||
-              c == '.'))
-            return kp_fault(k, err, "gave the name '%s' (letters, digits, '_', '-' and '.' only)", name);
-    }
-    if (kind == 0) {
-        if (tol != 0)
-            return kp_fault(k, err, "declares an exact contract with tol %g (exact means tol 0)", tol);
-    } else if (kind == 1) {
-        if (!(tol > 0 && tol < 1))
-            return kp_fault(k, err, "declares a tolerant contract with tol %g (expected 0 < tol < 1)", tol);
-    } else {
-        return kp_fault(k, err, "declares an unknown contract kind %u (0 exact, 1 tolerant)", kind);
-    }
-    if (k->name[0]) {
-        /* A restart (in a forked child): the same kernel must come back. */
-        if (strcmp(k->name, name) != 0 || (int)k->backend.contract.kind != (int)kind || k->backend.contract.tol != tol)
-            return kp_fault(k, err, "came back as '%s' with another contract than the first time ('%s')", name,
-                          k->name);
-        k->shook = true;
-        return SEBT_OK;
-    }
-    snprintf(k->name, sizeof k->name, "%s", name);
-    size_t dl = desc_len < sizeof k->description ? desc_len : sizeof k->description - 1;
-    memcpy(k->description, p + 16 + name_len, dl);
-    k->description[dl] = '\0';
-    k->backend.contract.kind = kind == 0 ? SEBT_CONTRACT_EXACT : SEBT_CONTRACT_TOLERANT;
-    k->backend.contract.tol = tol;
-    k->shook = true;
-    return SEBT_OK;
-}
-
 /* The kernel, running in this process's own child: a forked process (sebt
  * validate's checks) starts its own, since the pipes it inherited belong to
  * the parent's conversation. */
@@ -805,7 +730,7 @@ sebt_status kp_ensure_running(kproc *k, sebt_error *err)
     }
     if (k->broken && k->sticky)
         return sebt_fail(err, SEBT_ERR_UNAVAILABLE, "%s", k->broken_msg);
-    /* A fault after the kp_handshake ended it: this call starts it again. */
+    /* A fault after the handshake ended it: this call starts it again. */
     k->broken = false;
     if (k->pid > 0)
         return SEBT_OK;

@@ -49,7 +49,7 @@ sebt_status sebt_kernel_save_requests(const sebt_backend *b, const char *path, s
     sebt_status st = SEBT_OK;
     if (!k->fault_rec || k->fault_cut) {
         st = sebt_fail(err, SEBT_ERR_UNAVAILABLE, "the requests before the kernel's fault were not kept (%s)",
-                       k->fault_rec ? "more than 256 MiB" : "no fault after a recorded kp_handshake");
+                       k->fault_rec ? "more than 256 MiB" : "no fault after a recorded handshake");
         goto done;
     }
     FILE *out = fopen(path, "wb");
@@ -90,6 +90,12 @@ static bool next_frame(FILE *f, const char *path, unsigned char **frame, size_t 
     if (got != sizeof h || get_u32(h) != KP_MAGIC || at < 0 || plen > (uint64_t)(end - at)) {
         *st = sebt_fail(err, SEBT_ERR_INPUT, "%s: not a recording of kernel requests (a cut or foreign frame at "
                         "byte %ld)", path, at < 0 ? 0L : at - (long)got);
+        return false;
+    }
+    if (get_u16(h + 4) != KP_VERSION) {
+        /* Another version's combos have another layout: never sent as these. */
+        *st = sebt_fail(err, SEBT_ERR_INPUT, "%s: requests of kernel protocol version %u; this sebt speaks version "
+                        "%d (record them again with it)", path, get_u16(h + 4), KP_VERSION);
         return false;
     }
     *frame = malloc(KP_HEADER + (size_t)plen);

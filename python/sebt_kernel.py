@@ -1,7 +1,7 @@
 """sebt_kernel: serve a backtest kernel written in Python to sebt.
 
 sebt starts your kernel's command once (`--backend 'exec:python3 mine.py'`)
-and talks the kernel protocol, version 1 (docs/kernel-protocol.md), over its
+and talks the kernel protocol, version 2 (docs/kernel-protocol.md), over its
 stdin and stdout. This module does the protocol; you write the strategy:
 
     import sebt_kernel as sk
@@ -15,8 +15,7 @@ stdin and stdout. This module does the protocol; you write the strategy:
         return sk.Result(trades=[...], valid_bars=..., open_at_end=None)
 
     def features(series, p):                    # one combo's indicator columns
-        return dict(ema_f=..., ema_s=..., tr=..., atr=..., vol_z=..., tr_z=...,
-                    cloc=..., signal=..., valid=...)
+        return dict(ema_f=..., ema_s=..., ..., signal=..., valid=...)
 
     sk.serve("mine", contract="exact", run_one=run_one, features=features)
 
@@ -26,6 +25,13 @@ parameter (sk.PARAMS: int64 for bar counts, float64, bool) and n; p is one
 combo as a dict of Python numbers. Numbers cross the pipe as raw IEEE-754
 doubles, so an exact kernel stays exact.
 
+The parameters, their order and the feature columns are the strategy's,
+as sebt declares them in its HELLO: sk.PARAMS, sk.PARAM_INFO,
+sk.FEATURE_NAMES and sk.TERMS are filled from it when sebt connects. A
+kernel written for a given strategy passes its own lists (params=,
+columns=): when sebt declares other ones, the kernel refuses the handshake
+naming both, instead of reading parameters it does not know.
+
 While serving, print() and anything else written to stdout goes to stderr:
 stdout carries the protocol. An exception in your code is sent to sebt as
 an ERROR naming the combo (sebt counts it as a divergence of that input);
@@ -34,6 +40,7 @@ its traceback goes to stderr.
 Standard library and numpy only. Installed under PREFIX/share/sebt/python:
     PYTHONPATH=PREFIX/share/sebt/python python3 mine.py
 """
+import collections
 import math
 import os
 import struct
@@ -43,19 +50,26 @@ import traceback
 
 import numpy as np
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 _F8 = np.dtype("<f8")
 MAGIC = 0x4B424553  # b"SEBK"
 HEADER = struct.Struct("<IHHQ")
 HELLO, HELLO_OK, SERIES, RUN, RESULTS, FEATURES, FEATURE_COLUMNS, ERROR, BYE = range(1, 10)
 
-# SPEC §2, in order: name, numpy type.
-PARAMS = [
-    ("ema_fast", np.int64), ("ema_slow", np.int64), ("z_window", np.int64), ("atr_window", np.int64),
-    ("vol_z", np.float64), ("tr_z", np.float64), ("cloc_min", np.float64), ("use_stop", np.bool_),
-    ("atr_stop_mult", np.float64), ("use_tp", np.bool_), ("reward_r", np.float64), ("use_time", np.bool_),
-    ("max_hold", np.int64), ("fee_bp", np.float64), ("slippage_bp", np.float64),
-]
+# The strategy's declaration, filled from sebt's HELLO (empty before it):
+# PARAMS: (name, numpy type) in order, the layout of every combo sent;
+# PARAM_INFO: Param rows with the rule and default; FEATURE_NAMES: the
+# columns a features() call returns, then "signal" and "valid"; TERMS: the
+# signal's terms. The lists are changed in place.
+PARAMS = []
+PARAM_INFO = []
+FEATURE_NAMES = []
+TERMS = []
+Param = collections.namedtuple("Param", "name type role min min_excluded default")
+Term = collections.namedtuple("Term", "name column cmp rhs enable")
+_TYPES = {0: ("int", np.int64), 1: ("double", np.float64), 2: ("bool", np.bool_)}
+_ROLES = {0: "window", 1: "signal", 2: "exit", 3: "cost"}
+_CMPS = {0: "<", 1: ">", 2: "<="}
 # One result row (RESULTS frame).
 RESULT_FIELDS = ["n", "win_rate", "avg_r", "total_pnl", "max_dd", "sharpe", "valid_bars", "open",
                  "open_signal_index", "open_entry_index", "open_entry_price", "open_stop", "open_tp",
@@ -63,7 +77,6 @@ RESULT_FIELDS = ["n", "win_rate", "avg_r", "total_pnl", "max_dd", "sharpe", "val
 # One trade row; reason: 0 stop_gap, 1 stop, 2 tp, 3 time (SPEC §6).
 TRADE_FIELDS = ["signal_index", "entry_index", "exit_index", "entry_price", "exit_price", "stop", "tp",
                 "risk", "pnl", "r", "reason", "bars_held"]
-FEATURE_NAMES = ["ema_f", "ema_s", "tr", "atr", "vol_z", "tr_z", "cloc", "signal", "valid"]
 STOP_GAP, STOP, TP, TIME = 0, 1, 2, 3
 
 
@@ -75,7 +88,64 @@ class Series:
         self.n = len(ts)
 
 
-_ROW_CONVERT = [(name, bool if typ is np.bool_ else int if typ is np.int64 else float) for name, typ in PARAMS]
+_ROW_CONVERT = []
+
+
+class _Reader:
+    def __init__(self, payload):
+        self.p, self.at = payload, 0
+
+    def take(self, fmt):
+        vals = struct.unpack_from("<" + fmt, self.p, self.at)
+        self.at += struct.calcsize("<" + fmt)
+        return vals
+
+    def name(self):
+        (n,) = self.take("H")
+        if self.at + n > len(self.p):
+            raise ValueError("a name runs past the end of the HELLO")
+        text = bytes(self.p[self.at:self.at + n]).decode("utf-8")
+        self.at += n
+        return text
+
+
+def read_declaration(payload):
+    """The HELLO payload (docs/kernel-protocol.md): (version, params,
+    feature columns, terms), params as Param rows, terms as Term rows."""
+    r = _Reader(payload)
+    (version,) = r.take("I")
+    params, columns, terms = [], [], []
+    (n,) = r.take("H")
+    for _ in range(n):
+        name = r.name()
+        typ, role, excl, lo, default = r.take("BBBdd")
+        params.append(Param(name, _TYPES[typ][0], _ROLES[role], lo, bool(excl), default))
+    (n,) = r.take("H")
+    for _ in range(n):
+        columns.append(r.name())
+    (n,) = r.take("H")
+    for _ in range(n):
+        name = r.name()
+        col, cmp, rhs_kind, rhs, enable = r.take("HBBHh")
+        terms.append(Term(name, columns[col], _CMPS[cmp], columns[rhs] if rhs_kind == 0 else params[rhs].name,
+                          None if enable < 0 else params[enable].name))
+    if r.at != len(payload):
+        raise ValueError("%d bytes after the declaration in the HELLO" % (len(payload) - r.at))
+    return version, params, columns, terms
+
+
+def _declare(params, columns, terms):
+    PARAM_INFO[:] = params
+    PARAMS[:] = [(p.name, dict(_TYPES.values())[p.type]) for p in params]
+    FEATURE_NAMES[:] = columns + ["signal", "valid"]
+    TERMS[:] = terms
+    _ROW_CONVERT[:] = [(p.name, {"bool": bool, "int": int, "double": float}[p.type]) for p in params]
+
+
+def _mismatch(what, mine, sebts):
+    if mine is None or list(mine) == list(sebts):
+        return None
+    return "this kernel was written for the %s %s; sebt declares %s" % (what, ", ".join(mine), ", ".join(sebts))
 
 
 class Combos:
@@ -243,10 +313,14 @@ def _check_rows(res, n_combos, want_trades):
                          % (rows.shape, n_combos, n_combos))
 
 
-def serve(name, contract="exact", tol=0.0, run=None, run_one=None, features=None, description=""):
+def serve(name, contract="exact", tol=0.0, run=None, run_one=None, features=None, description="",
+          params=None, columns=None):
     """Serves sebt until it says BYE or closes the pipe. contract: "exact"
     (tol 0) or "tolerant" with 0 < tol < 1 (SPEC §8). Give run (batched)
-    or run_one (looped), and features."""
+    or run_one (looped), and features. params, columns: the parameter names
+    and feature columns, in order, this kernel was written for; sebt's
+    HELLO declaring others is refused, naming both (None: whatever sebt
+    declares)."""
     if (run is None) == (run_one is None):
         raise ValueError("serve: give exactly one of run= (batched) or run_one= (looped)")
     kind = {"exact": 0, "tolerant": 1}[contract]
@@ -255,7 +329,7 @@ def serve(name, contract="exact", tol=0.0, run=None, run_one=None, features=None
     # went (the protocol benchmark compares it with sebt's side).
     prof = {"requests": 0, "compute_seconds": 0.0, "send_seconds": 0.0, "total_seconds": 0.0}
     try:
-        return _loop(ch, prof, kind, tol, name, description, run, run_one, features)
+        return _loop(ch, prof, (kind, tol, name, description, params, columns), run, run_one, features)
     finally:
         path = os.environ.get("SEBT_KERNEL_PROFILE")
         if path:
@@ -265,11 +339,32 @@ def serve(name, contract="exact", tol=0.0, run=None, run_one=None, features=None
                                                       prof["send_seconds"], prof["total_seconds"]))
 
 
-def _loop(ch, prof, kind, tol, name, description, run, run_one, features):
-    clock = time.perf_counter
-    series = None
+def _hello(ch, payload, kernel):
+    """Answers HELLO: HELLO_OK, or ERROR when sebt declares a strategy other
+    than the one this kernel was written for."""
+    kind, tol, name, description, params, columns = kernel
     nm = name.encode()
     desc = description.encode()[:1000]
+    (version,) = struct.unpack_from("<I", payload, 0) if len(payload) >= 4 else (0,)
+    # A sebt of another version gets HELLO_OK in this version's header,
+    # which it refuses naming both versions.
+    if version == PROTOCOL_VERSION:
+        try:
+            _, ps, cols, terms = read_declaration(payload)
+        except (ValueError, KeyError, IndexError, struct.error) as e:
+            ch.send(ERROR, _error_payload(-1, "sebt_kernel: cannot read the HELLO's declaration: %s" % e))
+            return
+        why = _mismatch("parameters", params, [p.name for p in ps]) or _mismatch("feature columns", columns, cols)
+        if why:
+            ch.send(ERROR, _error_payload(-1, why))
+            return
+        _declare(ps, cols, terms)
+    ch.send(HELLO_OK, struct.pack("<IdH", kind, float(tol), len(nm)) + nm + struct.pack("<H", len(desc)) + desc)
+
+
+def _loop(ch, prof, kernel, run, run_one, features):
+    clock = time.perf_counter
+    series = None
     while True:
         head = ch.read_exact(HEADER.size)
         if head is None:
@@ -283,7 +378,7 @@ def _loop(ch, prof, kind, tol, name, description, run, run_one, features):
             return 0
         t_req = clock()
         if type_ == HELLO:
-            ch.send(HELLO_OK, struct.pack("<IdH", kind, float(tol), len(nm)) + nm + struct.pack("<H", len(desc)) + desc)
+            _hello(ch, payload, kernel)
         elif type_ == BYE:
             return 0
         elif type_ == SERIES:
@@ -293,8 +388,9 @@ def _loop(ch, prof, kind, tol, name, description, run, run_one, features):
             series = Series(ts, cols[0], cols[1], cols[2], cols[3], cols[4])
         elif type_ == FEATURES:
             (count,) = struct.unpack_from("<Q", payload, 0)
-            table = np.frombuffer(payload, dtype="<f8", count=15 * count, offset=8).reshape(count, 15)
+            table = np.frombuffer(payload, dtype="<f8", count=len(PARAMS) * count, offset=8).reshape(count, len(PARAMS))
             combos = Combos(table)
+            n_cols = len(FEATURE_NAMES)
             cols = []
             at = 0
             try:
@@ -304,12 +400,13 @@ def _loop(ch, prof, kind, tol, name, description, run, run_one, features):
                     prof["compute_seconds"] += clock() - t0
                     if isinstance(f, dict):
                         f = [f[k] for k in FEATURE_NAMES]
-                    if isinstance(f, np.ndarray) and f.dtype == np.float64 and f.shape == (9, series.n):
+                    if isinstance(f, np.ndarray) and f.dtype == np.float64 and f.shape == (n_cols, series.n):
                         cols.append(f)      # already the frame's layout: sent as it is
                         continue
                     f = [np.asarray(c, dtype=np.float64) for c in f]
-                    if len(f) != 9:
-                        raise ValueError("features returned %d columns, expected 9 (%s)" % (len(f), FEATURE_NAMES))
+                    if len(f) != n_cols:
+                        raise ValueError("features returned %d columns, expected %d (%s)"
+                                         % (len(f), n_cols, FEATURE_NAMES))
                     for k, c in zip(FEATURE_NAMES, f):
                         if c.shape != (series.n,):
                             raise ValueError("feature %s has shape %s, expected (%d,)" % (k, c.shape, series.n))
@@ -325,7 +422,8 @@ def _loop(ch, prof, kind, tol, name, description, run, run_one, features):
             prof["total_seconds"] += clock() - t_req
         elif type_ == RUN:
             n_combos, flags, threads = struct.unpack_from("<QII", payload, 0)
-            table = np.frombuffer(payload, dtype="<f8", count=15 * n_combos, offset=16).reshape(n_combos, 15)
+            table = np.frombuffer(payload, dtype="<f8", count=len(PARAMS) * n_combos,
+                                  offset=16).reshape(n_combos, len(PARAMS))
             combos = Combos(table)
             want = bool(flags & 1)
             at = -1

@@ -243,6 +243,9 @@ sebt_status sebt_backend_get(const char *name, const sebt_backend **out, sebt_er
  * the rest is a shell command that serves the kernel protocol on its stdin
  * and stdout (docs/kernel-protocol.md). It is never a plugin path. */
 bool sebt_backend_is_kernel(const char *value);
+/* The kernel protocol version this sebt speaks (docs/kernel-protocol.md:
+ * Versions); a kernel speaking another is refused at its handshake. */
+#define SEBT_KERNEL_PROTOCOL_VERSION 2
 /* Ends every kernel process this process started (sending BYE, then ending
  * its process group) and reaps them. Runs at exit by itself; a forked child
  * that leaves with _exit calls it first. */

@@ -6,11 +6,13 @@ is exactly the bytes below.
     fault_kernel.py MODE [TAG]
 
 TAG is ignored: the tests put it on the command line to find leftovers.
-Modes answer the handshake (except die, hello_hang, version, chatty) and
-then, on the first RUN or FEATURES request:
+Modes answer the handshake (except die, hello_hang, version, v1, chatty)
+and then, on the first RUN or FEATURES request:
   die         exit 3 before the handshake, saying why on stderr
   hello_hang  never answer the handshake
-  version     answer the handshake with protocol version 2
+  version     answer the handshake with protocol version 3 (a later one)
+  v1          a kernel of protocol version 1: 15 parameters a combo, no
+              declaration read; says on stderr when it is sent a request
   chatty      print a greeting on stdout before the handshake
   exit_mid    exit 4 on the request
   hang        sleep forever on the request (with a child process that
@@ -31,6 +33,8 @@ then, on the first RUN or FEATURES request:
               line break starting a fake line
   combo_max   send ERROR naming combo 2^63-1 (the RUN has fewer)
   nan_pnl     answer every RUN with one trade per combo whose pnl is NaN
+  refuse_decl read the declaration in sebt's HELLO and refuse it with an
+              ERROR naming every parameter and feature column it declares
 """
 import os
 import struct
@@ -55,8 +59,33 @@ def read_exact(n):
     return buf
 
 
-def send(type_, payload, version=1):
+VERSION = 1 if mode == "v1" else 2
+
+
+def send(type_, payload, version=VERSION):
     out.write(H.pack(MAGIC, version, type_, len(payload)) + payload)
+
+
+def declaration(p):
+    """The parameter and feature column names of a version 2 HELLO."""
+    at = [4]
+
+    def take(fmt):
+        vals = struct.unpack_from("<" + fmt, p, at[0])
+        at[0] += struct.calcsize("<" + fmt)
+        return vals
+
+    def name():
+        (k,) = take("H")
+        at[0] += k
+        return p[at[0] - k:at[0]].decode()
+    params, cols = [], []
+    for _ in range(take("H")[0]):
+        params.append(name())
+        take("BBBdd")
+    for _ in range(take("H")[0]):
+        cols.append(name())
+    return params, cols
 
 
 if mode == "die":
@@ -72,8 +101,14 @@ while True:
     if type_ == 1:  # HELLO
         if mode == "hello_hang":
             time.sleep(3600)
+        if mode == "refuse_decl":
+            params, cols = declaration(payload)
+            msg = ("this kernel was written for the parameters ema_fast; sebt declares %s; columns %s"
+                   % (", ".join(params), ", ".join(cols))).encode()
+            send(8, struct.pack("<qI", -1, len(msg)) + msg)
+            continue
         hello = struct.pack("<IdH", 0, 0.0, len(name)) + name + struct.pack("<H", 0)
-        send(2, hello, version=2 if mode == "version" else 1)
+        send(2, hello, version=3 if mode == "version" else VERSION)
         continue
     if type_ == 3:  # SERIES: no reply
         n = struct.unpack_from("<Q", payload)[0]
@@ -82,6 +117,9 @@ while True:
         sys.exit(0)
     # RUN or FEATURES
     print("fault_kernel: %s on request type %d" % (mode, type_), file=sys.stderr)
+    if mode == "v1":
+        print("fault_kernel: v1 was sent a request of %d bytes it reads as 15 parameters a combo" % length,
+              file=sys.stderr)
     sys.stderr.flush()
     if mode == "exit_mid":
         sys.exit(4)
@@ -116,7 +154,7 @@ while True:
         n_combos = struct.unpack_from("<Q", payload)[0]
         rows = b"".join(struct.pack("<16d", *([0.0] * 6 + [1.0] + [0.0] * 9)) for _ in range(n_combos))
         if mode in ("long_frame", "long_exit"):
-            out.write(H.pack(MAGIC, 1, 5, len(rows) + 8) + rows)
+            out.write(H.pack(MAGIC, VERSION, 5, len(rows) + 8) + rows)
             if mode == "long_exit":
                 sys.exit(6)
             continue
@@ -129,7 +167,7 @@ while True:
             send(5, rows + trades)
             continue
         if mode == "truncated":
-            frame = H.pack(MAGIC, 1, 5, len(rows)) + rows
+            frame = H.pack(MAGIC, VERSION, 5, len(rows)) + rows
             out.write(frame[: len(frame) // 2])
             sys.exit(5)
         if mode == "wrong_size":

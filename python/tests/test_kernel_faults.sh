@@ -42,7 +42,16 @@ run() { local m="$1"; shift; check "$m" "$@" -- "$sebt" run --data "$data" --bac
 
 run die        2 "exited with status 3 during the HELLO request.*no GPU here \(on purpose\)"
 SEBT_KERNEL_TIMEOUT=2 run hello_hang 2 "did not answer the HELLO request within 2 s"
-run version    2 "speaks kernel protocol version 2; this sebt speaks version 1"
+run version    2 "speaks kernel protocol version 3; this sebt speaks version 2"
+# A kernel of the version before: refused at the handshake, both versions
+# named, and never sent a combo (it would read them as 15 parameters).
+run v1         2 "speaks kernel protocol version 1; this sebt speaks version 2 \(version 1's requests carry 15 parameters and 7 feature columns, version 2's carry [0-9]+ and [0-9]+: it cannot read them"
+if grep -q "was sent a request" "$tmp/err"; then
+  echo "FAIL v1: the version 1 kernel was sent a request"; fails=$((fails + 1))
+fi
+check v1_parity 2 "speaks kernel protocol version 1; this sebt speaks version 2" -- "$sebt" parity --data "$data" --backend "$(k v1)" --gaps plain
+# A kernel that refuses the declaration sebt sends is not used (exit 2).
+run refuse_decl 2 "refused the handshake of kernel protocol version 2: this kernel was written for the parameters ema_fast; sebt declares ema_fast, ema_slow, z_window, .*slippage_bp.*; columns ema_f, ema_s, tr, atr"
 run chatty     2 "not a protocol frame on stdout during the HELLO request \(\"Hello from the kernel"
 run exit_mid   1 "request 1 since it started .*exited with status 4 during the RUN \(1 combo, [0-9]+ bars\) request.*fault_kernel: exit_mid"
 SEBT_KERNEL_TIMEOUT=2 run hang 1 "did not answer the RUN .* within 2 s \(SEBT_KERNEL_TIMEOUT"

@@ -41,3 +41,13 @@ rc=$?
 [ $rc -eq 1 ] && grep -Eq "protocol: kernel .*, request 5 since it started" replay.txt ||
   { cat replay.txt; fail "the pasted replay exited $rc without the protocol fault at request 5"; }
 echo "ok: the reproducer replays the request sequence: $(grep -m1 -o 'request 5 since it started[^:]*' replay.txt)"
+
+# sebt_kernel.py reads the declaration from the HELLO; a kernel that names
+# the parameters it was written for refuses a sebt that declares others
+# (both lists named), and is never sent a request.
+"$sebt" run --data "$data" --backend "exec:$py $here/narrow_kernel.py ema_fast ema_slow" > narrow.txt 2>&1
+rc=$?
+[ $rc -eq 2 ] && grep -q "refused the handshake of kernel protocol version 2: this kernel was written for the parameters ema_fast, ema_slow; sebt declares ema_fast, ema_slow, z_window, " narrow.txt ||
+  { cat narrow.txt; fail "a kernel written for other parameters exited $rc without refusing the handshake"; }
+grep -q "asked to compute" narrow.txt && fail "the refusing kernel was sent a request"
+echo "ok: a kernel written for other parameters refuses the handshake, naming both"
