@@ -309,8 +309,10 @@ int sweep_proof_check(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c,
                       size_t n_best)
 {
     size_t cap = n_best + p->n_cand + 1;
-    sebt_params *pp = malloc(cap * sizeof *pp);
-    sebt_sweep_record *rr = malloc(cap * sizeof *rr);
+    /* calloc: gcc without OpenMP warns (maybe-uninitialized) that the
+     * arrays reach check_records unwritten when n_best is 0. */
+    sebt_params *pp = calloc(cap, sizeof *pp);
+    sebt_sweep_record *rr = calloc(cap, sizeof *rr);
     int rc = CLI_EXIT_OK;
     if (!pp || !rr) {
         fprintf(stderr, "sebt %s: error: out of memory for the verification\n", cmd);
