@@ -2,7 +2,7 @@
 """Runs the examples of a documentation page and checks that their output
 is what the page shows, so the page cannot drift from what sebt does.
 
-    check_doc_examples.py PAGE SEBT ROOT [--python] [--show]
+    check_doc_examples.py PAGE SEBT ROOT [--python[=PACKAGE_DIR]] [--show]
 
 - Every console block (a fence opened with ```console) is a list of
   commands, each a line `$ sebt ...` or `$ cat FILE` (a trailing backslash
@@ -14,8 +14,9 @@ is what the page shows, so the page cannot drift from what sebt does.
   command is passed over, said so, where gnuplot is not installed.
 - With --python, the page's `>>>` examples then run as one doctest
   (ELLIPSIS, NORMALIZE_WHITESPACE) in the same folder, after the commands,
-  so they can read what the commands wrote; the package is found on
-  PYTHONPATH. Exit 77 (skipped) without numpy or pandas.
+  so they can read what the commands wrote; the package is found in
+  PACKAGE_DIR (a build's python/ folder), else on PYTHONPATH. Exit 77
+  (skipped) without numpy, pandas or the package.
 - --show prints each command's output instead of checking it (for writing
   the page).
 
@@ -176,9 +177,13 @@ def run_python(page, work):
 def main(argv):
     flags = [a for a in argv if a.startswith("--")]
     args = [a for a in argv if not a.startswith("--")]
+    package = [a.split("=", 1)[1] for a in flags if a.startswith("--python=")]
+    flags = ["--python" if a.startswith("--python=") else a for a in flags]
     if len(args) != 3 or set(flags) - {"--python", "--show"}:
         print(__doc__, file=sys.stderr)
         return 2
+    if package:
+        sys.path.insert(0, os.path.abspath(package[0]))
     page, sebt, root = (os.path.abspath(a) for a in args)
     if "--python" in flags and python_missing():
         print("SKIP: %s" % python_missing())
