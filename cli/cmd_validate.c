@@ -619,8 +619,10 @@ static int setup(const char *cmd, const validate_args *a, v_ctx *c)
     bool kernel = strncmp(c->sel, "exec:", 5) == 0 || strncmp(c->sel, "'exec:", 6) == 0;
     c->isolate = a->isolate >= 0 ? a->isolate == 1 : strcmp(c->sel, "cuda") != 0 && !kernel;
     c->kernel = kernel;
-    if (kernel)
+    if (kernel) {
         sebt_kernel_record(c->cand, NULL);
+        watch_kernel(c);
+    }
     cli_share_paths(c->fixtures, sizeof c->fixtures, c->combos_path, sizeof c->combos_path);
     /* Absolute, so the commands printed for a failure work from anywhere. */
     char abs[PATH_MAX];

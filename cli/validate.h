@@ -120,6 +120,8 @@ const char *signal_name(int sig);
 int probe_plugin(const char *cmd, const char *path, double limit_s);
 /* Runs fn in a child; a crash becomes V_CRASH with the signal named. */
 void run_isolated(v_ctx *c, v_fn fn, const void *arg, v_check *check);
+/* A kernel's requests limited as the isolated calls are (validate_isolate.c). */
+void watch_kernel(v_ctx *c);
 
 /* ---- validate_checks.c: the checks (v_fn) ---------------------------------- */
 

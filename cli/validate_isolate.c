@@ -73,11 +73,21 @@ static void measure_reference(void)
     sebt_series_free(&s);
 }
 
+static double reference_s(size_t combos, size_t bars)
+{
+    return ref_s_per_unit * (double)(combos ? combos : 1) * (double)(bars ? bars : 1);
+}
+
+static double call_limit(double ref_s)
+{
+    double limit = CALL_TIMEOUT_SCALE * ref_s;
+    return limit > call_floor_s ? limit : call_floor_s;
+}
+
 static void begin_call(const char *fn, size_t combos, size_t bars)
 {
-    double ref_s = ref_s_per_unit * (double)(combos ? combos : 1) * (double)(bars ? bars : 1);
-    double limit = CALL_TIMEOUT_SCALE * ref_s;
-    watch->call_limit = limit > call_floor_s ? limit : call_floor_s;
+    double ref_s = reference_s(combos, bars);
+    watch->call_limit = call_limit(ref_s);
     watch->call_ref_s = ref_s;
     snprintf(watch->call_what, sizeof watch->call_what, "%s (%zu combo%s x %zu bars)", fn, combos,
              combos == 1 ? "" : "s", bars);
@@ -124,6 +134,25 @@ static void watch_calls(v_ctx *c, v_outcome *shared)
     watcher.run_batch = watched_run_batch;
     watcher.features = watched_features;
     c->cand = &watcher;
+}
+
+/* A kernel (exec:) runs in this process: its requests get the same limit,
+ * as the kernel's own time limit for each (sebt_kernel_set_limit), instead
+ * of the fixed SEBT_KERNEL_TIMEOUT (which, set in the environment, wins). */
+static double kernel_limit(void *user, size_t combos, size_t bars)
+{
+    (void)user;
+    return call_limit(reference_s(combos, bars));
+}
+
+void watch_kernel(v_ctx *c)
+{
+    static char why[160];
+    call_floor_s = c->a->call_timeout_s > 0 ? c->a->call_timeout_s : CALL_TIMEOUT_DEFAULT_S;
+    measure_reference();
+    snprintf(why, sizeof why, "%d x the reference's time for this work, at least --call-timeout %g s",
+             CALL_TIMEOUT_SCALE, call_floor_s);
+    sebt_kernel_set_limit(c->cand, kernel_limit, NULL, why, NULL);
 }
 
 /* ---- the parent's wait ------------------------------------------------------ */

@@ -50,6 +50,14 @@ typedef struct {
     pid_t pid;                 /* 0: not running */
     int to_fd, from_fd, err_fd;
     double timeout_s;
+    bool timeout_given;        /* SEBT_KERNEL_TIMEOUT was set: it wins over a caller's limit */
+    /* A caller's limit on a RUN or FEATURES request by its work
+     * (sebt_kernel_set_limit), named in a hang's message; req_limit_s is
+     * the one for the request about to be exchanged (0: timeout_s). */
+    sebt_kernel_limit_fn limit;
+    void *limit_user;
+    char limit_why[200];
+    double req_limit_s;
     int slot;                  /* its entry in kernel_group */
     bool broken;               /* the last call ended it for a fault */
     bool sticky;               /* ... before its handshake: it is not started again */
@@ -209,6 +217,9 @@ sebt_status kp_hung(kproc *k, sebt_error *err, const char *fmt, ...) SEBT_PRINTF
  * back; its header is then at k->in and its payload right after. max_len is
  * the longest payload this request may be answered with. more: out holds a
  * second request, whose reply the next call (out_len 0) reads. */
+/* The next kp_exchange is a request of `combos` combos over `bars` bars:
+ * its limit is the caller's for that work, if one was set. */
+void kp_request_work(kproc *k, size_t combos, size_t bars);
 sebt_status kp_exchange(kproc *k, const unsigned char *out, size_t out_len, const char *what, uint64_t max_len,
                         bool more, unsigned *type, uint64_t *len, sebt_error *err);
 /* An ERROR frame (in k->in) for a request of count combos. */

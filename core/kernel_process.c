@@ -437,6 +437,11 @@ static sebt_status ended_fault(kproc *k, const char *how, const char *what, bool
     return kp_fault(k, err, "%s during the %s request, before answering%s", how, what, note);
 }
 
+void kp_request_work(kproc *k, size_t combos, size_t bars)
+{
+    k->req_limit_s = k->limit && !k->timeout_given ? k->limit(k->limit_user, combos, bars) : 0;
+}
+
 /* One exchange in progress (kp_exchange). */
 typedef struct {
     const unsigned char *out;
@@ -444,6 +449,8 @@ typedef struct {
     const char *what;
     uint64_t max_len;
     bool more;                 /* out holds a second request */
+    double limit_s;            /* how long the reply may take */
+    const char *limit_why;     /* where that limit comes from, for a hang's message */
     bool have_header;
     unsigned type;
     uint64_t plen;
@@ -509,11 +516,11 @@ static sebt_status hung_fault(kproc *k, const xchg *x, sebt_error *err)
 {
     char cut[160];
     if (k->in_len)
-        return kp_hung(k, err, "did not finish its reply to the %s request within %g s (SEBT_KERNEL_TIMEOUT): "
-                       "%s, then nothing more; sebt ended it", x->what, k->timeout_s,
+        return kp_hung(k, err, "did not finish its reply to the %s request within %g s (%s): "
+                       "%s, then nothing more; sebt ended it", x->what, x->limit_s, x->limit_why,
                        short_text(k, x->have_header, x->plen, cut, sizeof cut));
-    return kp_hung(k, err, "did not answer the %s request within %g s (SEBT_KERNEL_TIMEOUT; %s); sebt ended it",
-                   x->what, k->timeout_s,
+    return kp_hung(k, err, "did not answer the %s request within %g s (%s; %s); sebt ended it",
+                   x->what, x->limit_s, x->limit_why,
                    x->written < x->out_len ? "it stopped reading its stdin" : "it read the whole request");
 }
 
@@ -593,13 +600,16 @@ sebt_status kp_exchange(kproc *k, const unsigned char *out, size_t out_len, cons
     snprintf(k->cur_what, sizeof k->cur_what, "%s", what);
     if (k->recording && k->shook && out_len)
         record(k, out, out_len);
-    xchg x = { .out = out, .out_len = out_len, .what = what, .max_len = max_len, .more = more };
+    xchg x = { .out = out, .out_len = out_len, .what = what, .max_len = max_len, .more = more,
+               .limit_s = k->req_limit_s > 0 ? k->req_limit_s : k->timeout_s,
+               .limit_why = k->req_limit_s > 0 ? k->limit_why : "SEBT_KERNEL_TIMEOUT" };
+    k->req_limit_s = 0;   /* a limit by work is one request's */
     sigset_t old_set;
     sigemptyset(&x.pipe_set);
     sigaddset(&x.pipe_set, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &x.pipe_set, &old_set);
     double t_start = now_s();
-    double deadline = t_start + k->timeout_s;
+    double deadline = t_start + x.limit_s;
     sebt_status rc = SEBT_OK;
     for (;;) {
         if (header_fault(k, &x, &rc, err) || reply_done(k, &x, &rc, err))

@@ -40,6 +40,21 @@ sebt_status sebt_kernel_record(const sebt_backend *b, sebt_error *err)
     return SEBT_OK;
 }
 
+sebt_status sebt_kernel_set_limit(const sebt_backend *b, sebt_kernel_limit_fn limit, void *user, const char *why,
+                                  sebt_error *err)
+{
+    kproc *k = kernel_of(b);
+    if (!k)
+        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_kernel_set_limit: backend %s is not a kernel command",
+                         b && b->name ? b->name : "?");
+    pthread_mutex_lock(&k->mu);
+    k->limit = limit;
+    k->limit_user = user;
+    snprintf(k->limit_why, sizeof k->limit_why, "%s", why ? why : "the caller's limit");
+    pthread_mutex_unlock(&k->mu);
+    return SEBT_OK;
+}
+
 sebt_status sebt_kernel_save_requests(const sebt_backend *b, const char *path, sebt_error *err)
 {
     kproc *k = kernel_of(b);

@@ -124,6 +124,7 @@ sebt_status kp_features_reply(kproc *k, const sebt_series *s, size_t count, cons
     unsigned type;
     uint64_t plen;
     uint64_t want = (uint64_t)count * KP_FEATURE_COLUMNS_N * s->n * 8;
+    kp_request_work(k, count, s->n);
     sebt_status st = kp_exchange(k, out, out_len, what, want, false, &type, &plen, err);
     if (st)
         return st;
@@ -434,6 +435,7 @@ static sebt_status kp_run_batch(const sebt_backend *self, const sebt_series *s, 
     uint64_t max_len = kp_run_reply_max(n_combos, s->n, want_trades);
     unsigned type;
     uint64_t plen;
+    kp_request_work(k, n_combos, s->n);
     st = kp_exchange(k, buf, len, what, max_len, fcount > 0, &type, &plen, err);
     if (st)
         goto done;
@@ -506,9 +508,10 @@ static void shell_quote(const char *s, char *out, size_t max)
     out[o] = '\0';
 }
 
-static sebt_status parse_timeout(double *out, sebt_error *err)
+static sebt_status parse_timeout(double *out, bool *given, sebt_error *err)
 {
     *out = DEFAULT_TIMEOUT_S;
+    *given = false;
     const char *v = getenv("SEBT_KERNEL_TIMEOUT");
     if (!v || !*v)
         return SEBT_OK;
@@ -519,6 +522,7 @@ static sebt_status parse_timeout(double *out, sebt_error *err)
         return sebt_fail(err, SEBT_ERR_USAGE, "SEBT_KERNEL_TIMEOUT='%s': expected seconds > 0 (the longest a kernel "
                          "may take to answer one request; default %g)", v, DEFAULT_TIMEOUT_S);
     *out = t;
+    *given = true;
     return SEBT_OK;
 }
 
@@ -534,7 +538,8 @@ sebt_status kernel_open(const char *value, const sebt_backend **out, sebt_error 
     if (strlen(value) >= sizeof kp_kernels[0]->value)
         return sebt_fail(err, SEBT_ERR_USAGE, "kernel command of %zu characters is too long", strlen(value));
     double timeout;
-    sebt_status st = parse_timeout(&timeout, err);
+    bool timeout_given;
+    sebt_status st = parse_timeout(&timeout, &timeout_given, err);
     if (st)
         return st;
     pthread_mutex_lock(&kp_registry_mu);
@@ -561,6 +566,7 @@ sebt_status kernel_open(const char *value, const sebt_backend **out, sebt_error 
     k->to_fd = k->from_fd = k->err_fd = -1;
     k->owner = getpid();
     k->timeout_s = timeout;
+    k->timeout_given = timeout_given;
     k->slot = (int)kp_n_kernels;
     pthread_mutex_init(&k->mu, NULL);
     st = kp_start_process(k, err);

@@ -267,6 +267,16 @@ void sebt_kernels_kill(void);
 sebt_status sebt_kernel_record(const sebt_backend *b, sebt_error *err);
 sebt_status sebt_kernel_save_requests(const sebt_backend *b, const char *path, sebt_error *err);
 sebt_status sebt_kernel_replay(const sebt_backend *b, const char *path, uint64_t *replayed, sebt_error *err);
+/* A limit on kernel b's RUN and FEATURES requests by their work: from now
+ * on each may take limit(user, combos, bars) seconds to be answered,
+ * instead of the fixed SEBT_KERNEL_TIMEOUT, and a hang past it names `why`
+ * (what the limit is, for people). NULL limit: back to the fixed one. The
+ * handshake keeps the fixed limit, and a SEBT_KERNEL_TIMEOUT set in the
+ * environment wins over any limit set here. sebt validate sets its call
+ * limit this way (docs/validate.md). */
+typedef double (*sebt_kernel_limit_fn)(void *user, size_t combos, size_t bars);
+sebt_status sebt_kernel_set_limit(const sebt_backend *b, sebt_kernel_limit_fn limit, void *user, const char *why,
+                                  sebt_error *err);
 /* A backend value that names a plugin: it contains '/' or ends in ".so",
  * and is not a kernel command. */
 bool sebt_backend_is_path(const char *value);
