@@ -770,7 +770,7 @@ static bool write_text_file(const char *path, const char *text)
     return f && fclose(f) == 0 && ok;
 }
 
-/* The first n bars of the file at from, as a CSV at to (shortest numbers: the same doubles). */
+/* The first n bars of the file at from, as a CSV at to (the same doubles). */
 static bool write_short_series(const char *from, const char *to, size_t n, sebt_error *err)
 {
     sebt_series s;
@@ -781,12 +781,12 @@ static bool write_short_series(const char *from, const char *to, size_t n, sebt_
     bool ok = f && fputs("open_time,open,high,low,close,volume\n", f) >= 0;
     for (size_t t = 0; ok && t < n && t < s.n; t++) {
         const double v[] = { s.open[t], s.high[t], s.low[t], s.close[t], s.volume[t] };
+        /* By the C library's printf, 17 digits (every double read back
+         * as itself): not by sebt's number writer, which this stage checks,
+         * so a slip there fails the sweep it writes, not the input. */
         fprintf(f, "%lld", (long long)s.ts[t]);
-        for (int i = 0; i < 5; i++) {
-            char b[SEBT_DOUBLE_CHARS + 1];
-            b[sebt_format_double(v[i], b)] = '\0';
-            fprintf(f, ",%s", b);
-        }
+        for (int i = 0; i < 5; i++)
+            fprintf(f, ",%.17g", v[i]);
         ok = fputc('\n', f) != EOF;
     }
     ok = f && fclose(f) == 0 && ok;

@@ -37,4 +37,10 @@ if(BUILD_TESTING AND SEBT_MUTANTS_BASH AND TARGET sebt_cli)
     COMMAND ${SEBT_MUTANTS_BASH} ${CMAKE_CURRENT_LIST_DIR}/mutants_test.sh $<TARGET_FILE:sebt_mutants>
             $<TARGET_FILE:sebt_cli> ${SEBT_FIXTURES_DIR} ${PROJECT_SOURCE_DIR})
   set_tests_properties(cli_sweep_mutants PROPERTIES LABELS cli TIMEOUT 900 SKIP_RETURN_CODE 77)
+  # The gate's written-sweep stage on a planted writer bug: the number
+  # writer's (every build has it). A whole validate run: slow.
+  add_test(NAME cli_validate_written_mutants
+    COMMAND ${SEBT_MUTANTS_BASH} ${CMAKE_CURRENT_LIST_DIR}/validate_written_test.sh $<TARGET_FILE:sebt_mutants>
+            ${SEBT_FIXTURES_DIR}/data/BTCUSDT-1m-2018-02-08.raw.csv last_digit_dropped)
+  set_tests_properties(cli_validate_written_mutants PROPERTIES LABELS "cli;slow" TIMEOUT 900)
 endif()
