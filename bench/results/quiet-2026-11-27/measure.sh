@@ -1,5 +1,7 @@
 #!/bin/bash
 # Quiet-machine measurements: alternated runs, medians. usage: measure.sh NEW_SEBT BASE_SEBT OUTDIR
+# BASE_SEBT '-': no base runs (the proof's cost alone: new_verify against
+# new_noverify, npy and CSV).
 set -u
 NEW=$1 BASE=$2 OUT=$3 REPS=${REPS:-5}
 mkdir -p "$OUT"
@@ -17,9 +19,9 @@ run() { # label cmd...
   local t1; t1=$(date +%s.%N)
   echo "$label $(echo "$t1 - $t0" | bc) $st load=$l0" | tee -a "$OUT/runs.txt"
 }
-"$NEW" run --data "$D" >/dev/null 2>&1; "$BASE" run --data "$D" >/dev/null 2>&1
+"$NEW" run --data "$D" >/dev/null 2>&1; [ "$BASE" = - ] || "$BASE" run --data "$D" >/dev/null 2>&1
 for r in $(seq "$REPS"); do
-  run base "$BASE" sweep --data "$D" --grid "$G" --format npy --output "$T/b.npy"
+  [ "$BASE" = - ] || run base "$BASE" sweep --data "$D" --grid "$G" --format npy --output "$T/b.npy"
   run new_noverify "$NEW" sweep --data "$D" --grid "$G" --format npy --output "$T/n.npy" --no-verify
   run new_verify "$NEW" sweep --data "$D" --grid "$G" --format npy --output "$T/v.npy"
 
