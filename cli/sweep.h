@@ -160,6 +160,13 @@ void sweep_proof_free(sweep_proof *p);
  * a difference, else an exit code. */
 int sweep_proof_check(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_sweep_record *best,
                       size_t n_best);
+/* sweep_proof_check in its two parts: the best combos, which need only
+ * the records handed over (so they can run while the file is synced), then
+ * the sample, read back from the synced file, and PROOF_FULL. Each prints
+ * a failure as sweep_proof_check does. */
+int sweep_proof_best(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_sweep_record *best,
+                     size_t n_best);
+int sweep_proof_rest(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c);
 int sweep_proof_full(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c);
 /* data loaded through the cache in folder cache (stored, then a hit)
  * against a fresh parse, every bit: 0 equal, 1 different (what says how),

@@ -305,42 +305,70 @@ static int gather_sample(sweep_proof *p, const sweep_proof_ctx *c, size_t k, seb
     return CLI_EXIT_OK;
 }
 
-int sweep_proof_check(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_sweep_record *best,
-                      size_t n_best)
+static int failed(const char *cmd, const sweep_proof *p, int rc)
 {
-    size_t cap = n_best + p->n_cand + 1;
-    /* calloc: gcc without OpenMP warns (maybe-uninitialized) that the
-     * arrays reach check_records unwritten when n_best is 0. */
-    sebt_params *pp = calloc(cap, sizeof *pp);
-    sebt_sweep_record *rr = calloc(cap, sizeof *rr);
-    int rc = CLI_EXIT_OK;
-    if (!pp || !rr) {
-        fprintf(stderr, "sebt %s: error: out of memory for the verification\n", cmd);
-        rc = CLI_EXIT_NOMEM;
-        goto out;
-    }
-    p->sweep_seconds = c->sweep_seconds;
+    if (rc == CLI_EXIT_CHECK_FAILED)
+        fprintf(stderr, "sebt %s: error: verification failed: %s; seed %#" PRIx64 "; the output is not written "
+                "(the previous file, if any, is unchanged)\n", cmd, p->what, p->seed);
+    return rc;
+}
+
+/* Working arrays for n combos. calloc: gcc without OpenMP warns
+ * (maybe-uninitialized) that they reach check_records unwritten when n is 0. */
+static bool arrays(const char *cmd, size_t n, sebt_params **pp, sebt_sweep_record **rr)
+{
+    *pp = calloc(n + 1, sizeof **pp);
+    *rr = calloc(n + 1, sizeof **rr);
+    if (*pp && *rr)
+        return true;
+    fprintf(stderr, "sebt %s: error: out of memory for the verification\n", cmd);
+    free(*pp);
+    free(*rr);
+    return false;
+}
+
+int sweep_proof_best(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_sweep_record *best,
+                     size_t n_best)
+{
+    sebt_params *pp;
+    sebt_sweep_record *rr;
+    if (!arrays(cmd, n_best, &pp, &rr))
+        return CLI_EXIT_NOMEM;
     for (size_t i = 0; i < n_best; i++) {
         combo_params(c, best[i].combo, &pp[i]);
         rr[i] = best[i];
     }
-    rc = check_records(cmd, p, c, pp, rr, n_best, "the best combos");
+    int rc = check_records(cmd, p, c, pp, rr, n_best, "the best combos");
     p->best = n_best;
-    size_t k = sample_size(p, c, p->seconds, n_best);
-    if (rc == CLI_EXIT_OK)
-        rc = gather_sample(p, c, k, pp, rr);
+    free(pp);
+    free(rr);
+    return failed(cmd, p, rc);
+}
+
+int sweep_proof_rest(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c)
+{
+    sebt_params *pp;
+    sebt_sweep_record *rr;
+    if (!arrays(cmd, p->n_cand, &pp, &rr))
+        return CLI_EXIT_NOMEM;
+    p->sweep_seconds = c->sweep_seconds;
+    size_t k = sample_size(p, c, p->seconds, p->best);
+    int rc = gather_sample(p, c, k, pp, rr);
     if (rc == CLI_EXIT_OK)
         rc = check_records(cmd, p, c, pp, rr, k, "the sampled combos");
     p->sampled = k;
     if (rc == CLI_EXIT_OK && p->mode == PROOF_FULL)
         rc = sweep_proof_full(cmd, p, c);
-    if (rc == CLI_EXIT_CHECK_FAILED)
-        fprintf(stderr, "sebt %s: error: verification failed: %s; seed %#" PRIx64 "; the output is not written "
-                "(the previous file, if any, is unchanged)\n", cmd, p->what, p->seed);
-out:
     free(pp);
     free(rr);
-    return rc;
+    return failed(cmd, p, rc);
+}
+
+int sweep_proof_check(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_sweep_record *best,
+                      size_t n_best)
+{
+    int rc = sweep_proof_best(cmd, p, c, best, n_best);
+    return rc == CLI_EXIT_OK ? sweep_proof_rest(cmd, p, c) : rc;
 }
 
 void sweep_proof_say(const char *cmd, const sweep_proof *p, const char *shown)
