@@ -26,10 +26,10 @@ enum {
     KP_HELLO = 1, KP_HELLO_OK = 2, KP_SERIES = 3, KP_RUN = 4, KP_RESULTS = 5,
     KP_FEATURES = 6, KP_FEATURE_COLUMNS = 7, KP_ERROR = 8, KP_BYE = 9
 };
-#define KP_PARAM_FIELDS 15
+#define KP_PARAM_FIELDS 18
 #define KP_RESULT_FIELDS 16
 #define KP_TRADE_FIELDS 12
-#define KP_FEATURE_COLUMNS_N 9
+#define KP_FEATURE_COLUMNS_N 10
 /* The frames of a version carry every parameter and feature column of
  * sebt/strategy.def, in its order: one more is a new KP_VERSION
  * (docs/kernel-protocol.md). */

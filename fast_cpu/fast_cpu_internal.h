@@ -65,7 +65,7 @@ typedef struct {
     double vz, tz, cm;
     size_t index;
     /* Filled per batch: the combo's bitsets. */
-    int32_t pair, ema, vslot, tslot, cslot;
+    int32_t pair, ema, vslot, tslot, cslot, rslot;
 } fast_combo_ref;
 
 /* Per (z_window, atr_window) pair of a batch. */
@@ -90,6 +90,8 @@ typedef struct {
     double *cthr; size_t n_cthr; uint64_t *cbits;
     int32_t *spans; size_t n_spans; double *ema_at;     /* [n_spans][n] */
     int32_t *pairs; size_t n_pairs; uint64_t *ebits;    /* (fast, slow) flattened; [n_pairs][words] */
+    /* The rsi term's rows: row 0 all ones (its combos without use_rsi). */
+    size_t n_rrows; uint64_t *rbits;                    /* [n_rrows][words] */
 } fast_aset;
 
 /* A sweep in progress (fast_sweep_begin .. fast_sweep_end). */

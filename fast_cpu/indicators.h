@@ -126,6 +126,22 @@ SEBT_HD static inline double sebt_k_rsi_from_sums(double gains, double losses, i
     return (100.0 * G) / (G + L);
 }
 
+/* RSI(w) at bar t with the reference's bits: its window's changes summed
+ * oldest first (O(w) per bar; a GPU gives each bar a thread). */
+SEBT_HD static inline double sebt_k_rsi_at(const double *close, int64_t t, int32_t w)
+{
+    if (t + 1 < (int64_t)w)
+        return NAN;
+    double gains = 0.0, losses = 0.0;
+    for (int64_t i = t + 1 - w; i <= t; i++) {
+        double g, l;
+        sebt_k_rsi_change_at(close, i, &g, &l);
+        gains += g;
+        losses += l;
+    }
+    return sebt_k_rsi_from_sums(gains, losses, w);
+}
+
 /* Z(x, w) at bar t exactly as the reference computes it (SPEC §3): NaN
  * before the window fills, with a NaN in it, or when it is flat; then the
  * mean and the population variance summed oldest first; NaN if the

@@ -10,7 +10,7 @@
 #include "sweep_internal.h"
 
 /* The signal bitsets of combo ref q over its atr set s, a row per term. */
-_Static_assert(SEBT_N_TERMS == 4, "a new signal term's rows are built in sweep_z.c and placed here");
+_Static_assert(SEBT_N_TERMS == 5, "a new signal term's rows are built in sweep_z.c and placed here");
 static sebt_k_sigbits combo_sigbits(const fast_aset *s, const fast_zpair *pairs, const fast_combo_ref *q)
 {
     const fast_zpair *p = &pairs[q->pair];
@@ -19,6 +19,7 @@ static sebt_k_sigbits combo_sigbits(const fast_aset *s, const fast_zpair *pairs,
     sb.w[SEBT_TI_vol_z] = p->vbits + (size_t)q->vslot * s->words;
     sb.w[SEBT_TI_tr_z] = p->tbits + (size_t)q->tslot * s->words;
     sb.w[SEBT_TI_cloc] = s->cbits + (size_t)q->cslot * s->words;
+    sb.w[SEBT_TI_rsi] = s->rbits + (size_t)q->rslot * s->words;
     return sb;
 }
 

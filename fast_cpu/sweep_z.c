@@ -33,6 +33,7 @@ static void aset_free(fast_aset *s)
     free(s->ema_at);
     free(s->pairs);
     free(s->ebits);
+    free(s->rbits);
 }
 
 /* The bars of one z window where its loosest thresholds could hold, with
@@ -346,6 +347,11 @@ static int aset_build(const fast_sweep *w, fast_aset *s, int32_t a, fast_zpair *
             if (cl[j] > s->cthr[r])
                 s->cbits[r * s->words + (j >> 6)] |= (uint64_t)1 << (j & 63);
     free(cl);
+    s->n_rrows = 1;
+    s->rbits = malloc(wd * sizeof *s->rbits);
+    if (!s->rbits)
+        return -1;
+    memset(s->rbits, 0xff, wd * sizeof *s->rbits);
     return 0;
 }
 

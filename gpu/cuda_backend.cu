@@ -257,22 +257,22 @@ typedef struct {
     dev_pool pool;
     sebt_k_union *du;       /* per set, device pointers */
     uint64_t *bits;         /* device arena */
-    int64_t *off;           /* host: 4 per combo of the batch, refs order */
+    int64_t *off;           /* host: SEBT_N_TERMS per combo of the batch, refs order */
 } dev_batch;
 
 static cudaError_t upload_batch(const sweep *w, const fast_zbatch *zb, dev_batch *db)
 {
     memset(db, 0, sizeof *db);
     size_t ns = zb->n_sets, np = zb->n_pairs, nq = zb->q1 - zb->q0;
-    int64_t *set_e = (int64_t *)malloc((2 * ns + 2 * np + 1) * sizeof(int64_t));
+    int64_t *set_e = (int64_t *)malloc((3 * ns + 2 * np + 1) * sizeof(int64_t));
     db->du = (sebt_k_union *)calloc(ns ? ns : 1, sizeof *db->du);
     db->off = (int64_t *)malloc((SEBT_N_TERMS * nq + 1) * sizeof(int64_t));
     if (!set_e || !db->du || !db->off) {
         free(set_e);
         return cudaErrorMemoryAllocation;
     }
-    int64_t *set_c = set_e + ns, *pair_v = set_c + ns, *pair_t = pair_v + np;
-    /* Arena layout: per set its EMA-pair and cloc rows; per pair its vol_z
+    int64_t *set_c = set_e + ns, *set_r = set_c + ns, *pair_v = set_r + ns, *pair_t = pair_v + np;
+    /* Arena layout: per set its EMA-pair, cloc and rsi rows; per pair its vol_z
      * and tr_z rows (rows as long as the set's words). One zero word at the
      * end stands for the rows of an empty U. */
     int64_t total = 0;
@@ -282,6 +282,8 @@ static cudaError_t upload_batch(const sweep *w, const fast_zbatch *zb, dev_batch
         total += (int64_t)(s->n_pairs * s->words);
         set_c[si] = total;
         total += (int64_t)(s->n_cthr * s->words);
+        set_r[si] = total;
+        total += (int64_t)(s->n_rrows * s->words);
     }
     for (size_t pi = 0; pi < np; pi++) {
         const fast_zpair *p = &zb->pairs[pi];
@@ -298,6 +300,7 @@ static cudaError_t upload_batch(const sweep *w, const fast_zbatch *zb, dev_batch
             const fast_aset *s = &zb->sets[si];
             memcpy(arena + set_e[si], s->ebits, s->n_pairs * s->words * sizeof(uint64_t));
             memcpy(arena + set_c[si], s->cbits, s->n_cthr * s->words * sizeof(uint64_t));
+            memcpy(arena + set_r[si], s->rbits, s->n_rrows * s->words * sizeof(uint64_t));
         }
         for (size_t pi = 0; pi < np; pi++) {
             const fast_zpair *p = &zb->pairs[pi];
@@ -314,11 +317,12 @@ static cudaError_t upload_batch(const sweep *w, const fast_zbatch *zb, dev_batch
                     o[k] = total;   /* never read: U is empty */
                 continue;
             }
-            static_assert(SEBT_N_TERMS == 4, "a new signal term's rows are copied to the arena and placed here");
+            static_assert(SEBT_N_TERMS == 5, "a new signal term's rows are copied to the arena and placed here");
             o[SEBT_TI_ema] = set_e[zb->set_of_atr[r->a]] + r->ema * wd;
             o[SEBT_TI_vol_z] = pair_v[r->pair] + r->vslot * wd;
             o[SEBT_TI_tr_z] = pair_t[r->pair] + r->tslot * wd;
             o[SEBT_TI_cloc] = set_c[zb->set_of_atr[r->a]] + r->cslot * wd;
+            o[SEBT_TI_rsi] = set_r[zb->set_of_atr[r->a]] + r->rslot * wd;
         }
         void *d;
         if ((e = pool_put(&db->pool, arena, ((size_t)total + 1) * sizeof(uint64_t), &d)) == cudaSuccess)
@@ -651,6 +655,15 @@ __global__ void cuda_z_columns(const double *volume, const double *atr, int64_t 
     }
 }
 
+/* RSI with the reference's bits: one thread per bar, its window summed in
+ * the reference's order. */
+__global__ void cuda_rsi_column(const double *close, int64_t n, int32_t w, double *rsi)
+{
+    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < n)
+        rsi[t] = sebt_k_rsi_at(close, t, w);
+}
+
 /* A combo's feature columns on the device, by SEBT_FI_<name>. */
 struct cuda_feature_cols {
     const double *col[SEBT_N_FEATURES];
@@ -677,23 +690,24 @@ static sebt_status cuda_features(const sebt_backend *self, const sebt_series *s,
         return cuda_error(err, e, "selecting the device");
     size_t n = s->n, bytes = n * sizeof(double);
     dev_pool pool = DEV_POOL_EMPTY;
-    void *d[13];
+    void *d[14];
     const double *in[4] = { s->high, s->low, s->close, s->volume };
-    for (int k = 0; k < 13 && e == cudaSuccess; k++)
-        e = pool_put(&pool, k < 4 ? in[k] : NULL, k < 11 ? bytes : n, &d[k]);
+    for (int k = 0; k < 14 && e == cudaSuccess; k++)
+        e = pool_put(&pool, k < 4 ? in[k] : NULL, k < 12 ? bytes : n, &d[k]);
     if (e != cudaSuccess) {
         pool_free(&pool);
         return cuda_error(err, e, "for the feature columns");
     }
     double *hi = (double *)d[0], *lo = (double *)d[1], *cl = (double *)d[2], *vol = (double *)d[3];
     double *tr = (double *)d[4], *cloc = (double *)d[5], *atr = (double *)d[6], *ef = (double *)d[7];
-    double *es = (double *)d[8], *vz = (double *)d[9], *tz = (double *)d[10];
-    uint8_t *sig = (uint8_t *)d[11], *val = (uint8_t *)d[12];
+    double *es = (double *)d[8], *vz = (double *)d[9], *tz = (double *)d[10], *rsi = (double *)d[11];
+    uint8_t *sig = (uint8_t *)d[12], *val = (uint8_t *)d[13];
     unsigned blocks = (unsigned)((n + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK);
     SEBT_LAUNCH(cuda_bar_columns, blocks, THREADS_PER_BLOCK)(hi, lo, cl, (int64_t)n, tr, cloc);
     SEBT_LAUNCH(cuda_atr_column, blocks, THREADS_PER_BLOCK)(tr, (int64_t)n, p->atr_window, atr);
     SEBT_LAUNCH(cuda_recurrences, 1, 2)(cl, (int64_t)n, *p, ef, es);
     SEBT_LAUNCH(cuda_z_columns, blocks, THREADS_PER_BLOCK)(vol, atr, (int64_t)n, p->z_window, vz, tz);
+    SEBT_LAUNCH(cuda_rsi_column, blocks, THREADS_PER_BLOCK)(cl, (int64_t)n, p->rsi_window, rsi);
     cuda_feature_cols dc;
     dc.col[SEBT_FI_ema_f] = ef;
     dc.col[SEBT_FI_ema_s] = es;
@@ -702,7 +716,8 @@ static sebt_status cuda_features(const sebt_backend *self, const sebt_series *s,
     dc.col[SEBT_FI_vol_z] = vz;
     dc.col[SEBT_FI_tr_z] = tz;
     dc.col[SEBT_FI_cloc] = cloc;
-    static_assert(SEBT_N_FEATURES == 7, "a new feature column is computed and copied here");
+    dc.col[SEBT_FI_rsi] = rsi;
+    static_assert(SEBT_N_FEATURES == 8, "a new feature column is computed and copied here");
     SEBT_LAUNCH(cuda_signal_column, blocks, THREADS_PER_BLOCK)(dc, (int64_t)n, *p, sig, val);
     e = cudaGetLastError();
     for (int k = 0; k < SEBT_N_FEATURES && e == cudaSuccess; k++)

@@ -311,11 +311,12 @@ static sebt_status mutant_features(const sebt_backend *self, const sebt_series *
     sebt_ref_decide_bars(f, p);
     int loose = loosened_term(bug);
     for (size_t t = 0; loose >= 0 && t < n; t++) {
+        bool holds[SEBT_REF_SIGNAL_TERMS];
         double lhs[SEBT_REF_SIGNAL_TERMS], rhs[SEBT_REF_SIGNAL_TERMS];
-        sebt_ref_signal_terms(f, p, t, lhs, rhs);
+        sebt_ref_signal_terms(f, p, t, holds, lhs, rhs);
         bool all = true;
         for (int i = 0; i < SEBT_REF_SIGNAL_TERMS; i++)
-            all = all && (i == loose ? lhs[i] >= rhs[i] : lhs[i] > rhs[i]);
+            all = all && (i == loose ? lhs[i] >= rhs[i] : holds[i]);
         f->signal[t] = all;
     }
     return SEBT_OK;

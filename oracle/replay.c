@@ -57,8 +57,9 @@ static bool same_operands(const sebt_features *ref, const sebt_features *cand, i
 bool oracle_signal_tie(const sebt_features *ref, const sebt_features *cand, const sebt_params *p,
                        size_t t, bool cand_sig, double tol, double *margin)
 {
+    bool holds[SEBT_REF_SIGNAL_TERMS];
     double lhs[SEBT_REF_SIGNAL_TERMS], rhs[SEBT_REF_SIGNAL_TERMS];
-    sebt_ref_signal_terms(ref, p, t, lhs, rhs);
+    sebt_ref_signal_terms(ref, p, t, holds, lhs, rhs);
     bool ref_sig = ref->signal[t] != 0;
     *margin = NAN;
     if (ref_sig == cand_sig)
@@ -83,7 +84,7 @@ bool oracle_signal_tie(const sebt_features *ref, const sebt_features *cand, cons
      * must be a near-tie over operands that moved. */
     bool ok = true;
     for (int i = 0; i < SEBT_REF_SIGNAL_TERMS; i++) {
-        if (lhs[i] > rhs[i])
+        if (holds[i])
             continue;
         if (ok)
             *margin = lhs[i] - rhs[i];

@@ -54,6 +54,8 @@ sebt_status sebt_ref_check_params(const sebt_params *p, size_t i, sebt_error *er
         return bad_double(err, i, "fee_bp", p->fee_bp, "must be finite and >= 0");
     if (!isfinite(p->slippage_bp) || !(p->slippage_bp >= 0))
         return bad_double(err, i, "slippage_bp", p->slippage_bp, "must be finite and >= 0");
+    if (!(p->rsi_window >= 1)) return bad_int(err, i, "rsi_window", p->rsi_window, "must be >= 1");
+    if (!isfinite(p->rsi_max)) return bad_double(err, i, "rsi_max", p->rsi_max, "must be finite");
     return SEBT_OK;
 }
 

@@ -34,11 +34,15 @@ void sebt_ref_compute_threads(const sebt_series *s, const sebt_params *p, sebt_f
 void sebt_ref_indicators(const sebt_series *s, const sebt_params *p, sebt_features *f);
 void sebt_ref_decide_bars(sebt_features *f, const sebt_params *p);
 
-/* SPEC §4's four comparisons at bar t, each written "lhs[i] > rhs[i]"
- * (the signal is all four), in the order ema, vol_z, tr_z, cloc. */
-#define SEBT_REF_SIGNAL_TERMS 4
+/* SPEC §4's comparisons at bar t, in the order ema, vol_z, tr_z, cloc, rsi:
+ * term i holds iff holds[i] (the signal is all of them); lhs[i] - rhs[i] is
+ * its margin, > 0 where a strict term (the first four, "lhs > rhs") holds,
+ * >= 0 where rsi's (rsi_max >= rsi) does. A term p switches off (rsi
+ * without use_rsi) holds, with NaN operands: it has no margin. */
+#define SEBT_REF_SIGNAL_TERMS 5
 void sebt_ref_signal_terms(const sebt_features *f, const sebt_params *p, size_t t,
-                           double lhs[SEBT_REF_SIGNAL_TERMS], double rhs[SEBT_REF_SIGNAL_TERMS]);
+                           bool holds[SEBT_REF_SIGNAL_TERMS], double lhs[SEBT_REF_SIGNAL_TERMS],
+                           double rhs[SEBT_REF_SIGNAL_TERMS]);
 
 /* ---- SPEC §6: the walk, one step at a time, with a decision hook ------
  *

@@ -33,6 +33,7 @@ static void indicators(const sebt_series *s, const sebt_params *p, sebt_features
     zscore_column(s->volume, n, p->z_window, f->vol_z, threads);
     zscore_column(f->atr, n, p->z_window, f->tr_z, threads);
     sebt_ref_cloc(s, f->cloc);
+    sebt_ref_rsi(s, p->rsi_window, f->rsi);
 }
 
 void sebt_ref_indicators(const sebt_series *s, const sebt_params *p, sebt_features *f)
@@ -41,21 +42,32 @@ void sebt_ref_indicators(const sebt_series *s, const sebt_params *p, sebt_featur
 }
 
 void sebt_ref_signal_terms(const sebt_features *f, const sebt_params *p, size_t t,
-                           double lhs[SEBT_REF_SIGNAL_TERMS], double rhs[SEBT_REF_SIGNAL_TERMS])
+                           bool holds[SEBT_REF_SIGNAL_TERMS], double lhs[SEBT_REF_SIGNAL_TERMS],
+                           double rhs[SEBT_REF_SIGNAL_TERMS])
 {
     lhs[0] = f->ema_s[t]; rhs[0] = f->ema_f[t];     /* ema_f < ema_s */
     lhs[1] = f->vol_z[t]; rhs[1] = p->vol_z;        /* vol_z > vol_z threshold */
     lhs[2] = f->tr_z[t];  rhs[2] = p->tr_z;         /* tr_z > tr_z threshold */
     lhs[3] = f->cloc[t];  rhs[3] = p->cloc_min;     /* cloc > cloc_min */
+    for (int i = 0; i < 4; i++)
+        holds[i] = lhs[i] > rhs[i];                 /* false with a NaN, as C's > is */
+    if (p->use_rsi) {
+        lhs[4] = p->rsi_max; rhs[4] = f->rsi[t];    /* rsi <= rsi_max */
+        holds[4] = lhs[4] >= rhs[4];
+    } else {
+        lhs[4] = rhs[4] = NAN;                      /* RSI plays no part */
+        holds[4] = true;
+    }
 }
 
 void sebt_ref_decide_bars(sebt_features *f, const sebt_params *p)
 {
     for (size_t t = 0; t < f->n; t++) {
-        /* SPEC §4: all four hold; a comparison with NaN is false, as C's are. */
+        /* SPEC §4: every term holds; a comparison with NaN is false. */
+        bool holds[SEBT_REF_SIGNAL_TERMS];
         double lhs[SEBT_REF_SIGNAL_TERMS], rhs[SEBT_REF_SIGNAL_TERMS];
-        sebt_ref_signal_terms(f, p, t, lhs, rhs);
-        f->signal[t] = lhs[0] > rhs[0] && lhs[1] > rhs[1] && lhs[2] > rhs[2] && lhs[3] > rhs[3];
+        sebt_ref_signal_terms(f, p, t, holds, lhs, rhs);
+        f->signal[t] = holds[0] && holds[1] && holds[2] && holds[3] && holds[4];
         /* SPEC §5: valid iff ATR is defined. */
         f->valid[t] = !isnan(f->atr[t]);
     }

@@ -61,6 +61,7 @@ PARAMS = [
     ("cloc_min", "f", 0.6), ("use_stop", "b", True), ("atr_stop_mult", "f", 0.7),
     ("use_tp", "b", True), ("reward_r", "f", 2.0), ("use_time", "b", True),
     ("max_hold", "i", 96), ("fee_bp", "f", 5.0), ("slippage_bp", "f", 5.0),
+    ("use_rsi", "b", False), ("rsi_window", "i", 14), ("rsi_max", "f", 30.0),
 ]
 KIND = {n: k for n, k, _ in PARAMS}
 INT_NAMES = ["ema_fast", "ema_slow", "z_window", "atr_window", "max_hold"]
@@ -74,8 +75,10 @@ def check_param(where, name, v):
         "z_window": lambda x: x >= 2, "atr_window": lambda x: x >= 1,
         "max_hold": lambda x: x >= 1, "atr_stop_mult": lambda x: x >= 0,
         "reward_r": lambda x: x > 0, "fee_bp": lambda x: x >= 0,
-        "slippage_bp": lambda x: x >= 0,
+        "slippage_bp": lambda x: x >= 0, "rsi_window": lambda x: x >= 1,
     }.get(name, lambda x: True)
+    if name == "use_rsi" and v:
+        fail("%s: use_rsi = true: this peer's sweep has no RSI filter" % where)
     if KIND[name] == "f" and not math.isfinite(v):
         fail("%s: %s = %r is not finite" % (where, name, v))
     if not ok(v):
@@ -717,13 +720,36 @@ def serve():
     for f in (true_range, window_z, window_mean, backtest, feature_columns):
         f.enable_caching()
 
+    def rsi(close, w):
+        """SPEC §3 RSI(w), literally: each window's gains and losses summed
+        oldest first."""
+        out = np.full(close.shape[0], np.nan)
+        c = close.tolist()
+        for t in range(w - 1, len(c)):
+            gains = losses = 0.0
+            for i in range(t - w + 1, t + 1):
+                if i == 0 or c[i] != c[i] or c[i - 1] != c[i - 1]:
+                    break
+                d = c[i] - c[i - 1]
+                gains += d if d > 0 else 0.0
+                losses += -d if d < 0 else 0.0
+            else:
+                g, lo = gains / w, losses / w
+                if g + lo != 0:
+                    out[t] = (100.0 * g) / (g + lo)
+        return out
+
     def features(series, p):
         s = series
         tr = true_range(s.open, s.high, s.low, s.close)
-        out = np.empty((9, s.n))
+        cols = np.empty((9, s.n))
         feature_columns(s.open, s.high, s.low, s.close, s.volume, tr, p["ema_fast"], p["ema_slow"],
-                        p["z_window"], p["atr_window"], p["vol_z"], p["tr_z"], p["cloc_min"], out, True)
-        return out
+                        p["z_window"], p["atr_window"], p["vol_z"], p["tr_z"], p["cloc_min"], cols, True)
+        r = rsi(s.close, p["rsi_window"])
+        if p["use_rsi"]:
+            with np.errstate(invalid="ignore"):
+                cols[7] = np.where(r <= p["rsi_max"], cols[7], 0.0)
+        return np.concatenate([cols[:7], r[None, :], cols[7:]])
 
     def run(series, combos, want_trades):
         s = series
@@ -731,6 +757,8 @@ def serve():
         rows = np.zeros((combos.n, 16))
         parts = []
         buf = np.empty((s.n // 2 + 2, 12))
+        if combos.use_rsi.any():
+            raise ValueError("use_rsi = true: this peer's backtest has no RSI filter")
         for k in range(combos.n):
             out = np.zeros(16)
             backtest(s.open, s.high, s.low, s.close, s.volume, tr, combos.ema_fast[k], combos.ema_slow[k],

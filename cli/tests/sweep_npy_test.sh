@@ -44,11 +44,11 @@ files)
   sweep --grid "$g" --output all.csv || fail "csv sweep"
   sweep --grid "$g" --format npy --output all.npy || fail "npy sweep"
   same_values all.npy all.csv "1,000 combos: npy and CSV hold the same values"
-  # 10 + header + 1000 rows of 144 bytes (docs/formats.md), header a multiple of 64
+  # 10 + header + 1000 rows of 157 bytes (docs/formats.md), header a multiple of 64
   size=$(stat -c %s all.npy)
-  if [ $(( (size - 144000) % 64 )) -eq 0 ] && [ "$size" -gt 144000 ] && [ "$size" -lt 146048 ]; then
-    pass "size $size = header (multiple of 64) + 1000 x 144"
-  else fail "all.npy is $size bytes, expected a 64-multiple header + 144,000"; fi
+  if [ $(( (size - 157000) % 64 )) -eq 0 ] && [ "$size" -gt 157000 ] && [ "$size" -lt 159048 ]; then
+    pass "size $size = header (multiple of 64) + 1000 x 157"
+  else fail "all.npy is $size bytes, expected a 64-multiple header + 157,000"; fi
   head -c 8 all.npy | cmp -s - <(printf '\223NUMPY\001\000') &&
     pass "magic and version 1.0" || fail "magic/version: $(head -c 10 all.npy | od -An -c)"
   sweep --grid "$g" --format npy > stdout.npy || fail "npy to stdout"
@@ -58,8 +58,8 @@ files)
   "$sebt" sweep --data "$data" --grid "$g" --format npy --verify 3 --seed 9 --output verified.npy 2>>err.txt ||
     fail "verified npy sweep"
   same_values verified.npy all.csv "verified npy: the values of the CSV"
-  hv=$(( $(stat -c %s verified.npy) - 144000 )) ha=$(( $(stat -c %s all.npy) - 144000 ))
-  if [ $((hv % 64)) -eq 0 ] && cmp -s <(tail -c 144000 verified.npy) <(tail -c 144000 all.npy) &&
+  hv=$(( $(stat -c %s verified.npy) - 157000 )) ha=$(( $(stat -c %s all.npy) - 157000 ))
+  if [ $((hv % 64)) -eq 0 ] && cmp -s <(tail -c 157000 verified.npy) <(tail -c 157000 all.npy) &&
      head -c "$hv" verified.npy | grep -aq "}  *# sebt-verification {\"version\": 1, .*\"seed\": \"0x9\""; then
     pass "verified npy: header of $hv bytes (unverified $ha) with its note, the same rows"
   else fail "verified npy: header or rows differ: $(head -c "$hv" verified.npy | tr -c '[:print:]' '.')"; fi

@@ -414,7 +414,7 @@ Test(cli, sweep_text_shows_the_best_combos_aligned)
                      "8 bars\n"
                      "same in every combo: ema_fast=1 ema_slow=3 z_window=2 atr_window=1 tr_z=0.5 cloc_min=0.6 "
                      "use_stop=true atr_stop_mult=1 use_tp=true reward_r=2 use_time=true max_hold=3 fee_bp=50 "
-                     "slippage_bp=50\n"
+                     "slippage_bp=50 use_rsi=false rsi_window=14 rsi_max=30\n"
                      "every combo, every digit: --format csv or json\n");
     /* --top 1 keeps the best; by trades (n) it is combo 0 again. */
     p = run_sebt("sweep", "--data", data, "--combos", combos, "--backend", "reference", "--format", "text",
@@ -567,12 +567,12 @@ Test(cli, lenient_and_fill_gaps_keep_holes_as_missing_bars)
     p = run_sebt("features", "--data", holes, "--backend", "reference", "--set", "atr_window=1",
                  "--lenient", "--fill-gaps", NULL);
     cr_assert_eq(p.code, 0, "stderr: %s", p.err);
-    cr_assert_str_eq(p.out, "ts,ema_f,ema_s,tr,atr,vol_z,tr_z,cloc,signal,valid\n"
-                            "1609459200000,100,100,2,2,nan,nan,0.5,0,1\n"
-                            "1609460100000,nan,nan,nan,nan,nan,nan,nan,0,0\n"
-                            "1609461000000,nan,nan,nan,nan,nan,nan,nan,0,0\n"
-                            "1609461900000,nan,nan,nan,nan,nan,nan,nan,0,0\n"
-                            "1609462800000,100,100,2,2,nan,nan,0.5,0,1\n");
+    cr_assert_str_eq(p.out, "ts,ema_f,ema_s,tr,atr,vol_z,tr_z,cloc,rsi,signal,valid\n"
+                            "1609459200000,100,100,2,2,nan,nan,0.5,nan,0,1\n"
+                            "1609460100000,nan,nan,nan,nan,nan,nan,nan,nan,0,0\n"
+                            "1609461000000,nan,nan,nan,nan,nan,nan,nan,nan,0,0\n"
+                            "1609461900000,nan,nan,nan,nan,nan,nan,nan,nan,0,0\n"
+                            "1609462800000,100,100,2,2,nan,nan,0.5,nan,0,1\n");
 }
 
 Test(cli, missing_file_exit_2_naming_it)
@@ -589,9 +589,9 @@ Test(cli, features_csv_header_rows_and_nan)
     const char *data = write_file("hand.csv", HAND_CSV);
     proc p = run_sebt("features", "--data", data, "--backend", "reference", HAND_SETS, NULL);
     cr_assert_eq(p.code, 0, "stderr: %s", p.err);
-    const char *want_start = "ts,ema_f,ema_s,tr,atr,vol_z,tr_z,cloc,signal,valid\n"
-                             "1609459200000,100,100,2,2,nan,nan,0.5,0,1\n"
-                             "1609460100000,97,98.5,4,4,nan,1,0.25,0,1\n"
+    const char *want_start = "ts,ema_f,ema_s,tr,atr,vol_z,tr_z,cloc,rsi,signal,valid\n"
+                             "1609459200000,100,100,2,2,nan,nan,0.5,nan,0,1\n"
+                             "1609460100000,97,98.5,4,4,nan,1,0.25,nan,0,1\n"
                              "1609461000000,95,96.75,8.5,8.5,1,1,";
     cr_assert_eq(strncmp(p.out, want_start, strlen(want_start)), 0, "got\n%s", p.out);
     /* One row per bar, signal only at 2 and 6. */

@@ -148,7 +148,8 @@ Test(cli_json, params_in_spec_order_with_their_types)
                      "{\"ema_fast\":96,\"ema_slow\":672,\"z_window\":672,\"atr_window\":96,"
                      "\"vol_z\":2,\"tr_z\":1.2,\"cloc_min\":0.6,\"use_stop\":true,"
                      "\"atr_stop_mult\":0.7,\"use_tp\":false,\"reward_r\":2,"
-                     "\"use_time\":true,\"max_hold\":96,\"fee_bp\":5,\"slippage_bp\":5}");
+                     "\"use_time\":true,\"max_hold\":96,\"fee_bp\":5,\"slippage_bp\":5,"
+                     "\"use_rsi\":false,\"rsi_window\":14,\"rsi_max\":30}");
     free(c.text);
 }
 

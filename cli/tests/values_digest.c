@@ -1,14 +1,18 @@
 /* values_digest: one line that identifies every VALUE of a sweep's output,
- * whatever its text: the rows, and in each row the combo index, the 15
+ * whatever its text: the rows, and in each row the combo index, the
  * parameters, the metrics, open_at_end and valid_bars, each read back with
  * strtod and hashed by its bits (NaN and JSON null as one NaN; true/false
- * as 1/0). A CSV and a JSON document of the same sweep give the same
+ * as 1/0). The parameters SPEC §2 added after the first digests were
+ * stored (the RSI filter's use_rsi, rsi_window, rsi_max) are hashed only
+ * where a row's value is not the parameter's default: with the filter off
+ * every result is what it was before they existed (SPEC §4), and so is the
+ * digest; a sweep that sets one gets another. A CSV and a JSON document of the same sweep give the same
  * digest, and so do two formatters that write the same values in other
  * digits, so a digest stored from one build checks another's values bit
  * for bit: every number written reads back to the same bits.
  *
  * A .npy file (`--format npy`) is read by its own header: the structured
- * dtype must hold exactly the 24 columns, in order, each a little-endian
+ * dtype must hold exactly the 27 columns, in order, each a little-endian
  * int, bool or '<f8'; every field is turned into a double and hashed the
  * same way, so an npy file gives the digest of the CSV of the same sweep.
  * This reader follows the NumPy format document (versions 1.0 to 3.0), not
@@ -22,18 +26,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define N_COLS 24
+#define N_COLS 27
 static const char *const cols[N_COLS] = {
     "combo",    "ema_fast", "ema_slow",      "z_window", "atr_window", "vol_z",   "tr_z",        "cloc_min",
     "use_stop", "atr_stop_mult", "use_tp",   "reward_r", "use_time",   "max_hold", "fee_bp",     "slippage_bp",
+    "use_rsi",  "rsi_window", "rsi_max",
     "n",        "win_rate", "avg_r",         "total_pnl", "max_dd",    "sharpe",  "open_at_end", "valid_bars"
 };
+/* The later parameters' columns and their defaults (SPEC §2). */
+#define LATER_FIRST 16
+static const double later_default[] = { 0.0, 14.0, 30.0 };
 
 static uint64_t h = 1469598103934665603ull;
 static unsigned long long n_values, n_rows;
 
-static void mix(uint64_t v)
+/* Column c's value (its bits) into the digest. */
+static void mix_col(int c, uint64_t v)
 {
+    if (c >= LATER_FIRST && c < LATER_FIRST + 3) {
+        double d;
+        memcpy(&d, &v, sizeof d);
+        if (d == later_default[c - LATER_FIRST])
+            return;
+    }
+    n_values++;
     for (int i = 0; i < 8; i++) {
         h ^= (v >> (8 * i)) & 0xff;
         h *= 1099511628211ull;
@@ -71,7 +87,6 @@ static uint64_t scalar(const char **p)
         v = NAN;
     uint64_t b;
     memcpy(&b, &v, sizeof b);
-    n_values++;
     return b;
 }
 
@@ -221,7 +236,7 @@ static void digest_npy(const unsigned char *t, size_t len)
             p++;
     }
     if (n_fields != N_COLS || fortran != 0 || !have_shape)
-        die("the npy header lacks the sweep's 24 fields, fortran_order False or a 1-d shape", hdr);
+        die("the npy header lacks the sweep's 27 fields, fortran_order False or a 1-d shape", hdr);
     free(hdr);
     size_t row = 0;
     for (int i = 0; i < N_COLS; i++)
@@ -253,8 +268,7 @@ static void digest_npy(const unsigned char *t, size_t len)
             if (isnan(v))
                 v = NAN;
             memcpy(&u, &v, sizeof u);
-            n_values++;
-            mix(u);
+            mix_col(i, u);
         }
         n_rows++;
     }
@@ -321,7 +335,7 @@ int main(int argc, char **argv)
                 if (have != N_COLS)
                     die("a result lacks fields", p);
                 for (int i = 0; i < N_COLS; i++)
-                    mix(row[i]);
+                    mix_col(i, row[i]);
                 n_rows++;
                 have = 0;
             }
@@ -332,7 +346,7 @@ int main(int argc, char **argv)
             if (have != N_COLS)
                 die("a result lacks fields", p);
             for (int i = 0; i < N_COLS; i++)
-                mix(row[i]);
+                mix_col(i, row[i]);
             n_rows++;
         }
     } else {
@@ -343,7 +357,7 @@ int main(int argc, char **argv)
         p = nl + 1;
         while (*p) {
             for (int i = 0; i < N_COLS; i++) {
-                mix(scalar(&p));
+                mix_col(i, scalar(&p));
                 if (*p != (i == N_COLS - 1 ? '\n' : ','))
                     die("unexpected separator", p);
                 p++;

@@ -24,6 +24,9 @@ Test(params, defaults_are_spec_section_2)
     cr_assert_eq(p.max_hold, 96);
     cr_assert_eq(p.fee_bp, 5.0);
     cr_assert_eq(p.slippage_bp, 5.0);
+    cr_assert(!p.use_rsi);
+    cr_assert_eq(p.rsi_window, 14);
+    cr_assert_eq(p.rsi_max, 30.0);
     cr_assert_eq(sebt_params_validate(&p, NULL), SEBT_OK);
 }
 
@@ -31,7 +34,8 @@ Test(params, table_is_in_spec_order)
 {
     const char *names[SEBT_N_PARAMS] = { "ema_fast", "ema_slow", "z_window", "atr_window", "vol_z",
                                          "tr_z", "cloc_min", "use_stop", "atr_stop_mult", "use_tp",
-                                         "reward_r", "use_time", "max_hold", "fee_bp", "slippage_bp" };
+                                         "reward_r", "use_time", "max_hold", "fee_bp", "slippage_bp",
+                                         "use_rsi", "rsi_window", "rsi_max" };
     for (int i = 0; i < SEBT_N_PARAMS; i++) {
         cr_assert_str_eq(sebt_param_table[i].name, names[i]);
         cr_assert_eq(sebt_param_index(names[i]), i);

@@ -43,16 +43,7 @@ Test(strategy, spec_section_2_is_the_declaration)
             cell[c] = trim(p);
             p = bar + 1;
         }
-        if (row >= SEBT_N_PARAMS) {
-            /* SPEC's RSI entry filter, not declared until every backend
-             * honours it; nothing else may be missing. */
-            static const char *const pending[] = { "use_rsi", "rsi_window", "rsi_max" };
-            int k = row - SEBT_N_PARAMS;
-            cr_assert(k < 3 && strcmp(cell[0], pending[k]) == 0,
-                      "SPEC §2 has more rows than sebt/strategy.def: %s", cell[0]);
-            row++;
-            continue;
-        }
+        cr_assert(row < SEBT_N_PARAMS, "SPEC §2 has more rows than sebt/strategy.def: %s", cell[0]);
         const sebt_param_info *info = &sebt_param_table[row];
         cr_expect_str_eq(cell[0], info->name, "SPEC §2 row %d", row);
         cr_expect_str_eq(cell[1], types[info->type], "%s's type", info->name);
@@ -75,8 +66,7 @@ Test(strategy, spec_section_2_is_the_declaration)
         row++;
     }
     fclose(f);
-    cr_assert_eq(row, SEBT_N_PARAMS + 3, "SPEC §2 lists %d parameters, sebt/strategy.def %d and 3 pending", row,
-                 SEBT_N_PARAMS);
+    cr_assert_eq(row, SEBT_N_PARAMS, "SPEC §2 lists %d parameters, sebt/strategy.def %d", row, SEBT_N_PARAMS);
 }
 
 Test(strategy, terms_name_columns_and_parameters)
@@ -90,11 +80,19 @@ Test(strategy, terms_name_columns_and_parameters)
         if (t->enable >= 0)
             cr_assert_eq(sebt_param_table[t->enable].type, SEBT_PARAM_BOOL, "%s", t->name);
     }
-    /* SPEC §4's four terms, in its order. */
+    /* SPEC §4's terms, in its order. */
     cr_assert_str_eq(sebt_term_table[0].name, "ema");
     cr_assert_eq(sebt_term_table[0].cmp, SEBT_CMP_LT);
     cr_assert_eq(sebt_term_table[0].rhs_column, sebt_feature_index("ema_s"));
     cr_assert_eq(sebt_term_table[3].rhs_param, sebt_param_index("cloc_min"));
+    cr_assert_str_eq(sebt_term_table[4].name, "rsi");
+    cr_assert_eq(sebt_term_table[4].cmp, SEBT_CMP_LE);
+    cr_assert_eq(sebt_term_table[4].rhs_param, sebt_param_index("rsi_max"));
+    cr_assert_eq(sebt_term_table[4].enable, sebt_param_index("use_rsi"));
+    sebt_params p = sebt_params_default();
+    cr_assert(!sebt_term_on(4, &p), "the RSI filter is off by default");
+    p.use_rsi = true;
+    cr_assert(sebt_term_on(4, &p));
 }
 
 Test(strategy, features_by_name_are_features_by_index)

@@ -136,6 +136,28 @@ static void zscore(const double *x, size_t n, int32_t w, double *out)
         out[t] = t + 1 < (size_t)w ? NAN : stored(window_z(x, t + 1 - (size_t)w, t, w));
 }
 
+/* SPEC §3 RSI(w): the window's gains and losses summed afresh, oldest
+ * first; no reading across a missing bar or without movement. */
+static void rsi(const double *close, size_t n, int32_t w, double *out)
+{
+    size_t ws = (size_t)w;
+    for (size_t t = 0; t < n; t++) {
+        out[t] = NAN;
+        if (t + 1 < ws)
+            continue;
+        double gains = 0.0, losses = 0.0;
+        size_t i = t + 1 - ws;
+        for (; i <= t && i > 0 && !isnan(close[i]) && !isnan(close[i - 1]); i++) {
+            double d = close[i] - close[i - 1];
+            gains += d > 0 ? d : 0.0;
+            losses += d < 0 ? -d : 0.0;
+        }
+        double g = gains / (double)w, l = losses / (double)w;
+        if (i > t && g + l != 0)
+            out[t] = stored((100.0 * g) / (g + l));
+    }
+}
+
 static void compute(const sebt_series *s, const sebt_params *p, sebt_features *f)
 {
     size_t n = s->n;
@@ -146,13 +168,14 @@ static void compute(const sebt_series *s, const sebt_params *p, sebt_features *f
     atr(f->tr, n, p->atr_window, f->atr);
     zscore(s->volume, n, p->z_window, f->vol_z);
     zscore(f->atr, n, p->z_window, f->tr_z);
+    rsi(s->close, n, p->rsi_window, f->rsi);
     for (size_t t = 0; t < n; t++) {
         double h = s->high[t], l = s->low[t];
         f->cloc[t] = isnan(h) || h == l ? NAN : stored((s->close[t] - l) / (h - l));
         f->tr[t] = stored_price(f->tr[t], scale);
         f->atr[t] = stored_price(f->atr[t], scale);
         f->signal[t] = f->ema_f[t] < f->ema_s[t] && f->vol_z[t] > p->vol_z && f->tr_z[t] > p->tr_z &&
-                       f->cloc[t] > p->cloc_min;
+                       f->cloc[t] > p->cloc_min && (!p->use_rsi || f->rsi[t] <= p->rsi_max);
         f->valid[t] = !isnan(f->atr[t]);
     }
 }

@@ -114,6 +114,26 @@ __device__ static void zscore(const double *x, size_t n, int32_t w, double *out)
         out[t] = t + 1 < (size_t)w ? NAN : window_z(x, t + 1 - (size_t)w, t, w);
 }
 
+__device__ static void rsi(const double *close, size_t n, int32_t w, double *out)
+{
+    size_t ws = (size_t)w;
+    for (size_t t = 0; t < n; t++) {
+        out[t] = NAN;
+        if (t + 1 < ws)
+            continue;
+        double gains = 0.0, losses = 0.0;
+        size_t i = t + 1 - ws;
+        for (; i <= t && i > 0 && !isnan(close[i]) && !isnan(close[i - 1]); i++) {
+            double d = close[i] - close[i - 1];
+            gains += d > 0 ? d : 0.0;
+            losses += d < 0 ? -d : 0.0;
+        }
+        double g = gains / (double)w, l = losses / (double)w;
+        if (i > t && g + l != 0)
+            out[t] = (100.0 * g) / (g + l);
+    }
+}
+
 __device__ static void compute(const sebt_series *s, const sebt_params *p, sebt_features *f)
 {
     size_t n = s->n;
@@ -123,11 +143,12 @@ __device__ static void compute(const sebt_series *s, const sebt_params *p, sebt_
     atr(f->tr, n, p->atr_window, f->atr);
     zscore(s->volume, n, p->z_window, f->vol_z);
     zscore(f->atr, n, p->z_window, f->tr_z);
+    rsi(s->close, n, p->rsi_window, f->rsi);
     for (size_t t = 0; t < n; t++) {
         double h = s->high[t], l = s->low[t];
         f->cloc[t] = isnan(h) || h == l ? NAN : (s->close[t] - l) / (h - l);
         f->signal[t] = f->ema_f[t] < f->ema_s[t] && f->vol_z[t] > p->vol_z && f->tr_z[t] > p->tr_z &&
-                       f->cloc[t] > p->cloc_min;
+                       f->cloc[t] > p->cloc_min && (!p->use_rsi || f->rsi[t] <= p->rsi_max);
         f->valid[t] = !isnan(f->atr[t]);
     }
 }
@@ -236,7 +257,7 @@ __device__ static void metrics(const sebt_trade *tr, size_t n, sebt_metrics *m)
     m->sharpe = sharpe;
 }
 
-/* Combo i of the launch: columns in scratch (7 doubles and 2 flags a bar),
+/* Combo i of the launch: columns in scratch (8 doubles and 2 flags a bar),
  * trades in its slice of cap. */
 __global__ void mine_kernel(sebt_series s, const sebt_params *combos, size_t n_combos, double *cols,
                             uint8_t *flags, sebt_trade *trades, size_t cap, sebt_result *results)
@@ -247,7 +268,7 @@ __global__ void mine_kernel(sebt_series s, const sebt_params *combos, size_t n_c
     size_t n = s.n;
     sebt_features f;
     f.n = n;
-    double *c = cols + i * 7 * n;
+    double *c = cols + i * 8 * n;
     f.ema_f = c;
     f.ema_s = c + n;
     f.tr = c + 2 * n;
@@ -255,6 +276,7 @@ __global__ void mine_kernel(sebt_series s, const sebt_params *combos, size_t n_c
     f.vol_z = c + 4 * n;
     f.tr_z = c + 5 * n;
     f.cloc = c + 6 * n;
+    f.rsi = c + 7 * n;
     f.signal = flags + i * 2 * n;
     f.valid = flags + i * 2 * n + n;
     compute(&s, &combos[i], &f);
@@ -311,7 +333,7 @@ static sebt_status prepare(const sebt_series *s, size_t room, size_t cap, device
     }
     d->s.n = s->n;
     if (e == cudaSuccess)
-        e = cudaMalloc(&d->cols, room * 7 * n * sizeof(double));
+        e = cudaMalloc(&d->cols, room * 8 * n * sizeof(double));
     if (e == cudaSuccess)
         e = cudaMalloc(&d->flags, room * 2 * n);
     if (e == cudaSuccess)
@@ -359,9 +381,9 @@ static sebt_status mine_features(const sebt_backend *self, const sebt_series *s,
         return st;
     st = launch(&d, p, 1, cap, err);
     size_t n = s->n;
-    double *dst[] = { out->ema_f, out->ema_s, out->tr, out->atr, out->vol_z, out->tr_z, out->cloc };
+    double *dst[] = { out->ema_f, out->ema_s, out->tr, out->atr, out->vol_z, out->tr_z, out->cloc, out->rsi };
     cudaError_t e = cudaSuccess;
-    for (int k = 0; k < 7 && st == SEBT_OK && e == cudaSuccess && n; k++)
+    for (int k = 0; k < 8 && st == SEBT_OK && e == cudaSuccess && n; k++)
         e = cudaMemcpy(dst[k], d.cols + k * n, n * sizeof(double), cudaMemcpyDeviceToHost);
     if (st == SEBT_OK && e == cudaSuccess && n)
         e = cudaMemcpy(out->signal, d.flags, n, cudaMemcpyDeviceToHost);
@@ -387,7 +409,7 @@ static sebt_status mine_run_batch(const sebt_backend *self, const sebt_series *s
     if (st != SEBT_OK || n_combos == 0)
         return st;
     size_t n = s->n ? s->n : 1, cap = s->n / 2 + 1;
-    size_t per_combo = n * (7 * sizeof(double) + 2) + cap * sizeof(sebt_trade) + sizeof(sebt_result);
+    size_t per_combo = n * (8 * sizeof(double) + 2) + cap * sizeof(sebt_trade) + sizeof(sebt_result);
     size_t room = MINE_LAUNCH_BYTES / per_combo;
     if (room < 1)
         room = 1;

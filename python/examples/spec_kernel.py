@@ -86,6 +86,29 @@ def zscore(x, w):
     return out
 
 
+def rsi(close, w):
+    """SPEC §3 RSI(w): per bar the change's gain and loss (NaN at bar 0 and
+    next to a missing bar), their window sums oldest first, divided by w."""
+    n = close.shape[0]
+    out = np.full(n, np.nan)
+    if n < w:
+        return out
+    d = np.full(n, np.nan)
+    d[1:] = close[1:] - close[:-1]
+    with np.errstate(invalid="ignore"):
+        gain = np.where(d > 0, d, 0.0)
+        loss = np.where(d < 0, -d, 0.0)
+    gain[np.isnan(d)] = np.nan
+    loss[np.isnan(d)] = np.nan
+    g = window_sum(gain, w) / w
+    lo = window_sum(loss, w) / w
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = (100.0 * g) / (g + lo)
+    r[np.isnan(g) | (g + lo == 0)] = np.nan
+    out[w - 1:] = r
+    return out
+
+
 def features(s, p):
     ef = ema(s.close, p["ema_fast"])
     es = ema(s.close, p["ema_slow"])
@@ -97,10 +120,13 @@ def features(s, p):
     with np.errstate(invalid="ignore", divide="ignore"):
         cloc = (s.close - s.low) / hl
     cloc[hl == 0] = np.nan
+    r = rsi(s.close, p["rsi_window"])
     with np.errstate(invalid="ignore"):
         sig = (ef < es) & (vz > p["vol_z"]) & (tz > p["tr_z"]) & (cloc > p["cloc_min"])
+        if p["use_rsi"]:
+            sig &= r <= p["rsi_max"]
     valid = ~np.isnan(a)
-    return dict(ema_f=ef, ema_s=es, tr=tr, atr=a, vol_z=vz, tr_z=tz, cloc=cloc, signal=sig, valid=valid)
+    return dict(ema_f=ef, ema_s=es, tr=tr, atr=a, vol_z=vz, tr_z=tz, cloc=cloc, rsi=r, signal=sig, valid=valid)
 
 
 def run_one(s, p, want_trades):

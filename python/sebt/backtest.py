@@ -177,13 +177,13 @@ def run(data, combo=None, backend_name=None, threads=0, **kwargs):
         return RunResult(c.backend, c.params, c.series, c.result)
 
 
-FEATURE_COLUMNS = ("ema_f", "ema_s", "tr", "atr", "vol_z", "tr_z", "cloc", "signal", "valid")
+FEATURE_COLUMNS = L.FEATURE_NAMES + ("signal", "valid")
 
 
 def features(data, combo=None, backend_name=None, as_frame=False, **kwargs):
     """One combo's indicator columns over data (what `sebt features`
     writes): a structured array ts, time, ema_f, ema_s, tr, atr, vol_z,
-    tr_z, cloc (NaN where undefined), signal, valid (bool); a DataFrame
+    tr_z, cloc, rsi (NaN where undefined), signal, valid (bool); a DataFrame
     with as_frame=True."""
     s = load(data)
     p = params(combo, **kwargs)
@@ -193,7 +193,7 @@ def features(data, combo=None, backend_name=None, as_frame=False, **kwargs):
     L.check(L.lib.sebt_features_alloc(C.byref(f), s.n, C.byref(err)), err)
     try:
         L.check(L.lib.sebt_backend_features(b, C.byref(s._c), C.byref(p), C.byref(f), C.byref(err)), err)
-        dt = [("ts", "<i8"), ("time", "datetime64[ms]")] + [(k, "<f8") for k in FEATURE_COLUMNS[:7]] + \
+        dt = [("ts", "<i8"), ("time", "datetime64[ms]")] + [(k, "<f8") for k in L.FEATURE_NAMES] + \
              [("signal", "?"), ("valid", "?")]
         a = np.empty(s.n, dt)
         a["ts"] = s.ts

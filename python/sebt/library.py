@@ -92,10 +92,13 @@ for _i, _n in enumerate(PARAM_NAMES):
                           % (_n, PARAM_TABLE[_i].offset, getattr(Params, _n).offset))
 
 
+# sebt_features' double columns, in sebt/strategy.def's order.
+FEATURE_NAMES = ("ema_f", "ema_s", "tr", "atr", "vol_z", "tr_z", "cloc", "rsi")
+
+
 class Features(C.Structure):
-    _fields_ = [("n", c_size_t)] + [
-        (k, C.POINTER(C.c_double)) for k in ("ema_f", "ema_s", "tr", "atr", "vol_z", "tr_z", "cloc")
-    ] + [("signal", C.POINTER(C.c_uint8)), ("valid", C.POINTER(C.c_uint8))]
+    _fields_ = [("n", c_size_t)] + [(k, C.POINTER(C.c_double)) for k in FEATURE_NAMES] + \
+        [("signal", C.POINTER(C.c_uint8)), ("valid", C.POINTER(C.c_uint8))]
 
 
 class Trade(C.Structure):
