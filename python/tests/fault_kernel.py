@@ -103,8 +103,9 @@ while True:
             time.sleep(3600)
         if mode == "refuse_decl":
             params, cols = declaration(payload)
-            msg = ("this kernel was written for the parameters ema_fast; sebt declares %s; columns %s"
-                   % (", ".join(params), ", ".join(cols))).encode()
+            # columns first: sebt's message (SEBT_ERROR_MSG_MAX) may cut the tail
+            msg = ("this kernel was written for the parameters ema_fast; sebt declares the columns %s; "
+                   "parameters %s" % (", ".join(cols), ", ".join(params))).encode()
             send(8, struct.pack("<qI", -1, len(msg)) + msg)
             continue
         hello = struct.pack("<IdH", 0, 0.0, len(name)) + name + struct.pack("<H", 0)

@@ -51,7 +51,7 @@ if grep -q "was sent a request" "$tmp/err"; then
 fi
 check v1_parity 2 "speaks kernel protocol version 1; this sebt speaks version 2" -- "$sebt" parity --data "$data" --backend "$(k v1)" --gaps plain
 # A kernel that refuses the declaration sebt sends is not used (exit 2).
-run refuse_decl 2 "refused the handshake of kernel protocol version 2: this kernel was written for the parameters ema_fast; sebt declares ema_fast, ema_slow, z_window, .*slippage_bp.*; columns ema_f, ema_s, tr, atr"
+run refuse_decl 2 "refused the handshake of kernel protocol version 2: this kernel was written for the parameters ema_fast; sebt declares the columns ema_f, ema_s, tr, atr, vol_z, tr_z, cloc, rsi; parameters ema_fast, ema_slow, z_window"
 run chatty     2 "not a protocol frame on stdout during the HELLO request \(\"Hello from the kernel"
 run exit_mid   1 "request 1 since it started .*exited with status 4 during the RUN \(1 combo, [0-9]+ bars\) request.*fault_kernel: exit_mid"
 SEBT_KERNEL_TIMEOUT=2 run hang 1 "did not answer the RUN .* within 2 s \(SEBT_KERNEL_TIMEOUT"
