@@ -127,3 +127,93 @@ Test(rsi, fast_cpu_form_is_the_reference_bit_for_bit)
     }
     sebt_series_free(&s);
 }
+
+/* ---- SPEC §4's fifth term: rsi <= rsi_max, when use_rsi ------------------
+ *
+ * small_params (ema_fast 1, ema_slow 3, atr_window 1, z_window 2, vol_z 0,
+ * tr_z 0, cloc_min 0.5). Volume rises every bar (vol_z +1 from t1) and so
+ * does TR (tr_z +1 from t1); every close sits above its bar's middle.
+ * t  o=c  h     l      TR                     ema_s              cloc        four terms
+ * 0  20   20.25 19.25  1                      20                 0.75        no (vol_z NaN)
+ * 1  18   18.5  17     max(1.5,1.5,3)=3       .5*18+.5*20=19     1/1.5       yes
+ * 2  19   19.5  15.5   max(4,1.5,2.5)=4       .5*19+.5*19=19     3.5/4       no (19 < 19 fails)
+ * 3  17   19    14     max(5,0,5)=5           .5*17+.5*19=18     3/5         yes
+ * 4  16   16.5  10     max(6.5,.5,7)=7        .5*16+.5*18=17     6/6.5       yes
+ * 5  17   17.5  9      max(8.5,1.5,7)=8.5     .5*17+.5*17=17     8/8.5       no (17 < 17 fails)
+ * Changes (gain, loss): t1 (0, 2), t2 (1, 0), t3 (0, 2), t4 (0, 1), t5 (1, 0).
+ * RSI(2): t0, t1 NaN (t0's change undefined); t2 G = .5, L = 1:
+ * 100*.5/1.5; t3 the same; t4 G = 0, L = 1.5: 0; t5 G = L = .5: 50.
+ * RSI(1): t1 0, t2 100, t3 0, t4 0, t5 100. */
+static bar5 rsi_sig_bars[] = {
+    { 20, 20.25, 19.25, 20, 1 }, { 18, 18.5, 17, 18, 2 }, { 19, 19.5, 15.5, 19, 3 },
+    { 17, 19, 14, 17, 4 },       { 16, 16.5, 10, 16, 5 }, { 17, 17.5, 9, 17, 6 },
+};
+
+static void signal_with(sebt_params p, const uint8_t *want, const char *what)
+{
+    sebt_series s = make_series(rsi_sig_bars, NBARS(rsi_sig_bars));
+    sebt_features f;
+    compute_features(&s, &p, &f);
+    for (size_t t = 0; t < NBARS(rsi_sig_bars); t++)
+        cr_assert_eq(f.signal[t], want[t], "%s: signal[%zu] = %d, expected %d", what, t, f.signal[t], want[t]);
+    sebt_features_free(&f);
+    sebt_series_free(&s);
+}
+
+Test(rsi_signal, the_column_and_the_filter_off_by_default)
+{
+    sebt_series s = make_series(rsi_sig_bars, NBARS(rsi_sig_bars));
+    sebt_params p = small_params();
+    p.rsi_window = 2;
+    sebt_features f;
+    compute_features(&s, &p, &f);
+    double third = (100.0 * 0.5) / 1.5;
+    double rsi[] = { NAN, NAN, third, third, 0, 50 };
+    assert_column(f.rsi, rsi, NBARS(rsi_sig_bars));
+    sebt_features_free(&f);
+    sebt_series_free(&s);
+    /* use_rsi false: the four terms alone, whatever rsi_max says. */
+    uint8_t four[] = { 0, 1, 0, 1, 1, 0 };
+    p.rsi_max = -1000;
+    signal_with(p, four, "use_rsi false");
+}
+
+Test(rsi_signal, the_filter_keeps_the_oversold_bars)
+{
+    sebt_params p = small_params();
+    p.use_rsi = true;
+    p.rsi_window = 2;
+    p.rsi_max = 30;          /* t1 NaN (no signal in the RSI's warm-up), t3 33.3 > 30, t4 0 */
+    uint8_t at30[] = { 0, 0, 0, 0, 1, 0 };
+    signal_with(p, at30, "rsi_max 30");
+    p.rsi_max = (100.0 * 0.5) / 1.5;   /* t3's RSI exactly: <= holds at equality */
+    uint8_t at_t3[] = { 0, 0, 0, 1, 1, 0 };
+    signal_with(p, at_t3, "rsi_max = t3's rsi");
+    p.rsi_max = 0;           /* t4's RSI is 0: still <= */
+    signal_with(p, at30, "rsi_max 0");
+    p.rsi_max = -1;          /* nothing is that oversold */
+    uint8_t none[] = { 0, 0, 0, 0, 0, 0 };
+    signal_with(p, none, "rsi_max -1");
+    p.rsi_window = 1;        /* RSI(1) reads t1 (0): t1, t3, t4 all 0 */
+    p.rsi_max = 30;
+    uint8_t w1[] = { 0, 1, 0, 1, 1, 0 };
+    signal_with(p, w1, "rsi_window 1");
+}
+
+Test(rsi_signal, its_trades)
+{
+    /* The one signal of rsi_max 30 (t4) enters at t5's open, 17, and the
+     * position is still open at the end: no trade, open_at_end from t4. */
+    sebt_series s = make_series(rsi_sig_bars, NBARS(rsi_sig_bars));
+    sebt_params p = small_params();
+    p.use_rsi = true;
+    p.rsi_window = 2;
+    p.rsi_max = 30;
+    sebt_result r = run_one(&s, &p);
+    cr_assert_eq(r.n_trades, 0);
+    cr_assert(r.open_at_end.open);
+    cr_assert_eq(r.open_at_end.signal_index, 4);
+    cr_assert_eq(r.open_at_end.entry_price, 17);
+    sebt_result_free(&r);
+    sebt_series_free(&s);
+}
