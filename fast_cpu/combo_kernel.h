@@ -351,7 +351,7 @@ typedef struct {
 } sebt_k_union;
 
 /* A row per signal term of sebt/strategy.def (w[SEBT_TI_<name>]), ANDed;
- * a term a combo switches off has a row of ones. */
+ * for a term a combo switches off, a row of ones or a row already ANDed. */
 typedef struct {
     const uint64_t *w[SEBT_N_TERMS];
 } sebt_k_sigbits;

@@ -63,10 +63,19 @@ typedef struct {
     int32_t max_hold;
     double stop_mult, reward, cost;
     double vz, tz, cm;
+    uint8_t use_rsi;               /* the rsi term: its window and threshold, 0 without use_rsi */
+    int32_t rsi_w;
+    double rsi_max;
     size_t index;
-    /* Filled per batch: the combo's bitsets. */
+    /* Filled per batch: the combo's bitsets (rslot -1: no rsi row). */
     int32_t pair, ema, vslot, tslot, cslot, rslot;
 } fast_combo_ref;
+
+/* A row of the rsi term: RSI(w) <= max. */
+typedef struct {
+    int32_t w;
+    double max;
+} fast_rsi_row;
 
 /* Per (z_window, atr_window) pair of a batch. */
 typedef struct {
@@ -90,8 +99,9 @@ typedef struct {
     double *cthr; size_t n_cthr; uint64_t *cbits;
     int32_t *spans; size_t n_spans; double *ema_at;     /* [n_spans][n] */
     int32_t *pairs; size_t n_pairs; uint64_t *ebits;    /* (fast, slow) flattened; [n_pairs][words] */
-    /* The rsi term's rows: row 0 all ones (its combos without use_rsi). */
-    size_t n_rrows; uint64_t *rbits;                    /* [n_rrows][words] */
+    /* The rsi term's rows, one per distinct (rsi_window, rsi_max) of its
+     * combos with use_rsi, ascending; none when no combo switches it on. */
+    fast_rsi_row *rrows; size_t n_rrows; uint64_t *rbits; /* [n_rrows][words] */
 } fast_aset;
 
 /* A sweep in progress (fast_sweep_begin .. fast_sweep_end). */

@@ -347,9 +347,6 @@ sebt_status fast_sweep_begin(const sebt_series *s, const sebt_params *combos, si
 #endif
     if (threads > FAST_MAX_THREADS)
         threads = FAST_MAX_THREADS;
-    for (size_t i = 0; i < n_combos; i++)
-        if (combos[i].use_rsi)
-            return sebt_fail(err, SEBT_ERR_UNAVAILABLE, "combo %zu: use_rsi = true: the sweep has no rsi rows yet", i);
     fast_sweep w;
     memset(&w, 0, sizeof w);
     w.s = s;

@@ -9,7 +9,9 @@
 
 #include "sweep_internal.h"
 
-/* The signal bitsets of combo ref q over its atr set s, a row per term. */
+/* The signal bitsets of combo ref q over its atr set s, a row per term. A
+ * combo without use_rsi has no rsi row: it gets its cloc row twice (x & x
+ * is x), so the filter off reads no memory a sweep did not read before. */
 _Static_assert(SEBT_N_TERMS == 5, "a new signal term's rows are built in sweep_z.c and placed here");
 static sebt_k_sigbits combo_sigbits(const fast_aset *s, const fast_zpair *pairs, const fast_combo_ref *q)
 {
@@ -19,7 +21,7 @@ static sebt_k_sigbits combo_sigbits(const fast_aset *s, const fast_zpair *pairs,
     sb.w[SEBT_TI_vol_z] = p->vbits + (size_t)q->vslot * s->words;
     sb.w[SEBT_TI_tr_z] = p->tbits + (size_t)q->tslot * s->words;
     sb.w[SEBT_TI_cloc] = s->cbits + (size_t)q->cslot * s->words;
-    sb.w[SEBT_TI_rsi] = s->rbits + (size_t)q->rslot * s->words;
+    sb.w[SEBT_TI_rsi] = q->rslot < 0 ? sb.w[SEBT_TI_cloc] : s->rbits + (size_t)q->rslot * s->words;
     return sb;
 }
 
@@ -47,7 +49,7 @@ static bool cost_twin(const fast_combo_ref *R, const size_t *ts, size_t t)
         x = &R[a0 + i];
         y = &R[b0 + i];
         if (x->pair != y->pair || x->ema != y->ema || x->vslot != y->vslot || x->tslot != y->tslot ||
-            x->cslot != y->cslot)
+            x->cslot != y->cslot || x->rslot != y->rslot)
             return false;
     }
     return true;

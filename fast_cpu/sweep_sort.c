@@ -1,5 +1,5 @@
 /* fast_cpu: the sweep's combos in ref_cmp's order (batch, exit key,
- * z window, EMA pair, thresholds, index), by a radix sort on ranks where
+ * z window, EMA pair, thresholds, rsi filter, index), by a radix sort on ranks where
  * the key fits, by qsort elsewhere. */
 #include <math.h>
 #include <stdlib.h>
@@ -16,7 +16,8 @@ static int ref_cmp(const void *pa, const void *pb)
     int c;
     if ((c = exit_cmp(a, b)) || (c = cmp_i(a->z, b->z)) || (c = cmp_i(a->fast, b->fast)) ||
         (c = cmp_i(a->slow, b->slow)) || (c = cmp_d(a->vz, b->vz)) || (c = cmp_d(a->tz, b->tz)) ||
-        (c = cmp_d(a->cm, b->cm)))
+        (c = cmp_d(a->cm, b->cm)) || (c = cmp_i(a->use_rsi, b->use_rsi)) || (c = cmp_i(a->rsi_w, b->rsi_w)) ||
+        (c = cmp_d(a->rsi_max, b->rsi_max)))
         return c;
     return cmp_i((int64_t)a->index, (int64_t)b->index);
 }
@@ -40,18 +41,24 @@ static void combo_ref(const fast_sweep *w, const sebt_params *p, size_t i, fast_
     r->vz = p->vol_z;
     r->tz = p->tr_z;
     r->cm = p->cloc_min;
+    r->use_rsi = p->use_rsi;
+    r->rsi_w = p->use_rsi ? p->rsi_window : 0;
+    r->rsi_max = p->use_rsi ? p->rsi_max : 0.0;
     r->index = i;
 }
 
 /* The sort key's digits, most significant first: ref_cmp's fields in its
  * order. The digits of RANKED are a field's rank among its distinct values
  * (axis k of sort_refs is digit RANKED[k]); the others are small integers
- * already (slots and switches). */
+ * already (slots and switches). The rsi filter's three are ranked, so a
+ * sweep that leaves it off has one value in each and the key it had
+ * before the filter existed. */
 enum {
     D_BATCH, D_ATR, D_USE_STOP, D_STOP_MULT, D_USE_TP, D_REWARD, D_USE_TIME, D_MAX_HOLD, D_COST, D_Z, D_FAST,
-    D_SLOW, D_VZ, D_TZ, D_CM, N_DIG
+    D_SLOW, D_VZ, D_TZ, D_CM, D_USE_RSI, D_RSI_W, D_RSI_MAX, N_DIG
 };
-static const int RANKED[] = { D_STOP_MULT, D_REWARD, D_MAX_HOLD, D_COST, D_FAST, D_SLOW, D_VZ, D_TZ, D_CM };
+static const int RANKED[] = { D_STOP_MULT, D_REWARD, D_MAX_HOLD, D_COST, D_FAST,    D_SLOW,
+                              D_VZ,        D_TZ,     D_CM,       D_USE_RSI, D_RSI_W, D_RSI_MAX };
 enum { N_AX = sizeof RANKED / sizeof RANKED[0] };
 
 /* Digit d's field, integers as doubles (exact). */
@@ -72,7 +79,10 @@ static double ref_field(const fast_combo_ref *r, int d)
     case D_SLOW: return r->slow;
     case D_VZ: return r->vz;
     case D_TZ: return r->tz;
-    default: return r->cm;
+    case D_CM: return r->cm;
+    case D_USE_RSI: return r->use_rsi;
+    case D_RSI_W: return r->rsi_w;
+    default: return r->rsi_max;
     }
 }
 

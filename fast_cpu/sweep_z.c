@@ -33,6 +33,7 @@ static void aset_free(fast_aset *s)
     free(s->ema_at);
     free(s->pairs);
     free(s->ebits);
+    free(s->rrows);
     free(s->rbits);
 }
 
@@ -285,6 +286,72 @@ static void threshold_bits(uint64_t *bits, size_t words, const double *thr, size
     }
 }
 
+static int rsi_row_cmp(const void *pa, const void *pb)
+{
+    const fast_rsi_row *a = pa, *b = pb;
+    int c = cmp_i(a->w, b->w);
+    return c ? c : cmp_d(a->max, b->max);
+}
+
+/* Row of (w, max) in rows[0 .. n), which holds it. */
+static int32_t find_rsi_row(const fast_rsi_row *rows, size_t n, int32_t w, double max)
+{
+    size_t a = 0, b = n;
+    fast_rsi_row key = { w, max };
+    while (a < b) {
+        size_t m = a + (b - a) / 2;
+        if (rsi_row_cmp(&rows[m], &key) < 0) a = m + 1; else b = m;
+    }
+    return (int32_t)a;
+}
+
+/* SPEC §4's rsi <= rsi_max over set s's U, one row per distinct
+ * (rsi_window, rsi_max) of its combos with use_rsi: RSI at U's bars in the
+ * reference's bits (sebt_k_rsi_at), once per window. A set whose combos
+ * all leave the filter off gets no row and costs nothing here. */
+static int rsi_rows(const fast_sweep *w, fast_aset *s)
+{
+    const fast_combo_ref *R = w->refs;
+    size_t k = 0;
+    for (size_t q = s->q0; q < s->q1; q++)
+        k += R[q].use_rsi;
+    s->n_rrows = 0;
+    if (k == 0)
+        return 0;
+    fast_rsi_row *rows = malloc(k * sizeof *rows);
+    if (!rows)
+        return -1;
+    k = 0;
+    for (size_t q = s->q0; q < s->q1; q++)
+        if (R[q].use_rsi)
+            rows[k++] = (fast_rsi_row){ R[q].rsi_w, R[q].rsi_max };
+    qsort(rows, k, sizeof *rows, rsi_row_cmp);
+    size_t n = 0;
+    for (size_t i = 0; i < k; i++)
+        if (n == 0 || rsi_row_cmp(&rows[i], &rows[n - 1]) != 0)
+            rows[n++] = rows[i];
+    s->rrows = rows;
+    s->n_rrows = n;
+    size_t wd = s->words ? s->words : 1, m = s->n ? s->n : 1;
+    s->rbits = calloc(n * wd, sizeof *s->rbits);
+    double *r = malloc(m * sizeof *r);
+    if (!s->rbits || !r) {
+        free(r);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || rows[i].w != rows[i - 1].w)
+            for (size_t j = 0; j < s->n; j++)
+                r[j] = sebt_k_rsi_at(w->s->close, s->bar[j], rows[i].w);
+        uint64_t *row = s->rbits + i * s->words;
+        for (size_t j = 0; j < s->n; j++)
+            if (r[j] <= rows[i].max)
+                row[j >> 6] |= (uint64_t)1 << (j & 63);
+    }
+    free(r);
+    return 0;
+}
+
 /* Everything of atr set s that does not need the EMAs: U, ATR at U, the
  * pairs' positions in U and their threshold bitsets, the cloc bitsets. */
 static int aset_build(const fast_sweep *w, fast_aset *s, int32_t a, fast_zpair *pairs, size_t n_pairs, uint8_t *mask)
@@ -347,12 +414,7 @@ static int aset_build(const fast_sweep *w, fast_aset *s, int32_t a, fast_zpair *
             if (cl[j] > s->cthr[r])
                 s->cbits[r * s->words + (j >> 6)] |= (uint64_t)1 << (j & 63);
     free(cl);
-    s->n_rrows = 1;
-    s->rbits = malloc(wd * sizeof *s->rbits);
-    if (!s->rbits)
-        return -1;
-    memset(s->rbits, 0xff, wd * sizeof *s->rbits);
-    return 0;
+    return rsi_rows(w, s);
 }
 
 void fast_zbatch_free(fast_zbatch *zb)
@@ -843,8 +905,8 @@ static int ema_bits(zbuild *b)
     return 0;
 }
 
-/* Step 6: each combo's four rows (its sebt_k_sigbits): vol_z, tr_z and
- * cloc threshold slots, EMA pair slot. */
+/* Step 6: each combo's rows (its sebt_k_sigbits): vol_z, tr_z and cloc
+ * threshold slots, EMA pair slot, rsi row (-1 without use_rsi). */
 static void combo_slots(zbuild *b)
 {
     fast_combo_ref *R = b->w->refs;
@@ -856,6 +918,7 @@ static void combo_slots(zbuild *b)
             R[q].vslot = find_d(p->vthr, p->n_vthr, R[q].vz);
             R[q].tslot = find_d(p->tthr, p->n_tthr, R[q].tz);
             R[q].cslot = find_d(s->cthr, s->n_cthr, R[q].cm);
+            R[q].rslot = R[q].use_rsi ? find_rsi_row(s->rrows, s->n_rrows, R[q].rsi_w, R[q].rsi_max) : -1;
             int64_t key = ((int64_t)R[q].fast << 31) | R[q].slow;
             size_t lo = 0, hi = s->n_pairs;
             while (lo < hi) {

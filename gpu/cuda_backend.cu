@@ -322,7 +322,8 @@ static cudaError_t upload_batch(const sweep *w, const fast_zbatch *zb, dev_batch
             o[SEBT_TI_vol_z] = pair_v[r->pair] + r->vslot * wd;
             o[SEBT_TI_tr_z] = pair_t[r->pair] + r->tslot * wd;
             o[SEBT_TI_cloc] = set_c[zb->set_of_atr[r->a]] + r->cslot * wd;
-            o[SEBT_TI_rsi] = set_r[zb->set_of_atr[r->a]] + r->rslot * wd;
+            /* without use_rsi: the cloc row again (fast_cpu's combo_sigbits) */
+            o[SEBT_TI_rsi] = r->rslot < 0 ? o[SEBT_TI_cloc] : set_r[zb->set_of_atr[r->a]] + r->rslot * wd;
         }
         void *d;
         if ((e = pool_put(&db->pool, arena, ((size_t)total + 1) * sizeof(uint64_t), &d)) == cudaSuccess)
