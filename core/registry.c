@@ -9,6 +9,12 @@
 #include "sebt/gpu.h"
 #include "sebt/plugin.h"
 #include "sebt/sebt.h"
+
+/* sebt_params and sebt_features are part of the plugin ABI: a field or a
+ * column more changes their layout, so it is a new SEBT_PLUGIN_ABI_VERSION
+ * (plugin.h says what each version holds). */
+_Static_assert(SEBT_PLUGIN_ABI_VERSION == 2 && SEBT_N_PARAMS == 18 && SEBT_N_FEATURES == 8,
+               "sebt_params or sebt_features changed: bump SEBT_PLUGIN_ABI_VERSION, then this");
 #include "kernel_process.h"
 
 /* The cuda backend lives in libsebt_cuda.so, opened only when asked for by
@@ -180,6 +186,13 @@ sebt_status sebt_plugin_open(const char *value, const sebt_backend **out, sebt_e
     if (!sym)
         return sebt_fail(err, SEBT_ERR_USAGE, "plugin %s: it does not export %s(), the entry point of a "
                          "sebt plugin (include/sebt/plugin.h)", path, SEBT_PLUGIN_SYMBOL);
+    /* The version it was built for, when it says: a plugin of another one
+     * is not called at all (it would read sebt_params of another layout). */
+    const int *abi = dlsym(handle, SEBT_PLUGIN_ABI_SYMBOL);
+    if (abi && *abi != SEBT_PLUGIN_ABI_VERSION)
+        return sebt_fail(err, SEBT_ERR_USAGE, "plugin %s refused to load: plugin ABI mismatch: the plugin was built "
+                         "for sebt plugin ABI %d, this sebt speaks ABI %d; rebuild the plugin against this sebt's "
+                         "headers", path, *abi, SEBT_PLUGIN_ABI_VERSION);
     sebt_backend_plugin_fn entry;
     memcpy(&entry, &sym, sizeof entry);
     sebt_error perr = { 0 };

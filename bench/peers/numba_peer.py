@@ -4,7 +4,9 @@ would write it, to time sebt against what a user would otherwise run.
 
 One @njit loop per combo walks the bars once: EMAs, TR, ATR and the two
 z-scores from streaming window sums (ring buffers, running sum and sum of
-squares), the signal, and the SPEC §6 simulation (valid bars only, one
+squares), the signal (with the RSI entry filter where use_rsi is on: the
+window's gains and losses kept in ring buffers and summed oldest first at a
+candidate signal bar only), and the SPEC §6 simulation (valid bars only, one
 position at a time, stop-gap / stop / target / time in that order, fees and
 slippage on both legs). prange spreads the combos over the threads.
 
@@ -64,21 +66,21 @@ PARAMS = [
     ("use_rsi", "b", False), ("rsi_window", "i", 14), ("rsi_max", "f", 30.0),
 ]
 KIND = {n: k for n, k, _ in PARAMS}
-INT_NAMES = ["ema_fast", "ema_slow", "z_window", "atr_window", "max_hold"]
-FLT_NAMES = ["vol_z", "tr_z", "cloc_min", "atr_stop_mult", "reward_r", "fee_bp", "slippage_bp"]
-BOOL_NAMES = ["use_stop", "use_tp", "use_time"]
+INT_NAMES = ["ema_fast", "ema_slow", "z_window", "atr_window", "max_hold", "rsi_window"]
+FLT_NAMES = ["vol_z", "tr_z", "cloc_min", "atr_stop_mult", "reward_r", "fee_bp", "slippage_bp", "rsi_max"]
+BOOL_NAMES = ["use_stop", "use_tp", "use_time", "use_rsi"]
+# SPEC §3's indicator columns, in sebt's order (the features this peer serves).
+COLUMNS = ["ema_f", "ema_s", "tr", "atr", "vol_z", "tr_z", "cloc", "rsi"]
 
 
 def check_param(where, name, v):
     ok = {
         "ema_fast": lambda x: x >= 1, "ema_slow": lambda x: x >= 1,
         "z_window": lambda x: x >= 2, "atr_window": lambda x: x >= 1,
-        "max_hold": lambda x: x >= 1, "atr_stop_mult": lambda x: x >= 0,
+        "max_hold": lambda x: x >= 1, "rsi_window": lambda x: x >= 1, "atr_stop_mult": lambda x: x >= 0,
         "reward_r": lambda x: x > 0, "fee_bp": lambda x: x >= 0,
-        "slippage_bp": lambda x: x >= 0, "rsi_window": lambda x: x >= 1,
+        "slippage_bp": lambda x: x >= 0,
     }.get(name, lambda x: True)
-    if name == "use_rsi" and v:
-        fail("%s: use_rsi = true: this peer's sweep has no RSI filter" % where)
     if KIND[name] == "f" and not math.isfinite(v):
         fail("%s: %s = %r is not finite" % (where, name, v))
     if not ok(v):
@@ -294,6 +296,32 @@ def true_range(o, h, l, c):
 
 
 @njit(nogil=True, cache=False, error_model="numpy")
+def gains_losses(c):
+    """SPEC §3's RSI inputs per bar: the gain and the loss of close against
+    the bar before, NaN at bar 0 and where either bar is missing."""
+    n = c.shape[0]
+    g = np.full(n, np.nan)
+    ls = np.full(n, np.nan)
+    for t in range(1, n):
+        if not (np.isnan(c[t]) or np.isnan(c[t - 1])):
+            d = c[t] - c[t - 1]
+            g[t] = d if d > 0 else 0.0
+            ls[t] = -d if d < 0 else 0.0
+    return g, ls
+
+
+@njit(nogil=True, cache=False, error_model="numpy")
+def window_rsi(gb, lb, t, w):
+    """RSI from full ring buffers of gains and losses: both means summed
+    oldest first; NaN when nothing moved."""
+    g = window_mean(gb, t, w)
+    lo = window_mean(lb, t, w)
+    if g + lo == 0.0:
+        return np.nan
+    return (100.0 * g) / (g + lo)
+
+
+@njit(nogil=True, cache=False, error_model="numpy")
 def window_z(buf, t, w, xt):
     """SPEC §3's z-score from a full ring buffer (x[t] was stored at t % w):
     both sums oldest first, the two-pass variance."""
@@ -320,9 +348,9 @@ def window_mean(buf, t, w):
 
 
 @njit(nogil=True, cache=False, error_model="numpy")
-def backtest(o, h, l, c, v, tr, ema_fast, ema_slow, z_window, atr_window, max_hold,
-             vol_thr, tr_thr, cloc_min, stop_mult, reward_r, fee_bp, slip_bp,
-             use_stop, use_tp, use_time, out, rec, trades, exact_w):
+def backtest(o, h, l, c, v, tr, gain, loss, ema_fast, ema_slow, z_window, atr_window, max_hold, rsi_window,
+             vol_thr, tr_thr, cloc_min, stop_mult, reward_r, fee_bp, slip_bp, rsi_max,
+             use_stop, use_tp, use_time, use_rsi, out, rec, trades, exact_w):
     n = c.shape[0]
     af = 2.0 / (ema_fast + 1)
     bf = 1.0 - af
@@ -346,6 +374,11 @@ def backtest(o, h, l, c, v, tr, ema_fast, ema_slow, z_window, atr_window, max_ho
     a_run = 0
     prev_v = np.nan
     prev_a = np.nan
+    # RSI: the window's gains and losses, summed afresh (oldest first) at a
+    # candidate signal only; defined once no NaN gain is left in the window.
+    gb = np.full(rsi_window, np.nan)
+    lb = np.full(rsi_window, np.nan)
+    g_nan = rsi_window
     cost = (fee_bp + slip_bp) / 10000.0
 
     in_pos = False
@@ -437,6 +470,14 @@ def backtest(o, h, l, c, v, tr, ema_fast, ema_slow, z_window, atr_window, max_ho
             a_sum = 0.0
             a_sq = 0.0
 
+        k = t % rsi_window
+        if np.isnan(gb[k]):
+            g_nan -= 1
+        gb[k] = gain[t]
+        lb[k] = loss[t]
+        if np.isnan(gain[t]):
+            g_nan += 1
+
         if np.isnan(atr):
             continue          # not a valid bar (SPEC §5): the walk skips it
         valid_bars += 1
@@ -522,7 +563,10 @@ def backtest(o, h, l, c, v, tr, ema_fast, ema_slow, z_window, atr_window, max_ho
                             m = a_sum / z_window
                             var = a_sq / z_window - m * m
                             tz = (atr - m) / np.sqrt(var) if var > 0.0 else np.nan
-                        if tz > tr_thr:
+                        rsi_ok = True
+                        if use_rsi:
+                            rsi_ok = g_nan == 0 and window_rsi(gb, lb, t, rsi_window) <= rsi_max
+                        if tz > tr_thr and rsi_ok:
                             pending = True
                             cand_t = t
                             sig_low = l[t]
@@ -547,10 +591,11 @@ def backtest(o, h, l, c, v, tr, ema_fast, ema_slow, z_window, atr_window, max_ho
 
 
 @njit(nogil=True, cache=False, error_model="numpy")
-def feature_columns(o, h, l, c, v, tr, ema_fast, ema_slow, z_window, atr_window,
-                    vol_thr, tr_thr, cloc_min, out, exact_w):
-    """The indicator columns of one combo (out: 9 x n), computed the way
-    backtest computes them: the same streaming sums, bar by bar."""
+def feature_columns(o, h, l, c, v, tr, gain, loss, ema_fast, ema_slow, z_window, atr_window, rsi_window,
+                    vol_thr, tr_thr, cloc_min, rsi_max, use_rsi, out, exact_w):
+    """The indicator columns of one combo (out: COLUMNS, then signal and
+    valid, x n), computed the way backtest computes them: the same
+    streaming sums, bar by bar."""
     n = c.shape[0]
     af = 2.0 / (ema_fast + 1)
     bf = 1.0 - af
@@ -573,6 +618,9 @@ def feature_columns(o, h, l, c, v, tr, ema_fast, ema_slow, z_window, atr_window,
     a_run = 0
     prev_v = np.nan
     prev_a = np.nan
+    gb = np.full(rsi_window, np.nan)
+    lb = np.full(rsi_window, np.nan)
+    g_nan = rsi_window
     for t in range(n):
         ct = c[t]
         if not np.isnan(ct):
@@ -661,22 +709,34 @@ def feature_columns(o, h, l, c, v, tr, ema_fast, ema_slow, z_window, atr_window,
                 tz = (atr - m) / np.sqrt(var)
         hl = h[t] - l[t]
         cl = np.nan if missing or hl == 0.0 else (ct - l[t]) / hl
+        k = t % rsi_window
+        if np.isnan(gb[k]):
+            g_nan -= 1
+        gb[k] = gain[t]
+        lb[k] = loss[t]
+        if np.isnan(gain[t]):
+            g_nan += 1
+        rsi = window_rsi(gb, lb, t, rsi_window) if g_nan == 0 else np.nan
         out[4, t] = vz
         out[5, t] = tz
         out[6, t] = cl
+        out[7, t] = rsi
         sig = (not missing) and ef < es and vz > vol_thr and tz > tr_thr and cl > cloc_min
-        out[7, t] = 1.0 if sig else 0.0
-        out[8, t] = 0.0 if np.isnan(atr) else 1.0
+        if use_rsi:
+            sig = sig and rsi <= rsi_max
+        out[8, t] = 1.0 if sig else 0.0
+        out[9, t] = 0.0 if np.isnan(atr) else 1.0
 
 
 @njit(parallel=True, nogil=True, cache=False, error_model="numpy")
 def sweep(o, h, l, c, v, pi, pf, pb, out):
     tr = true_range(o, h, l, c)
+    gain, loss = gains_losses(c)
     no_trades = np.zeros((0, 12))   # the sweep records no trades
     for k in prange(pi.shape[0]):
-        backtest(o, h, l, c, v, tr, pi[k, 0], pi[k, 1], pi[k, 2], pi[k, 3], pi[k, 4],
-                 pf[k, 0], pf[k, 1], pf[k, 2], pf[k, 3], pf[k, 4], pf[k, 5], pf[k, 6],
-                 pb[k, 0] != 0, pb[k, 1] != 0, pb[k, 2] != 0, out[k], False, no_trades, False)
+        backtest(o, h, l, c, v, tr, gain, loss, pi[k, 0], pi[k, 1], pi[k, 2], pi[k, 3], pi[k, 4], pi[k, 5],
+                 pf[k, 0], pf[k, 1], pf[k, 2], pf[k, 3], pf[k, 4], pf[k, 5], pf[k, 6], pf[k, 7],
+                 pb[k, 0] != 0, pb[k, 1] != 0, pb[k, 2] != 0, pb[k, 3] != 0, out[k], False, no_trades, False)
 
 
 def pack(cols, rows=None):
@@ -717,55 +777,34 @@ def serve():
 
     # sebt starts a kernel per validate check (each runs in its own process):
     # numba's on-disk cache compiles these once, not at every start.
-    for f in (true_range, window_z, window_mean, backtest, feature_columns):
+    for f in (true_range, gains_losses, window_rsi, window_z, window_mean, backtest, feature_columns):
         f.enable_caching()
-
-    def rsi(close, w):
-        """SPEC §3 RSI(w), literally: each window's gains and losses summed
-        oldest first."""
-        out = np.full(close.shape[0], np.nan)
-        c = close.tolist()
-        for t in range(w - 1, len(c)):
-            gains = losses = 0.0
-            for i in range(t - w + 1, t + 1):
-                if i == 0 or c[i] != c[i] or c[i - 1] != c[i - 1]:
-                    break
-                d = c[i] - c[i - 1]
-                gains += d if d > 0 else 0.0
-                losses += -d if d < 0 else 0.0
-            else:
-                g, lo = gains / w, losses / w
-                if g + lo != 0:
-                    out[t] = (100.0 * g) / (g + lo)
-        return out
 
     def features(series, p):
         s = series
         tr = true_range(s.open, s.high, s.low, s.close)
-        cols = np.empty((9, s.n))
-        feature_columns(s.open, s.high, s.low, s.close, s.volume, tr, p["ema_fast"], p["ema_slow"],
-                        p["z_window"], p["atr_window"], p["vol_z"], p["tr_z"], p["cloc_min"], cols, True)
-        r = rsi(s.close, p["rsi_window"])
-        if p["use_rsi"]:
-            with np.errstate(invalid="ignore"):
-                cols[7] = np.where(r <= p["rsi_max"], cols[7], 0.0)
-        return np.concatenate([cols[:7], r[None, :], cols[7:]])
+        gain, loss = gains_losses(s.close)
+        out = np.empty((len(COLUMNS) + 2, s.n))
+        feature_columns(s.open, s.high, s.low, s.close, s.volume, tr, gain, loss, p["ema_fast"], p["ema_slow"],
+                        p["z_window"], p["atr_window"], p["rsi_window"], p["vol_z"], p["tr_z"], p["cloc_min"],
+                        p["rsi_max"], p["use_rsi"], out, True)
+        return out
 
     def run(series, combos, want_trades):
         s = series
         tr = true_range(s.open, s.high, s.low, s.close)
+        gain, loss = gains_losses(s.close)
         rows = np.zeros((combos.n, 16))
         parts = []
         buf = np.empty((s.n // 2 + 2, 12))
-        if combos.use_rsi.any():
-            raise ValueError("use_rsi = true: this peer's backtest has no RSI filter")
         for k in range(combos.n):
             out = np.zeros(16)
-            backtest(s.open, s.high, s.low, s.close, s.volume, tr, combos.ema_fast[k], combos.ema_slow[k],
-                     combos.z_window[k], combos.atr_window[k], combos.max_hold[k], combos.vol_z[k],
-                     combos.tr_z[k], combos.cloc_min[k], combos.atr_stop_mult[k], combos.reward_r[k],
-                     combos.fee_bp[k], combos.slippage_bp[k], bool(combos.use_stop[k]), bool(combos.use_tp[k]),
-                     bool(combos.use_time[k]), out, want_trades, buf, True)
+            backtest(s.open, s.high, s.low, s.close, s.volume, tr, gain, loss, combos.ema_fast[k],
+                     combos.ema_slow[k], combos.z_window[k], combos.atr_window[k], combos.max_hold[k],
+                     combos.rsi_window[k], combos.vol_z[k], combos.tr_z[k], combos.cloc_min[k],
+                     combos.atr_stop_mult[k], combos.reward_r[k], combos.fee_bp[k], combos.slippage_bp[k],
+                     combos.rsi_max[k], bool(combos.use_stop[k]), bool(combos.use_tp[k]), bool(combos.use_time[k]),
+                     bool(combos.use_rsi[k]), out, want_trades, buf, True)
             n_tr = int(out[0])
             rows[k, 0:6] = out[0:6]
             rows[k, 6] = out[7]
@@ -777,7 +816,8 @@ def serve():
         return sk.Results(rows, np.concatenate(parts) if parts else None)
 
     return sk.serve("numba_peer", contract="tolerant", tol=SERVE_TOL, run=run, features=features,
-                    description="bench/peers/numba_peer.py: streaming window sums in numba")
+                    description="bench/peers/numba_peer.py: streaming window sums in numba",
+                    params=[name for name, _, _ in PARAMS], columns=COLUMNS)
 
 
 # The peer's fee and sharpe round differently from the reference's order of

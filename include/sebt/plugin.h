@@ -18,8 +18,13 @@
  * trades are malloc'd (sebt frees them with free()).
  *
  * The version changes whenever sebt_backend, sebt_batch_opts or a type they
- * use changes layout or meaning; a plugin built against another version is
- * refused with a message naming both, never run.
+ * use (sebt_params and sebt_features among them: sebt/strategy.def)
+ * changes layout or meaning; a plugin built against another version is
+ * refused with a message naming both, never run. SEBT_PLUGIN_ENTRY also
+ * exports the version the plugin was built for (sebt_plugin_abi), which
+ * sebt reads before it calls anything of the plugin's; a plugin without it
+ * (built for ABI 1, or with an entry point of its own) is asked through
+ * sebt_plugin_abi_check.
  *
  * A plugin may call what libsebt exports (include/sebt/sebt.h: errors,
  * series, parameters, features and results allocation, the loader), linking
@@ -38,9 +43,13 @@ extern "C" {
 #endif
 
 /* 1: sebt_backend and sebt_batch_opts as in sebt 0.1 (with memory_budget
- *    and stats in the options). */
-#define SEBT_PLUGIN_ABI_VERSION 1
+ *    and stats in the options).
+ * 2: sebt_params with the RSI entry filter's use_rsi, rsi_window and
+ *    rsi_max (18 fields), sebt_features with its rsi column (8 columns);
+ *    the entry point exports sebt_plugin_abi. */
+#define SEBT_PLUGIN_ABI_VERSION 2
 #define SEBT_PLUGIN_SYMBOL "sebt_backend_plugin"
+#define SEBT_PLUGIN_ABI_SYMBOL "sebt_plugin_abi"
 
 typedef const sebt_backend *(*sebt_backend_plugin_fn)(int abi_version, sebt_error *err);
 
@@ -51,12 +60,16 @@ typedef const sebt_backend *(*sebt_backend_plugin_fn)(int abi_version, sebt_erro
 #endif
 
 /* Declares the entry point with C linkage and default visibility, so it is
- * exported even from a library built with -fvisibility=hidden or by nvcc. */
+ * exported even from a library built with -fvisibility=hidden or by nvcc,
+ * and beside it the ABI version it was built for. */
 #ifdef __cplusplus
 #define SEBT_PLUGIN_ENTRY \
+    extern "C" SEBT_PLUGIN_EXPORT const int sebt_plugin_abi = SEBT_PLUGIN_ABI_VERSION; \
     extern "C" SEBT_PLUGIN_EXPORT const sebt_backend *sebt_backend_plugin(int abi_version, sebt_error *err)
 #else
 #define SEBT_PLUGIN_ENTRY \
+    SEBT_PLUGIN_EXPORT extern const int sebt_plugin_abi; \
+    SEBT_PLUGIN_EXPORT const int sebt_plugin_abi = SEBT_PLUGIN_ABI_VERSION; \
     SEBT_PLUGIN_EXPORT const sebt_backend *sebt_backend_plugin(int abi_version, sebt_error *err)
 #endif
 

@@ -136,25 +136,31 @@ static void zscore(const double *x, size_t n, int32_t w, double *out)
         out[t] = t + 1 < (size_t)w ? NAN : stored(window_z(x, t + 1 - (size_t)w, t, w));
 }
 
-/* SPEC §3 RSI(w): the window's gains and losses summed afresh, oldest
- * first; no reading across a missing bar or without movement. */
+/* RSI (Cutler's: simple means of gains and losses), each window summed
+ * afresh, oldest first, like ATR's. A gain is NaN at bar 0 and where the bar
+ * or the one before is missing; a window holding one is undefined, and so
+ * is one where nothing moved (G + L == 0). */
 static void rsi(const double *close, size_t n, int32_t w, double *out)
 {
     size_t ws = (size_t)w;
     for (size_t t = 0; t < n; t++) {
         out[t] = NAN;
-        if (t + 1 < ws)
+        if (t < ws)     /* the window t-w+1..t must start after bar 0, which has no gain */
             continue;
-        double gains = 0.0, losses = 0.0;
+        double g = 0.0, l = 0.0;
         size_t i = t + 1 - ws;
-        for (; i <= t && i > 0 && !isnan(close[i]) && !isnan(close[i - 1]); i++) {
+        for (; i <= t; i++) {
             double d = close[i] - close[i - 1];
-            gains += d > 0 ? d : 0.0;
-            losses += d < 0 ? -d : 0.0;
+            if (isnan(d))
+                break;
+            g += d > 0 ? d : 0.0;
+            l += d < 0 ? -d : 0.0;
         }
-        double g = gains / (double)w, l = losses / (double)w;
-        if (i > t && g + l != 0)
-            out[t] = stored((100.0 * g) / (g + l));
+        if (i <= t)
+            continue;
+        double G = g / (double)w, L = l / (double)w;
+        if (G + L != 0.0)
+            out[t] = stored((100.0 * G) / (G + L));
     }
 }
 

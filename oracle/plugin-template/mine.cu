@@ -33,6 +33,9 @@
 #endif
 
 #define MINE_BLOCK 64
+/* The indicator columns a combo keeps in scratch: ema_f, ema_s, tr, atr,
+ * vol_z, tr_z, cloc, rsi (SPEC §3), as sebt_features holds them. */
+#define MINE_COLUMNS 8
 /* Device memory for one launch; more combos run in several launches. */
 #define MINE_LAUNCH_BYTES ((size_t)256 << 20)
 
@@ -114,23 +117,31 @@ __device__ static void zscore(const double *x, size_t n, int32_t w, double *out)
         out[t] = t + 1 < (size_t)w ? NAN : window_z(x, t + 1 - (size_t)w, t, w);
 }
 
+/* RSI (Cutler's: simple means of gains and losses), each window summed
+ * afresh, oldest first. A gain is NaN at bar 0 and where the bar or the one
+ * before is missing; a window holding one is undefined, and so is one where
+ * nothing moved (G + L == 0). */
 __device__ static void rsi(const double *close, size_t n, int32_t w, double *out)
 {
     size_t ws = (size_t)w;
     for (size_t t = 0; t < n; t++) {
         out[t] = NAN;
-        if (t + 1 < ws)
+        if (t < ws)     /* the window t-w+1..t must start after bar 0, which has no gain */
             continue;
-        double gains = 0.0, losses = 0.0;
+        double g = 0.0, l = 0.0;
         size_t i = t + 1 - ws;
-        for (; i <= t && i > 0 && !isnan(close[i]) && !isnan(close[i - 1]); i++) {
+        for (; i <= t; i++) {
             double d = close[i] - close[i - 1];
-            gains += d > 0 ? d : 0.0;
-            losses += d < 0 ? -d : 0.0;
+            if (isnan(d))
+                break;
+            g += d > 0 ? d : 0.0;
+            l += d < 0 ? -d : 0.0;
         }
-        double g = gains / (double)w, l = losses / (double)w;
-        if (i > t && g + l != 0)
-            out[t] = (100.0 * g) / (g + l);
+        if (i <= t)
+            continue;
+        double G = g / (double)w, L = l / (double)w;
+        if (G + L != 0.0)
+            out[t] = (100.0 * G) / (G + L);
     }
 }
 
@@ -257,7 +268,7 @@ __device__ static void metrics(const sebt_trade *tr, size_t n, sebt_metrics *m)
     m->sharpe = sharpe;
 }
 
-/* Combo i of the launch: columns in scratch (8 doubles and 2 flags a bar),
+/* Combo i of the launch: columns in scratch (MINE_COLUMNS doubles and 2 flags a bar),
  * trades in its slice of cap. */
 __global__ void mine_kernel(sebt_series s, const sebt_params *combos, size_t n_combos, double *cols,
                             uint8_t *flags, sebt_trade *trades, size_t cap, sebt_result *results)
@@ -268,7 +279,7 @@ __global__ void mine_kernel(sebt_series s, const sebt_params *combos, size_t n_c
     size_t n = s.n;
     sebt_features f;
     f.n = n;
-    double *c = cols + i * 8 * n;
+    double *c = cols + i * MINE_COLUMNS * n;
     f.ema_f = c;
     f.ema_s = c + n;
     f.tr = c + 2 * n;
@@ -333,7 +344,7 @@ static sebt_status prepare(const sebt_series *s, size_t room, size_t cap, device
     }
     d->s.n = s->n;
     if (e == cudaSuccess)
-        e = cudaMalloc(&d->cols, room * 8 * n * sizeof(double));
+        e = cudaMalloc(&d->cols, room * MINE_COLUMNS * n * sizeof(double));
     if (e == cudaSuccess)
         e = cudaMalloc(&d->flags, room * 2 * n);
     if (e == cudaSuccess)
@@ -381,9 +392,10 @@ static sebt_status mine_features(const sebt_backend *self, const sebt_series *s,
         return st;
     st = launch(&d, p, 1, cap, err);
     size_t n = s->n;
-    double *dst[] = { out->ema_f, out->ema_s, out->tr, out->atr, out->vol_z, out->tr_z, out->cloc, out->rsi };
+    double *dst[MINE_COLUMNS] = { out->ema_f, out->ema_s, out->tr, out->atr, out->vol_z, out->tr_z, out->cloc,
+                                  out->rsi };
     cudaError_t e = cudaSuccess;
-    for (int k = 0; k < 8 && st == SEBT_OK && e == cudaSuccess && n; k++)
+    for (int k = 0; k < MINE_COLUMNS && st == SEBT_OK && e == cudaSuccess && n; k++)
         e = cudaMemcpy(dst[k], d.cols + k * n, n * sizeof(double), cudaMemcpyDeviceToHost);
     if (st == SEBT_OK && e == cudaSuccess && n)
         e = cudaMemcpy(out->signal, d.flags, n, cudaMemcpyDeviceToHost);
@@ -409,7 +421,7 @@ static sebt_status mine_run_batch(const sebt_backend *self, const sebt_series *s
     if (st != SEBT_OK || n_combos == 0)
         return st;
     size_t n = s->n ? s->n : 1, cap = s->n / 2 + 1;
-    size_t per_combo = n * (8 * sizeof(double) + 2) + cap * sizeof(sebt_trade) + sizeof(sebt_result);
+    size_t per_combo = n * (7 * sizeof(double) + 2) + cap * sizeof(sebt_trade) + sizeof(sebt_result);
     size_t room = MINE_LAUNCH_BYTES / per_combo;
     if (room < 1)
         room = 1;

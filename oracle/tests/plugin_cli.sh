@@ -34,7 +34,22 @@ if ! cmp -s "$tmp/ref" "$tmp/mine" || [[ $(wc -l <"$tmp/ref") -lt 2 ]]; then
   echo "FAIL: the template's trades differ from the reference's (or there are none)"; fail=1
 fi
 
-expect 2 'ABI mismatch.*ABI 99.*ABI 1' -- "$sebt" run --backend "$dir/libbroken_abi.so" --data "$data"
+expect 2 'ABI mismatch.*ABI 99.*ABI 2' -- "$sebt" run --backend "$dir/libbroken_abi.so" --data "$data"
+# With the RSI entry filter on, on bars with holes: the template (and its
+# float32 variant) against the reference.
+rsi_grid="$tmp/rsi-grid.txt"
+printf 'ema_fast = 4\nema_slow = 32\nz_window = 16\natr_window = 8\nvol_z = 0.5\ntr_z = 0\ncloc_min = 0.3\nuse_rsi = true\nrsi_window = 2, 14\nrsi_max = 20, 50\n' > "$rsi_grid"
+for v in ok float32; do
+  expect 0 'combos checked 4, divergences 0.*' -- "$sebt" parity --backend "$dir/libmine_$v.so" --gaps plain \
+    --data "$(dirname "$data")/BTCUSDT-15m-2017-2021.csv.gz" --grid "$rsi_grid"
+done
+# A plugin built for ABI 1 (sebt_params of 15 fields): its own check refuses
+# it; one that exports its ABI is refused unread (anything of it called aborts).
+expect 2 'libold_abi_checks.so refused to load: plugin ABI mismatch: the plugin was built for sebt plugin ABI 1, this sebt speaks ABI 2' -- \
+  "$sebt" run --backend "$dir/libold_abi_checks.so" --data "$data"
+expect 2 'libold_abi_exports.so refused to load: plugin ABI mismatch: the plugin was built for sebt plugin ABI 1, this sebt speaks ABI 2' -- \
+  "$sebt" run --backend "$dir/libold_abi_exports.so" --data "$data"
+if grep -q 'old_abi: ' "$tmp/out" "$tmp/err"; then echo "FAIL: the ABI 1 plugin was called"; fail=1; fi
 expect 2 'does not export sebt_backend_plugin' -- "$sebt" run --backend "$dir/libbroken_nosym.so" --data "$data"
 expect 2 "null run_batch" -- "$sebt" backends --backend "$dir/libbroken_nullfn.so"
 expect 3 'no CUDA device' -- "$sebt" run --backend "$dir/libbroken_nodevice.so" --data "$data"

@@ -11,6 +11,7 @@ evaluated in the order written, so its bits are the reference's.
 the exit leg only, as a hurried port might do. validate then fails (exit 1)
 with a shrunk reproducer.
 """
+import math
 import os
 import sys
 
@@ -20,6 +21,33 @@ import numpy as np  # noqa: E402
 import sebt_kernel as sk  # noqa: E402
 
 BUG = "--bug" in sys.argv[1:]
+
+# SPEC §2, this kernel's own copy: name, type, lower bound (None: none),
+# bound excluded, default. A double must also be finite. sebt declares its
+# parameters in the handshake; one that declares others is refused.
+PARAMS = [
+    ("ema_fast", "int", 1, False, 96), ("ema_slow", "int", 1, False, 672), ("z_window", "int", 2, False, 672),
+    ("atr_window", "int", 1, False, 96), ("vol_z", "double", None, False, 2.0), ("tr_z", "double", None, False, 1.2),
+    ("cloc_min", "double", None, False, 0.6), ("use_stop", "bool", None, False, True),
+    ("atr_stop_mult", "double", 0, False, 0.7), ("use_tp", "bool", None, False, True),
+    ("reward_r", "double", 0, True, 2.0), ("use_time", "bool", None, False, True), ("max_hold", "int", 1, False, 96),
+    ("fee_bp", "double", 0, False, 5.0), ("slippage_bp", "double", 0, False, 5.0),
+    ("use_rsi", "bool", None, False, False), ("rsi_window", "int", 1, False, 14),
+    ("rsi_max", "double", None, False, 30.0),
+]
+# SPEC §3's columns, in the order features() returns them (then signal, valid).
+COLUMNS = ["ema_f", "ema_s", "tr", "atr", "vol_z", "tr_z", "cloc", "rsi"]
+
+
+def check_params(p):
+    """SPEC §2's rules, this kernel's copy: a combo outside them is refused
+    (sebt checks before sending, so a refusal here means the two differ)."""
+    for name, typ, lo, excl, _ in PARAMS:
+        v = p[name]
+        if typ == "double" and not math.isfinite(v):
+            raise ValueError("%s = %r is not finite" % (name, v))
+        if lo is not None and (v <= lo if excl else v < lo):
+            raise ValueError("%s = %r is outside its rule (%s %s)" % (name, v, ">" if excl else ">=", lo))
 
 
 def ema(close, span):
@@ -87,29 +115,30 @@ def zscore(x, w):
 
 
 def rsi(close, w):
-    """SPEC §3 RSI(w): per bar the change's gain and loss (NaN at bar 0 and
-    next to a missing bar), their window sums oldest first, divided by w."""
+    """SPEC §3's RSI(w): gains and losses of close against the bar before
+    (NaN at bar 0 and where either bar is missing), each window's means
+    summed oldest first; NaN where the window holds a NaN or nothing moved."""
     n = close.shape[0]
+    gain = np.full(n, np.nan)
+    loss = np.full(n, np.nan)
+    if n > 1:
+        d = close[1:] - close[:-1]
+        gain[1:] = np.where(d > 0, d, 0.0)
+        loss[1:] = np.where(d < 0, -d, 0.0)
+        gain[1:][np.isnan(d)] = np.nan
     out = np.full(n, np.nan)
-    if n < w:
-        return out
-    d = np.full(n, np.nan)
-    d[1:] = close[1:] - close[:-1]
-    with np.errstate(invalid="ignore"):
-        gain = np.where(d > 0, d, 0.0)
-        loss = np.where(d < 0, -d, 0.0)
-    gain[np.isnan(d)] = np.nan
-    loss[np.isnan(d)] = np.nan
-    g = window_sum(gain, w) / w
-    lo = window_sum(loss, w) / w
-    with np.errstate(invalid="ignore", divide="ignore"):
-        r = (100.0 * g) / (g + lo)
-    r[np.isnan(g) | (g + lo == 0)] = np.nan
-    out[w - 1:] = r
+    if n >= w:
+        g = window_sum(gain, w) / w
+        lo = window_sum(loss, w) / w
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = (100.0 * g) / (g + lo)
+        r[np.isnan(g) | (g + lo == 0.0)] = np.nan
+        out[w - 1:] = r
     return out
 
 
 def features(s, p):
+    check_params(p)
     ef = ema(s.close, p["ema_fast"])
     es = ema(s.close, p["ema_slow"])
     tr = true_range(s)
@@ -120,13 +149,13 @@ def features(s, p):
     with np.errstate(invalid="ignore", divide="ignore"):
         cloc = (s.close - s.low) / hl
     cloc[hl == 0] = np.nan
-    r = rsi(s.close, p["rsi_window"])
+    rs = rsi(s.close, p["rsi_window"])
     with np.errstate(invalid="ignore"):
         sig = (ef < es) & (vz > p["vol_z"]) & (tz > p["tr_z"]) & (cloc > p["cloc_min"])
         if p["use_rsi"]:
-            sig &= r <= p["rsi_max"]
+            sig &= rs <= p["rsi_max"]
     valid = ~np.isnan(a)
-    return dict(ema_f=ef, ema_s=es, tr=tr, atr=a, vol_z=vz, tr_z=tz, cloc=cloc, rsi=r, signal=sig, valid=valid)
+    return dict(ema_f=ef, ema_s=es, tr=tr, atr=a, vol_z=vz, tr_z=tz, cloc=cloc, rsi=rs, signal=sig, valid=valid)
 
 
 def run_one(s, p, want_trades):
@@ -176,5 +205,5 @@ def run_one(s, p, want_trades):
 
 if __name__ == "__main__":
     sys.exit(sk.serve("spec_python_bug" if BUG else "spec_python", contract="exact", run_one=run_one,
-                      features=features,
+                      features=features, params=[name for name, *_ in PARAMS], columns=COLUMNS,
                       description="SPEC.md in numpy, one combo at a time (python/examples/spec_kernel.py)"))

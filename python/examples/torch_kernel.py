@@ -71,7 +71,7 @@ class Indicators:
         finite = finite[np.isfinite(finite)]
         top = float(finite.max()) if finite.size else 0.0
         self.scale = math.ldexp(1.0, math.frexp(top)[1] - 1) if top > 0.0 else 1.0
-        self._ema, self._atr, self._z, self._vz = {}, {}, {}, {}
+        self._ema, self._atr, self._z, self._vz, self._rsi = {}, {}, {}, {}, {}
         self.tr = self._true_range()
         hl = self.h - self.l
         cloc = (self.c - self.l) / hl
@@ -142,6 +142,28 @@ class Indicators:
         out[w - 1:] = torch.where(bad, torch.full_like(z, float("nan")), z)
         return out
 
+    def rsi(self, w):
+        """SPEC §3's RSI(w): gains and losses against the bar before (NaN at
+        bar 0 and where either bar is missing), each window's means summed
+        oldest first; NaN where a window holds a NaN or nothing moved."""
+        if w not in self._rsi:
+            nan = float("nan")
+            gain = torch.full((self.n,), nan, dtype=F64, device=DEV)
+            loss = torch.full((self.n,), nan, dtype=F64, device=DEV)
+            if self.n > 1:
+                d = self.c[1:] - self.c[:-1]
+                zero = torch.zeros_like(d)
+                gain[1:] = torch.where(torch.isnan(d), d, torch.where(d > 0, d, zero))
+                loss[1:] = torch.where(torch.isnan(d), d, torch.where(d < 0, -d, zero))
+            out = torch.full((self.n,), nan, dtype=F64, device=DEV)
+            if self.n >= w:
+                g = self.window_sum(gain, w) / w
+                lo = self.window_sum(loss, w) / w
+                r = (100.0 * g) / (g + lo)
+                out[w - 1:] = torch.where(torch.isnan(g) | (g + lo == 0.0), torch.full_like(r, nan), r)
+            self._rsi[w] = stored(out)
+        return self._rsi[w]
+
     def vol_z(self, w):
         if w not in self._vz:
             self._vz[w] = stored(self.zscore(self.v, w))
@@ -164,23 +186,27 @@ def indicators(series):
 
 def columns(ind, combos):
     """(C, n) tensors of the batch: ema_f, ema_s, atr (as stored), vol_z,
-    tr_z, signal, valid."""
+    tr_z, rsi, signal, valid."""
     ef = ind.ema([int(x) for x in combos.ema_fast])
     es = ind.ema([int(x) for x in combos.ema_slow])
     atr = torch.stack([ind.atr(int(w)) for w in combos.atr_window])
     vz = torch.stack([ind.vol_z(int(w)) for w in combos.z_window])
     tz = torch.stack([ind.tr_z(int(a), int(w)) for a, w in zip(combos.atr_window, combos.z_window)])
     thr = lambda a: torch.tensor(np.asarray(a, dtype=np.float64), device=DEV)[:, None]  # noqa: E731
+    rsi = torch.stack([ind.rsi(int(w)) for w in combos.rsi_window])
     sig = (ef < es) & (vz > thr(combos.vol_z)) & (tz > thr(combos.tr_z)) & (ind.cloc[None, :] > thr(combos.cloc_min))
+    # the RSI term where a combo turns it on: rsi <= rsi_max (NaN is false)
+    use_rsi = torch.tensor(np.asarray(combos.use_rsi, dtype=bool), device=DEV)[:, None]
+    sig = sig & (~use_rsi | (rsi <= thr(combos.rsi_max)))
     valid = ~torch.isnan(atr)
-    return ef, es, stored_price(atr, ind.scale), vz, tz, sig, valid
+    return ef, es, stored_price(atr, ind.scale), vz, tz, rsi, sig, valid
 
 
 def features(series, p):
     ind = indicators(series)
     one = sk.Combos(np.array([[p[name] for name, _ in sk.PARAMS]], dtype=np.float64))
-    ef, es, atr, vz, tz, sig, valid = columns(ind, one)
-    cols = [ef[0], es[0], stored_price(ind.tr, ind.scale), atr[0], vz[0], tz[0], ind.cloc, sig[0], valid[0]]
+    ef, es, atr, vz, tz, rsi, sig, valid = columns(ind, one)
+    cols = [ef[0], es[0], stored_price(ind.tr, ind.scale), atr[0], vz[0], tz[0], ind.cloc, rsi[0], sig[0], valid[0]]
     return [c.to("cpu", F64).numpy() for c in cols]
 
 
@@ -189,7 +215,7 @@ def run(series, combos, want_trades):
     step per bar; a combo moves only on its own valid bars."""
     ind = indicators(series)
     C, n = combos.n, series.n
-    ef, es, atr, vz, tz, sig, valid = columns(ind, combos)
+    ef, es, atr, vz, tz, _, sig, valid = columns(ind, combos)
     col = lambda a, dt=F64: torch.tensor(np.asarray(a), dtype=dt, device=DEV)  # noqa: E731
     use_stop, use_tp, use_time = col(combos.use_stop, torch.bool), col(combos.use_tp, torch.bool), col(combos.use_time, torch.bool)
     mult, reward, max_hold = col(combos.atr_stop_mult), col(combos.reward_r), col(combos.max_hold, torch.int64)
