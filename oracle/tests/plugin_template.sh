@@ -56,6 +56,15 @@ if command -v c++ >/dev/null; then
   rc=$?
   cat cuh.txt
   [[ $rc == 0 ]] || fail "validate of mine.cu under host execution: exit $rc, want 0"
+  # With the RSI entry filter on, on bars with holes: mine.cu's own RSI and
+  # fifth term against the reference.
+  printf 'ema_fast = 4\nema_slow = 32\nz_window = 16\natr_window = 8\nvol_z = 0.5\ntr_z = 0\ncloc_min = 0.3\nuse_rsi = true\nrsi_window = 2, 14\nrsi_max = 20, 50\n' >rsi.grid
+  "$sebt" parity --backend "$tmp/mine/build-cuh/libmine_cuda_host.so" --gaps plain --grid rsi.grid \
+    --data "$tmp/prefix/share/sebt/fixtures/data/BTCUSDT-15m-2017-2021.csv.gz" >cuh-rsi.txt 2>&1
+  rc=$?
+  tail -2 cuh-rsi.txt
+  [[ $rc == 0 ]] && grep -q '^combos checked 4, divergences 0' cuh-rsi.txt \
+    || fail "parity of mine.cu under host execution with the RSI filter on: exit $rc, want 0"
   "$sebt" backends --backend "$tmp/mine/build-cuh/libmine_cuda_host.so" | grep -q 'host execution, no device' \
     || fail "the host-execution plugin does not say so"
 fi
