@@ -192,7 +192,8 @@ bool write_grid_file(const char *dir, char *path, size_t size)
     fputs("# sebt_parity_grid_combos: the grid-shaped combos sebt validate checks parity on\n"
           "ema_fast = 1, 24\nema_slow = 1, 96\nz_window = 2, 96\natr_window = 1\nvol_z = -1.0\ntr_z = -1.0\n"
           "cloc_min = 0.0, 0.5\nuse_stop = true\natr_stop_mult = 0.7\nuse_tp = true\nreward_r = 2.0\n"
-          "use_time = true\nmax_hold = 48\nfee_bp = 5\nslippage_bp = 5\n", of.f);
+          "use_time = true\nmax_hold = 48\nfee_bp = 5\nslippage_bp = 5\nuse_rsi = false, true\nrsi_window = 2\n"
+          "rsi_max = 50\n", of.f);
     return sebt_outfile_commit(&of, &err) == SEBT_OK;
 }
 

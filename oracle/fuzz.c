@@ -222,6 +222,29 @@ static double gen_threshold(sebt_rng *r, double always, double never, double lo,
     }
 }
 
+/* SPEC §4's RSI filter for a combo drawn otherwise: on for about one in
+ * four, a short, the default or a long window, thresholds RSI readings hit
+ * exactly (0, 50, 100) or cross often. Drawn from a stream of its own,
+ * seeded by the combo's other fields, so every seed's cases are the ones
+ * it made before the filter existed but for the filter. */
+static void gen_rsi(sebt_params *p)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        double v = sebt_params_get_double(p, i);
+        uint64_t b;
+        memcpy(&b, &v, sizeof b);
+        h = (h ^ b) * 1099511628211ull;
+    }
+    sebt_rng q;
+    sebt_rng_seed(&q, h);
+    p->use_rsi = chance(&q, 0.25);
+    static const int32_t windows[] = { 1, 2, 3, 5, 14, 30 };
+    p->rsi_window = windows[sebt_rng_range(&q, 0, 5)];
+    static const double maxes[] = { 0.0, 50.0, 100.0, 30.0, 70.0 };
+    p->rsi_max = chance(&q, 0.5) ? maxes[sebt_rng_range(&q, 0, 4)] : round_sig(uniform(&q, 0, 100), 3);
+}
+
 static void gen_combo(sebt_rng *r, size_t n, sebt_params *p)
 {
     *p = sebt_params_default();
@@ -248,6 +271,7 @@ static void gen_combo(sebt_rng *r, size_t n, sebt_params *p)
     }
     p->fee_bp = chance(r, 0.3) ? 0.0 : round_sig(uniform(r, 0, 30), 2);
     p->slippage_bp = chance(r, 0.3) ? 0.0 : round_sig(uniform(r, 0, 30), 2);
+    gen_rsi(p);
 }
 
 static sebt_status case_alloc(sebt_fuzz_case *out, size_t n, size_t n_combos, sebt_error *err)
@@ -841,6 +865,7 @@ static void gen_big_combo(sebt_rng *r, const int32_t key[4], sebt_params *p)
     p->max_hold = chance(r, 0.3) ? (int32_t)sebt_rng_range(r, 1, 3) : (int32_t)sebt_rng_range(r, 4, 200);
     p->fee_bp = chance(r, 0.3) ? 0.0 : (double)sebt_rng_range(r, 1, 10);
     p->slippage_bp = chance(r, 0.3) ? 0.0 : (double)sebt_rng_range(r, 1, 10);
+    gen_rsi(p);
 }
 
 sebt_status sebt_fuzz_generate_big(uint64_t seed, uint64_t index, const sebt_series *base,

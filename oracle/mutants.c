@@ -44,6 +44,7 @@ typedef enum {
     BUG_FEE_ONE_SIDE,   /* fee charged on the entry side only */
     BUG_Z_STALE,        /* rolling z not recomputed when a spike leaves its window */
     BUG_FAR_HOLE,       /* past bar 100,000, TR after a hole uses the close before it */
+    BUG_RSI_OFF,        /* the RSI filter's switch ignored: the four terms alone */
 } bug_kind;
 
 typedef struct {
@@ -83,6 +84,8 @@ static const mutant_info mutant_infos[] = {
       "a window the spike has left: more bars than the z window" },
     { "far_hole", BUG_FAR_HOLE, "a hole mask of 100,000 bars: past bar 100,000, TR after a hole uses the close "
       "before the hole instead of high - low", "a hole past bar 100,000: more than 100,000 bars" },
+    { "rsi_off", BUG_RSI_OFF, "the RSI filter not honoured: a combo with use_rsi signals on the four other "
+      "terms alone", NULL },
 };
 #define N_MUTANTS (sizeof mutant_infos / sizeof mutant_infos[0])
 
@@ -308,7 +311,13 @@ static sebt_status mutant_features(const sebt_backend *self, const sebt_series *
     default:
         break;
     }
-    sebt_ref_decide_bars(f, p);
+    if (bug == BUG_RSI_OFF) {
+        sebt_params q = *p;
+        q.use_rsi = false;
+        sebt_ref_decide_bars(f, &q);
+    } else {
+        sebt_ref_decide_bars(f, p);
+    }
     int loose = loosened_term(bug);
     for (size_t t = 0; loose >= 0 && t < n; t++) {
         bool holds[SEBT_REF_SIGNAL_TERMS];
@@ -504,7 +513,7 @@ static const bug_kind bug_values[] = {
     BUG_NONE, BUG_SMA, BUG_EMA_SEED, BUG_WARMUP, BUG_OVERLAP, BUG_TP_FIRST, BUG_ENTRY_EXIT, BUG_HOLD,
     BUG_BATCH_RESTART, BUG_BLOCK_EDGE, BUG_EMA_MISSING, BUG_TR_HOLE, BUG_SIG_EMA, BUG_SIG_VOL,
     BUG_SIG_TR, BUG_SIG_CLOC, BUG_GAP_LT, BUG_STOP_LT, BUG_TP_GT, BUG_DD_ZERO, BUG_SAMPLE_VAR,
-    BUG_FEE_ONE_SIDE, BUG_Z_STALE, BUG_FAR_HOLE,
+    BUG_FEE_ONE_SIDE, BUG_Z_STALE, BUG_FAR_HOLE, BUG_RSI_OFF,
 };
 
 /* Tolerant like the fast backends, so the self-test also proves that
@@ -528,7 +537,7 @@ static const sebt_backend mutant_backends[N_MUTANTS] = {
     MUTANT(11, "tr_hole"), MUTANT(12, "sig_ema_le"), MUTANT(13, "sig_vol_ge"),
     MUTANT(14, "sig_tr_ge"), MUTANT(15, "sig_cloc_ge"), MUTANT(16, "gap_lt"), MUTANT(17, "stop_lt"),
     MUTANT(18, "tp_gt"), MUTANT(19, "dd_peak0"), MUTANT(20, "sample_var"), MUTANT(21, "fee_one_side"),
-    MUTANT(22, "z_stale"), MUTANT(23, "far_hole"),
+    MUTANT(22, "z_stale"), MUTANT(23, "far_hole"), MUTANT(24, "rsi_off"),
 };
 _Static_assert(sizeof mutant_backends / sizeof mutant_backends[0] + 1 ==
                sizeof bug_values / sizeof bug_values[0], "one bug value per mutant");

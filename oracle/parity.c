@@ -197,14 +197,16 @@ size_t sebt_parity_grid_combos(sebt_params *out, size_t max)
 {
     /* The axes of bench/grids/parity-planted.grid that share spans: one
      * fast span with both slow spans adjacent in the plan, the same
-     * windows with two cloc_min values; small windows, so signals fire. */
+     * windows with two cloc_min values; small windows, so signals fire;
+     * each combo with SPEC §4's RSI filter off and on (RSI(2) swings
+     * across 50 every few bars, so the filter bites often). */
     static const int32_t fast[] = { 1, 24 }, slow[] = { 1, 96 }, zw[] = { 2, 96 };
     static const double cloc[] = { 0.0, 0.5 };
     size_t n = 0;
     for (size_t a = 0; a < 2; a++)
         for (size_t b = 0; b < 2; b++)
             for (size_t c = 0; c < 2; c++)
-                for (size_t d = 0; d < 2; d++) {
+                for (size_t d = 0; d < 4; d++) {
                     if (n == max)
                         return n;
                     sebt_params p = sebt_params_default();
@@ -214,7 +216,10 @@ size_t sebt_parity_grid_combos(sebt_params *out, size_t max)
                     p.atr_window = 1;
                     p.vol_z = -1.0;
                     p.tr_z = -1.0;
-                    p.cloc_min = cloc[d];
+                    p.cloc_min = cloc[d / 2];
+                    p.use_rsi = d % 2;
+                    p.rsi_window = 2;
+                    p.rsi_max = 50;
                     p.use_stop = p.use_tp = p.use_time = true;
                     p.atr_stop_mult = 0.7;
                     p.reward_r = 2.0;

@@ -229,20 +229,22 @@ static void try_param(shrinker *k, const sebt_series *s, sebt_params *p, sebt_pa
 
 static void shrink_params(shrinker *k, const sebt_series *s, sebt_params *p, bool *changed)
 {
-    int32_t *windows[] = { &p->ema_fast, &p->ema_slow, &p->z_window, &p->atr_window, &p->max_hold };
-    int32_t mins[] = { 1, 1, 2, 1, 1 };
-    for (size_t i = 0; i < 5; i++) {
-        size_t off = (size_t)((char *)windows[i] - (char *)p);
-        /* Smallest first, then halving, then one less: a window clamped
-         * to the series length is as good as a longer one. */
-        int32_t cur = *windows[i];
-        int32_t tries[] = { mins[i], cur / 2, cur - 1, (int32_t)(s->n + 1) };
+    /* Every bar count of sebt/strategy.def (windows, max_hold), in its
+     * order: smallest first, then halving, then one less: a window clamped
+     * to the series length is as good as a longer one. */
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        const sebt_param_info *info = &sebt_param_table[i];
+        if (info->type != SEBT_PARAM_INT)
+            continue;
+        int32_t min = (int32_t)info->min + info->min_excluded, cur;
+        memcpy(&cur, (char *)p + info->offset, sizeof cur);
+        int32_t tries[] = { min, cur / 2, cur - 1, (int32_t)(s->n + 1) };
         for (size_t j = 0; j < 4; j++) {
-            cur = *windows[i];
-            if (tries[j] < mins[i] || tries[j] >= cur)
+            memcpy(&cur, (char *)p + info->offset, sizeof cur);
+            if (tries[j] < min || tries[j] >= cur)
                 continue;
             sebt_params c = *p;
-            memcpy((char *)&c + off, &tries[j], sizeof tries[j]);
+            memcpy((char *)&c + info->offset, &tries[j], sizeof tries[j]);
             try_param(k, s, p, c, changed);
         }
     }
@@ -257,8 +259,9 @@ static void shrink_params(shrinker *k, const sebt_series *s, sebt_params *p, boo
     c = *p; c.vol_z = -100; try_param(k, s, p, c, changed);
     c = *p; c.tr_z = -100; try_param(k, s, p, c, changed);
     c = *p; c.cloc_min = -1; try_param(k, s, p, c, changed);
+    c = *p; c.use_rsi = false; try_param(k, s, p, c, changed);
     double *dbl[] = { &p->vol_z, &p->tr_z, &p->cloc_min, &p->atr_stop_mult, &p->reward_r,
-                      &p->fee_bp, &p->slippage_bp };
+                      &p->fee_bp, &p->slippage_bp, &p->rsi_max };
     for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++) {
         size_t off = (size_t)((char *)dbl[i] - (char *)p);
         double v = *dbl[i], simpler[] = { round(v), round(v * 10) / 10 };

@@ -153,10 +153,11 @@ size_t sebt_parity_default_inputs(const char *data_dir, sebt_parity_input *out, 
                                   char paths[][SEBT_PARITY_PATH_MAX], size_t n_paths_buf);
 
 /* Grid-shaped combos for parity beside the hand-picked ones: a
- * 2x2x2x2 grid (ema_fast 1, 24; ema_slow 1, 96; z_window 2, 96; cloc_min
- * 0, 0.5) whose axes share spans, as sweep engines group work. Writes at
- * most max (16 is all) and returns how many. */
-#define SEBT_PARITY_GRID_COMBOS 16
+ * 2x2x2x2x2 grid (ema_fast 1, 24; ema_slow 1, 96; z_window 2, 96; cloc_min
+ * 0, 0.5; use_rsi false, true with rsi_window 2 and rsi_max 50) whose axes
+ * share spans, as sweep engines group work. Writes at most max (32 is all)
+ * and returns how many. */
+#define SEBT_PARITY_GRID_COMBOS 32
 size_t sebt_parity_grid_combos(sebt_params *out, size_t max);
 
 /* Loads one input (joining its files). */

@@ -92,8 +92,27 @@ for _i, _n in enumerate(PARAM_NAMES):
                           % (_n, PARAM_TABLE[_i].offset, getattr(Params, _n).offset))
 
 
-# sebt_features' double columns, in sebt/strategy.def's order.
-FEATURE_NAMES = ("ema_f", "ema_s", "tr", "atr", "vol_z", "tr_z", "cloc", "rsi")
+class FeatureInfo(C.Structure):
+    _fields_ = [("name", C.c_char_p), ("inputs", C.c_char_p), ("window", C.c_char_p)]
+
+
+def _feature_count():
+    """SEBT_N_FEATURES: the columns sebt_features_alloc fills in a
+    sebt_features (n, the columns, signal, valid), counted."""
+    room = (C.c_void_p * 256)()
+    err = Error()
+    if lib.sebt_features_alloc(C.byref(room), C.c_size_t(1), C.byref(err)) != 0:
+        raise ImportError("sebt: libsebt could not allocate a features record: %s" % err.msg.decode())
+    k = 1
+    while room[k]:
+        k += 1
+    lib.sebt_features_free(C.byref(room))
+    return k - 3
+
+
+# sebt_features' double columns, in sebt/strategy.def's order, from libsebt's table.
+FEATURE_TABLE = (FeatureInfo * _feature_count()).in_dll(lib, "sebt_feature_table")
+FEATURE_NAMES = tuple(f.name.decode() for f in FEATURE_TABLE)
 
 
 class Features(C.Structure):
