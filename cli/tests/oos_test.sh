@@ -34,16 +34,22 @@ metrics() { sed -n '/"metrics":{/,/}/{/{/d;p}' "$1" | grep -o ':[^,]*' | tr -d '
 [[ $(wc -l <"$t/split.csv") -eq 13 ]] || fail "split: expected a header and 12 rows"
 cutbars 0 28800 "$t/is.csv"
 cutbars 28800 44640 "$t/oos.csv"
+# a column's number in a CSV's header, by its name
+col() { head -1 "$2" | tr ',' '\n' | grep -nx "$1" | cut -d: -f1; }
+c_ef=$(col ema_fast "$t/split.csv") c_vz=$(col vol_z "$t/split.csv") c_rr=$(col reward_r "$t/split.csv")
+is0=$(col is_n "$t/split.csv") oos0=$(col oos_n "$t/split.csv")
+[[ -n $c_ef && -n $c_vz && -n $c_rr && -n $is0 && -n $oos0 ]] || fail "split: a column is missing: $(head -1 "$t/split.csv")"
+is_m="$is0-$((is0 + 5))" oos_m="$oos0-$((oos0 + 5))"
 # combo 3: ema_fast 8, vol_z 2, reward_r 2 (the grid's first parameter varies slowest)
 row=$(awk -F, '$1 == 3' "$t/split.csv")
-[[ $(cut -d, -f2,6,12 <<<"$row") == 8,2,2 ]] || fail "split: combo 3's parameters: $row"
+[[ $(cut -d, -f"$c_ef,$c_vz,$c_rr" <<<"$row") == 8,2,2 ]] || fail "split: combo 3's parameters: $row"
 p=(--set ema_fast=8 --set vol_z=2 --set reward_r=2 "${sets[@]}")
 "$sebt" run --backend reference --data "$t/is.csv" "${p[@]}" >"$t/is.json" || fail "run in sample"
 "$sebt" run --backend reference --data "$t/oos.csv" "${p[@]}" >"$t/oos.json" || fail "run out of sample"
-[[ $(cut -d, -f17-22 <<<"$row") == "$(metrics "$t/is.json")" ]] \
-  || fail "split: in-sample metrics $(cut -d, -f17-22 <<<"$row") != the reference's $(metrics "$t/is.json")"
-[[ $(cut -d, -f25-30 <<<"$row") == "$(metrics "$t/oos.json")" ]] \
-  || fail "split: out-of-sample metrics $(cut -d, -f25-30 <<<"$row") != the reference's $(metrics "$t/oos.json")"
+[[ $(cut -d, -f"$is_m" <<<"$row") == "$(metrics "$t/is.json")" ]] \
+  || fail "split: in-sample metrics $(cut -d, -f"$is_m" <<<"$row") != the reference's $(metrics "$t/is.json")"
+[[ $(cut -d, -f"$oos_m" <<<"$row") == "$(metrics "$t/oos.json")" ]] \
+  || fail "split: out-of-sample metrics $(cut -d, -f"$oos_m" <<<"$row") != the reference's $(metrics "$t/oos.json")"
 # --combos: a combos CSV of combos 3 and 9 gives their rows (renumbered 0 and 1)
 printf 'ema_fast,vol_z,reward_r,ema_slow,z_window,atr_window,tr_z,cloc_min,max_hold\n8,2,2,96,96,24,0.5,0.5,30\n32,1,2,96,96,24,0.5,0.5,30\n' \
   >"$t/combos.csv"
@@ -53,7 +59,7 @@ printf 'ema_fast,vol_z,reward_r,ema_slow,z_window,atr_window,tr_z,cloc_min,max_h
   || fail "split --combos: rows differ from the grid's"
 # --where keeps the rows that meet it; text ranks them
 "$sebt" split --data "$data" --grid "$t/g.grid" --split 2019-01-21 --where 'n >= 135' >"$t/w.csv" || fail "where"
-[[ $(tail -n +2 "$t/w.csv" | awk -F, '$17 < 135' | wc -l) -eq 0 && $(wc -l <"$t/w.csv") -gt 2 && \
+[[ $(tail -n +2 "$t/w.csv" | awk -F, -v c="$is0" '$c < 135' | wc -l) -eq 0 && $(wc -l <"$t/w.csv") -gt 2 && \
    $(wc -l <"$t/w.csv") -lt 13 ]] || fail "split --where: $(wc -l <"$t/w.csv") lines"
 "$sebt" split --data "$data" --grid "$t/g.grid" --split 2019-01-21 --format text --top 3 >"$t/s.txt" || fail "text"
 grep -q "in sample: *28800 bars" "$t/s.txt" && [[ $(grep -c '^[123]  ' "$t/s.txt") -eq 3 ]] && \
