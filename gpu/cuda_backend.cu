@@ -260,6 +260,15 @@ typedef struct {
     int64_t *off;           /* host: SEBT_N_TERMS per combo of the batch, refs order */
 } dev_batch;
 
+/* A bitset block of n words into the arena; a block of none may have no
+ * buffer at all (the RSI rows when no combo turns the filter on), and
+ * memcpy from NULL is undefined even for 0 bytes. */
+static void copy_words(uint64_t *dst, const uint64_t *src, size_t n)
+{
+    if (n)
+        memcpy(dst, src, n * sizeof(uint64_t));
+}
+
 static cudaError_t upload_batch(const sweep *w, const fast_zbatch *zb, dev_batch *db)
 {
     memset(db, 0, sizeof *db);
@@ -298,15 +307,15 @@ static cudaError_t upload_batch(const sweep *w, const fast_zbatch *zb, dev_batch
     if (e == cudaSuccess) {
         for (size_t si = 0; si < ns; si++) {
             const fast_aset *s = &zb->sets[si];
-            memcpy(arena + set_e[si], s->ebits, s->n_pairs * s->words * sizeof(uint64_t));
-            memcpy(arena + set_c[si], s->cbits, s->n_cthr * s->words * sizeof(uint64_t));
-            memcpy(arena + set_r[si], s->rbits, s->n_rrows * s->words * sizeof(uint64_t));
+            copy_words(arena + set_e[si], s->ebits, s->n_pairs * s->words);
+            copy_words(arena + set_c[si], s->cbits, s->n_cthr * s->words);
+            copy_words(arena + set_r[si], s->rbits, s->n_rrows * s->words);
         }
         for (size_t pi = 0; pi < np; pi++) {
             const fast_zpair *p = &zb->pairs[pi];
             size_t words = zb->sets[zb->set_of_atr[p->a]].words;
-            memcpy(arena + pair_v[pi], p->vbits, p->n_vthr * words * sizeof(uint64_t));
-            memcpy(arena + pair_t[pi], p->tbits, p->n_tthr * words * sizeof(uint64_t));
+            copy_words(arena + pair_v[pi], p->vbits, p->n_vthr * words);
+            copy_words(arena + pair_t[pi], p->tbits, p->n_tthr * words);
         }
         for (size_t q = zb->q0; q < zb->q1; q++) {
             const fast_combo_ref *r = &w->fs.refs[q];
