@@ -64,14 +64,16 @@ else
 fi
 # validate: a crash in a check is reported as a crash (exit 1, JUnit
 # <error>) with a command that reproduces it; the other checks still run.
-v=(validate --time 1 --no-speed --data "$data")
+# --cases, not --time: the same fuzz cases however loaded the machine is
+# (under --time 1 a slow machine may stop before the case that crashes).
+v=(validate --cases 100 --no-speed --data "$data")
 expect 1 "crash +parity .*crashed with SIGSEGV" -- "$sebt" "${v[@]}" --backend "$dir/libbroken_crash.so" --junit "$tmp/crash.xml"
 grep -q "replay: sebt parity --backend $dir/libbroken_crash.so" "$tmp/out" || { echo "FAIL: no replay for the crash"; fail=1; }
 grep -q '<error message="the backend broken crashed with SIGSEGV' "$tmp/crash.xml" || { echo "FAIL: crash.xml"; cat "$tmp/crash.xml"; fail=1; }
 grep -Eq 'ok +anti-vacuity +mutant:sma' "$tmp/out" || { echo "FAIL: checks after the crash did not run"; fail=1; }
-# A crash in one fuzz case (crash2 dies on a call given 2 threads, which only
-# the fuzz stage's second round gives under --threads 3) names the case, its
-# threads, and a command that runs that one case, which crashes again.
+# A crash in one fuzz case (crash2 dies on a call given 2 threads with 3 or
+# more combos: case 18 of seed 1 carries its own 2 threads) names the case,
+# its threads, and a command that runs that one case, which crashes again.
 expect 1 "crash +fuzz .*crashed with SIGSEGV.* in fuzz case [0-9]+ of seed [0-9]+ \(2 threads\)" -- \
   "$sebt" "${v[@]}" --threads 3 --backend "$dir/libcrash2.so"
 one=$(grep -m1 '^replay: sebt fuzz ' "$tmp/out" | sed 's/^replay: sebt //')
@@ -101,7 +103,7 @@ tr_z = -100
 cloc_min = -1"
 grep -q "<failure message=\"1 of 1 combos diverge\">" "$tmp/parity.xml" && grep -q "replay: sebt parity --backend $dir/libmine_planted_bug.so" "$tmp/parity.xml" \
   || { echo "FAIL: parity.xml"; cat "$tmp/parity.xml"; fail=1; }
-expect 1 'DIVERGENCE' -- "$sebt" fuzz --backend "$dir/libmine_planted_bug.so" --time 5 --save "$tmp/repro" --junit "$tmp/fuzz.xml"
+expect 1 'DIVERGENCE' -- "$sebt" fuzz --backend "$dir/libmine_planted_bug.so" --iterations 300 --save "$tmp/repro" --junit "$tmp/fuzz.xml"
 grep -q "replay: sebt validate --backend $dir/libmine_planted_bug.so --replay $tmp/repro/" "$tmp/fuzz.xml" \
   || { echo "FAIL: fuzz.xml"; cat "$tmp/fuzz.xml"; fail=1; }
 # validate's reproducer names the plugin by its path, never by its name
@@ -141,7 +143,7 @@ expect 1 'fail +bad-input' -- "$sebt" "${v[@]}" --backend "$dir/liblax.so"
 grep -q 'accepted combo 2 with ema_fast 0' "$tmp/out" || { echo "FAIL: lax plugin: no detail"; fail=1; }
 # Every case comes back by the command printed for it (seed, threads, kind,
 # number, base), with the plugin's path.
-"$sebt" fuzz --backend "$dir/libmine_planted_bug.so" --threads 2 --time 5 --no-save >"$tmp/f1" 2>&1
+"$sebt" fuzz --backend "$dir/libmine_planted_bug.so" --threads 2 --iterations 300 --no-save >"$tmp/f1" 2>&1
 again=$(grep -m1 '^the case as generated: ' "$tmp/f1" | sed 's/^the case as generated: sebt //')
 found=$(grep -m1 -o '^result: DIVERGENCE in [a-z ]*[0-9]*' "$tmp/f1")
 if [[ $again != "fuzz --backend $dir/libmine_planted_bug.so --seed 1 --threads 2 --"* || -z $found ]]; then
