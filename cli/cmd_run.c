@@ -7,9 +7,31 @@
 
 #include "cli.h"
 #include "options.h"
+#include "sebt/analysis.h"
 #include "sebt/sweep.h"
 
 typedef enum { FORMAT_JSON, FORMAT_CSV, FORMAT_TEXT } run_format;
+
+/* Beside SPEC §7's metrics, what a backtest tool shows (sebt/analysis.h;
+ * docs/formats.md "JSON of sebt run"). */
+static void write_json_stats(cli_json *j, const sebt_series *s, const sebt_result *r)
+{
+    sebt_trade_stats st;
+    sebt_trade_stats_of(s, r, &st);
+    cli_json_begin_object(j, "analysis");
+    cli_json_begin_object(j, "exits");
+    for (int k = 0; k < SEBT_EXIT_KINDS; k++)
+        cli_json_int(j, sebt_exit_reason_name((sebt_exit_reason)k), st.exits[k]);
+    cli_json_end_object(j);
+    cli_json_double(j, "gross_profit", st.gross_profit);
+    cli_json_double(j, "gross_loss", st.gross_loss);
+    cli_json_double(j, "profit_factor", st.profit_factor);
+    cli_json_int(j, "bars_in_market", st.bars_in_market);
+    cli_json_double(j, "exposure", st.exposure);
+    cli_json_double(j, "years", st.years);
+    cli_json_double(j, "sharpe_annual", st.sharpe_annual);
+    cli_json_end_object(j);
+}
 
 static void write_json(FILE *f, const char *backend, const sebt_params *p, const sebt_series *s,
                        const sebt_result *r)
@@ -64,8 +86,31 @@ static void write_json(FILE *f, const char *backend, const sebt_params *p, const
         cli_json_null(&j, "open_at_end");
     }
     cli_json_metrics(&j, "metrics", &r->metrics);
+    write_json_stats(&j, s, r);
     cli_json_end_object(&j);
     cli_json_finish(&j);
+}
+
+/* How the trades closed explains a win rate against an average R (a 2R
+ * target hit 40% of the time loses when time exits and fees eat the rest);
+ * the other figures are the ones every backtest tool shows. */
+static void write_summary_stats(FILE *f, const sebt_series *s, const sebt_result *r)
+{
+    sebt_trade_stats st;
+    sebt_trade_stats_of(s, r, &st);
+    fprintf(f, "  %-11s", "exits");
+    for (int k = 0; k < SEBT_EXIT_KINDS; k++)
+        fprintf(f, "%s %s %" PRId64, k ? "," : "", sebt_exit_reason_name((sebt_exit_reason)k), st.exits[k]);
+    fputs("   trades by how they closed: opened through the stop, stop, target, max_hold\n", f);
+    if (isnan(st.profit_factor))
+        fprintf(f, "  %-11s %12s   gross profit / gross loss: undefined, no trade lost\n", "profit f.", "-");
+    else
+        fprintf(f, "  %-11s %12.4f   gross profit / gross loss (%.6g / %.6g)\n", "profit f.", st.profit_factor,
+                st.gross_profit, -st.gross_loss);
+    fprintf(f, "  %-11s %11.1f%%   of the valid bars with a position held (%" PRId64 " of %zu)\n", "exposure",
+            100.0 * st.exposure, st.bars_in_market, r->valid_bars);
+    fprintf(f, "  %-11s %12.4f   the per-trade Sharpe x sqrt(trades per year) over the series' %.2f "
+               "years\n", "sharpe/yr", st.sharpe_annual, st.years);
 }
 
 /* The summary says what each figure means, one line each, because the
@@ -110,6 +155,7 @@ static void write_summary(FILE *f, const char *backend, const sebt_series *s, co
                "units\n", "max dd", m->max_dd);
     fprintf(f, "  %-11s %12.4f   mean R / sample std of R over the %" PRId64 " trade%s: per trade, "
                "not annualised, no risk-free rate\n", "sharpe", m->sharpe, m->n, m->n == 1 ? "" : "s");
+    write_summary_stats(f, s, r);
     if ((m->total_pnl > 0 && (m->avg_r < 0 || m->sharpe < 0)) ||
         (m->total_pnl < 0 && (m->avg_r > 0 || m->sharpe > 0)))
         fprintf(f, "  total pnl and R disagree in sign: pnl weighs each trade by its price level and "

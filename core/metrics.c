@@ -11,6 +11,7 @@
 #include <math.h>
 #include <stdbool.h>
 
+#include "sebt/analysis.h"
 #include "sebt/oos.h"
 #include "sebt/plot.h"
 
@@ -72,4 +73,31 @@ void sebt_equity_curve(const sebt_result *r, double *equity, double *drawdown)
         drawdown[i] = drawdown_step(&dd, r->trades[i].pnl);
         equity[i] = dd.cum;
     }
+}
+
+/* 365.25 days of milliseconds: a calendar year on average, leap days in. */
+#define MS_PER_YEAR (365.25 * 86400000.0)
+
+void sebt_trade_stats_of(const sebt_series *s, const sebt_result *r, sebt_trade_stats *st)
+{
+    *st = (sebt_trade_stats){ 0 };
+    for (size_t i = 0; i < r->n_trades; i++) {
+        const sebt_trade *t = &r->trades[i];
+        if ((unsigned)t->reason < SEBT_EXIT_KINDS)
+            st->exits[t->reason]++;
+        if (t->pnl > 0)
+            st->gross_profit += t->pnl;
+        else if (t->pnl < 0)
+            st->gross_loss += t->pnl;
+        st->bars_in_market += (int64_t)t->bars_held + 1;
+    }
+    if (r->open_at_end.open)
+        st->bars_in_market += (int64_t)r->open_at_end.bars_held + 1;
+    st->profit_factor = st->gross_loss < 0 ? st->gross_profit / -st->gross_loss : NAN;
+    if (r->valid_bars)
+        st->exposure = (double)st->bars_in_market / (double)r->valid_bars;
+    if (s->n >= 2)
+        st->years = (double)(s->ts[s->n - 1] - s->ts[0]) / MS_PER_YEAR;
+    if (st->years > 0 && r->metrics.sharpe != 0.0)
+        st->sharpe_annual = r->metrics.sharpe * sqrt((double)r->metrics.n / st->years);
 }

@@ -94,7 +94,10 @@ def trades_array(c_result, ts):
 class RunResult:
     """One combo's backtest: metrics (dict: n, win_rate, avg_r, total_pnl,
     max_dd, sharpe), trades (TRADE_DTYPE array; trades_frame() for pandas),
-    open_at_end (dict or None), valid_bars, bars, backend, params."""
+    open_at_end (dict or None), valid_bars, bars, backend, params, and
+    stats: what `sebt run` shows as "analysis" beside the metrics (dict:
+    exits, a dict by reason; gross_profit, gross_loss, profit_factor, NaN
+    when no trade lost; bars_in_market, exposure, years, sharpe_annual)."""
 
     def __init__(self, backend_name, p, series, c_result):
         self.backend = backend_name
@@ -111,6 +114,10 @@ class RunResult:
             self.open_at_end = {k: getattr(o, k) for k in ("signal_index", "entry_index")}
             self.open_at_end.update(signal_ts=int(ts[o.signal_index]), entry_ts=int(ts[o.entry_index]))
             self.open_at_end.update({k: getattr(o, k) for k in ("entry_price", "stop", "tp", "risk", "bars_held")})
+        st = L.TradeStats()
+        L.lib.sebt_trade_stats_of(C.byref(series._c), C.byref(c_result), C.byref(st))
+        self.stats = {"exits": dict(zip(EXIT_REASONS, (int(x) for x in st.exits)))}
+        self.stats.update({k: getattr(st, k) for k in L.TRADE_STATS})
         self._series = series
         self._params = p
 

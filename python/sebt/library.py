@@ -144,6 +144,18 @@ class Result(C.Structure):
                 ("n_trades", c_size_t), ("trades", C.POINTER(Trade))]
 
 
+# ---- analysis.h --------------------------------------------------------------
+
+TRADE_STATS = ("gross_profit", "gross_loss", "profit_factor", "bars_in_market", "exposure", "years",
+               "sharpe_annual")
+
+
+class TradeStats(C.Structure):
+    _fields_ = [("exits", C.c_int64 * 4), ("gross_profit", C.c_double), ("gross_loss", C.c_double),
+                ("profit_factor", C.c_double), ("bars_in_market", C.c_int64), ("exposure", C.c_double),
+                ("years", C.c_double), ("sharpe_annual", C.c_double)]
+
+
 # ---- backend.h ---------------------------------------------------------------
 
 PROGRESS_FN = C.CFUNCTYPE(None, C.c_void_p, c_size_t, c_size_t)
@@ -282,6 +294,7 @@ _DECLS = {
                                     _P(OracleReport), _P(Error)]),
     "sebt_divergence_text": (None, [_P(Divergence), C.c_char_p, c_size_t]),
     "sebt_equity_curve": (None, [_P(Result), _P(C.c_double), _P(C.c_double)]),
+    "sebt_trade_stats_of": (None, [_P(Series), _P(Result), _P(TradeStats)]),
     "sebt_plot_equity_script": (C.c_int, [_P(Series), _P(Params), _P(Result), _P(PlotOpts), _P(C.c_void_p),
                                           _P(c_size_t), _P(Error)]),
     "sebt_heatmap_make": (C.c_int, [_P(C.c_double), _P(C.c_double), _P(C.c_double), _P(C.c_uint64), c_size_t,

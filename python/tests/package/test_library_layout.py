@@ -32,6 +32,7 @@ STRUCTS = {
     "sebt_oracle_report": (L.OracleReport, ["decisions", "stats", "n_details", "details"]),
     "sebt_oracle_opts": (L.OracleOpts, ["memory_budget", "stop_first", "progress_user"]),
     "sebt_error": (L.Error, ["msg"]),
+    "sebt_trade_stats": (L.TradeStats, ["gross_profit", "bars_in_market", "sharpe_annual"]),
 }
 
 
@@ -41,7 +42,7 @@ def test_structs_match_the_headers(tmp_path):
     if not cc or not inc:
         pytest.skip("no C compiler or SEBT_INCLUDE_DIR")
     src = ["#include <stdio.h>", "#include <stddef.h>", "#include <sebt/sebt.h>", "#include <sebt/sweep.h>",
-           "#include <sebt/oracle.h>", "int main(void) {"]
+           "#include <sebt/oracle.h>", "#include <sebt/analysis.h>", "int main(void) {"]
     for c_name, (_, fields) in STRUCTS.items():
         src.append('printf("%s %%zu\\n", sizeof(%s));' % (c_name, c_name))
         for f in fields:

@@ -35,6 +35,17 @@ def test_run_equals_sebt_run_json(cli, data_15m, sets):
                 assert got[k] == v, k
         assert str(got["entry_time"]) + "Z" == np.datetime_as_string(
             np.datetime64(want["entry_ts"], "ms")) + "Z"
+    want_stats = doc["analysis"]
+    assert r.stats["exits"] == want_stats["exits"]
+    for k, v in want_stats.items():
+        if k == "exits":
+            continue
+        if v is None:   # JSON's null: the profit factor when no trade lost
+            assert np.isnan(r.stats[k]), k
+        elif isinstance(v, int):
+            assert r.stats[k] == v, k
+        else:
+            assert bits(float(r.stats[k])) == bits(v), k
     want_open = doc["open_at_end"]
     assert (r.open_at_end is None) == (want_open is None)
     if want_open:
@@ -53,6 +64,27 @@ def test_exit_counts_add_up(data_15m):
     c = r.exit_counts()
     assert sum(c.values()) == r.metrics["n"] == 202
     assert c["stop"] + c["stop_gap"] == 109   # docs/cli.md: 109 of the 202 trades were stopped out
+    assert r.stats["exits"] == c
+
+
+def test_stats_worked_from_the_trades(data_15m):
+    """The library's figures against numpy over the trades, from their
+    definitions (docs/formats.md, `analysis`)."""
+    r = sebt.run(data_15m)
+    t, st = r.trades, r.stats
+    pnl = t["pnl"]
+    assert st["gross_profit"] == pytest.approx(pnl[pnl > 0].sum(), rel=1e-12)
+    assert st["gross_loss"] == pytest.approx(pnl[pnl < 0].sum(), rel=1e-12)
+    assert st["profit_factor"] == pytest.approx(pnl[pnl > 0].sum() / -pnl[pnl < 0].sum(), rel=1e-12)
+    held = int((t["bars_held"].astype(np.int64) + 1).sum())
+    if r.open_at_end:
+        held += r.open_at_end["bars_held"] + 1
+    assert st["bars_in_market"] == held
+    assert st["exposure"] == held / r.valid_bars
+    s = sebt.load(data_15m)
+    years = (int(s.ts[-1]) - int(s.ts[0])) / (365.25 * 86400000)
+    assert st["years"] == pytest.approx(years, rel=1e-15) and 4.3 < years < 4.4
+    assert st["sharpe_annual"] == pytest.approx(r.metrics["sharpe"] * np.sqrt(r.metrics["n"] / years), rel=1e-12)
 
 
 def test_features_equal_sebt_features_csv(cli, data_15m):
