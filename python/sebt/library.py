@@ -146,14 +146,13 @@ class Result(C.Structure):
 
 # ---- analysis.h --------------------------------------------------------------
 
-TRADE_STATS = ("gross_profit", "gross_loss", "profit_factor", "bars_in_market", "exposure", "years",
-               "sharpe_annual")
-
-
 class TradeStats(C.Structure):
     _fields_ = [("exits", C.c_int64 * 4), ("gross_profit", C.c_double), ("gross_loss", C.c_double),
                 ("profit_factor", C.c_double), ("bars_in_market", C.c_int64), ("exposure", C.c_double),
                 ("years", C.c_double), ("sharpe_annual", C.c_double)]
+
+
+TRADE_STATS = tuple(name for name, _ in TradeStats._fields_[1:])   # the figures after the exit counts
 
 
 # ---- backend.h ---------------------------------------------------------------
