@@ -826,7 +826,7 @@ typedef struct {
     FILE *f;
     cli_json *j;     /* NULL unless JSON */
     bool want_trades;
-    bool proof, rows_in_file, npy_rows;
+    bool proof, rows_in_file;
     int rc;
     int write_errno;   /* of the first short fwrite (stdio keeps none) */
 } stream_sink;
@@ -857,7 +857,7 @@ static int write_window(void *user, const sebt_sweep_window *w)
             sweep_json_row(k->j, idx, &w->combos[i], &w->results[i]);
     }
     if (k->proof)
-        sweep_proof_window(&k->r->proof, w, k->rows_in_file, k->npy_rows);
+        sweep_proof_window(&k->r->proof, w, k->rows_in_file);
     return 0;
 }
 
@@ -1149,7 +1149,7 @@ static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
     }
     stream_sink sink = { .cmd = cmd, .r = r, .f = o.af.f, .j = o.json && !a->have_top ? &o.j : NULL,
                          .want_trades = a->trades && !a->have_top, .proof = o.proof,
-                         .rows_in_file = !o.json && !a->have_top, .npy_rows = o.npy, .rc = CLI_EXIT_OK };
+                         .rows_in_file = !o.json && !a->have_top, .rc = CLI_EXIT_OK };
     r->proof.written = o.header;
     cli_progress prog;
     cli_progress_init(&prog, "sweep");

@@ -152,7 +152,7 @@ typedef struct {
 int sweep_proof_plan(const char *cmd, sweep_proof *p, size_t n, size_t window);
 /* In the driver's callback, after the window's rows were written (to the
  * file when rows_in_file: then where each candidate's row starts). */
-void sweep_proof_window(sweep_proof *p, const sebt_sweep_window *w, bool rows_in_file, bool npy);
+void sweep_proof_window(sweep_proof *p, const sebt_sweep_window *w, bool rows_in_file);
 void sweep_proof_free(sweep_proof *p);
 /* After the sweep (the file synced, not published): the best combos (the
  * records the sweep wrote for them) and the sample against the reference,

@@ -109,67 +109,38 @@ int sweep_proof_plan(const char *cmd, sweep_proof *p, size_t n, size_t window)
 
 /* ---- during the sweep: what was handed over for each candidate ------------- */
 
-/* A cursor over a window's CSV pieces: piece `part`, byte `off`, and the
- * bytes of the pieces before it. */
-typedef struct {
-    const sebt_sweep_window *w;
-    int part;
-    size_t off;
-    uint64_t before;
-} rows_cursor;
-
-static void skip_empty(rows_cursor *c)
+/* The piece holding combo `target`'s row: the last whose first combo is
+ * not after it. */
+static int piece_of(const sebt_sweep_window *w, uint64_t target)
 {
-    while (c->part < c->w->n_parts && c->off >= c->w->part_bytes[c->part]) {
-        c->before += c->w->part_bytes[c->part];
-        c->part++;
-        c->off = 0;
-    }
+    int i = 0;
+    while (i + 1 < w->n_parts && w->first + w->part_first[i + 1] <= target)
+        i++;
+    return i;
 }
 
-/* Moves past one row (npy: `fixed` bytes; CSV: to the next line); false
- * when the pieces end first. */
-static bool next_row(rows_cursor *c, size_t fixed)
-{
-    for (skip_empty(c); c->part < c->w->n_parts; skip_empty(c)) {
-        size_t left = c->w->part_bytes[c->part] - c->off;
-        const char *b = c->w->part[c->part] + c->off;
-        const char *nl = fixed ? NULL : memchr(b, '\n', left);
-        if (fixed && left >= fixed) {
-            c->off += fixed;
-            return true;
-        }
-        if (nl) {
-            c->off += (size_t)(nl - b) + 1;
-            return true;
-        }
-        c->off = c->w->part_bytes[c->part];
-    }
-    return false;
-}
-
-void sweep_proof_window(sweep_proof *p, const sebt_sweep_window *w, bool rows_in_file, bool npy)
+/* Each candidate's place in the file, from where the driver says its row
+ * starts in its piece: a scan of every row up to the last candidate, on
+ * the writer's thread, cost a CSV sweep a few percent. What is at that
+ * place is read back and checked after the sweep. */
+void sweep_proof_window(sweep_proof *p, const sebt_sweep_window *w, bool rows_in_file)
 {
     uint64_t base = p->written;
     for (int i = 0; i < w->n_parts; i++)
         p->written += w->part_bytes[i];
-    rows_cursor c = { .w = w };
-    size_t fixed = npy ? sebt_sweep_npy_row_bytes() : 0;
-    uint64_t row = w->first;   /* the row at the cursor, or the next that passes */
+    int piece = 0;
+    uint64_t before = 0;   /* the bytes of the pieces before `piece` */
     for (; p->cursor < p->n_cand && p->asc[p->cursor] < w->first + w->count; p->cursor++) {
         uint64_t target = p->asc[p->cursor];
         size_t pos = p->asc_pos[p->cursor];
         const sebt_result *r = &w->results[target - w->first];
         p->mem[pos] = (sebt_sweep_record){ .combo = target, .metrics = r->metrics, .valid_bars = r->valid_bars,
                                            .open_at_end = r->open_at_end.open ? 1 : 0 };
-        if (!rows_in_file || !w->n_parts || (w->passes && !w->passes[target - w->first]))
+        if (!rows_in_file || !w->n_parts || !w->row_at || w->row_at[target - w->first] == SIZE_MAX)
             continue;   /* no row of it in the file */
-        for (; row < target; row++)
-            if ((!w->passes || w->passes[row - w->first]) && !next_row(&c, fixed))
-                break;
-        skip_empty(&c);
-        if (row == target && c.part < w->n_parts)
-            p->offset[pos] = base + c.before + c.off;
+        for (int to = piece_of(w, target); piece < to; piece++)
+            before += w->part_bytes[piece];
+        p->offset[pos] = base + before + w->row_at[target - w->first];
     }
 }
 

@@ -23,6 +23,8 @@ typedef struct {
     size_t cap[SEBT_SWEEP_MAX_PARTS];
     const char *ptr[SEBT_SWEEP_MAX_PARTS];
     size_t bytes[SEBT_SWEEP_MAX_PARTS];
+    size_t first[SEBT_SWEEP_MAX_PARTS];   /* each piece's first combo, from the window's start */
+    size_t *row_at;                       /* each combo's row, in bytes into its piece */
     int n_parts;
     bool ready;   /* checked and formatted by the backtests' threads */
 } window_rows;
@@ -167,6 +169,7 @@ static bool format_part(driver *d, int slot, int part, uint64_t first, size_t lo
     const bool *passes = d->passes[slot];
     uint64_t base = SEBT_FAULT("slice_numbered_from_window_start") ? first - lo : first;
     for (size_t k = lo; k < hi; k++) {
+        w->row_at[k] = SIZE_MAX;
         if (passes && !passes[k])
             continue;
         if (w->cap[part] - len < row_max) {
@@ -178,11 +181,13 @@ static bool format_part(driver *d, int slot, int part, uint64_t first, size_t lo
             w->cap[part] = cap;
         }
         char *at = w->buf[part] + len;
+        w->row_at[k] = len;
         len += npy ? sebt_sweep_npy_row((unsigned char *)at, base + k, &d->cc[slot][k], &d->cr[slot][k])
                    : sebt_sweep_csv_row(at, base + k, &d->cc[slot][k], &d->cr[slot][k]);
     }
     w->ptr[part] = w->buf[part];
     w->bytes[part] = len;
+    w->first[part] = lo;
     return true;
 }
 
@@ -290,7 +295,8 @@ static int deliver(driver *d, int slot, uint64_t first, size_t m, sebt_status *s
     if (*st == SEBT_OK && d->o->on_window) {
         sebt_sweep_window win = { .first = first, .count = m, .combos = cc, .results = cr,
                                   .n_parts = w->n_parts, .part = w->ptr, .part_bytes = w->bytes,
-                                  .passes = passes };
+                                  .passes = passes, .part_first = w->first,
+                                  .row_at = w->n_parts ? w->row_at : NULL };
         stop = d->o->on_window(d->o->user, &win);
     }
     sebt_results_free(cr, m);
@@ -467,8 +473,11 @@ static bool alloc_driver(driver *d)
     d->kept = d->top_cap ? malloc(d->top_cap * sizeof *d->kept) : NULL;
     for (int i = 0; i < 2 && d->o->where; i++)
         d->passes[i] = malloc(w * sizeof(bool));
+    bool rows = d->o->rows != SEBT_ROWS_NONE;
+    for (int i = 0; i < 2 && rows; i++)
+        d->rows[i].row_at = malloc(w * sizeof(size_t));
     return d->cc[0] && d->cc[1] && d->cr[0] && d->cr[1] && (!d->top_cap || d->kept) &&
-           (!d->o->where || (d->passes[0] && d->passes[1]));
+           (!d->o->where || (d->passes[0] && d->passes[1])) && (!rows || (d->rows[0].row_at && d->rows[1].row_at));
 }
 
 static void free_driver(driver *d)
@@ -477,6 +486,7 @@ static void free_driver(driver *d)
         free(d->cc[i]);
         free(d->cr[i]);
         free(d->passes[i]);
+        free(d->rows[i].row_at);
         for (int p = 0; p < SEBT_SWEEP_MAX_PARTS; p++)
             free(d->rows[i].buf[p]);
     }

@@ -51,7 +51,40 @@ typedef struct {
     char rows[N_COMBOS * SEBT_CSV_ROW_MAX];
     size_t rows_len;
     int stop_after;   /* windows; 0: never */
+    bool npy;
+    bool of_combos;   /* the sweep is of combos[] (its rows then checked in place) */
 } seen;
+
+/* Each combo's row is where the window says: in the piece part_first
+ * names, row_at bytes in, the whole batch's row of it byte for byte; a
+ * combo that fails the condition has none. */
+static void rows_where_said(const seen *s, const sebt_sweep_window *w)
+{
+    if (!w->n_parts || !s->of_combos)
+        return;
+    cr_assert_not_null(w->row_at);
+    cr_assert_eq(w->part_first[0], 0);
+    for (int p = 1; p < w->n_parts; p++)
+        cr_assert(w->part_first[p] >= w->part_first[p - 1] && w->part_first[p] <= w->count);
+    for (size_t k = 0; k < w->count; k++) {
+        size_t i = (size_t)w->first + k;
+        if (w->passes && !w->passes[k]) {
+            cr_assert_eq(w->row_at[k], SIZE_MAX, "combo %zu fails the condition but has a row", i);
+            continue;
+        }
+        int p = 0;
+        while (p + 1 < w->n_parts && w->part_first[p + 1] <= k)
+            p++;
+        unsigned char one[SEBT_CSV_ROW_MAX > SEBT_NPY_ROW_MAX ? SEBT_CSV_ROW_MAX : SEBT_NPY_ROW_MAX];
+        size_t n = s->npy ? sebt_sweep_npy_row(one, i, &combos[i], &whole[i])
+                          : sebt_sweep_csv_row((char *)one, i, &combos[i], &whole[i]);
+        cr_assert(w->row_at[k] != SIZE_MAX && w->row_at[k] + n <= w->part_bytes[p],
+                  "combo %zu: its row is said to start at %zu of a piece of %zu bytes", i, w->row_at[k],
+                  w->part_bytes[p]);
+        cr_assert_eq(memcmp(w->part[p] + w->row_at[k], one, n), 0, "combo %zu: another row where its row is said to be",
+                     i);
+    }
+}
 
 static int record(void *user, const sebt_sweep_window *w)
 {
@@ -61,6 +94,7 @@ static int record(void *user, const sebt_sweep_window *w)
     cr_assert_eq(w->first, s->next, "window at %llu, expected %zu", (unsigned long long)w->first, s->next);
     for (size_t k = 0; k < w->count; k++)
         s->got[w->first + k] = w->results[k].metrics;
+    rows_where_said(s, w);
     for (int p = 0; p < w->n_parts; p++) {
         if (!w->part_bytes[p])
             continue;   /* a thread with no rows has no buffer */
@@ -84,6 +118,8 @@ static void sweep_and_compare(size_t window, int threads, sebt_rows_format f)
 {
     static seen s;
     memset(&s, 0, sizeof s);
+    s.npy = f == SEBT_ROWS_NPY;
+    s.of_combos = true;
     sebt_sweep_opts o = { .combos = combos, .n_combos = N_COMBOS, .threads = threads, .window = window,
                           .rows = f, .on_window = record, .user = &s };
     sebt_sweep_result r;
@@ -245,6 +281,7 @@ Test(sweep, a_condition_keeps_only_the_rows_and_top_combos_that_pass_it)
     for (int t = 0; t < 3; t++) {
         static seen s;
         memset(&s, 0, sizeof s);
+        s.of_combos = true;
         sebt_sweep_opts o = { .combos = combos, .n_combos = N_COMBOS, .threads = threads[t], .window = 7,
                               .rows = SEBT_ROWS_CSV, .on_window = record, .user = &s, .where = w };
         sebt_sweep_result r;

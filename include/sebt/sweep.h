@@ -116,6 +116,14 @@ typedef struct {
     /* With opts.where: passes[k] says whether combo first + k passed (only
      * those are in the rows and the top); NULL without a condition. */
     const bool *passes;
+    /* Where each combo's row is, so a reader finds one without scanning
+     * the rows before it (none with SEBT_ROWS_NONE): piece i holds the
+     * rows of combos first + part_first[i] up to first + part_first[i + 1]
+     * (the window's end for the last piece), and the row of combo
+     * first + k starts row_at[k] bytes into its piece (SIZE_MAX: it has
+     * no row, failing opts.where). */
+    const size_t *part_first;
+    const size_t *row_at;
 } sebt_sweep_window;
 
 /* Called once per window, in input order, from one thread at a time (the

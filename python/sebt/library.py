@@ -196,7 +196,8 @@ ROWS_NONE, ROWS_CSV, ROWS_NPY = 0, 1, 2
 class SweepWindow(C.Structure):
     _fields_ = [("first", C.c_uint64), ("count", c_size_t), ("combos", C.POINTER(Params)),
                 ("results", C.POINTER(Result)), ("n_parts", C.c_int), ("part", C.POINTER(C.c_void_p)),
-                ("part_bytes", C.POINTER(c_size_t)), ("passes", C.POINTER(C.c_bool))]
+                ("part_bytes", C.POINTER(c_size_t)), ("passes", C.POINTER(C.c_bool)),
+                ("part_first", C.POINTER(c_size_t)), ("row_at", C.POINTER(c_size_t))]
 
 
 WINDOW_FN = C.CFUNCTYPE(C.c_int, C.c_void_p, C.POINTER(SweepWindow))

@@ -63,5 +63,16 @@ if ! "$sebt" --version | grep -q '^series cache: *off'; then
 else
   echo "skipped: a cached series (this sebt caches no series)"
 fi
+# Rows read back from every place they can be: two windows, three pieces a
+# window (three formatting threads), each row found from its piece's start
+# or end; all of them equal the reference on the real sebt.
+for fmt in csv npy; do
+  "$sebt" sweep --data "$data" --grid big.grid --threads 3 --format "$fmt" --output "many.$fmt" --verify 400 \
+    --seed 11 2> many.err ||
+    { fail "the real sebt's $fmt sweep with 400 rows read back: $(cat many.err)"; continue; }
+  grep -q "the best combo and 400 sampled (seed 0xb, rows read back from many.$fmt)" many.err ||
+    fail "the $fmt sweep did not read 400 rows back: $(cat many.err)"
+done
+pass "400 sampled rows of a two-window file in three pieces a window, read back as CSV and npy"
 [ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
 echo "all passed"
