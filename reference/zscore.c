@@ -9,12 +9,12 @@ static double window_z(const double *x, size_t from, size_t t, int32_t w)
         if (isnan(x[i]))
             return NAN;
 
-    /* A flat window has no spike (SPEC): compared exactly. */
-    int flat = 1;
-    for (size_t i = from + 1; i <= t; i++)
-        if (x[i] != x[from])
-            flat = 0;
-    if (flat)
+    /* A flat window has no spike (SPEC): compared exactly, and the first
+     * value that differs settles it. */
+    size_t differs = from + 1;
+    while (differs <= t && x[differs] == x[from])
+        differs++;
+    if (differs > t)
         return NAN;
 
     double sum = 0.0;
