@@ -228,7 +228,13 @@ static size_t sample_size(const sweep_proof *p, const sweep_proof_ctx *c, double
     double per_combo = n_best ? best_s * t / (double)n_best : 0;   /* CPU-seconds */
     double budget = SWEEP_PROOF_SHARE * c->sweep_seconds - best_s;
     double k = per_combo > 0 ? budget * t / per_combo : (double)p->n_edges;
-    return k <= 0 ? 0 : k >= (double)p->n_cand ? p->n_cand : (size_t)k;
+    if (k >= (double)p->n_cand)
+        return p->n_cand;
+    size_t n = k <= 0 ? 0 : (size_t)k;
+    /* A multiple of the threads, or fewer combos than threads (each then
+     * on all of them): with one more, it alone would run on past the
+     * budget while the other threads wait. */
+    return n >= (size_t)t ? n - n % (size_t)t : n;
 }
 
 /* Runs the reference on n combos and compares; fills p's outcome. Returns
