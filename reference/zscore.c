@@ -5,9 +5,15 @@
 
 static double window_z(const double *x, size_t from, size_t t, int32_t w)
 {
+    double sum = 0.0;
     for (size_t i = from; i <= t; i++)
-        if (isnan(x[i]))
-            return NAN;
+        sum += x[i];
+    /* A NaN in the window leaves the sum NaN, so only then is it looked
+     * for (a NaN sum can also come of inf - inf, which goes on below). */
+    if (isnan(sum))
+        for (size_t i = from; i <= t; i++)
+            if (isnan(x[i]))
+                return NAN;
 
     /* A flat window has no spike (SPEC): compared exactly, and the first
      * value that differs settles it. */
@@ -17,9 +23,6 @@ static double window_z(const double *x, size_t from, size_t t, int32_t w)
     if (differs > t)
         return NAN;
 
-    double sum = 0.0;
-    for (size_t i = from; i <= t; i++)
-        sum += x[i];
     double m = sum / (double)w;
 
     double ss = 0.0;
