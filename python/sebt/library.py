@@ -253,6 +253,12 @@ class Heatmap(C.Structure):
 
 # ---- the library -------------------------------------------------------------
 
+class OutFile(C.Structure):
+    """sebt_outfile (outfile.h): an atomic file, written through its FILE *."""
+    _fields_ = [("f", C.c_void_p), ("path", C.c_char_p), ("tmp", C.c_char_p), ("atomic", C.c_bool),
+                ("slot", C.c_int), ("direct", C.c_void_p), ("write_errno", C.c_int), ("synced", C.c_bool)]
+
+
 _P = C.POINTER
 _DECLS = {
     "sebt_status_name": (C.c_char_p, [C.c_int]),
@@ -302,6 +308,11 @@ _DECLS = {
     "sebt_heatmap_free": (None, [_P(Heatmap)]),
     "sebt_plot_heatmap_script": (C.c_int, [_P(Heatmap), C.c_char_p, C.c_char_p, C.c_char_p, C.c_char_p,
                                            _P(PlotOpts), _P(C.c_void_p), _P(c_size_t), _P(Error)]),
+    "sebt_outfile_open": (C.c_int, [_P(OutFile), C.c_char_p, _P(Error)]),
+    "sebt_outfile_direct": (C.c_bool, [_P(OutFile)]),
+    "sebt_outfile_write_failed": (None, [_P(OutFile), C.c_int]),
+    "sebt_outfile_commit": (C.c_int, [_P(OutFile), _P(Error)]),
+    "sebt_outfile_abort": (None, [_P(OutFile)]),
     "sebt_sweep_columns_read": (C.c_int, [C.c_char_p, _P(C.c_char_p), c_size_t, _P(_P(C.c_double)), _P(c_size_t),
                                           _P(Error)]),
 }
@@ -312,9 +323,11 @@ def _declare():
         f = getattr(lib, name)
         f.restype = res
         f.argtypes = args
-    libc = C.CDLL(None)
+    libc = C.CDLL(None, use_errno=True)
     libc.free.argtypes = [C.c_void_p]
     libc.free.restype = None
+    libc.fwrite.argtypes = [C.c_void_p, c_size_t, c_size_t, C.c_void_p]
+    libc.fwrite.restype = c_size_t
     return libc
 
 

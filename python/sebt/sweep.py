@@ -4,6 +4,7 @@ and are copied straight into a preallocated numpy array, a file, or
 handed out as chunks. The dtype is read from the library's own npy header,
 so the package's columns are the CLI's."""
 import ctypes as C
+import errno
 import io
 import os
 import queue
@@ -359,39 +360,51 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
         raise
 
 
+# Combos per window of the driver (SEBT_SWEEP_WINDOW): a file of more rows
+# than a window is written past the page cache, as `sebt sweep` writes it.
+_DRIVER_WINDOW = 65536
+
+
 def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, window, n_rows):
+    """The rows into out through libsebt's atomic file (outfile.h): a big
+    file past the page cache, whose copy and writeback would otherwise take
+    the backtests' cores; the target replaced only once the file is whole
+    and synced."""
     out = os.fspath(out)
-    d = os.path.dirname(os.path.abspath(out))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(out) + ".tmp-", dir=d)
+    o = L.OutFile()
+    err = L.Error()
+    L.check(L.lib.sebt_outfile_open(C.byref(o), out.encode(), C.byref(err)), err)
+    released = False
     try:
-        with os.fdopen(fd, "wb", buffering=0) as f:
-            f.write(npy_header(n_rows))
+        if n_rows > (window or _DRIVER_WINDOW):
+            L.lib.sebt_outfile_direct(C.byref(o))
 
-            def on_rows(first, count, parts):
-                for addr, nbytes in parts:
-                    f.write(memoryview((C.c_char * nbytes).from_address(addr)))
+        def put(addr, nbytes):
+            if nbytes and L.libc.fwrite(addr, 1, nbytes, o.f) != nbytes:
+                L.lib.sebt_outfile_write_failed(C.byref(o), C.get_errno() or errno.EIO)
 
-            s, r, bname = _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progress)
-            try:
-                if top:
-                    rows = np.empty(n_rows, ROW_DTYPE)
-                    _top_rows(cs, r, rows)
-                    f.write(rows.tobytes())
-            finally:
-                L.lib.sebt_sweep_result_free(C.byref(r))
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())
-        os.replace(tmp, out)
+        head = npy_header(n_rows)
+        put(C.cast(C.c_char_p(head), C.c_void_p), len(head))
+
+        def on_rows(first, count, parts):
+            for addr, nbytes in parts:
+                put(addr, nbytes)
+
+        s, r, bname = _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progress)
+        try:
+            if top:
+                rows = np.empty(n_rows, ROW_DTYPE)
+                _top_rows(cs, r, rows)
+                put(rows.ctypes.data, rows.nbytes)
+        finally:
+            L.lib.sebt_sweep_result_free(C.byref(r))
+        released = True
+        L.check(L.lib.sebt_outfile_commit(C.byref(o), C.byref(err)), err)
     except BaseException:
-        os.unlink(tmp)
+        if not released:
+            L.lib.sebt_outfile_abort(C.byref(o))
         raise
     return SweepResult(np.load(out, mmap_mode="r"), s, bname, cs, path=out)
-
-
-def _umask():
-    m = os.umask(0)
-    os.umask(m)
-    return m
 
 
 def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, where=None, progress=None, window=0):

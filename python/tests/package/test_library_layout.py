@@ -23,7 +23,8 @@ STRUCTS = {
     "sebt_backend": (L.Backend, ["contract", "features", "run_batch", "state"]),
     "sebt_load_opts": (L.LoadOpts, ["fill_gaps"]),
     "sebt_sweep_record": (L.SweepRecord, ["metrics", "valid_bars", "open_at_end"]),
-    "sebt_sweep_window": (L.SweepWindow, ["count", "n_parts", "part", "part_bytes", "passes"]),
+    "sebt_sweep_window": (L.SweepWindow, ["count", "n_parts", "part", "part_bytes", "passes", "part_first", "row_at"]),
+    "sebt_outfile": (L.OutFile, ["f", "tmp", "atomic", "direct", "synced"]),
     "sebt_sweep_opts": (L.SweepOpts, ["n_combos", "window", "want_trades", "rows", "top", "metric", "where", "on_window",
                                       "user", "progress", "progress_user"]),
     "sebt_sweep_result": (L.SweepResult, ["n_top", "combos_done", "combos_passed", "stopped", "compute_cpu_s",
@@ -42,7 +43,8 @@ def test_structs_match_the_headers(tmp_path):
     if not cc or not inc:
         pytest.skip("no C compiler or SEBT_INCLUDE_DIR")
     src = ["#include <stdio.h>", "#include <stddef.h>", "#include <sebt/sebt.h>", "#include <sebt/sweep.h>",
-           "#include <sebt/oracle.h>", "#include <sebt/analysis.h>", "int main(void) {"]
+           "#include <sebt/oracle.h>", "#include <sebt/analysis.h>", "#include <sebt/outfile.h>",
+           "int main(void) {"]
     for c_name, (_, fields) in STRUCTS.items():
         src.append('printf("%s %%zu\\n", sizeof(%s));' % (c_name, c_name))
         for f in fields:

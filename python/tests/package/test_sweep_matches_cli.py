@@ -60,6 +60,25 @@ def test_a_grid_file_written_by_the_package_is_the_cli_file(cli, data_1m, grid_f
     assert isinstance(res.rows, np.memmap)
 
 
+def test_a_file_of_more_rows_than_a_window_is_the_cli_file(cli, data_1m, grid_file, tmp_path):
+    out = tmp_path / "big.npy"
+    out.write_bytes(b"the previous file")
+    sebt.sweep(data_1m, grid_file, out=out, window=7)   # more rows than a window: written past the page cache
+    unverified = tmp_path / "cli.npy"
+    cli("sweep", "--data", data_1m, "--grid", grid_file, "--format", "npy", "--no-verify", "--output", unverified)
+    assert out.read_bytes() == unverified.read_bytes()
+    assert not [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name]
+
+
+def test_a_failed_sweep_leaves_the_previous_file(grid_file, tmp_path):
+    out = tmp_path / "kept.npy"
+    out.write_bytes(b"the previous file")
+    with pytest.raises(sebt.SebtError):
+        sebt.sweep(tmp_path / "no-such-data.csv", grid_file, out=out, window=7)
+    assert out.read_bytes() == b"the previous file"
+    assert not [p.name for p in tmp_path.iterdir() if ".tmp-" in p.name]
+
+
 def test_chunks_join_into_the_cli_rows(data_1m, cli_npy):
     chunks = list(sebt.iter_sweep(data_1m, GRID, window=50))
     assert [len(c) for c in chunks] == [50] * (N // 50) + ([N % 50] if N % 50 else [])
