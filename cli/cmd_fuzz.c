@@ -399,6 +399,7 @@ static int fuzz_one(const fuzz_args *a)
             cli_json_divergence(&j, "divergence", &r.divergence);
             cli_json_divergence(&j, "divergence_as_found", &r.original);
             cli_json_bool(&j, "nondeterministic", r.nondeterministic);
+            cli_json_bool(&j, "state_between_calls", r.after_previous);
             if (r.nondeterministic)
                 cli_json_string(&j, "nondeterministic_detail", r.nondet_detail);
             if (r.saved_path[0])
@@ -431,7 +432,12 @@ static int fuzz_one(const fuzz_args *a)
             printf("result: %s\n", tie_ok ? "no divergence" : "FAIL: too many ties (--max-tie-rate)");
         } else {
             char text[2048];
-            if (r.nondeterministic)
+            if (r.after_previous)
+                printf("result: STATE KEPT BETWEEN CALLS in %s %" PRIu64 " (%s) after %.2f s: %s; the case is "
+                       "kept as generated (%zu bars), with the %d case%s before it that it needs",
+                       r.found_big ? "big case" : "case", r.found_iteration, r.shape, r.seconds_to_find,
+                       r.nondet_detail, r.repro.n, r.n_needed, r.n_needed == 1 ? "" : "s");
+            else if (r.nondeterministic)
                 printf("result: NON-DETERMINISTIC in %s %" PRIu64 " (%s) after %.2f s: the same call gave "
                        "different results (%s); the case is kept as generated (%zu bars)",
                        r.found_big ? "big case" : "case", r.found_iteration, r.shape, r.seconds_to_find,
@@ -468,7 +474,10 @@ static int fuzz_one(const fuzz_args *a)
             printf("reproducer (%zu bars):\n", r.repro.n);
             if (r.repro.n <= 200)
                 print_series(stdout, &r.repro);
-            if (r.saved_path[0]) {
+            if (r.saved_path[0] && r.after_previous) {
+                printf("saved to %s (the cases before it in %s/before)\nreplay: sebt validate --backend %s "
+                       "--replay %s\n", r.saved_path, r.saved_path, sebt_backend_selector(b), r.saved_path);
+            } else if (r.saved_path[0]) {
                 printf("saved to %s\nreplay: sebt run --backend %s --data %s/series.csv", r.saved_path,
                        sebt_backend_selector(b), r.saved_path);
                 print_params(stdout, &r.repro_params);
@@ -485,7 +494,8 @@ static int fuzz_one(const fuzz_args *a)
         snprintf(suite, sizeof suite, "sebt fuzz %s", b->name);
         if (r.found) {
             if (r.nondeterministic)
-                snprintf(msg, sizeof msg, "non-deterministic in %scase %llu (%s): %s", r.found_big ? "big " : "",
+                snprintf(msg, sizeof msg, "%s in %scase %llu (%s): %s",
+                         r.after_previous ? "state kept between calls" : "non-deterministic", r.found_big ? "big " : "",
                          (unsigned long long)r.found_iteration, r.shape, r.nondet_detail);
             else
                 snprintf(msg, sizeof msg, "divergence in %scase %llu (%s), shrunk from %zu to %zu bars",

@@ -84,6 +84,9 @@ static bool unpack_report(const unsigned char *buf, size_t len, sebt_fuzz_report
     }
     r.repro = s;
     r.repro_combos = combos;
+    /* The case before it stays on its rank (its pointers mean nothing here). */
+    r.n_previous = r.n_needed = 0;
+    r.after_previous = false;
     *out = r;
     return true;
 }

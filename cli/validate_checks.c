@@ -233,7 +233,8 @@ static void fuzz_found(const v_ctx *c, const sebt_fuzz_opts *fo, const sebt_fuzz
     const char *kind = r->found_big ? "big case" : "case";
     if (r->nondeterministic)
         snprintf(o->message, sizeof o->message,
-                 "non-deterministic: fuzz %s %" PRIu64 " of seed %" PRIu64 " (%s, %d threads): %s", kind,
+                 "%s: fuzz %s %" PRIu64 " of seed %" PRIu64 " (%s, %d threads): %s",
+                 r->after_previous ? "state kept between calls" : "non-deterministic", kind,
                  r->found_iteration, seed, r->shape, r->repro_threads > 0 ? r->repro_threads : threads,
                  r->nondet_detail);
     else

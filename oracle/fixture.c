@@ -347,12 +347,34 @@ static sebt_status read_batch(const char *path, int *threads, size_t *budget, se
     return SEBT_OK;
 }
 
+/* The calls of a fixture's before/ folder (01, 02, ... in order): each
+ * batch checked as it was when the fuzzer ran it, for the state it leaves
+ * in the backend; what they give is not judged. */
+static sebt_status run_before(const sebt_backend *cand, const char *path, sebt_error *err)
+{
+    sebt_status st = SEBT_OK;
+    for (int at = 1; st == SEBT_OK && at < 100; at++) {
+        char before[1100], series[1200];
+        struct stat sb;
+        snprintf(before, sizeof before, "%s/before/%02d", path, at);
+        snprintf(series, sizeof series, "%s/series.csv", before);
+        if (stat(series, &sb) != 0)
+            break;
+        bool diverged = false;
+        st = sebt_fixture_check(cand, before, &diverged, NULL, err);
+    }
+    return st;
+}
+
 sebt_status sebt_fixture_check(const sebt_backend *cand, const char *path, bool *diverged,
                                sebt_divergence *div, sebt_error *err)
 {
     *diverged = false;
+    sebt_status st = run_before(cand, path, err);
+    if (st)
+        return st;
     sebt_fixture f;
-    sebt_status st = sebt_fixture_read(path, &f, err);
+    st = sebt_fixture_read(path, &f, err);
     if (st)
         return st;
     char file[1100];

@@ -998,6 +998,12 @@ void sebt_fuzz_case_free(sebt_fuzz_case *c)
 
 /* ---- the loop ---------------------------------------------------------- */
 
+static void drop_cases(sebt_fuzz_case *c, int n)
+{
+    for (int k = 0; k < n; k++)
+        sebt_fuzz_case_free(&c[k]);
+}
+
 static void fixture_name(const sebt_backend *b, uint64_t seed, uint64_t stream, bool big, uint64_t it,
                          char *buf, size_t size)
 {
@@ -1035,7 +1041,8 @@ static void note_paths(sebt_fuzz_paths *pa, const sebt_fuzz_case *c, const sebt_
 
 /* Writes the batch a reproducer needs besides its combo: every combo (in
  * sebt sweep's combos format) and the run options. */
-static sebt_status write_batch_files(const char *folder, const sebt_fuzz_report *rep, sebt_error *err)
+static sebt_status write_batch_files(const char *folder, const sebt_params *combos, size_t n, int threads,
+                                     size_t memory_budget, size_t focus, sebt_error *err)
 {
     char file[1200];
     snprintf(file, sizeof file, "%s/combos.csv", folder);
@@ -1046,10 +1053,10 @@ static sebt_status write_batch_files(const char *folder, const sebt_fuzz_report 
     for (int j = 0; j < SEBT_N_PARAMS; j++)
         fprintf(f, "%s%s", j ? "," : "", sebt_param_table[j].name);
     fputc('\n', f);
-    for (size_t i = 0; i < rep->repro_n_combos; i++)
+    for (size_t i = 0; i < n; i++)
         for (int j = 0; j < SEBT_N_PARAMS; j++) {
             char v[64];
-            sebt_params_format(&rep->repro_combos[i], j, v, sizeof v);
+            sebt_params_format(&combos[i], j, v, sizeof v);
             fprintf(f, "%s%s", v, j + 1 < SEBT_N_PARAMS ? "," : "\n");
         }
     if (sebt_outfile_commit(&of, err) != SEBT_OK)
@@ -1059,9 +1066,31 @@ static sebt_status write_batch_files(const char *folder, const sebt_fuzz_report 
         return err->code;
     f = of.f;
     fprintf(f, "# The divergence needs these combos in one run_batch call with:\nthreads=%d\n"
-               "memory_budget=%zu\nfocus_combo=%zu\n", rep->repro_threads, rep->repro_memory_budget,
-            rep->repro_focus);
+               "memory_budget=%zu\nfocus_combo=%zu\n", threads, memory_budget, focus);
     return sebt_outfile_commit(&of, err);
+}
+
+/* The cases before it that the divergence needs, in the reproducer's
+ * before/ folder (01, 02, ... in the order they ran): each one's series,
+ * batch and run options, run first by sebt_fixture_check. */
+static sebt_status write_previous(const sebt_fuzz_report *rep, sebt_error *err)
+{
+    char dir[1100];
+    snprintf(dir, sizeof dir, "%s/before", rep->saved_path);
+    sebt_status st = SEBT_OK;
+    for (int k = rep->n_previous - rep->n_needed, at = 1; st == SEBT_OK && k < rep->n_previous; k++, at++) {
+        const sebt_fuzz_case *c = &rep->previous[k];
+        char name[16], note[600], path[1200];
+        snprintf(name, sizeof name, "%02d", at);
+        snprintf(note, sizeof note, "Call %d of %d before the case in the folder above: %s %llu of the same seed, "
+                 "as it ran. These calls leave the backend in the state in which that case diverges; sebt "
+                 "validate --replay runs them first, in order.\n", at, rep->n_needed, c->big ? "big case" : "case",
+                 (unsigned long long)rep->previous_iteration[k]);
+        st = sebt_fixture_write(dir, name, &c->series, &c->combos[0], note, path, sizeof path, err);
+        if (st == SEBT_OK)
+            st = write_batch_files(path, c->combos, c->n_combos, c->threads, c->memory_budget, 0, err);
+    }
+    return st;
 }
 
 /* Takes the diverging case c into the report, shrunk when asked. */
@@ -1122,6 +1151,65 @@ static void rerun_rate(const sebt_backend *cand, sebt_fuzz_report *rep)
                  rep->reruns_diverged);
 }
 
+#define AFTER_PREVIOUS_RUNS 3
+
+/* The last `last` kept cases, then the case: whether it diverged; false
+ * when a run failed to run. */
+static bool diverges_after(const sebt_backend *cand, const sebt_fuzz_report *rep, int last, bool *ran)
+{
+    *ran = false;
+    for (int k = rep->n_previous - last; k < rep->n_previous; k++) {
+        const sebt_fuzz_case *p = &rep->previous[k];
+        oracle_case_opts po = { p->threads, p->memory_budget, NULL };
+        bool d0 = false;
+        sebt_divergence d;
+        sebt_error e = { 0 };
+        if (oracle_check_case(cand, &p->series, p->combos, p->n_combos, &po, &d0, &d, NULL, NULL, &e) != SEBT_OK)
+            return false;
+    }
+    oracle_case_opts co = { rep->repro_threads, rep->repro_memory_budget, NULL };
+    bool diverged = false;
+    sebt_divergence d;
+    sebt_error e = { 0 };
+    if (oracle_check_case(cand, &rep->repro, rep->repro_combos, rep->repro_n_combos, &co, &diverged, &d, NULL, NULL,
+                          &e) != SEBT_OK)
+        return false;
+    *ran = true;
+    return diverged;
+}
+
+/* Whether the case, which did not repeat alone, diverges each time it runs
+ * right after the cases run before it (the last 1, 2, 4 or 8 of them, the
+ * fewest that do it): state kept between calls, which a replay of the case
+ * alone never shows. */
+static void after_previous(const sebt_backend *cand, sebt_fuzz_report *rep)
+{
+    static const int tries[] = { 1, 2, 4, SEBT_FUZZ_KEPT_CASES };
+    for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+        int last = tries[i] < rep->n_previous ? tries[i] : rep->n_previous;
+        if (i > 0 && last == (tries[i - 1] < rep->n_previous ? tries[i - 1] : rep->n_previous))
+            return;   /* no more cases kept */
+        int diverged_runs = 0;
+        bool ran = true;
+        for (int k = 0; k < AFTER_PREVIOUS_RUNS && ran && diverged_runs == k; k++)
+            diverged_runs += diverges_after(cand, rep, last, &ran);
+        if (!ran)
+            return;
+        if (diverged_runs == AFTER_PREVIOUS_RUNS) {
+            rep->after_previous = true;
+            rep->n_needed = last;
+            size_t len = strlen(rep->nondet_detail);
+            const sebt_fuzz_case *p = &rep->previous[rep->n_previous - last];
+            snprintf(rep->nondet_detail + len, sizeof rep->nondet_detail - len,
+                     "; run right after the %d case%s before it (from %s %llu on) it diverged %d times of %d",
+                     last, last == 1 ? "" : "s", p->big ? "big case" : "case",
+                     (unsigned long long)rep->previous_iteration[rep->n_previous - last], diverged_runs,
+                     AFTER_PREVIOUS_RUNS);
+            return;
+        }
+    }
+}
+
 sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opts, sebt_fuzz_report *rep,
                              sebt_error *err)
 {
@@ -1152,7 +1240,9 @@ sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opt
                      rep->original.cand_value, run, w, d.what, (long long)d.bar, d.cand_value);
         rep->nondeterministic = rep->nondet_detail[0] != '\0';
     }
-    if (rep->nondeterministic)
+    if (rep->nondeterministic && rep->n_previous)
+        after_previous(cand, rep);
+    if (rep->nondeterministic && !rep->after_previous)
         rerun_rate(cand, rep);
     /* Alone, on one thread and the default budget, the combo may diverge
      * too (the same way): then the batch is not part of the bug and a
@@ -1197,7 +1287,11 @@ sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opt
         const char *sel = opts->selector ? opts->selector : sebt_backend_selector(cand);
         fixture_name(cand, opts->seed, opts->stream, rep->found_big, rep->found_iteration, name, sizeof name);
         int used = 0;
-        if (rep->nondeterministic)
+        if (rep->after_previous)
+            used = snprintf(note, sizeof note, "STATE KEPT BETWEEN CALLS: %s. Kept as generated, unshrunk, with "
+                            "the cases before it that it needs in before/, which the replay runs first.\n",
+                            rep->nondet_detail);
+        else if (rep->nondeterministic)
             used = snprintf(note, sizeof note, "NON-DETERMINISTIC: the same call gave different results (%s). "
                             "Kept as generated, unshrunk; replay it a few times.\n", rep->nondet_detail);
         else if (!oracle_same_divergence(&rep->original, &rep->divergence))
@@ -1222,8 +1316,12 @@ sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opt
                      "Replay: `sebt validate --backend %s --replay %s/%s`\n", sel, opts->save_dir, name);
         sebt_status st = sebt_fixture_write(opts->save_dir, name, &rep->repro, &rep->repro_params, note,
                                             rep->saved_path, sizeof rep->saved_path, err);
-        if (st == SEBT_OK && (rep->repro_n_combos > 1 || rep->repro_threads > 1 || rep->repro_memory_budget))
-            st = write_batch_files(rep->saved_path, rep, err);
+        if (st == SEBT_OK && (rep->repro_n_combos > 1 || rep->repro_threads > 1 || rep->repro_memory_budget ||
+                              rep->after_previous))
+            st = write_batch_files(rep->saved_path, rep->repro_combos, rep->repro_n_combos, rep->repro_threads,
+                                   rep->repro_memory_budget, rep->repro_focus, err);
+        if (st == SEBT_OK && rep->after_previous)
+            st = write_previous(rep, err);
         if (st)
             return st;
     }
@@ -1303,6 +1401,11 @@ sebt_status sebt_fuzz_run(const sebt_backend *cand, const sebt_fuzz_opts *opts,
      * cases get the first seconds, where most bugs show. */
     double start = oracle_now(), big_time = 0, big_est = 1.0;
     uint64_t small_i = 0, big_i = 0;
+    /* The cases run last, oldest first: a divergence that needs the state
+     * they leave is reproduced with them (sebt_fuzz_report.previous). */
+    sebt_fuzz_case prev[SEBT_FUZZ_KEPT_CASES];
+    uint64_t prev_i[SEBT_FUZZ_KEPT_CASES];
+    int n_prev = 0;
     for (;;) {
         double el = oracle_now() - start;
         uint64_t done = small_i + big_i;
@@ -1333,8 +1436,10 @@ sebt_status sebt_fuzz_run(const sebt_backend *cand, const sebt_fuzz_opts *opts,
         double t0 = oracle_now();
         sebt_status st = big ? sebt_fuzz_generate_big(seed, it, opts->base, &c, err)
                              : sebt_fuzz_generate(seed, it, &c, err);
-        if (st)
+        if (st) {
+            drop_cases(prev, n_prev);
             return st;
+        }
         if (opts->threads > 0 && !c.threads_fixed)
             c.threads = opts->threads;
         if (opts->before_case)
@@ -1363,13 +1468,26 @@ sebt_status sebt_fuzz_run(const sebt_backend *cand, const sebt_fuzz_opts *opts,
             char msg[SEBT_ERROR_MSG_MAX];
             snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
             sebt_fuzz_case_free(&c);
+            drop_cases(prev, n_prev);
             return sebt_fail(err, st, "fuzz %s %llu of seed %llu: %s", big ? "big case" : "case",
                              (unsigned long long)it, (unsigned long long)opts->seed, msg);
         }
         if (!diverged) {
-            sebt_fuzz_case_free(&c);
+            if (n_prev == SEBT_FUZZ_KEPT_CASES) {
+                sebt_fuzz_case_free(&prev[0]);
+                memmove(prev, prev + 1, (SEBT_FUZZ_KEPT_CASES - 1) * sizeof *prev);
+                memmove(prev_i, prev_i + 1, (SEBT_FUZZ_KEPT_CASES - 1) * sizeof *prev_i);
+                n_prev--;
+            }
+            prev[n_prev] = c;
+            prev_i[n_prev++] = it;
             continue;
         }
+        /* ownership of the cases before it moves to the report */
+        memcpy(rep->previous, prev, (size_t)n_prev * sizeof *prev);
+        memcpy(rep->previous_iteration, prev_i, (size_t)n_prev * sizeof *prev_i);
+        rep->n_previous = n_prev;
+        n_prev = 0;
         rep->found_iteration = it;
         rep->seconds_to_find = oracle_now() - start;
         st = keep_divergence(cand, opts, &c, which, &div, rep, err);
@@ -1378,6 +1496,7 @@ sebt_status sebt_fuzz_run(const sebt_backend *cand, const sebt_fuzz_opts *opts,
             return st;
         break;
     }
+    drop_cases(prev, n_prev);
     rep->seconds = oracle_now() - start;
     return SEBT_OK;
 }
@@ -1388,5 +1507,7 @@ void sebt_fuzz_report_free(sebt_fuzz_report *r)
         sebt_series_free(&r->repro);
         free(r->repro_combos);
         r->repro_combos = NULL;
+        drop_cases(r->previous, r->n_previous);
+        r->n_previous = 0;
     }
 }

@@ -208,6 +208,9 @@ double sebt_rng_unit(sebt_rng *r);                     /* [0, 1) */
 int64_t sebt_rng_range(sebt_rng *r, int64_t lo, int64_t hi); /* [lo, hi] */
 
 #define SEBT_FUZZ_MAX_COMBOS 6
+/* Cases a fuzz run keeps of the ones before a divergence, for a bug that
+ * needs the state they leave (sebt_fuzz_report.previous). */
+#define SEBT_FUZZ_KEPT_CASES 8
 
 /* One generated case: a series and combos run as one batch, with the run
  * options the batch gets (the paths it makes a backend take). */
@@ -357,6 +360,17 @@ typedef struct {
      * which reruns_diverged diverged; nondet_detail ends with the rate.
      * 0 reruns for a case too big to run again that often. */
     int reruns, reruns_diverged, rerun_threads;
+    /* The cases run just before the one that diverged, oldest first, at
+     * most SEBT_FUZZ_KEPT_CASES (sebt_fuzz_run keeps them, owned here).
+     * When the case does not repeat alone but diverges each time it runs
+     * right after the last n_needed of them, the backend keeps state
+     * between calls (after_previous): nondet_detail says so, no rate is
+     * drawn, and the reproducer holds those cases too (in its before/
+     * folder, which sebt_fixture_check runs first). */
+    int n_previous, n_needed;
+    bool after_previous;
+    sebt_fuzz_case previous[SEBT_FUZZ_KEPT_CASES];
+    uint64_t previous_iteration[SEBT_FUZZ_KEPT_CASES];
 } sebt_fuzz_report;
 
 /* Runs cases until a divergence, the case count or the time limit. Returns
@@ -403,8 +417,10 @@ typedef struct {
 
 sebt_status sebt_fixture_read(const char *path, sebt_fixture *out, sebt_error *err);
 /* Runs candidate on the fixture folder at path the way it was found (with
- * its batch: combos.csv and batch.txt, when sebt fuzz wrote them) and judges
- * it against the reference; *diverged and div (may be NULL) say what. */
+ * its batch: combos.csv and batch.txt, when sebt fuzz wrote them; after the
+ * calls of its before/ folder, when it has one: a bug that needs state
+ * left by an earlier call) and judges it against the reference; *diverged
+ * and div (may be NULL) say what. */
 sebt_status sebt_fixture_check(const sebt_backend *candidate, const char *path, bool *diverged,
                                sebt_divergence *div, sebt_error *err);
 /* sebt_fixture_check on every fixture folder under dir: how many there are,

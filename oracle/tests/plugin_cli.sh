@@ -125,6 +125,21 @@ fi
 expect 1 'NON-DETERMINISTIC' -- "$sebt" fuzz --backend "$dir/libracy.so" --iterations 300 --save "$tmp/racy"
 grep -q 'NON-DETERMINISTIC' "$tmp"/racy/*/README.txt 2>/dev/null || { echo "FAIL: racy reproducer not saved"; fail=1; }
 expect 1 'fail +fuzz .*non-deterministic' -- "$sebt" "${v[@]}" --backend "$dir/libracy.so" --save "$tmp/racy2"
+# A kernel that carries a value from one call into the next (right alone,
+# wrong after a call on other data): the finding names the state kept
+# between calls, the reproducer keeps the cases before it that it needs, and
+# its replay line shows the bug again; without those cases it would not.
+expect 1 'STATE KEPT BETWEEN CALLS' -- "$sebt" fuzz --backend "$dir/libstale.so" --iterations 300 --save "$tmp/stale"
+line=$(grep -m1 '^replay: ' "$tmp/out" | sed 's/^replay: //')
+stale_dir=${line##* }
+if [[ $line != "sebt validate --backend $dir/libstale.so --replay $tmp/stale/"* ]] || ! [[ -f $stale_dir/before/01/series.csv ]]; then
+  echo "FAIL: no replay line, or no cases before it, for the state kept between calls:"; cat "$tmp/out"; fail=1
+else
+  expect 1 'fail +replay' -- "$sebt" ${line#sebt }
+  mv "$stale_dir/before" "$tmp/stale-before"
+  expect 0 'ok +replay' -- "$sebt" ${line#sebt }
+fi
+expect 1 'fail +fuzz .*state kept between calls' -- "$sebt" "${v[@]}" --backend "$dir/libstale.so" --save "$tmp/stale2"
 # A true data race (two threads summing total_pnl into one unguarded
 # accumulator): validate says non-deterministic, exit 1, from the fuzz
 # stage's re-runs or the determinism stage (whichever sees it first; both

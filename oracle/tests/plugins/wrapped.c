@@ -6,6 +6,10 @@
  *         records trades adds one to the first trade's pnl. The gate must say "non-deterministic"
  *         (exit 1) with the case kept as generated, never "the case does not
  *         diverge to begin with".
+ *   STALE right alone, wrong after a call on other data: the first trade
+ *         pnl of a call's first combo is kept (a cache keyed on nothing) and
+ *         the next call's first trade gets it. The same call twice agrees;
+ *         the gate must find the call before it and keep both.
  *   RACE  a true data race: each combo's total_pnl is summed by two
  *         threads into one shared accumulator without a lock or atomics
  *         (an OpenMP loop that forgot its reduction). Updates are lost as
@@ -46,6 +50,33 @@ static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series
     return st;
 }
 #define WRAPPED_NAME "racy"
+#elif defined(WRAP_STALE)
+static double kept_pnl;
+static int kept;
+
+static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                                     size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
+                                     sebt_error *err)
+{
+    sebt_batch_opts mine = opts ? *opts : (sebt_batch_opts){ 0 };
+    mine.want_trades = true;
+    sebt_status st = mine_run_batch(self, s, combos, n_combos, &mine, results, err);
+    if (st == SEBT_OK && n_combos && results[0].n_trades) {
+        double own = results[0].trades[0].pnl;
+        if (kept) {
+            results[0].metrics.total_pnl += kept_pnl - own;
+            results[0].trades[0].pnl = kept_pnl;
+        }
+        kept_pnl = own;
+        kept = 1;
+    }
+    for (size_t i = 0; st == SEBT_OK && i < n_combos && (!opts || !opts->want_trades); i++) {
+        free(results[i].trades);
+        results[i].trades = NULL;
+    }
+    return st;
+}
+#define WRAPPED_NAME "stale"
 #elif defined(WRAP_RACE)
 #include <pthread.h>
 #include <sched.h>
