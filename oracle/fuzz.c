@@ -1153,9 +1153,11 @@ static void rerun_rate(const sebt_backend *cand, sebt_fuzz_report *rep)
 
 #define AFTER_PREVIOUS_RUNS 3
 
-/* The last `last` kept cases, then the case: whether it diverged; false
- * when a run failed to run. */
-static bool diverges_after(const sebt_backend *cand, const sebt_fuzz_report *rep, int last, bool *ran)
+/* The last `last` kept cases, then the case: whether it diverged (as_found:
+ * as it did when found, the same field, bar and values); false when a run
+ * failed to run (*ran false). last 0: the case alone, right after itself. */
+static bool diverges_after(const sebt_backend *cand, const sebt_fuzz_report *rep, int last, bool as_found,
+                           bool *ran)
 {
     *ran = false;
     for (int k = rep->n_previous - last; k < rep->n_previous; k++) {
@@ -1169,19 +1171,35 @@ static bool diverges_after(const sebt_backend *cand, const sebt_fuzz_report *rep
     }
     oracle_case_opts co = { rep->repro_threads, rep->repro_memory_budget, NULL };
     bool diverged = false;
+    size_t which = 0;
     sebt_divergence d;
     sebt_error e = { 0 };
-    if (oracle_check_case(cand, &rep->repro, rep->repro_combos, rep->repro_n_combos, &co, &diverged, &d, NULL, NULL,
-                          &e) != SEBT_OK)
+    if (oracle_check_case(cand, &rep->repro, rep->repro_combos, rep->repro_n_combos, &co, &diverged, &d, NULL,
+                          &which, &e) != SEBT_OK)
         return false;
     *ran = true;
-    return diverged;
+    return diverged && (!as_found || (which == rep->repro_focus && oracle_same_divergence(&d, &rep->original)));
 }
 
-/* Whether the case, which did not repeat alone, diverges each time it runs
- * right after the cases run before it (the last 1, 2, 4 or 8 of them, the
- * fewest that do it): state kept between calls, which a replay of the case
- * alone never shows. */
+/* Runs diverges_after AFTER_PREVIOUS_RUNS times; how many diverged, or -1
+ * when a run failed to run. */
+static int count_diverging(const sebt_backend *cand, const sebt_fuzz_report *rep, int last, bool as_found)
+{
+    int n = 0;
+    for (int k = 0; k < AFTER_PREVIOUS_RUNS; k++) {
+        bool ran = false;
+        n += diverges_after(cand, rep, last, as_found, &ran);
+        if (!ran)
+            return -1;
+    }
+    return n;
+}
+
+/* Whether the case, which did not repeat alone, diverges as found each
+ * time it runs right after the cases run before it (the last 1, 2, 4 or 8
+ * of them, the fewest that do it), and never when run again right after
+ * itself: state kept between calls, which a replay of the case alone never
+ * shows. A race diverges alone too, or differently each time. */
 static void after_previous(const sebt_backend *cand, sebt_fuzz_report *rep)
 {
     static const int tries[] = { 1, 2, 4, SEBT_FUZZ_KEPT_CASES };
@@ -1189,24 +1207,23 @@ static void after_previous(const sebt_backend *cand, sebt_fuzz_report *rep)
         int last = tries[i] < rep->n_previous ? tries[i] : rep->n_previous;
         if (i > 0 && last == (tries[i - 1] < rep->n_previous ? tries[i - 1] : rep->n_previous))
             return;   /* no more cases kept */
-        int diverged_runs = 0;
-        bool ran = true;
-        for (int k = 0; k < AFTER_PREVIOUS_RUNS && ran && diverged_runs == k; k++)
-            diverged_runs += diverges_after(cand, rep, last, &ran);
-        if (!ran)
+        int diverged_runs = count_diverging(cand, rep, last, true);
+        if (diverged_runs < 0)
             return;
-        if (diverged_runs == AFTER_PREVIOUS_RUNS) {
-            rep->after_previous = true;
-            rep->n_needed = last;
-            size_t len = strlen(rep->nondet_detail);
-            const sebt_fuzz_case *p = &rep->previous[rep->n_previous - last];
-            snprintf(rep->nondet_detail + len, sizeof rep->nondet_detail - len,
-                     "; run right after the %d case%s before it (from %s %llu on) it diverged %d times of %d",
-                     last, last == 1 ? "" : "s", p->big ? "big case" : "case",
-                     (unsigned long long)rep->previous_iteration[rep->n_previous - last], diverged_runs,
-                     AFTER_PREVIOUS_RUNS);
+        if (diverged_runs < AFTER_PREVIOUS_RUNS)
+            continue;
+        if (count_diverging(cand, rep, 0, false) != 0)
             return;
-        }
+        rep->after_previous = true;
+        rep->n_needed = last;
+        size_t len = strlen(rep->nondet_detail);
+        const sebt_fuzz_case *p = &rep->previous[rep->n_previous - last];
+        snprintf(rep->nondet_detail + len, sizeof rep->nondet_detail - len,
+                 "; run right after the %d case%s before it (from %s %llu on) it diverged so %d times of %d, "
+                 "and run again right after itself %d times it agreed each time", last, last == 1 ? "" : "s",
+                 p->big ? "big case" : "case", (unsigned long long)rep->previous_iteration[rep->n_previous - last],
+                 diverged_runs, AFTER_PREVIOUS_RUNS, AFTER_PREVIOUS_RUNS);
+        return;
     }
 }
 

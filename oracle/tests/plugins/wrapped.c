@@ -33,6 +33,26 @@
 #define SEBT_PLUGIN_ENTRY static const sebt_backend *template_entry(int abi_version, sebt_error *err)
 #include "../../plugin-template/mine.c"
 
+/* The template's run with its trades recorded whatever opts asks (a fault
+ * below is planted in them), and the trades dropped after when not asked
+ * for. */
+static inline sebt_status run_with_trades(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                                          size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
+                                          sebt_error *err)
+{
+    sebt_batch_opts mine = opts ? *opts : (sebt_batch_opts){ 0 };
+    mine.want_trades = true;
+    return mine_run_batch(self, s, combos, n_combos, &mine, results, err);
+}
+
+static inline void drop_unwanted_trades(const sebt_batch_opts *opts, sebt_result *results, size_t n_combos)
+{
+    for (size_t i = 0; i < n_combos && (!opts || !opts->want_trades); i++) {
+        free(results[i].trades);
+        results[i].trades = NULL;
+    }
+}
+
 #ifdef WRAP_RACY
 static unsigned long calls;
 
@@ -58,9 +78,7 @@ static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series
                                      size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
                                      sebt_error *err)
 {
-    sebt_batch_opts mine = opts ? *opts : (sebt_batch_opts){ 0 };
-    mine.want_trades = true;
-    sebt_status st = mine_run_batch(self, s, combos, n_combos, &mine, results, err);
+    sebt_status st = run_with_trades(self, s, combos, n_combos, opts, results, err);
     if (st == SEBT_OK && n_combos && results[0].n_trades) {
         double own = results[0].trades[0].pnl;
         if (kept) {
@@ -70,10 +88,8 @@ static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series
         kept_pnl = own;
         kept = 1;
     }
-    for (size_t i = 0; st == SEBT_OK && i < n_combos && (!opts || !opts->want_trades); i++) {
-        free(results[i].trades);
-        results[i].trades = NULL;
-    }
+    if (st == SEBT_OK)
+        drop_unwanted_trades(opts, results, n_combos);
     return st;
 }
 #define WRAPPED_NAME "stale"
@@ -130,18 +146,13 @@ static sebt_status wrapped_run_batch(const sebt_backend *self, const sebt_series
                                      size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
                                      sebt_error *err)
 {
-    /* The trades are needed for the sum; dropped after when not asked for. */
-    sebt_batch_opts mine = opts ? *opts : (sebt_batch_opts){ 0 };
-    mine.want_trades = true;
-    sebt_status st = mine_run_batch(self, s, combos, n_combos, &mine, results, err);
-    for (size_t i = 0; st == SEBT_OK && i < n_combos; i++) {
+    /* The trades are needed for the sum. */
+    sebt_status st = run_with_trades(self, s, combos, n_combos, opts, results, err);
+    for (size_t i = 0; st == SEBT_OK && i < n_combos; i++)
         if (results[i].n_trades >= 2 && racy_total(&results[i], &results[i].metrics.total_pnl) != 0)
             st = sebt_fail(err, SEBT_ERR_NOMEM, "race: cannot start a thread");
-        if (!opts || !opts->want_trades) {
-            free(results[i].trades);
-            results[i].trades = NULL;
-        }
-    }
+    if (st == SEBT_OK)
+        drop_unwanted_trades(opts, results, n_combos);
     if (st != SEBT_OK)
         sebt_results_free(results, n_combos);
     return st;
