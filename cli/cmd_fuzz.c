@@ -489,7 +489,7 @@ static int fuzz_one(const fuzz_args *a)
     if (a->junit) {
         /* One testcase for the campaign; a failure carries the divergence
          * and the command that replays it. */
-        char name[300], msg[800], text[4096] = "", suite[300];
+        char name[300], msg[1200], text[4096] = "", suite[300];
         snprintf(name, sizeof name, "%s seed %llu", b->name, (unsigned long long)a->seed);
         snprintf(suite, sizeof suite, "sebt fuzz %s", b->name);
         if (r.found) {

@@ -1207,6 +1207,11 @@ static void after_previous(const sebt_backend *cand, sebt_fuzz_report *rep)
         int last = tries[i] < rep->n_previous ? tries[i] : rep->n_previous;
         if (i > 0 && last == (tries[i - 1] < rep->n_previous ? tries[i - 1] : rep->n_previous))
             return;   /* no more cases kept */
+        double work = (double)rep->repro.n * (double)rep->repro_n_combos;   /* bars x combos a try runs */
+        for (int k = rep->n_previous - last; k < rep->n_previous; k++)
+            work += (double)rep->previous[k].series.n * (double)rep->previous[k].n_combos;
+        if (work > RACE_RERUN_WORK)
+            return;   /* too big to run again that often */
         int diverged_runs = count_diverging(cand, rep, last, true);
         if (diverged_runs < 0)
             return;

@@ -350,7 +350,7 @@ typedef struct {
      * (shrinking needs a bug that repeats); nondet_detail says what the
      * runs did. */
     bool nondeterministic;
-    char nondet_detail[400];
+    char nondet_detail[640];
     /* The combo that diverged, run alone (one thread, the default budget)
      * on the case as found, agreed with the reference: the batch is part of
      * the bug, and the reproducer keeps it (repro_n_combos > 1, shrunk). */
