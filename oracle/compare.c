@@ -315,7 +315,11 @@ out:
 /* The replay meets a missing or extra trade as a signal decision; when
  * the candidate's own signal column agrees with the reference's at that
  * bar, the signal is not the cause: its trade list or open position is
- * (SPEC §6). Names that, with the counts on both sides. */
+ * (SPEC §6). Names that, with the counts on both sides. That column comes
+ * from the candidate's features entry, which runs one combo alone: no
+ * backend gives the features of a batch, so the message says where the
+ * column came from (a fault that needs the batch shows only in its
+ * trades; the fuzz report then says "alone it agrees"). */
 static void name_trade_list_cause(const sebt_series *s, const sebt_params *p, const sebt_features *rf,
                                   const sebt_features *cf, const sebt_result *rr, const sebt_result *cr,
                                   sebt_divergence *div)
@@ -330,21 +334,23 @@ static void name_trade_list_cause(const sebt_series *s, const sebt_params *p, co
     if (ref_takes && ro->open && ro->signal_index == (int64_t)t && !co->open) {
         oracle_diverge(div, s, p, "open_at_end", (int64_t)t, 1, 0, NAN,
                        "SPEC §6: the reference ends with a position open (signal bar %zu, entry bar %lld, "
-                       "entry %.17g); the candidate reports no open position (its signal column agrees "
-                       "at bar %zu; its %zu trades are the reference's %zu)", t, (long long)ro->entry_index,
+                       "entry %.17g); the candidate reports no open position (its signal column, from its "
+                       "features for this combo alone, agrees at bar %zu; its %zu trades are the reference's %zu)", t, (long long)ro->entry_index,
                        ro->entry_price, t, cr->n_trades, rr->n_trades);
         return;
     }
     if (!ref_takes && co->open && co->signal_index == (int64_t)t && !ro->open) {
         oracle_diverge(div, s, p, "open_at_end", (int64_t)t, 0, 1, NAN,
                        "SPEC §6: the candidate reports a position open at the end (signal bar %zu), "
-                       "the reference none (both signal columns say %d at bar %zu)", t, rf->signal[t] != 0, t);
+                       "the reference none (both signal columns, the candidate's from its features for this "
+                       "combo alone, say %d at bar %zu)", t, rf->signal[t] != 0, t);
         return;
     }
     if (cr->n_trades != rr->n_trades)
         oracle_diverge(div, s, p, "trade count", (int64_t)t, (double)rr->n_trades, (double)cr->n_trades, NAN,
                        "SPEC §6: the reference %s a trade at signal bar %zu and the candidate %s, "
-                       "though its signal column agrees there (%d): %zu trades against the reference's %zu",
+                       "though its signal column, from its features for this combo alone, agrees there (%d): "
+                       "%zu trades against the reference's %zu",
                        ref_takes ? "opens" : "does not open", t, ref_takes ? "does not" : "does",
                        rf->signal[t] != 0, cr->n_trades,
                        rr->n_trades);
