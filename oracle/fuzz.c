@@ -1202,11 +1202,8 @@ static int count_diverging(const sebt_backend *cand, const sebt_fuzz_report *rep
  * shows. A race diverges alone too, or differently each time. */
 static void after_previous(const sebt_backend *cand, sebt_fuzz_report *rep)
 {
-    static const int tries[] = { 1, 2, 4, SEBT_FUZZ_KEPT_CASES };
-    for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
-        int last = tries[i] < rep->n_previous ? tries[i] : rep->n_previous;
-        if (i > 0 && last == (tries[i - 1] < rep->n_previous ? tries[i - 1] : rep->n_previous))
-            return;   /* no more cases kept */
+    for (int want = 1;; want *= 2) {
+        int last = want < rep->n_previous ? want : rep->n_previous;
         double work = (double)rep->repro.n * (double)rep->repro_n_combos;   /* bars x combos a try runs */
         for (int k = rep->n_previous - last; k < rep->n_previous; k++)
             work += (double)rep->previous[k].series.n * (double)rep->previous[k].n_combos;
@@ -1215,8 +1212,11 @@ static void after_previous(const sebt_backend *cand, sebt_fuzz_report *rep)
         int diverged_runs = count_diverging(cand, rep, last, true);
         if (diverged_runs < 0)
             return;
-        if (diverged_runs < AFTER_PREVIOUS_RUNS)
+        if (diverged_runs < AFTER_PREVIOUS_RUNS) {
+            if (last == rep->n_previous)
+                return;   /* every kept case tried */
             continue;
+        }
         if (count_diverging(cand, rep, 0, false) != 0)
             return;
         rep->after_previous = true;

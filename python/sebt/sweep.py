@@ -360,8 +360,9 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
         raise
 
 
-# Combos per window of the driver (SEBT_SWEEP_WINDOW): a file of more rows
-# than a window is written past the page cache, as `sebt sweep` writes it.
+# Combos per window of the driver (SEBT_SWEEP_WINDOW, which the layout test
+# reads from the header): a file of more rows than a window is written past
+# the page cache, as `sebt sweep` writes it.
 _DRIVER_WINDOW = 65536
 
 

@@ -2,6 +2,7 @@
 offsets for the installed headers: a field added in C and not in Python
 fails here, not as wrong numbers."""
 import ctypes as C
+import importlib
 import os
 import shutil
 import subprocess
@@ -9,6 +10,7 @@ import subprocess
 import pytest
 
 from sebt import library as L
+sebt_sweep = importlib.import_module("sebt.sweep")   # the module (sebt.sweep is also its function)
 
 STRUCTS = {
     "sebt_series": (L.Series, ["n", "ts", "volume", "interval_ms"]),
@@ -49,12 +51,14 @@ def test_structs_match_the_headers(tmp_path):
         src.append('printf("%s %%zu\\n", sizeof(%s));' % (c_name, c_name))
         for f in fields:
             src.append('printf("%s.%s %%zu\\n", offsetof(%s, %s));' % (c_name, f, c_name, f))
+    src.append('printf("SEBT_SWEEP_WINDOW %zu\\n", SEBT_SWEEP_WINDOW);')
     src.append("return 0; }")
     (tmp_path / "layout.c").write_text("\n".join(src))
     exe = tmp_path / "layout"
     subprocess.run([cc, "-std=c11", "-I", inc, str(tmp_path / "layout.c"), "-o", str(exe)], check=True)
     want = dict(line.split() for line in subprocess.run([str(exe)], stdout=subprocess.PIPE, text=True,
                                                          check=True).stdout.splitlines())
+    assert sebt_sweep._DRIVER_WINDOW == int(want["SEBT_SWEEP_WINDOW"])
     for c_name, (py, fields) in STRUCTS.items():
         assert C.sizeof(py) == int(want[c_name]), c_name
         for f in fields:
