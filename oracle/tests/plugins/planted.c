@@ -15,7 +15,6 @@
  *              bar-combos a combo gets the result of the combo the wrapped
  *              offset names. */
 #include <pthread.h>
-#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,22 +144,32 @@ typedef struct {
     pthread_barrier_t *start;
 } race_part;
 
-/* The read-modify-write is widened (a yield and a spin whose length
- * follows the clock), as in wrapped.c, so two threads on one accumulator
- * lose updates on every machine, loaded or not. */
+/* The accumulator is held open across a sleep (after its reset and
+ * inside each read-modify-write), so a thread is off the core for nearly
+ * all of its life with the shared value in flight: two threads on one
+ * accumulator then lose updates whenever their lives overlap and either
+ * has trades to add. A yield and a short spin did not make sure of that
+ * on a loaded machine, where the other thread had no core while the
+ * window was open. */
+static void hold_open(bool shared)
+{
+    if (shared) {
+        struct timespec window = { 0, 20000 };
+        nanosleep(&window, NULL);
+    }
+}
+
 static void *race_sum(void *arg)
 {
     race_part *p = arg;
+    bool shared = p->t + 2 < p->nt || p->t >= 2;
     pthread_barrier_wait(p->start);
     for (size_t i = (size_t)p->t; i < p->n; i += (size_t)p->nt) {
         *p->slot = 0.0;
+        hold_open(shared);
         for (size_t j = 0; j < p->res[i].n_trades; j++) {
             double v = *p->slot;
-            sched_yield();
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            for (volatile long k = 0; k < ts.tv_nsec % 2048; k++)
-                ;
+            hold_open(shared);
             *p->slot = v + p->res[i].trades[j].pnl;
         }
         p->res[i].metrics.total_pnl = *p->slot;
