@@ -1242,7 +1242,9 @@ sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opt
      * data race or state kept between calls, and shrinking it would chase
      * noise; it is reported as such with the case as generated. */
     oracle_case_opts again = { rep->repro_threads, rep->repro_memory_budget, NULL };
-    for (int run = 2; run <= 3 && !rep->nondeterministic; run++) {
+    bool repeat = !rep->repeats_checked;
+    rep->repeats_checked = true;
+    for (int run = 2; repeat && run <= 3 && !rep->nondeterministic; run++) {
         bool diverged = false;
         size_t w = 0;
         sebt_divergence d;
@@ -1262,9 +1264,9 @@ sebt_status sebt_fuzz_finish(const sebt_backend *cand, const sebt_fuzz_opts *opt
                      rep->original.cand_value, run, w, d.what, (long long)d.bar, d.cand_value);
         rep->nondeterministic = rep->nondet_detail[0] != '\0';
     }
-    if (rep->nondeterministic && rep->n_previous)
+    if (repeat && rep->nondeterministic && rep->n_previous)
         after_previous(cand, rep);
-    if (rep->nondeterministic && !rep->after_previous)
+    if (repeat && rep->nondeterministic && !rep->after_previous)
         rerun_rate(cand, rep);
     /* Alone, on one thread and the default budget, the combo may diverge
      * too (the same way): then the batch is not part of the bug and a

@@ -371,6 +371,10 @@ typedef struct {
     bool after_previous;
     sebt_fuzz_case previous[SEBT_FUZZ_KEPT_CASES];
     uint64_t previous_iteration[SEBT_FUZZ_KEPT_CASES];
+    /* sebt_fuzz_finish ran its runs of the case again (repeat, state,
+     * rate): a second finish, as an MPI campaign gives its winner's
+     * report, keeps their findings rather than adding to them. */
+    bool repeats_checked;
 } sebt_fuzz_report;
 
 /* Runs cases until a divergence, the case count or the time limit. Returns

@@ -191,6 +191,15 @@ Test(gate, a_bug_that_does_not_repeat_is_non_deterministic, .timeout = 120)
     cr_expect(strstr(r.nondet_detail, rate) != NULL, "%s", r.nondet_detail);
     cr_expect_eq(r.repro.n, r.original_bars, "kept as generated, unshrunk");
     cr_expect_eq(r.repro_n_combos, r.original_combos);
+    /* A second finish (an MPI campaign's winner is finished again, to
+     * shrink and save) keeps what the first found. */
+    char detail[sizeof r.nondet_detail];
+    memcpy(detail, r.nondet_detail, sizeof detail);
+    cr_assert_eq(sebt_fuzz_finish(&b, &o, &r, &err), SEBT_OK, "%s", err.msg);
+    cr_expect(r.nondeterministic);
+    cr_expect_eq(r.reruns, 8);
+    cr_expect_eq(r.reruns_diverged, 4);
+    cr_expect_str_eq(r.nondet_detail, detail);
     sebt_fuzz_report_free(&r);
 }
 
