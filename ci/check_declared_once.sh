@@ -43,7 +43,7 @@ import os, re, sys
 root = sys.argv[1]
 decl = open(os.path.join(root, "include/sebt/strategy.def")).read()
 decl = re.sub(r"/\*.*?\*/", "", decl, flags=re.S)
-names_all = names = set(re.findall(r"^SEBT_FEATURE\((\w+)", decl, re.M)) | set(re.findall(r"^SEBT_TERM\((\w+)", decl, re.M))
+names_all = names = set(re.findall(r"^SEBT_FEATURE\((\w+)", decl, re.M)) | set(re.findall(r"^SEBT_(?:TERM|FILTER)\((\w+)", decl, re.M))
 copies = ("include/sebt/strategy.def", "reference/", "oracle/plugin-template/", "bench/peers/numba_peer.py",
           "python/examples/spec_kernel.py")
 # The package's examples name parameters, and vol_z is a parameter as well

@@ -21,16 +21,12 @@ static sebt_status fast_features(const sebt_backend *self, const sebt_series *s,
     fast_zscore_exact(s->volume, n, p->z_window, out->vol_z);
     fast_zscore_exact(out->atr, n, p->z_window, out->tr_z);
     fast_cloc_column(s, out->cloc);
-    double *gain = malloc((n ? n : 1) * sizeof *gain), *loss = malloc((n ? n : 1) * sizeof *loss);
-    if (!gain || !loss) {
-        free(gain);
-        free(loss);
-        return sebt_fail(err, SEBT_ERR_NOMEM, "fast_cpu: out of memory for the rsi column of %zu bars", n);
-    }
-    fast_rsi_changes(s, gain, loss);
-    fast_rsi_range(gain, loss, n, p->rsi_window, 0, n, out->rsi);
-    free(gain);
-    free(loss);
+    /* A filter's column bar by bar, as the sweep reads it (O(window) a
+     * bar: one combo's columns, not a sweep's). */
+#define SEBT_FILTER(name, column, cmp, rhs, enable, window) \
+    for (size_t t = 0; t < n; t++)                         \
+        out->column[t] = sebt_k_filter_##column(s, (int64_t)t, p->window);
+#include "sebt/strategy.def"
     for (size_t t = 0; t < n; t++) {
         out->signal[t] = sebt_k_signal_at((const double *const *)out->col, (int64_t)t, p);
         out->valid[t] = !isnan(out->atr[t]);

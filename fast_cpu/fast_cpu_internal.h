@@ -23,11 +23,6 @@ typedef struct {
 void fast_tr_column(const sebt_series *s, double *out);
 void fast_cloc_column(const sebt_series *s, double *out);
 void fast_atr_range(const double *tr, size_t n, int32_t w, size_t from, size_t to, double *out);
-/* SPEC §3 RSI: every bar's gain and loss, then RSI(w) over bars [from, to),
- * bit for bit the reference's. */
-void fast_rsi_changes(const sebt_series *s, double *gain, double *loss);
-void fast_rsi_range(const double *gain, const double *loss, size_t n, int32_t w, size_t from, size_t to,
-                    double *out);
 
 /* acc[j] = the sum of base[j .. j + ws) oldest first, the reference's order,
  * for the len bars j < len side by side: each lane its own window and its
@@ -54,6 +49,15 @@ sebt_status fast_market_build(const sebt_series *s, fast_market *fm, sebt_error 
 void fast_market_free(fast_market *fm);
 size_t fast_memory_budget(void);
 
+/* The entry filters of sebt/strategy.def (its SEBT_FILTER rows), by
+ * index; the arrays over them have at least one slot. */
+enum {
+#define SEBT_FILTER(name, column, cmp, rhs, enable, window) FAST_F_##name,
+#include "sebt/strategy.def"
+    FAST_N_FILTERS
+};
+#define FAST_FILTER_SLOTS (FAST_N_FILTERS > 0 ? FAST_N_FILTERS : 1)
+
 /* One combo as the sweep sees it: what it is grouped and sorted by. The
  * exit parameters a combo does not use are zeroed, so that combos differing
  * only there share an exit key (and its memo). */
@@ -63,19 +67,34 @@ typedef struct {
     int32_t max_hold;
     double stop_mult, reward, cost;
     double vz, tz, cm;
-    uint8_t use_rsi;               /* the rsi term: its window and threshold, 0 without use_rsi */
-    int32_t rsi_w;
-    double rsi_max;
+    /* Each filter: whether it is on, its window and threshold (0 when off). */
+    uint8_t f_on[FAST_FILTER_SLOTS];
+    int32_t f_w[FAST_FILTER_SLOTS];
+    double f_thr[FAST_FILTER_SLOTS];
     size_t index;
-    /* Filled per batch: the combo's bitsets (rslot -1: no rsi row). */
-    int32_t pair, ema, vslot, tslot, cslot, rslot;
+    /* Filled per batch: the combo's bitsets (fslot -1: the filter is off,
+     * no row). */
+    int32_t pair, ema, vslot, tslot, cslot;
+    int32_t fslot[FAST_FILTER_SLOTS];
 } fast_combo_ref;
 
-/* A row of the rsi term: RSI(w) <= max. */
+/* The filters' fields of a combo, from its parameters. */
+static inline void fast_filter_fields(const sebt_params *p, fast_combo_ref *r)
+{
+    (void)p;
+    (void)r;
+#define SEBT_FILTER(name, column, cmp, rhs, enable, window) \
+    r->f_on[FAST_F_##name] = p->enable;                    \
+    r->f_w[FAST_F_##name] = p->enable ? p->window : 0;     \
+    r->f_thr[FAST_F_##name] = p->enable ? p->rhs : 0.0;
+#include "sebt/strategy.def"
+}
+
+/* A row of a filter: its column over window w, compared with thr. */
 typedef struct {
     int32_t w;
-    double max;
-} fast_rsi_row;
+    double thr;
+} fast_filter_row;
 
 /* Per (z_window, atr_window) pair of a batch. */
 typedef struct {
@@ -99,9 +118,11 @@ typedef struct {
     double *cthr; size_t n_cthr; uint64_t *cbits;
     int32_t *spans; size_t n_spans; double *ema_at;     /* [n_spans][n] */
     int32_t *pairs; size_t n_pairs; uint64_t *ebits;    /* (fast, slow) flattened; [n_pairs][words] */
-    /* The rsi term's rows, one per distinct (rsi_window, rsi_max) of its
-     * combos with use_rsi, ascending; none when no combo switches it on. */
-    fast_rsi_row *rrows; size_t n_rrows; uint64_t *rbits; /* [n_rrows][words] */
+    /* Each filter's rows, one per distinct (window, threshold) of its
+     * combos that switch it on, ascending; none when no combo does. */
+    fast_filter_row *frows[FAST_FILTER_SLOTS];
+    size_t n_frows[FAST_FILTER_SLOTS];
+    uint64_t *fbits[FAST_FILTER_SLOTS];      /* [n_frows][words] */
 } fast_aset;
 
 /* A sweep in progress (fast_sweep_begin .. fast_sweep_end). */

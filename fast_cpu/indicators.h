@@ -142,6 +142,14 @@ SEBT_HD static inline double sebt_k_rsi_at(const double *close, int64_t t, int32
     return sebt_k_rsi_from_sums(gains, losses, w);
 }
 
+/* A filter's column at bar t of s over window w (sebt/strategy.def's
+ * SEBT_FILTER rows name it sebt_k_filter_<column>): what fast_cpu's
+ * features and the sweep's filter rows read, with the reference's bits. */
+static inline double sebt_k_filter_rsi(const sebt_series *s, int64_t t, int32_t w)
+{
+    return sebt_k_rsi_at(s->close, t, w);
+}
+
 /* Z(x, w) at bar t exactly as the reference computes it (SPEC §3): NaN
  * before the window fills, with a NaN in it, or when it is flat; then the
  * mean and the population variance summed oldest first; NaN if the

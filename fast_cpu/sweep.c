@@ -46,35 +46,6 @@ void fast_cloc_column(const sebt_series *s, double *out)
 
 #define ATR_BLOCK 512
 
-void fast_rsi_changes(const sebt_series *s, double *gain, double *loss)
-{
-    for (size_t t = 0; t < s->n; t++)
-        sebt_k_rsi_change_at(s->close, (int64_t)t, &gain[t], &loss[t]);
-}
-
-/* RSI(w) for bars [from, to), the way fast_atr_range computes ATR: each
- * bar's window of gains and of losses summed afresh, oldest first, a block
- * of bars side by side. A running sum would be faster and not the
- * reference's bits. */
-void fast_rsi_range(const double *gain, const double *loss, size_t n, int32_t w, size_t from, size_t to,
-                    double *out)
-{
-    (void)n;
-    size_t ws = (size_t)w;
-    size_t t = from;
-    for (; t < to && t + 1 < ws; t++)
-        out[t] = NAN;
-    double g[ATR_BLOCK], l[ATR_BLOCK];
-    while (t < to) {
-        size_t len = to - t < ATR_BLOCK ? to - t : ATR_BLOCK;
-        fast_window_sums(gain + (t + 1 - ws), ws, len, g);
-        fast_window_sums(loss + (t + 1 - ws), ws, len, l);
-        for (size_t j = 0; j < len; j++)
-            out[t + j] = sebt_k_rsi_from_sums(g[j], l[j], w);
-        t += len;
-    }
-}
-
 /* ATR(w) for bars [from, to): the reference's naive sums, computed for a
  * block of bars side by side so the compiler vectorises across bars. Each
  * bar's sum still adds its window oldest first, so the bits are the

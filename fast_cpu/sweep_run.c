@@ -9,10 +9,18 @@
 
 #include "sweep_internal.h"
 
+/* Each filter's term (sebt/strategy.def's SEBT_FILTER rows, in order). */
+static const int filter_term[FAST_N_FILTERS + 1] = {
+#define SEBT_FILTER(name, column, cmp, rhs, enable, window) SEBT_TI_##name,
+#include "sebt/strategy.def"
+    -1
+};
+
 /* The signal bitsets of combo ref q over its atr set s, a row per term. A
- * combo without use_rsi has no rsi row: it gets its cloc row twice (x & x
- * is x), so the filter off reads no memory a sweep did not read before. */
-_Static_assert(SEBT_N_TERMS == 5, "a new signal term's rows are built in sweep_z.c and placed here");
+ * combo that leaves a filter off has no row of it: it gets its cloc row
+ * there again (x & x is x), so a filter off reads no memory a sweep did
+ * not read before. */
+_Static_assert(SEBT_N_TERMS == 4 + FAST_N_FILTERS, "a new signal term's rows are built in sweep_z.c and placed here");
 static sebt_k_sigbits combo_sigbits(const fast_aset *s, const fast_zpair *pairs, const fast_combo_ref *q)
 {
     const fast_zpair *p = &pairs[q->pair];
@@ -21,7 +29,8 @@ static sebt_k_sigbits combo_sigbits(const fast_aset *s, const fast_zpair *pairs,
     sb.w[SEBT_TI_vol_z] = p->vbits + (size_t)q->vslot * s->words;
     sb.w[SEBT_TI_tr_z] = p->tbits + (size_t)q->tslot * s->words;
     sb.w[SEBT_TI_cloc] = s->cbits + (size_t)q->cslot * s->words;
-    sb.w[SEBT_TI_rsi] = q->rslot < 0 ? sb.w[SEBT_TI_cloc] : s->rbits + (size_t)q->rslot * s->words;
+    for (int f = 0; f < FAST_N_FILTERS; f++)
+        sb.w[filter_term[f]] = q->fslot[f] < 0 ? sb.w[SEBT_TI_cloc] : s->fbits[f] + (size_t)q->fslot[f] * s->words;
     return sb;
 }
 
@@ -49,7 +58,7 @@ static bool cost_twin(const fast_combo_ref *R, const size_t *ts, size_t t)
         x = &R[a0 + i];
         y = &R[b0 + i];
         if (x->pair != y->pair || x->ema != y->ema || x->vslot != y->vslot || x->tslot != y->tslot ||
-            x->cslot != y->cslot || x->rslot != y->rslot)
+            x->cslot != y->cslot || memcmp(x->fslot, y->fslot, sizeof x->fslot) != 0)
             return false;
     }
     return true;

@@ -1,5 +1,5 @@
 /* fast_cpu: the sweep's combos in ref_cmp's order (batch, exit key,
- * z window, EMA pair, thresholds, rsi filter, index), by a radix sort on ranks where
+ * z window, EMA pair, thresholds, filters, index), by a radix sort on ranks where
  * the key fits, by qsort elsewhere. */
 #include <math.h>
 #include <stdlib.h>
@@ -16,9 +16,12 @@ static int ref_cmp(const void *pa, const void *pb)
     int c;
     if ((c = exit_cmp(a, b)) || (c = cmp_i(a->z, b->z)) || (c = cmp_i(a->fast, b->fast)) ||
         (c = cmp_i(a->slow, b->slow)) || (c = cmp_d(a->vz, b->vz)) || (c = cmp_d(a->tz, b->tz)) ||
-        (c = cmp_d(a->cm, b->cm)) || (c = cmp_i(a->use_rsi, b->use_rsi)) || (c = cmp_i(a->rsi_w, b->rsi_w)) ||
-        (c = cmp_d(a->rsi_max, b->rsi_max)))
+        (c = cmp_d(a->cm, b->cm)))
         return c;
+    for (int f = 0; f < FAST_N_FILTERS; f++)
+        if ((c = cmp_i(a->f_on[f], b->f_on[f])) || (c = cmp_i(a->f_w[f], b->f_w[f])) ||
+            (c = cmp_d(a->f_thr[f], b->f_thr[f])))
+            return c;
     return cmp_i((int64_t)a->index, (int64_t)b->index);
 }
 
@@ -41,24 +44,26 @@ static void combo_ref(const fast_sweep *w, const sebt_params *p, size_t i, fast_
     r->vz = p->vol_z;
     r->tz = p->tr_z;
     r->cm = p->cloc_min;
-    r->use_rsi = p->use_rsi;
-    r->rsi_w = p->use_rsi ? p->rsi_window : 0;
-    r->rsi_max = p->use_rsi ? p->rsi_max : 0.0;
+    fast_filter_fields(p, r);
     r->index = i;
 }
 
 /* The sort key's digits, most significant first: ref_cmp's fields in its
  * order. The digits of RANKED are a field's rank among its distinct values
  * (axis k of sort_refs is digit RANKED[k]); the others are small integers
- * already (slots and switches). The rsi filter's three are ranked, so a
- * sweep that leaves it off has one value in each and the key it had
- * before the filter existed. */
+ * already (slots and switches). Each filter's three (on, window,
+ * threshold: digits D_FILTERS + 3f ..) are ranked, so a sweep that leaves
+ * a filter off has one value in each and the key it had without it. */
 enum {
     D_BATCH, D_ATR, D_USE_STOP, D_STOP_MULT, D_USE_TP, D_REWARD, D_USE_TIME, D_MAX_HOLD, D_COST, D_Z, D_FAST,
-    D_SLOW, D_VZ, D_TZ, D_CM, D_USE_RSI, D_RSI_W, D_RSI_MAX, N_DIG
+    D_SLOW, D_VZ, D_TZ, D_CM, D_FILTERS, N_DIG = D_FILTERS + 3 * FAST_N_FILTERS
 };
-static const int RANKED[] = { D_STOP_MULT, D_REWARD, D_MAX_HOLD, D_COST, D_FAST,    D_SLOW,
-                              D_VZ,        D_TZ,     D_CM,       D_USE_RSI, D_RSI_W, D_RSI_MAX };
+static const int RANKED[] = {
+    D_STOP_MULT, D_REWARD, D_MAX_HOLD, D_COST, D_FAST, D_SLOW, D_VZ, D_TZ, D_CM,
+#define SEBT_FILTER(name, column, cmp, rhs, enable, window) \
+    D_FILTERS + 3 * FAST_F_##name, D_FILTERS + 3 * FAST_F_##name + 1, D_FILTERS + 3 * FAST_F_##name + 2,
+#include "sebt/strategy.def"
+};
 enum { N_AX = sizeof RANKED / sizeof RANKED[0] };
 
 /* Digit d's field, integers as doubles (exact). */
@@ -80,9 +85,14 @@ static double ref_field(const fast_combo_ref *r, int d)
     case D_VZ: return r->vz;
     case D_TZ: return r->tz;
     case D_CM: return r->cm;
-    case D_USE_RSI: return r->use_rsi;
-    case D_RSI_W: return r->rsi_w;
-    default: return r->rsi_max;
+    default: {
+        int f = (d - D_FILTERS) / 3;
+        switch ((d - D_FILTERS) % 3) {
+        case 0: return r->f_on[f];
+        case 1: return r->f_w[f];
+        default: return r->f_thr[f];
+        }
+    }
     }
 }
 

@@ -33,8 +33,10 @@ static void aset_free(fast_aset *s)
     free(s->ema_at);
     free(s->pairs);
     free(s->ebits);
-    free(s->rrows);
-    free(s->rbits);
+    for (int f = 0; f < FAST_N_FILTERS; f++) {
+        free(s->frows[f]);
+        free(s->fbits[f]);
+    }
 }
 
 /* The bars of one z window where its loosest thresholds could hold, with
@@ -286,66 +288,90 @@ static void threshold_bits(uint64_t *bits, size_t words, const double *thr, size
     }
 }
 
-static int rsi_row_cmp(const void *pa, const void *pb)
+static int filter_row_cmp(const void *pa, const void *pb)
 {
-    const fast_rsi_row *a = pa, *b = pb;
+    const fast_filter_row *a = pa, *b = pb;
     int c = cmp_i(a->w, b->w);
-    return c ? c : cmp_d(a->max, b->max);
+    return c ? c : cmp_d(a->thr, b->thr);
 }
 
-/* Row of (w, max) in rows[0 .. n), which holds it. */
-static int32_t find_rsi_row(const fast_rsi_row *rows, size_t n, int32_t w, double max)
+/* Row of (w, thr) in rows[0 .. n), which holds it. */
+static int32_t find_filter_row(const fast_filter_row *rows, size_t n, int32_t w, double thr)
 {
     size_t a = 0, b = n;
-    fast_rsi_row key = { w, max };
+    fast_filter_row key = { w, thr };
     while (a < b) {
         size_t m = a + (b - a) / 2;
-        if (rsi_row_cmp(&rows[m], &key) < 0) a = m + 1; else b = m;
+        if (filter_row_cmp(&rows[m], &key) < 0) a = m + 1; else b = m;
     }
     return (int32_t)a;
 }
 
-/* SPEC §4's rsi <= rsi_max over set s's U, one row per distinct
- * (rsi_window, rsi_max) of its combos with use_rsi: RSI at U's bars in the
- * reference's bits (sebt_k_rsi_at), once per window. A set whose combos
- * all leave the filter off gets no row and costs nothing here. */
-static int rsi_rows(const fast_sweep *w, fast_aset *s)
+/* Filter f's column at bar t over window wn (sebt_k_filter_<column>). */
+static double filter_value(const sebt_series *s, int f, int64_t t, int32_t wn)
+{
+    switch (f) {
+#define SEBT_FILTER(name, column, cmp, rhs, enable, window) \
+    case FAST_F_##name: return sebt_k_filter_##column(s, t, wn);
+#include "sebt/strategy.def"
+    default: return NAN;
+    }
+}
+
+/* Whether filter f holds for value v against threshold thr (its SPEC §4
+ * comparison; NaN never holds). */
+static bool filter_holds(int f, double v, double thr)
+{
+    switch (f) {
+#define SEBT_FILTER(name, column, cmp, rhs, enable, window) \
+    case FAST_F_##name: return v SEBT_K_CMP_##cmp thr;
+#include "sebt/strategy.def"
+    default: return false;
+    }
+}
+
+/* SPEC §4's term of filter f over set s's U, one row per distinct
+ * (window, threshold) of its combos that switch it on: the column at U's
+ * bars in the reference's bits (sebt_k_filter_<column>), once per window.
+ * A set whose combos all leave the filter off gets no row and costs
+ * nothing here. */
+static int filter_rows(const fast_sweep *w, fast_aset *s, int f)
 {
     const fast_combo_ref *R = w->refs;
     size_t k = 0;
     for (size_t q = s->q0; q < s->q1; q++)
-        k += R[q].use_rsi;
-    s->n_rrows = 0;
+        k += R[q].f_on[f];
+    s->n_frows[f] = 0;
     if (k == 0)
         return 0;
-    fast_rsi_row *rows = malloc(k * sizeof *rows);
+    fast_filter_row *rows = malloc(k * sizeof *rows);
     if (!rows)
         return -1;
     k = 0;
     for (size_t q = s->q0; q < s->q1; q++)
-        if (R[q].use_rsi)
-            rows[k++] = (fast_rsi_row){ R[q].rsi_w, R[q].rsi_max };
-    qsort(rows, k, sizeof *rows, rsi_row_cmp);
+        if (R[q].f_on[f])
+            rows[k++] = (fast_filter_row){ R[q].f_w[f], R[q].f_thr[f] };
+    qsort(rows, k, sizeof *rows, filter_row_cmp);
     size_t n = 0;
     for (size_t i = 0; i < k; i++)
-        if (n == 0 || rsi_row_cmp(&rows[i], &rows[n - 1]) != 0)
+        if (n == 0 || filter_row_cmp(&rows[i], &rows[n - 1]) != 0)
             rows[n++] = rows[i];
-    s->rrows = rows;
-    s->n_rrows = n;
+    s->frows[f] = rows;
+    s->n_frows[f] = n;
     size_t wd = s->words ? s->words : 1, m = s->n ? s->n : 1;
-    s->rbits = calloc(n * wd, sizeof *s->rbits);
+    s->fbits[f] = calloc(n * wd, sizeof *s->fbits[f]);
     double *r = malloc(m * sizeof *r);
-    if (!s->rbits || !r) {
+    if (!s->fbits[f] || !r) {
         free(r);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
         if (i == 0 || rows[i].w != rows[i - 1].w)
             for (size_t j = 0; j < s->n; j++)
-                r[j] = sebt_k_rsi_at(w->s->close, s->bar[j], rows[i].w);
-        uint64_t *row = s->rbits + i * s->words;
+                r[j] = filter_value(w->s, f, s->bar[j], rows[i].w);
+        uint64_t *row = s->fbits[f] + i * s->words;
         for (size_t j = 0; j < s->n; j++)
-            if (r[j] <= rows[i].max)
+            if (filter_holds(f, r[j], rows[i].thr))
                 row[j >> 6] |= (uint64_t)1 << (j & 63);
     }
     free(r);
@@ -414,7 +440,10 @@ static int aset_build(const fast_sweep *w, fast_aset *s, int32_t a, fast_zpair *
             if (cl[j] > s->cthr[r])
                 s->cbits[r * s->words + (j >> 6)] |= (uint64_t)1 << (j & 63);
     free(cl);
-    return rsi_rows(w, s);
+    for (int f = 0; f < FAST_N_FILTERS; f++)
+        if (filter_rows(w, s, f) != 0)
+            return -1;
+    return 0;
 }
 
 void fast_zbatch_free(fast_zbatch *zb)
@@ -906,7 +935,7 @@ static int ema_bits(zbuild *b)
 }
 
 /* Step 6: each combo's rows (its sebt_k_sigbits): vol_z, tr_z and cloc
- * threshold slots, EMA pair slot, rsi row (-1 without use_rsi). */
+ * threshold slots, EMA pair slot, each filter's row (-1: off). */
 static void combo_slots(zbuild *b)
 {
     fast_combo_ref *R = b->w->refs;
@@ -918,7 +947,9 @@ static void combo_slots(zbuild *b)
             R[q].vslot = find_d(p->vthr, p->n_vthr, R[q].vz);
             R[q].tslot = find_d(p->tthr, p->n_tthr, R[q].tz);
             R[q].cslot = find_d(s->cthr, s->n_cthr, R[q].cm);
-            R[q].rslot = R[q].use_rsi ? find_rsi_row(s->rrows, s->n_rrows, R[q].rsi_w, R[q].rsi_max) : -1;
+            for (int f = 0; f < FAST_N_FILTERS; f++)
+                R[q].fslot[f] = R[q].f_on[f] ? find_filter_row(s->frows[f], s->n_frows[f], R[q].f_w[f], R[q].f_thr[f])
+                                             : -1;
             int64_t key = ((int64_t)R[q].fast << 31) | R[q].slow;
             size_t lo = 0, hi = s->n_pairs;
             while (lo < hi) {

@@ -261,7 +261,7 @@ typedef struct {
 } dev_batch;
 
 /* A bitset block of n words into the arena; a block of none may have no
- * buffer at all (the RSI rows when no combo turns the filter on), and
+ * buffer at all (a filter's rows when no combo turns it on), and
  * memcpy from NULL is undefined even for 0 bytes. */
 static void copy_words(uint64_t *dst, const uint64_t *src, size_t n)
 {
@@ -269,19 +269,27 @@ static void copy_words(uint64_t *dst, const uint64_t *src, size_t n)
         memcpy(dst, src, n * sizeof(uint64_t));
 }
 
+/* Each filter's term (sebt/strategy.def's SEBT_FILTER rows, in order). */
+static const int filter_term[FAST_N_FILTERS + 1] = {
+#define SEBT_FILTER(name, column, cmp, rhs, enable, window) SEBT_TI_##name,
+#include "sebt/strategy.def"
+    -1
+};
+
 static cudaError_t upload_batch(const sweep *w, const fast_zbatch *zb, dev_batch *db)
 {
     memset(db, 0, sizeof *db);
     size_t ns = zb->n_sets, np = zb->n_pairs, nq = zb->q1 - zb->q0;
-    int64_t *set_e = (int64_t *)malloc((3 * ns + 2 * np + 1) * sizeof(int64_t));
+    int64_t *set_e = (int64_t *)malloc(((2 + FAST_N_FILTERS) * ns + 2 * np + 1) * sizeof(int64_t));
     db->du = (sebt_k_union *)calloc(ns ? ns : 1, sizeof *db->du);
     db->off = (int64_t *)malloc((SEBT_N_TERMS * nq + 1) * sizeof(int64_t));
     if (!set_e || !db->du || !db->off) {
         free(set_e);
         return cudaErrorMemoryAllocation;
     }
-    int64_t *set_c = set_e + ns, *set_r = set_c + ns, *pair_v = set_r + ns, *pair_t = pair_v + np;
-    /* Arena layout: per set its EMA-pair, cloc and rsi rows; per pair its vol_z
+    /* set_f[si * FAST_N_FILTERS + f]: set si's rows of filter f. */
+    int64_t *set_c = set_e + ns, *set_f = set_c + ns, *pair_v = set_f + FAST_N_FILTERS * ns, *pair_t = pair_v + np;
+    /* Arena layout: per set its EMA-pair, cloc and filter rows; per pair its vol_z
      * and tr_z rows (rows as long as the set's words). One zero word at the
      * end stands for the rows of an empty U. */
     int64_t total = 0;
@@ -291,8 +299,10 @@ static cudaError_t upload_batch(const sweep *w, const fast_zbatch *zb, dev_batch
         total += (int64_t)(s->n_pairs * s->words);
         set_c[si] = total;
         total += (int64_t)(s->n_cthr * s->words);
-        set_r[si] = total;
-        total += (int64_t)(s->n_rrows * s->words);
+        for (int f = 0; f < FAST_N_FILTERS; f++) {
+            set_f[si * FAST_N_FILTERS + f] = total;
+            total += (int64_t)(s->n_frows[f] * s->words);
+        }
     }
     for (size_t pi = 0; pi < np; pi++) {
         const fast_zpair *p = &zb->pairs[pi];
@@ -309,7 +319,8 @@ static cudaError_t upload_batch(const sweep *w, const fast_zbatch *zb, dev_batch
             const fast_aset *s = &zb->sets[si];
             copy_words(arena + set_e[si], s->ebits, s->n_pairs * s->words);
             copy_words(arena + set_c[si], s->cbits, s->n_cthr * s->words);
-            copy_words(arena + set_r[si], s->rbits, s->n_rrows * s->words);
+            for (int f = 0; f < FAST_N_FILTERS; f++)
+                copy_words(arena + set_f[si * FAST_N_FILTERS + f], s->fbits[f], s->n_frows[f] * s->words);
         }
         for (size_t pi = 0; pi < np; pi++) {
             const fast_zpair *p = &zb->pairs[pi];
@@ -326,13 +337,16 @@ static cudaError_t upload_batch(const sweep *w, const fast_zbatch *zb, dev_batch
                     o[k] = total;   /* never read: U is empty */
                 continue;
             }
-            static_assert(SEBT_N_TERMS == 5, "a new signal term's rows are copied to the arena and placed here");
+            static_assert(SEBT_N_TERMS == 4 + FAST_N_FILTERS,
+                          "a new signal term's rows are copied to the arena and placed here");
             o[SEBT_TI_ema] = set_e[zb->set_of_atr[r->a]] + r->ema * wd;
             o[SEBT_TI_vol_z] = pair_v[r->pair] + r->vslot * wd;
             o[SEBT_TI_tr_z] = pair_t[r->pair] + r->tslot * wd;
             o[SEBT_TI_cloc] = set_c[zb->set_of_atr[r->a]] + r->cslot * wd;
-            /* without use_rsi: the cloc row again (fast_cpu's combo_sigbits) */
-            o[SEBT_TI_rsi] = r->rslot < 0 ? o[SEBT_TI_cloc] : set_r[zb->set_of_atr[r->a]] + r->rslot * wd;
+            /* a filter off: the cloc row again (fast_cpu's combo_sigbits) */
+            size_t si = (size_t)zb->set_of_atr[r->a];
+            for (int f = 0; f < FAST_N_FILTERS; f++)
+                o[filter_term[f]] = r->fslot[f] < 0 ? o[SEBT_TI_cloc] : set_f[si * FAST_N_FILTERS + f] + r->fslot[f] * wd;
         }
         void *d;
         if ((e = pool_put(&db->pool, arena, ((size_t)total + 1) * sizeof(uint64_t), &d)) == cudaSuccess)

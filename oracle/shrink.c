@@ -259,15 +259,24 @@ static void shrink_params(shrinker *k, const sebt_series *s, sebt_params *p, boo
     c = *p; c.vol_z = -100; try_param(k, s, p, c, changed);
     c = *p; c.tr_z = -100; try_param(k, s, p, c, changed);
     c = *p; c.cloc_min = -1; try_param(k, s, p, c, changed);
-    c = *p; c.use_rsi = false; try_param(k, s, p, c, changed);
-    double *dbl[] = { &p->vol_z, &p->tr_z, &p->cloc_min, &p->atr_stop_mult, &p->reward_r,
-                      &p->fee_bp, &p->slippage_bp, &p->rsi_max };
-    for (size_t i = 0; i < sizeof dbl / sizeof dbl[0]; i++) {
-        size_t off = (size_t)((char *)dbl[i] - (char *)p);
-        double v = *dbl[i], simpler[] = { round(v), round(v * 10) / 10 };
+    /* Each entry filter off (sebt/strategy.def's SEBT_FILTER rows). */
+#define SEBT_FILTER(name, column, cmp, rhs, enable, window) \
+    c = *p;                                                 \
+    c.enable = false;                                       \
+    try_param(k, s, p, c, changed);
+#include "sebt/strategy.def"
+    /* Every double parameter, in the declaration's order: rounded to a
+     * whole number, then to one decimal. */
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        const sebt_param_info *info = &sebt_param_table[i];
+        if (info->type != SEBT_PARAM_DOUBLE)
+            continue;
+        double v;
+        memcpy(&v, (char *)p + info->offset, sizeof v);
+        double simpler[] = { round(v), round(v * 10) / 10 };
         for (size_t j = 0; j < 2; j++) {
             c = *p;
-            memcpy((char *)&c + off, &simpler[j], sizeof(double));
+            memcpy((char *)&c + info->offset, &simpler[j], sizeof(double));
             try_param(k, s, p, c, changed);
         }
     }

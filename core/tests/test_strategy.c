@@ -95,6 +95,35 @@ Test(strategy, terms_name_columns_and_parameters)
     cr_assert(sebt_term_on(4, &p));
 }
 
+/* An entry filter (SEBT_FILTER) is a switched term with a parameter on the
+ * right, over a column whose window its row names: the fast backends build
+ * its rows from those. Every switched term is one, so none is left to code
+ * written per term. */
+Test(strategy, a_filter_is_a_switched_term_over_its_columns_window)
+{
+    int n_filters = 0, n_switched = 0;
+#define SEBT_FILTER(f_name, f_col, f_cmp, f_rhs, f_on, f_win)                                                   \
+    {                                                                                                           \
+        int k = 0;                                                                                              \
+        while (k < SEBT_N_TERMS && strcmp(sebt_term_table[k].name, #f_name) != 0)                               \
+            k++;                                                                                                \
+        cr_assert_lt(k, SEBT_N_TERMS, "filter %s is a term", #f_name);                                          \
+        cr_expect_eq(sebt_term_table[k].column, sebt_feature_index(#f_col));                                    \
+        cr_expect_eq(sebt_term_table[k].cmp, SEBT_CMP_##f_cmp);                                                 \
+        cr_expect_eq(sebt_term_table[k].rhs_param, sebt_param_index(#f_rhs));                                   \
+        cr_expect_eq(sebt_term_table[k].enable, sebt_param_index(#f_on));                                       \
+        cr_expect_str_eq(sebt_feature_table[sebt_feature_index(#f_col)].window, #f_win,                         \
+                         "filter %s: its column's window", #f_name);                                            \
+        cr_expect_eq(sebt_param_table[sebt_param_index(#f_win)].role, SEBT_ROLE_WINDOW, "%s", #f_name);         \
+        n_filters++;                                                                                            \
+    }
+#include "sebt/strategy.def"
+    for (int k = 0; k < SEBT_N_TERMS; k++)
+        n_switched += sebt_term_table[k].enable >= 0;
+    cr_expect_eq(n_filters, n_switched);
+    cr_expect_geq(n_filters, 1, "SPEC's RSI confirmation");
+}
+
 Test(strategy, features_by_name_are_features_by_index)
 {
     sebt_features f;
