@@ -351,9 +351,13 @@ typedef struct {
 } sebt_k_union;
 
 /* A row per signal term of sebt/strategy.def (w[SEBT_TI_<name>]), ANDed;
- * for a term a combo switches off, a row of ones or a row already ANDed. */
+ * for a term a combo switches off, a row of ones or a row already ANDed.
+ * filters_on false says every entry filter (SEBT_FILTER) is off: the hop
+ * then ANDs only the terms that always hold a place, as it did before a
+ * filter existed (true is always correct, and only slower). */
 typedef struct {
     const uint64_t *w[SEBT_N_TERMS];
+    bool filters_on;
 } sebt_k_sigbits;
 
 #define SEBT_K_MEMO_OPEN (-1)      /* still open after the last valid bar */
@@ -395,30 +399,39 @@ typedef struct {
 #endif
 
 /* Word w of the AND of every term's row: one `&` per row of the
- * declaration, spelled out at compile time (no loop in the hop). */
-SEBT_HD SEBT_K_HOT static inline uint64_t sebt_k_signal_word(const sebt_k_sigbits *s, int64_t w)
+ * declaration, spelled out at compile time (no loop in the hop); the
+ * filters' rows only with_filters, a constant where it is inlined. */
+SEBT_HD SEBT_K_HOT static inline uint64_t sebt_k_signal_word(const sebt_k_sigbits *s, int64_t w, bool with_filters)
 {
+    (void)with_filters;
     return ~(uint64_t)0
 #define SEBT_TERM(name, column, cmp, rhs_kind, rhs, enable) & s->w[SEBT_TI_##name][w]
+#define SEBT_FILTER(name, column, cmp, rhs, enable, window) & (with_filters ? s->w[SEBT_TI_##name][w] : ~(uint64_t)0)
 #include "sebt/strategy.def"
         ;
+}
+
+SEBT_HD SEBT_K_HOT static inline int64_t sebt_k_next_signal_in(const sebt_k_sigbits *s, int64_t j, int64_t u_n,
+                                                               bool with_filters)
+{
+    if (j >= u_n)
+        return u_n;
+    int64_t w = j >> 6, nw = (u_n + 63) >> 6;
+    uint64_t word = sebt_k_signal_word(s, w, with_filters);
+    word &= ~(uint64_t)0 << (j & 63);
+    while (!word) {
+        if (++w >= nw)
+            return u_n;
+        word = sebt_k_signal_word(s, w, with_filters);
+    }
+    int64_t r = (w << 6) + SEBT_K_CTZ64(word);
+    return r < u_n ? r : u_n;
 }
 
 /* First index >= j of U where every term's bitset is set, or u_n. */
 SEBT_HD SEBT_K_HOT static inline int64_t sebt_k_next_signal(const sebt_k_sigbits *s, int64_t j, int64_t u_n)
 {
-    if (j >= u_n)
-        return u_n;
-    int64_t w = j >> 6, nw = (u_n + 63) >> 6;
-    uint64_t word = sebt_k_signal_word(s, w);
-    word &= ~(uint64_t)0 << (j & 63);
-    while (!word) {
-        if (++w >= nw)
-            return u_n;
-        word = sebt_k_signal_word(s, w);
-    }
-    int64_t r = (w << 6) + SEBT_K_CTZ64(word);
-    return r < u_n ? r : u_n;
+    return s->filters_on ? sebt_k_next_signal_in(s, j, u_n, true) : sebt_k_next_signal_in(s, j, u_n, false);
 }
 
 /* The first candidate at or after a trade's exit bar (a signal there may

@@ -18,8 +18,9 @@ static const int filter_term[FAST_N_FILTERS + 1] = {
 
 /* The signal bitsets of combo ref q over its atr set s, a row per term. A
  * combo that leaves a filter off has no row of it: it gets its cloc row
- * there again (x & x is x), so a filter off reads no memory a sweep did
- * not read before. */
+ * there again (x & x is x), and with every filter off the hop skips their
+ * rows (filters_on), so a sweep without a filter hops as it did before
+ * filters existed. */
 _Static_assert(SEBT_N_TERMS == 4 + FAST_N_FILTERS, "a new signal term's rows are built in sweep_z.c and placed here");
 static sebt_k_sigbits combo_sigbits(const fast_aset *s, const fast_zpair *pairs, const fast_combo_ref *q)
 {
@@ -29,8 +30,11 @@ static sebt_k_sigbits combo_sigbits(const fast_aset *s, const fast_zpair *pairs,
     sb.w[SEBT_TI_vol_z] = p->vbits + (size_t)q->vslot * s->words;
     sb.w[SEBT_TI_tr_z] = p->tbits + (size_t)q->tslot * s->words;
     sb.w[SEBT_TI_cloc] = s->cbits + (size_t)q->cslot * s->words;
-    for (int f = 0; f < FAST_N_FILTERS; f++)
+    sb.filters_on = false;
+    for (int f = 0; f < FAST_N_FILTERS; f++) {
         sb.w[filter_term[f]] = q->fslot[f] < 0 ? sb.w[SEBT_TI_cloc] : s->fbits[f] + (size_t)q->fslot[f] * s->words;
+        sb.filters_on = sb.filters_on || q->fslot[f] >= 0;
+    }
     return sb;
 }
 

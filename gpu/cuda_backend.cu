@@ -156,6 +156,7 @@ __global__ void cuda_hop_kernel(sebt_k_market m, sebt_k_valid v, sebt_k_union u,
     sebt_k_sigbits sb;
     for (int k = 0; k < SEBT_N_TERMS; k++)
         sb.w[k] = bits + bit_off[SEBT_N_TERMS * i + k];
+    sb.filters_on = true;   /* a filter off has the cloc row again: ANDed, it changes nothing */
     sebt_result r;
     memset(&r, 0, sizeof r);
     sebt_trade *tr = NULL;
