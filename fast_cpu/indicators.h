@@ -142,12 +142,29 @@ SEBT_HD static inline double sebt_k_rsi_at(const double *close, int64_t t, int32
     return sebt_k_rsi_from_sums(gains, losses, w);
 }
 
-/* A filter's column at bar t of s over window w (sebt/strategy.def's
- * SEBT_FILTER rows name it sebt_k_filter_<column>): what fast_cpu's
- * features and the sweep's filter rows read, with the reference's bits. */
-static inline double sebt_k_filter_rsi(const sebt_series *s, int64_t t, int32_t w)
+/* The bar columns an entry filter's column may read, on the host or the
+ * device. */
+typedef struct {
+    const double *high, *low, *close, *volume;
+} sebt_k_bars;
+
+static inline sebt_k_bars sebt_k_bars_of(const sebt_series *s)
 {
-    return sebt_k_rsi_at(s->close, t, w);
+    sebt_k_bars b;
+    b.high = s->high;
+    b.low = s->low;
+    b.close = s->close;
+    b.volume = s->volume;
+    return b;
+}
+
+/* A filter's column at bar t over window w (sebt/strategy.def's
+ * SEBT_FILTER rows name it sebt_k_filter_<column>), with the reference's
+ * bits: what fast_cpu's features, the sweep's filter rows and cuda's
+ * features read. */
+SEBT_HD static inline double sebt_k_filter_rsi(const sebt_k_bars *b, int64_t t, int32_t w)
+{
+    return sebt_k_rsi_at(b->close, t, w);
 }
 
 /* Z(x, w) at bar t exactly as the reference computes it (SPEC §3): NaN

@@ -308,11 +308,11 @@ static int32_t find_filter_row(const fast_filter_row *rows, size_t n, int32_t w,
 }
 
 /* Filter f's column at bar t over window wn (sebt_k_filter_<column>). */
-static double filter_value(const sebt_series *s, int f, int64_t t, int32_t wn)
+static double filter_value(const sebt_k_bars *b, int f, int64_t t, int32_t wn)
 {
     switch (f) {
 #define SEBT_FILTER(name, column, cmp, rhs, enable, window) \
-    case FAST_F_##name: return sebt_k_filter_##column(s, t, wn);
+    case FAST_F_##name: return sebt_k_filter_##column(b, t, wn);
 #include "sebt/strategy.def"
     default: return NAN;
     }
@@ -365,10 +365,11 @@ static int filter_rows(const fast_sweep *w, fast_aset *s, int f)
         free(r);
         return -1;
     }
+    sebt_k_bars bars = sebt_k_bars_of(w->s);
     for (size_t i = 0; i < n; i++) {
         if (i == 0 || rows[i].w != rows[i - 1].w)
             for (size_t j = 0; j < s->n; j++)
-                r[j] = filter_value(w->s, f, s->bar[j], rows[i].w);
+                r[j] = filter_value(&bars, f, s->bar[j], rows[i].w);
         uint64_t *row = s->fbits[f] + i * s->words;
         for (size_t j = 0; j < s->n; j++)
             if (filter_holds(f, r[j], rows[i].thr))

@@ -680,13 +680,22 @@ __global__ void cuda_z_columns(const double *volume, const double *atr, int64_t 
     }
 }
 
-/* RSI with the reference's bits: one thread per bar, its window summed in
- * the reference's order. */
-__global__ void cuda_rsi_column(const double *close, int64_t n, int32_t w, double *rsi)
+/* The entry filters' columns (sebt/strategy.def's SEBT_FILTER rows), by
+ * FAST_F_<name>. */
+struct cuda_filter_cols {
+    double *col[FAST_N_FILTERS + 1];
+};
+
+/* Each filter's column with the reference's bits (sebt_k_filter_<column>):
+ * one thread per bar, its window summed in the reference's order. */
+__global__ void cuda_filter_columns(sebt_k_bars b, int64_t n, sebt_params p, cuda_filter_cols out)
 {
     int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t < n)
-        rsi[t] = sebt_k_rsi_at(close, t, w);
+    if (t < n) {
+#define SEBT_FILTER(name, column, cmp, rhs, enable, window) \
+        out.col[FAST_F_##name][t] = sebt_k_filter_##column(&b, t, p.window);
+#include "sebt/strategy.def"
+    }
 }
 
 /* A combo's feature columns on the device, by SEBT_FI_<name>. */
@@ -715,24 +724,36 @@ static sebt_status cuda_features(const sebt_backend *self, const sebt_series *s,
         return cuda_error(err, e, "selecting the device");
     size_t n = s->n, bytes = n * sizeof(double);
     dev_pool pool = DEV_POOL_EMPTY;
-    void *d[14];
-    const double *in[4] = { s->high, s->low, s->close, s->volume };
-    for (int k = 0; k < 14 && e == cudaSuccess; k++)
-        e = pool_put(&pool, k < 4 ? in[k] : NULL, k < 12 ? bytes : n, &d[k]);
+    /* The four bar columns in, seven feature columns and each filter's,
+     * then the signal and valid bytes. */
+    enum { N_IN = 4, N_DOUBLE = N_IN + 7 + FAST_N_FILTERS, N_BUF = N_DOUBLE + 2 };
+    void *d[N_BUF];
+    const double *in[N_IN] = { s->high, s->low, s->close, s->volume };
+    for (int k = 0; k < N_BUF && e == cudaSuccess; k++)
+        e = pool_put(&pool, k < N_IN ? in[k] : NULL, k < N_DOUBLE ? bytes : n, &d[k]);
     if (e != cudaSuccess) {
         pool_free(&pool);
         return cuda_error(err, e, "for the feature columns");
     }
     double *hi = (double *)d[0], *lo = (double *)d[1], *cl = (double *)d[2], *vol = (double *)d[3];
     double *tr = (double *)d[4], *cloc = (double *)d[5], *atr = (double *)d[6], *ef = (double *)d[7];
-    double *es = (double *)d[8], *vz = (double *)d[9], *tz = (double *)d[10], *rsi = (double *)d[11];
-    uint8_t *sig = (uint8_t *)d[12], *val = (uint8_t *)d[13];
+    double *es = (double *)d[8], *vz = (double *)d[9], *tz = (double *)d[10];
+    uint8_t *sig = (uint8_t *)d[N_DOUBLE], *val = (uint8_t *)d[N_DOUBLE + 1];
+    cuda_filter_cols fc;
+    memset(&fc, 0, sizeof fc);
+    for (int f = 0; f < FAST_N_FILTERS; f++)
+        fc.col[f] = (double *)d[N_IN + 7 + f];
+    sebt_k_bars bars;
+    bars.high = hi;
+    bars.low = lo;
+    bars.close = cl;
+    bars.volume = vol;
     unsigned blocks = (unsigned)((n + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK);
     SEBT_LAUNCH(cuda_bar_columns, blocks, THREADS_PER_BLOCK)(hi, lo, cl, (int64_t)n, tr, cloc);
     SEBT_LAUNCH(cuda_atr_column, blocks, THREADS_PER_BLOCK)(tr, (int64_t)n, p->atr_window, atr);
     SEBT_LAUNCH(cuda_recurrences, 1, 2)(cl, (int64_t)n, *p, ef, es);
     SEBT_LAUNCH(cuda_z_columns, blocks, THREADS_PER_BLOCK)(vol, atr, (int64_t)n, p->z_window, vz, tz);
-    SEBT_LAUNCH(cuda_rsi_column, blocks, THREADS_PER_BLOCK)(cl, (int64_t)n, p->rsi_window, rsi);
+    SEBT_LAUNCH(cuda_filter_columns, blocks, THREADS_PER_BLOCK)(bars, (int64_t)n, *p, fc);
     cuda_feature_cols dc;
     dc.col[SEBT_FI_ema_f] = ef;
     dc.col[SEBT_FI_ema_s] = es;
@@ -741,8 +762,10 @@ static sebt_status cuda_features(const sebt_backend *self, const sebt_series *s,
     dc.col[SEBT_FI_vol_z] = vz;
     dc.col[SEBT_FI_tr_z] = tz;
     dc.col[SEBT_FI_cloc] = cloc;
-    dc.col[SEBT_FI_rsi] = rsi;
-    static_assert(SEBT_N_FEATURES == 8, "a new feature column is computed and copied here");
+#define SEBT_FILTER(name, column, cmp, rhs, enable, window) dc.col[SEBT_FI_##column] = fc.col[FAST_F_##name];
+#include "sebt/strategy.def"
+    static_assert(SEBT_N_FEATURES == 7 + FAST_N_FILTERS,
+                  "a new feature column that is not a filter's is computed and copied here");
     SEBT_LAUNCH(cuda_signal_column, blocks, THREADS_PER_BLOCK)(dc, (int64_t)n, *p, sig, val);
     e = cudaGetLastError();
     for (int k = 0; k < SEBT_N_FEATURES && e == cudaSuccess; k++)

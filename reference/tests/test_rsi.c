@@ -110,8 +110,9 @@ Test(rsi, fast_cpu_form_is_the_reference_bit_for_bit)
     for (int k = 0; k < 41; k++) {
         int32_t w = windows[k];
         sebt_ref_rsi(&s, w, want);
+        sebt_k_bars b = sebt_k_bars_of(&s);
         for (size_t t = 0; t < N; t++)
-            got[t] = sebt_k_filter_rsi(&s, (int64_t)t, w);
+            got[t] = sebt_k_filter_rsi(&b, (int64_t)t, w);
         size_t defined = 0;
         for (size_t t = 0; t < N; t++) {
             cr_assert(same_double(got[t], want[t]), "w %d, bar %zu: fast %.17g, reference %.17g", w, t, got[t],
