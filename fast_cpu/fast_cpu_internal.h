@@ -58,6 +58,17 @@ enum {
 };
 #define FAST_FILTER_SLOTS (FAST_N_FILTERS > 0 ? FAST_N_FILTERS : 1)
 
+/* Filter f's signal term (its SEBT_TI_<name>). */
+static inline int fast_filter_term(int f)
+{
+    static const int term[FAST_N_FILTERS + 1] = {
+#define SEBT_FILTER(name, column, cmp, rhs, enable, window) SEBT_TI_##name,
+#include "sebt/strategy.def"
+        -1
+    };
+    return term[f];
+}
+
 /* One combo as the sweep sees it: what it is grouped and sorted by. The
  * exit parameters a combo does not use are zeroed, so that combos differing
  * only there share an exit key (and its memo). */

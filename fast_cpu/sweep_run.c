@@ -9,13 +9,6 @@
 
 #include "sweep_internal.h"
 
-/* Each filter's term (sebt/strategy.def's SEBT_FILTER rows, in order). */
-static const int filter_term[FAST_N_FILTERS + 1] = {
-#define SEBT_FILTER(name, column, cmp, rhs, enable, window) SEBT_TI_##name,
-#include "sebt/strategy.def"
-    -1
-};
-
 /* The signal bitsets of combo ref q over its atr set s, a row per term. A
  * combo that leaves a filter off has no row of it: it gets its cloc row
  * there again (x & x is x), and with every filter off the hop skips their
@@ -32,7 +25,7 @@ static sebt_k_sigbits combo_sigbits(const fast_aset *s, const fast_zpair *pairs,
     sb.w[SEBT_TI_cloc] = s->cbits + (size_t)q->cslot * s->words;
     sb.filters_on = false;
     for (int f = 0; f < FAST_N_FILTERS; f++) {
-        sb.w[filter_term[f]] = q->fslot[f] < 0 ? sb.w[SEBT_TI_cloc] : s->fbits[f] + (size_t)q->fslot[f] * s->words;
+        sb.w[fast_filter_term(f)] = q->fslot[f] < 0 ? sb.w[SEBT_TI_cloc] : s->fbits[f] + (size_t)q->fslot[f] * s->words;
         sb.filters_on = sb.filters_on || q->fslot[f] >= 0;
     }
     return sb;

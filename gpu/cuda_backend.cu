@@ -270,13 +270,6 @@ static void copy_words(uint64_t *dst, const uint64_t *src, size_t n)
         memcpy(dst, src, n * sizeof(uint64_t));
 }
 
-/* Each filter's term (sebt/strategy.def's SEBT_FILTER rows, in order). */
-static const int filter_term[FAST_N_FILTERS + 1] = {
-#define SEBT_FILTER(name, column, cmp, rhs, enable, window) SEBT_TI_##name,
-#include "sebt/strategy.def"
-    -1
-};
-
 static cudaError_t upload_batch(const sweep *w, const fast_zbatch *zb, dev_batch *db)
 {
     memset(db, 0, sizeof *db);
@@ -347,7 +340,7 @@ static cudaError_t upload_batch(const sweep *w, const fast_zbatch *zb, dev_batch
             /* a filter off: the cloc row again (fast_cpu's combo_sigbits) */
             size_t si = (size_t)zb->set_of_atr[r->a];
             for (int f = 0; f < FAST_N_FILTERS; f++)
-                o[filter_term[f]] = r->fslot[f] < 0 ? o[SEBT_TI_cloc] : set_f[si * FAST_N_FILTERS + f] + r->fslot[f] * wd;
+                o[fast_filter_term(f)] = r->fslot[f] < 0 ? o[SEBT_TI_cloc] : set_f[si * FAST_N_FILTERS + f] + r->fslot[f] * wd;
         }
         void *d;
         if ((e = pool_put(&db->pool, arena, ((size_t)total + 1) * sizeof(uint64_t), &d)) == cudaSuccess)
