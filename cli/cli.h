@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "sebt/oracle.h"
+#include "sebt/analysis.h"
 #include "sebt/sebt.h"
 #include "sebt/shard.h"
 
@@ -157,10 +158,13 @@ void cli_json_null(cli_json *j, const char *key);
 void cli_json_schema(cli_json *j, const char *name);
 /* Ends the document with a newline. */
 void cli_json_finish(cli_json *j);
-/* All 15 parameters in SPEC §2 order, ints as numbers, booleans as true|false. */
+/* All the parameters in SPEC §2 order, ints as numbers, booleans as true|false. */
 void cli_json_params(cli_json *j, const char *key, const sebt_params *p);
 /* {"n","win_rate","avg_r","total_pnl","max_dd","sharpe"} */
 void cli_json_metrics(cli_json *j, const char *key, const sebt_metrics *m);
+/* The figures beside SPEC §7 (sebt/analysis.h) as `sebt run` writes them:
+ * {"exits":{"stop_gap",...},"gross_profit",...,"years","sharpe_annual"}. */
+void cli_json_analysis(cli_json *j, const char *key, const sebt_trade_stats *st);
 /* Writes a string as a JSON string literal (quotes included). */
 void cli_json_write_string(FILE *f, const char *s);
 

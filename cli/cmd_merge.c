@@ -279,7 +279,7 @@ int cli_cmd_merge(int argc, char **argv)
             sebt_params p;
             sebt_result res;
             char why[600];
-            if (!sweep_parse_csv_row(line, &idx, &p, &res, why, sizeof why)) {
+            if (!sweep_parse_csv_row(line, &idx, &p, &res, NULL, why, sizeof why)) {
                 fprintf(stderr, "sebt %s: error: %s:%zu: %s\n", cmd, sf->path, line_no, why);
                 rc = CLI_EXIT_USAGE;
             } else if (idx >= n_combos) {

@@ -18,19 +18,7 @@ static void write_json_stats(cli_json *j, const sebt_series *s, const sebt_resul
 {
     sebt_trade_stats st;
     sebt_trade_stats_of(s, r, &st);
-    cli_json_begin_object(j, "analysis");
-    cli_json_begin_object(j, "exits");
-    for (int k = 0; k < SEBT_EXIT_KINDS; k++)
-        cli_json_int(j, sebt_exit_reason_name((sebt_exit_reason)k), st.exits[k]);
-    cli_json_end_object(j);
-    cli_json_double(j, "gross_profit", st.gross_profit);
-    cli_json_double(j, "gross_loss", st.gross_loss);
-    cli_json_double(j, "profit_factor", st.profit_factor);
-    cli_json_int(j, "bars_in_market", st.bars_in_market);
-    cli_json_double(j, "exposure", st.exposure);
-    cli_json_double(j, "years", st.years);
-    cli_json_double(j, "sharpe_annual", st.sharpe_annual);
-    cli_json_end_object(j);
+    cli_json_analysis(j, "analysis", &st);
 }
 
 static void write_json(FILE *f, const char *backend, const sebt_params *p, const sebt_series *s,

@@ -56,7 +56,7 @@ typedef struct {
     long top;
     long chunk;
     unsigned shard_i, shard_n;   /* 0/0: no --shard */
-    bool have_top, lenient, fill_gaps;
+    bool have_top, lenient, fill_gaps, analysis;
     const char *where_text;     /* --where COND */
     sebt_where *where;
     sweep_proof_mode verify;
@@ -96,8 +96,8 @@ static bool parse_shard(const char *v, unsigned *i, unsigned *n)
 }
 
 enum { OPT_DATA, OPT_GRID, OPT_COMBOS, OPT_BACKEND, OPT_THREADS, OPT_TOP, OPT_BY, OPT_WHERE, OPT_TRADES, OPT_FORMAT,
-       OPT_OUTPUT, OPT_LENIENT, OPT_FILL_GAPS, OPT_VERIFY, OPT_NO_VERIFY, OPT_SEED, OPT_SHARD, OPT_CHECKPOINT,
-       OPT_CHUNK };
+       OPT_ANALYSIS, OPT_OUTPUT, OPT_LENIENT, OPT_FILL_GAPS, OPT_VERIFY, OPT_NO_VERIFY, OPT_SEED, OPT_SHARD,
+       OPT_CHECKPOINT, OPT_CHUNK };
 static const char *const sweep_formats[] = { "csv", "json", "npy", "text", NULL };
 static const char *const sweep_metrics[] = { "sharpe", "n", "win_rate", "avg_r", "total_pnl", "max_dd", NULL };
 static const cli_opt sweep_opts[] = {
@@ -124,6 +124,12 @@ static const cli_opt sweep_opts[] = {
                      "CSV's columns, binary: for numpy.load and pandas), or text:\n"
                      "for people, the best combos by --by as an aligned table (the\n"
                      "top 10 unless --top K)", .choices = sweep_formats },
+    [OPT_ANALYSIS] = { "--analysis", CLI_FLAG, NULL, "append the analysis columns to each row: exits_stop_gap,\n"
+                       "exits_stop, exits_tp, exits_time, gross_profit, gross_loss,\n"
+                       "profit_factor, bars_in_market, exposure, sharpe_annual (what\n"
+                       "`sebt run` shows; docs/formats.md), for --where too. Runs each\n"
+                       "combo with its trades: slower. One process; not with --format\n"
+                       "text, --shard, --checkpoint or --verify full" },
     [OPT_OUTPUT] = { "--output", CLI_FILE, "FILE", "write there instead of stdout (atomically: the file appears\n"
                      "whole when the sweep is done, never in part)" },
     [OPT_LENIENT] = { "--lenient", CLI_FLAG, NULL, "turn rejected rows into missing bars (counted on stderr)" },
@@ -155,9 +161,10 @@ const cli_command cli_cmd_sweep_spec = {
     .about = "Backtests every combo of a grid (or of a combos CSV) over one series and\n"
              "prints one row per combo, in input order whatever the thread count.\n",
     .opts = CLI_OPTS(sweep_opts),
-    .epilog = "Columns: combo (0-based input index), the 15 parameters, n, win_rate, avg_r,\n"
-              "total_pnl, max_dd, sharpe, open_at_end (0|1), valid_bars; npy holds the same\n"
-              "columns as typed fields (docs/formats.md).\n",
+    .epilog = "Columns: combo (0-based input index), the 18 parameters, n, win_rate, avg_r,\n"
+              "total_pnl, max_dd, sharpe, open_at_end (0|1), valid_bars, then with --analysis\n"
+              "the analysis columns; npy holds the same columns as typed fields\n"
+              "(docs/formats.md).\n",
     .fn = cli_cmd_sweep,
     .mpi = true,
 };
@@ -210,6 +217,7 @@ static int parse_args(int argc, char **argv, sweep_args *a)
     a->have_top = cli_given(&o, OPT_TOP);
     a->lenient = cli_given(&o, OPT_LENIENT);
     a->fill_gaps = cli_given(&o, OPT_FILL_GAPS);
+    a->analysis = cli_given(&o, OPT_ANALYSIS);
     int vrc = parse_verify(cmd, &o, a);
     if (vrc >= 0)
         return vrc;
@@ -231,9 +239,12 @@ static int parse_args(int argc, char **argv, sweep_args *a)
                                "--top K; a whole sweep's output holds every combo");
     if (a->where_text && v)
         return cli_usage_error(cmd, "--where ranks the whole sweep: a --shard holds only part of it");
+    if (a->analysis && (text || v || a->checkpoint || a->verify == PROOF_FULL))
+        return cli_usage_error(cmd, "--analysis runs in one streamed sweep: not with %s",
+                               text ? "--format text" : v ? "--shard" : a->checkpoint ? "--checkpoint" : "--verify full");
     if (a->where_text) {
         sebt_error err = { 0 };
-        if (sebt_sweep_where(a->where_text, &a->where, &err) != SEBT_OK)
+        if (sebt_sweep_where_ex(a->where_text, a->analysis, &a->where, &err) != SEBT_OK)
             return cli_usage_error(cmd, "--where: %s", err.msg);
     }
     if (a->by && !a->have_top && !text)
@@ -407,6 +418,8 @@ static int setup(int argc, char **argv, sweep_run *r)
      * it holds them.) */
     r->streamed = !a->shard_n && !a->checkpoint && !(cli_mpi.active && cli_mpi.size > 1) &&
                   !(a->format && strcmp(a->format, "text") == 0);
+    if (a->analysis && !r->streamed)
+        return cli_usage_error(cmd, "--analysis runs in one streamed sweep: not across MPI ranks");
     sebt_status st = a->grid && r->streamed ? sebt_grid_open(a->grid, &r->grid, &r->n_combos, &err)
                      : a->grid ? sebt_grid_load(a->grid, &r->combos, &r->n_combos, &err)
                                : sebt_combos_load(a->combos, &r->combos, &r->n_combos, &err);
@@ -854,7 +867,7 @@ static int write_window(void *user, const sebt_sweep_window *w)
                 return 1;
         }
         if (k->j)
-            sweep_json_row(k->j, idx, &w->combos[i], &w->results[i]);
+            sweep_json_row(k->j, idx, &w->combos[i], &w->results[i], w->analysis ? &w->analysis[i] : NULL);
     }
     if (k->proof)
         sweep_proof_window(&k->r->proof, w, k->rows_in_file);
@@ -896,12 +909,14 @@ static int write_top(const char *cmd, sweep_run *r, FILE *f, cli_json *j, const 
         res.metrics = rec->metrics;
         res.valid_bars = (size_t)rec->valid_bars;
         res.open_at_end.open = rec->open_at_end != 0;
+        const sebt_trade_stats *an = rec->has_analysis ? &rec->analysis : NULL;
+        char b[SEBT_CSV_ROW_MAX];
         if (j)
-            sweep_json_row(j, idx, &p, &res);
+            sweep_json_row(j, idx, &p, &res, an);
         else if (a->format && strcmp(a->format, "npy") == 0)
-            sweep_write_npy_row(f, idx, &p, &res);
+            fwrite(b, 1, sebt_sweep_npy_row_ex((unsigned char *)b, idx, &p, &res, an), f);
         else
-            sweep_write_csv_row(f, idx, &p, &res);
+            fwrite(b, 1, sebt_sweep_csv_row_ex(b, idx, &p, &res, an), f);
     }
     return rc;
 }
@@ -911,9 +926,9 @@ static int write_top(const char *cmd, sweep_run *r, FILE *f, cli_json *j, const 
 #define NPY_NOTE_ROOM 320
 
 /* The npy header; with room, the note (NULL: spaces to fill later). */
-static size_t npy_header(char *b, uint64_t rows, bool room, const char *note)
+static size_t npy_header(char *b, uint64_t rows, bool analysis, bool room, const char *note)
 {
-    size_t total = sebt_sweep_npy_header(b, rows);
+    size_t total = sebt_sweep_npy_header_ex(b, rows, analysis);
     if (!room)
         return total;
     size_t dict = total;
@@ -937,20 +952,20 @@ static uint64_t write_head(FILE *f, cli_json *j, bool npy, bool room, const swee
     if (j)
         sweep_json_begin(j, f, spec);
     else if (npy)
-        len = npy_header(b, rows, room, NULL);   /* the shape is the row count, known before the first row */
+        len = npy_header(b, rows, spec->analysis, room, NULL);   /* the shape: the row count, known before the first row */
     else
-        len = sebt_sweep_csv_header(b, sizeof b);
+        len = sebt_sweep_csv_header_ex(b, sizeof b, spec->analysis);
     fwrite(b, 1, len, f);
     return len;
 }
 
 /* The verified npy file's header, rewritten in place with its note. */
-static bool note_npy(const char *path, const sweep_proof *p, uint64_t rows)
+static bool note_npy(const char *path, const sweep_proof *p, uint64_t rows, bool analysis)
 {
     char note[NPY_NOTE_ROOM], b[SEBT_NPY_HEADER_MAX];
     if (!sweep_proof_note(p, note, sizeof note))
         return false;
-    size_t len = npy_header(b, rows, true, note);
+    size_t len = npy_header(b, rows, analysis, true, note);
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     bool ok = fd >= 0 && pwrite(fd, b, len, 0) == (ssize_t)len && fsync(fd) == 0;
     if (fd >= 0)
@@ -1017,8 +1032,9 @@ static int prove(const char *cmd, sweep_run *r, stream_out *o, const sebt_sweep_
     sweep_args *a = &r->a;
     bool file = !o->af.is_stdout && o->af.o.atomic;
     sweep_proof_ctx c = { .b = r->b, .s = &r->s, .grid = r->grid, .combos = r->combos, .n_combos = r->n_combos,
-                          .window = SEBT_SWEEP_WINDOW, .threads = (int)a->threads,
-                          .file = file ? o->af.o.tmp : NULL, .shown = a->output, .npy = o->npy, .json = o->json,
+                          .window = a->analysis ? SEBT_SWEEP_ANALYSIS_WINDOW : SEBT_SWEEP_WINDOW,
+                          .threads = (int)a->threads, .file = file ? o->af.o.tmp : NULL, .shown = a->output,
+                          .npy = o->npy, .json = o->json, .analysis = a->analysis,
                           .header_bytes = o->header, .read_back = file && !a->have_top,
                           .data = a->data, .lenient = a->lenient, .fill_gaps = a->fill_gaps };
     /* The best combos' check needs only the records the sweep handed over:
@@ -1049,7 +1065,7 @@ static int prove(const char *cmd, sweep_run *r, stream_out *o, const sebt_sweep_
     else if (o->json)
         noted = append_json_proof(o->af.o.tmp, &r->proof);
     else if (o->npy && o->room)
-        noted = note_npy(o->af.o.tmp, &r->proof, o->rows);
+        noted = note_npy(o->af.o.tmp, &r->proof, o->rows, a->analysis);
     if (!noted) {
         fprintf(stderr, "sebt %s: error: writing the verification into %s failed\n", cmd, a->output);
         return CLI_EXIT_USAGE;
@@ -1082,7 +1098,8 @@ static int open_stream(const char *cmd, sweep_run *r, stream_out *o)
     r->proof = (sweep_proof){ .mode = a->verify, .fixed = a->verify_n, .seed = a->seed };
     if (!a->have_seed)
         r->proof.seed = (uint64_t)(cli_now() * 1e9) ^ ((uint64_t)getpid() << 32);
-    int rc = sweep_proof_plan(cmd, &r->proof, r->n_combos, SEBT_SWEEP_WINDOW);
+    int rc = sweep_proof_plan(cmd, &r->proof, r->n_combos,
+                              a->analysis ? SEBT_SWEEP_ANALYSIS_WINDOW : SEBT_SWEEP_WINDOW);
     if (rc != CLI_EXIT_OK)
         atomic_discard(&o->af);
     return rc;
@@ -1094,7 +1111,8 @@ static int close_stream(const char *cmd, sweep_run *r, stream_out *o, const sebt
 {
     sweep_args *a = &r->a;
     sweep_output_spec spec = { .json = o->json, .npy = o->npy, .have_top = a->have_top, .top = a->top,
-                               .metric = r->metric, .backend = r->b->name, .bars = r->s.n, .n_combos = r->n_combos };
+                               .metric = r->metric, .backend = r->b->name, .bars = r->s.n, .n_combos = r->n_combos,
+                               .analysis = a->analysis };
     cli_json *j = o->json ? &o->j : NULL;
     atomic_write_failed(&o->af, write_errno);
     if (rc == CLI_EXIT_OK && a->have_top) {
@@ -1142,7 +1160,8 @@ static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
     if (rc != CLI_EXIT_OK)
         return rc;
     sweep_output_spec spec = { .json = o.json, .npy = o.npy, .have_top = a->have_top, .top = a->top,
-                               .metric = r->metric, .backend = r->b->name, .bars = r->s.n, .n_combos = n };
+                               .metric = r->metric, .backend = r->b->name, .bars = r->s.n, .n_combos = n,
+                               .analysis = a->analysis };
     if (!a->have_top) {
         o.rows = n;
         o.header = write_head(o.af.f, o.json ? &o.j : NULL, o.npy, o.room, &spec, n);
@@ -1161,7 +1180,7 @@ static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
                            .threads = (int)a->threads, .want_trades = sink.want_trades,
                            .rows = a->have_top || o.json ? SEBT_ROWS_NONE : o.npy ? SEBT_ROWS_NPY : SEBT_ROWS_CSV,
                            .top = top, .metric = r->metric, .where = a->where, .on_window = write_window, .user = &sink,
-                           .progress = stream_progress, .progress_user = &prog };
+                           .progress = stream_progress, .progress_user = &prog, .analysis = a->analysis };
     sebt_error err = { 0 };
     sebt_status st = sebt_sweep_run(r->b, &r->s, &so, sr, &err);
     cli_progress_finish(&prog);

@@ -23,6 +23,7 @@ typedef struct {
     bool npy;                  /* NumPy .npy structured array (docs/formats.md) */
     bool text;                 /* for people: the top combos, aligned (top 10 unless --top) */
     bool have_top;
+    bool analysis;             /* the rows carry the analysis columns (streamed sweeps only) */
     long top;
     int metric;                /* a sebt_metric (sharpe by default) */
     const sebt_where *where;   /* --where: only the combos that pass are ranked (NULL: all) */
@@ -83,15 +84,18 @@ void sweep_write_csv_row(FILE *f, size_t idx, const sebt_params *p, const sebt_r
 /* The JSON document of a sweep written a row at a time (what
  * sweep_write_output writes whole). */
 void sweep_json_begin(cli_json *j, FILE *f, const sweep_output_spec *spec);
-void sweep_json_row(cli_json *j, size_t i, const sebt_params *p, const sebt_result *r);
+/* a: the row's analysis columns, an "analysis" object after valid_bars (NULL: none). */
+void sweep_json_row(cli_json *j, size_t i, const sebt_params *p, const sebt_result *r, const sebt_trade_stats *a);
 void sweep_json_end(cli_json *j);
 /* npy: the CSV's columns as a NumPy structured array (docs/formats.md;
  * sebt_sweep_npy_header and sebt_sweep_npy_row write the bytes). */
 void sweep_write_npy_header(FILE *f, uint64_t n_rows);
 void sweep_write_npy_row(FILE *f, size_t idx, const sebt_params *p, const sebt_result *r);
-/* Parses one data row written by sweep_write_csv_row (line without '\n').
- * Returns false on a malformed row, with what went wrong in why. */
-bool sweep_parse_csv_row(char *line, size_t *idx, sebt_params *p, sebt_result *r, char *why,
+/* Parses one data row written by sweep_write_csv_row (line without '\n'),
+ * or, with a, by sebt_sweep_csv_row_ex with the analysis columns (into a;
+ * its years is 0). Returns false on a malformed row, with what went wrong
+ * in why. */
+bool sweep_parse_csv_row(char *line, size_t *idx, sebt_params *p, sebt_result *r, sebt_trade_stats *a, char *why,
                          size_t why_size);
 
 
@@ -139,6 +143,7 @@ typedef struct {
     const char *file;              /* the written file, unpublished (NULL: stdout) */
     const char *shown;             /* its name for people */
     bool npy, json;                /* else CSV */
+    bool analysis;                 /* the rows carry the analysis columns */
     uint64_t header_bytes;         /* npy: where the rows start */
     bool read_back;                /* the file holds every row (no --top) */
     double sweep_seconds;

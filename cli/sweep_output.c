@@ -93,27 +93,56 @@ static bool parse_double_field(const char *s, double *out)
     return true;
 }
 
-bool sweep_parse_csv_row(char *line, size_t *idx, sebt_params *p, sebt_result *r, char *why,
+/* The analysis columns of a row, fields[0..SEBT_SWEEP_N_ANALYSIS), into a. */
+static bool parse_analysis(char *const *fields, sebt_trade_stats *a, char *why, size_t why_size)
+{
+    memset(a, 0, sizeof *a);
+    double v[SEBT_SWEEP_N_ANALYSIS];
+    for (int i = 0; i < SEBT_SWEEP_N_ANALYSIS; i++) {
+        uint64_t u;
+        bool count = i < SEBT_EXIT_KINDS || i == 7, ok = count ? parse_u64_field(fields[i], &u)
+                                                               : parse_double_field(fields[i], &v[i]);
+        if (!ok) {
+            snprintf(why, why_size, "%s '%s' is not a %s", sebt_sweep_analysis_name(i), fields[i],
+                     count ? "whole number" : "number");
+            return false;
+        }
+        if (count && i < SEBT_EXIT_KINDS)
+            a->exits[i] = (int64_t)u;
+        else if (count)
+            a->bars_in_market = (int64_t)u;
+    }
+    a->gross_profit = v[4];
+    a->gross_loss = v[5];
+    a->profit_factor = v[6];
+    a->exposure = v[8];
+    a->sharpe_annual = v[9];
+    return true;
+}
+
+bool sweep_parse_csv_row(char *line, size_t *idx, sebt_params *p, sebt_result *r, sebt_trade_stats *a, char *why,
                          size_t why_size)
 {
-    enum { N_FIELDS = 1 + SEBT_N_PARAMS + SWEEP_N_METRICS + 2 };
-    char *fields[N_FIELDS];
-    size_t nf = 0;
+    enum { N_FIELDS = 1 + SEBT_N_PARAMS + SWEEP_N_METRICS + 2, MAX_FIELDS = N_FIELDS + SEBT_SWEEP_N_ANALYSIS };
+    char *fields[MAX_FIELDS];
+    size_t nf = 0, want = a ? MAX_FIELDS : N_FIELDS;
     for (char *tok = line;;) {
         char *c = strchr(tok, ',');
         if (c)
             *c = '\0';
-        if (nf < N_FIELDS)
+        if (nf < MAX_FIELDS)
             fields[nf] = tok;
         nf++;
         if (!c)
             break;
         tok = c + 1;
     }
-    if (nf != N_FIELDS) {
-        snprintf(why, why_size, "%zu fields, expected %d", nf, (int)N_FIELDS);
+    if (nf != want) {
+        snprintf(why, why_size, "%zu fields, expected %zu", nf, want);
         return false;
     }
+    if (a && !parse_analysis(fields + N_FIELDS, a, why, why_size))
+        return false;
     uint64_t u;
     if (!parse_u64_field(fields[0], &u)) {
         snprintf(why, why_size, "combo '%s' is not a whole number", fields[0]);
@@ -175,7 +204,7 @@ void sweep_json_begin(cli_json *j, FILE *f, const sweep_output_spec *spec)
     cli_json_begin_array(j, "results");
 }
 
-void sweep_json_row(cli_json *j, size_t i, const sebt_params *p, const sebt_result *r)
+void sweep_json_row(cli_json *j, size_t i, const sebt_params *p, const sebt_result *r, const sebt_trade_stats *a)
 {
     cli_json_begin_object(j, NULL);
     cli_json_int(j, "combo", (int64_t)i);
@@ -183,6 +212,8 @@ void sweep_json_row(cli_json *j, size_t i, const sebt_params *p, const sebt_resu
     cli_json_metrics(j, "metrics", &r->metrics);
     cli_json_bool(j, "open_at_end", r->open_at_end.open);
     cli_json_int(j, "valid_bars", (int64_t)r->valid_bars);
+    if (a)
+        cli_json_analysis(j, "analysis", a);
     cli_json_end_object(j);
 }
 
@@ -199,7 +230,7 @@ static void write_json_doc(FILE *f, const sweep_output_spec *spec, const size_t 
     cli_json j;
     sweep_json_begin(&j, f, spec);
     for (size_t k = 0; k < n_rows; k++)
-        sweep_json_row(&j, rows[k], &combos[rows[k]], &results[rows[k]]);
+        sweep_json_row(&j, rows[k], &combos[rows[k]], &results[rows[k]], NULL);
     sweep_json_end(&j);
 }
 

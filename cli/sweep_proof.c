@@ -135,7 +135,10 @@ void sweep_proof_window(sweep_proof *p, const sebt_sweep_window *w, bool rows_in
         size_t pos = p->asc_pos[p->cursor];
         const sebt_result *r = &w->results[target - w->first];
         p->mem[pos] = (sebt_sweep_record){ .combo = target, .metrics = r->metrics, .valid_bars = r->valid_bars,
-                                           .open_at_end = r->open_at_end.open ? 1 : 0 };
+                                           .open_at_end = r->open_at_end.open ? 1 : 0,
+                                           .has_analysis = w->analysis != NULL };
+        if (w->analysis)
+            p->mem[pos].analysis = w->analysis[target - w->first];
         if (!rows_in_file || !w->n_parts || !w->row_at || w->row_at[target - w->first] == SIZE_MAX)
             continue;   /* no row of it in the file */
         for (int to = piece_of(w, target); piece < to; piece++)
@@ -170,7 +173,7 @@ static bool read_row(const sweep_proof_ctx *c, int fd, uint64_t idx, uint64_t of
                      char *why, size_t why_size)
 {
     unsigned char buf[SEBT_CSV_ROW_MAX + 1];
-    size_t want = c->npy ? sebt_sweep_npy_row_bytes() : SEBT_CSV_ROW_MAX;
+    size_t want = c->npy ? sebt_sweep_npy_row_bytes_ex(c->analysis) : SEBT_CSV_ROW_MAX;
     ssize_t got = pread(fd, buf, want, (off_t)offset);
     uint64_t row_idx = 0;
     sebt_params p, mine;
@@ -179,22 +182,25 @@ static bool read_row(const sweep_proof_ctx *c, int fd, uint64_t idx, uint64_t of
         return false;
     }
     if (c->npy) {
-        sebt_sweep_npy_row_read(buf, &row_idx, &p, rec);
+        sebt_sweep_npy_row_read_ex(buf, c->analysis, &row_idx, &p, rec);
     } else {
         buf[got] = '\0';
         char *nl = strchr((char *)buf, '\n');
         sebt_result r;
+        sebt_trade_stats a;
         size_t i = 0;
         if (nl)
             *nl = '\0';
         char perr[200];
-        if (!nl || !sweep_parse_csv_row((char *)buf, &i, &p, &r, perr, sizeof perr)) {
+        if (!nl || !sweep_parse_csv_row((char *)buf, &i, &p, &r, c->analysis ? &a : NULL, perr, sizeof perr)) {
             snprintf(why, why_size, "the row of combo %" PRIu64 " does not read back: %s", idx, nl ? perr : "no end of line");
             return false;
         }
         row_idx = i;
         *rec = (sebt_sweep_record){ .combo = i, .metrics = r.metrics, .valid_bars = r.valid_bars,
-                                    .open_at_end = r.open_at_end.open ? 1 : 0 };
+                                    .open_at_end = r.open_at_end.open ? 1 : 0, .has_analysis = c->analysis };
+        if (c->analysis)
+            rec->analysis = a;
     }
     combo_params(c, idx, &mine);
     if (row_idx != idx || !same_params(&p, &mine)) {

@@ -121,7 +121,7 @@ static bool file_row(full_cmp *k, uint64_t *idx, sebt_params *p, sebt_sweep_reco
             sebt_result res;
             size_t i = 0;
             char why[200];
-            ok = sweep_parse_csv_row(k->line, &i, p, &res, why, sizeof why);
+            ok = sweep_parse_csv_row(k->line, &i, p, &res, NULL, why, sizeof why);
             *idx = i;
             *r = (sebt_sweep_record){ .combo = i, .metrics = res.metrics, .valid_bars = res.valid_bars,
                                       .open_at_end = res.open_at_end.open };
@@ -160,7 +160,7 @@ static bool other_row(full_cmp *k, const sebt_sweep_window *w, size_t *part, siz
     line[len] = '\0';
     *off += len + 1;
     sebt_result res;
-    if (!sweep_parse_csv_row(line, &i, p, &res, why, sizeof why))
+    if (!sweep_parse_csv_row(line, &i, p, &res, NULL, why, sizeof why))
         return false;
     *idx = i;
     *r = (sebt_sweep_record){ .combo = i, .metrics = res.metrics, .valid_bars = res.valid_bars,

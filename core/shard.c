@@ -273,6 +273,7 @@ void sebt_sweep_record_pack(const sebt_sweep_record *r, unsigned char out[SEBT_S
 
 void sebt_sweep_record_unpack(const unsigned char in[SEBT_SWEEP_RECORD_BYTES], sebt_sweep_record *r)
 {
+    memset(r, 0, sizeof *r);
     r->combo = get_u64(in);
     r->metrics.n = (int64_t)get_u64(in + 8);
     r->metrics.win_rate = get_f64(in + 16);

@@ -38,6 +38,7 @@ typedef struct {
     sebt_result *cr[2];
     window_rows rows[2];
     bool *passes[2];   /* with a condition: which combos of the window pass */
+    sebt_trade_stats *ca[2];   /* with opts.analysis: each combo's analysis */
     bool team_rows;
     sebt_sweep_record *kept;
     size_t n_kept, top_cap;
@@ -157,7 +158,8 @@ static sebt_status check_one(const driver *d, const sebt_params *p, uint64_t com
 static void mark_passes(driver *d, int slot, uint64_t first, size_t lo, size_t hi)
 {
     for (size_t k = lo; d->o->where && k < hi; k++)
-        d->passes[slot][k] = sebt_sweep_row_passes(d->o->where, first + k, &d->cc[slot][k], &d->cr[slot][k]);
+        d->passes[slot][k] = sebt_sweep_row_passes_ex(d->o->where, first + k, &d->cc[slot][k], &d->cr[slot][k],
+                                                      d->ca[slot] ? &d->ca[slot][k] : NULL);
 }
 
 /* Rows of combos [lo, hi) of the window into piece `part`; false when out of memory. */
@@ -181,9 +183,10 @@ static bool format_part(driver *d, int slot, int part, uint64_t first, size_t lo
             w->cap[part] = cap;
         }
         char *at = w->buf[part] + len;
+        const sebt_trade_stats *a = d->ca[slot] ? &d->ca[slot][k] : NULL;
         w->row_at[k] = len;
-        len += npy ? sebt_sweep_npy_row((unsigned char *)at, base + k, &d->cc[slot][k], &d->cr[slot][k])
-                   : sebt_sweep_csv_row(at, base + k, &d->cc[slot][k], &d->cr[slot][k]);
+        len += npy ? sebt_sweep_npy_row_ex((unsigned char *)at, base + k, &d->cc[slot][k], &d->cr[slot][k], a)
+                   : sebt_sweep_csv_row_ex(at, base + k, &d->cc[slot][k], &d->cr[slot][k], a);
     }
     w->ptr[part] = w->buf[part];
     w->bytes[part] = len;
@@ -289,14 +292,16 @@ static int deliver(driver *d, int slot, uint64_t first, size_t m, sebt_status *s
         if (passes && !passes[k])
             continue;
         sebt_sweep_record c = { .combo = first + k, .metrics = cr[k].metrics, .valid_bars = cr[k].valid_bars,
-                                .open_at_end = cr[k].open_at_end.open ? 1 : 0 };
+                                .open_at_end = cr[k].open_at_end.open ? 1 : 0, .has_analysis = d->ca[slot] != NULL };
+        if (d->ca[slot])
+            c.analysis = d->ca[slot][k];
         top_offer(d, &c);
     }
     if (*st == SEBT_OK && d->o->on_window) {
         sebt_sweep_window win = { .first = first, .count = m, .combos = cc, .results = cr,
                                   .n_parts = w->n_parts, .part = w->ptr, .part_bytes = w->bytes,
                                   .passes = passes, .part_first = w->first,
-                                  .row_at = w->n_parts ? w->row_at : NULL };
+                                  .row_at = w->n_parts ? w->row_at : NULL, .analysis = d->ca[slot] };
         stop = d->o->on_window(d->o->user, &win);
     }
     sebt_results_free(cr, m);
@@ -384,6 +389,29 @@ static void progress_update(void *user, size_t done, size_t total)
     p->o->progress(p->o->progress_user, p->base + done, p->o->n_combos);
 }
 
+/* Each combo's analysis from its trades, which then go unless the caller
+ * wants them. A result whose trades fail sebt_result_check keeps them,
+ * and the window's check then says what is wrong with it. */
+static void take_analysis(driver *d, int slot, uint64_t first, size_t m)
+{
+    sebt_result *res = d->cr[slot];
+    bool keep = d->o->want_trades;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(d->o->threads > 0 ? d->o->threads : omp_get_max_threads())
+#endif
+    for (size_t k = 0; k < m; k++) {
+        sebt_error e = { 0 };
+        memset(&d->ca[slot][k], 0, sizeof d->ca[slot][k]);
+        if (sebt_result_check(d->b, d->s, &d->cc[slot][k], (size_t)(first + k), &res[k], &e) != SEBT_OK)
+            continue;
+        sebt_trade_stats_of(d->s, &res[k], &d->ca[slot][k]);
+        if (!keep) {
+            free(res[k].trades);
+            res[k].trades = NULL;
+        }
+    }
+}
+
 /* Backtests one window (and, on every core, checks and formats it); false
  * when it failed, its results freed and the failure recorded. */
 static bool backtest_window(driver *d, int slot, uint64_t first, size_t m)
@@ -395,13 +423,15 @@ static bool backtest_window(driver *d, int slot, uint64_t first, size_t m)
         memset(res, 0, m * sizeof *res);
     }
     window_progress wp = { .o = d->o, .base = first };
-    sebt_batch_opts opts = { .threads = d->o->threads, .want_trades = d->o->want_trades,
+    sebt_batch_opts opts = { .threads = d->o->threads, .want_trades = d->o->want_trades || d->o->analysis,
                              .progress = d->o->progress ? progress_update : NULL, .progress_user = &wp };
     sebt_error e = { 0 };
     double t0 = now_s(), c0 = cpu_s();
     sebt_status st = sebt_backend_status(d->b, d->b->run_batch(d->b, d->s, c, m, &opts, res, &e), &e);
     d->compute_s += now_s() - t0;
     d->compute_cpu_s += cpu_s() - c0;
+    if (st == SEBT_OK && d->ca[slot])
+        take_analysis(d, slot, first, m);
     if (st == SEBT_OK && d->team_rows && !team_format(d, slot, first, m)) {
         st = SEBT_ERR_NOMEM;
         snprintf(e.msg, sizeof e.msg, "out of memory for the rows of a window of %zu combos", m);
@@ -473,11 +503,14 @@ static bool alloc_driver(driver *d)
     d->kept = d->top_cap ? malloc(d->top_cap * sizeof *d->kept) : NULL;
     for (int i = 0; i < 2 && d->o->where; i++)
         d->passes[i] = malloc(w * sizeof(bool));
+    for (int i = 0; i < 2 && d->o->analysis; i++)
+        d->ca[i] = malloc(w * sizeof(sebt_trade_stats));
     bool rows = d->o->rows != SEBT_ROWS_NONE;
     for (int i = 0; i < 2 && rows; i++)
         d->rows[i].row_at = malloc(w * sizeof(size_t));
     return d->cc[0] && d->cc[1] && d->cr[0] && d->cr[1] && (!d->top_cap || d->kept) &&
-           (!d->o->where || (d->passes[0] && d->passes[1])) && (!rows || (d->rows[0].row_at && d->rows[1].row_at));
+           (!d->o->where || (d->passes[0] && d->passes[1])) && (!d->o->analysis || (d->ca[0] && d->ca[1])) &&
+           (!rows || (d->rows[0].row_at && d->rows[1].row_at));
 }
 
 static void free_driver(driver *d)
@@ -486,6 +519,7 @@ static void free_driver(driver *d)
         free(d->cc[i]);
         free(d->cr[i]);
         free(d->passes[i]);
+        free(d->ca[i]);
         free(d->rows[i].row_at);
         for (int p = 0; p < SEBT_SWEEP_MAX_PARTS; p++)
             free(d->rows[i].buf[p]);
@@ -520,7 +554,7 @@ sebt_status sebt_sweep_run(const sebt_backend *b, const sebt_series *s, const se
         return st;
     memset(out, 0, sizeof *out);
     driver d = { .b = b, .s = s, .o = opts, .n = opts->n_combos, .prepared = { SIZE_MAX, SIZE_MAX } };
-    d.window = opts->window ? opts->window : SEBT_SWEEP_WINDOW;
+    d.window = opts->window ? opts->window : opts->analysis ? SEBT_SWEEP_ANALYSIS_WINDOW : SEBT_SWEEP_WINDOW;
     if (d.window > d.n)
         d.window = d.n;
     d.top_cap = opts->top < d.n ? opts->top : d.n;

@@ -9,6 +9,7 @@
 #include "sebt/number.h"
 #include "sebt/sebt.h"
 #include "sebt/sweep.h"
+#include "test_faults.h"
 
 static const char *const metric_names[SEBT_N_METRICS] = { "n", "win_rate", "avg_r", "total_pnl", "max_dd",
                                                           "sharpe" };
@@ -49,6 +50,43 @@ int sebt_rank_compare(const sebt_metrics *ma, uint64_t a, const sebt_metrics *mb
     return a < b ? -1 : a > b;
 }
 
+/* ---- the analysis columns ------------------------------------------------------ */
+
+/* The analysis column i of a: its kind (true: a count) and value. */
+static const struct {
+    const char *name;
+    bool count;
+} analysis_columns[SEBT_SWEEP_N_ANALYSIS] = {
+    { "exits_stop_gap", true }, { "exits_stop", true }, { "exits_tp", true }, { "exits_time", true },
+    { "gross_profit", false }, { "gross_loss", false }, { "profit_factor", false },
+    { "bars_in_market", true }, { "exposure", false }, { "sharpe_annual", false },
+};
+_Static_assert(SEBT_EXIT_KINDS == 4, "one exits_ column per sebt_exit_reason");
+
+const char *sebt_sweep_analysis_name(int i)
+{
+    return i >= 0 && i < SEBT_SWEEP_N_ANALYSIS ? analysis_columns[i].name : NULL;
+}
+
+static int64_t analysis_count(const sebt_trade_stats *a, int i)
+{
+    if ((i == SEBT_EXIT_STOP || i == SEBT_EXIT_TP) && SEBT_FAULT("exits_stop_and_tp_swapped"))
+        i = SEBT_EXIT_STOP + SEBT_EXIT_TP - i;
+    return i < SEBT_EXIT_KINDS ? a->exits[i] : a->bars_in_market;
+}
+
+double sebt_sweep_analysis_value(const sebt_trade_stats *a, int i)
+{
+    switch (i) {
+    case 4: return a->gross_profit;
+    case 5: return a->gross_loss;
+    case 6: return a->profit_factor;
+    case 8: return a->exposure;
+    case 9: return a->sharpe_annual;
+    default: return (double)analysis_count(a, i);
+    }
+}
+
 /* ---- CSV --------------------------------------------------------------------- */
 
 /* Appends text to b (size bytes) at *k; false when it does not fit. */
@@ -62,7 +100,7 @@ static bool append(char *b, size_t size, size_t *k, const char *text)
     return true;
 }
 
-size_t sebt_sweep_csv_header(char *b, size_t size)
+size_t sebt_sweep_csv_header_ex(char *b, size_t size, bool analysis)
 {
     size_t k = 0;
     bool ok = size > 0 && append(b, size, &k, "combo");
@@ -70,8 +108,16 @@ size_t sebt_sweep_csv_header(char *b, size_t size)
         ok = append(b, size, &k, ",") && append(b, size, &k, sebt_param_table[i].name);
     for (int i = 0; ok && i < SEBT_N_METRICS; i++)
         ok = append(b, size, &k, ",") && append(b, size, &k, metric_names[i]);
-    ok = ok && append(b, size, &k, ",open_at_end,valid_bars\n");
+    ok = ok && append(b, size, &k, ",open_at_end,valid_bars");
+    for (int i = 0; ok && analysis && i < SEBT_SWEEP_N_ANALYSIS; i++)
+        ok = append(b, size, &k, ",") && append(b, size, &k, analysis_columns[i].name);
+    ok = ok && append(b, size, &k, "\n");
     return ok ? k : 0;
+}
+
+size_t sebt_sweep_csv_header(char *b, size_t size)
+{
+    return sebt_sweep_csv_header_ex(b, size, false);
 }
 
 /* One field of p as sebt_params_format writes it (%d, shortest double,
@@ -122,7 +168,16 @@ static size_t put_cached_param(char *b, const sebt_params *p, int i)
     return param_cache[i].len;
 }
 
-size_t sebt_sweep_csv_row(char *b, uint64_t combo, const sebt_params *p, const sebt_result *r)
+static size_t put_i64(char *b, int64_t v)
+{
+    if (v >= 0)
+        return sebt_format_u64((unsigned long long)v, b);
+    b[0] = '-';
+    return 1 + sebt_format_u64(0ull - (unsigned long long)v, b + 1);
+}
+
+size_t sebt_sweep_csv_row_ex(char *b, uint64_t combo, const sebt_params *p, const sebt_result *r,
+                             const sebt_trade_stats *a)
 {
     size_t k = sebt_format_u64(combo, b);
     for (int i = 0; i < SEBT_N_PARAMS; i++) {
@@ -130,12 +185,7 @@ size_t sebt_sweep_csv_row(char *b, uint64_t combo, const sebt_params *p, const s
         k += put_cached_param(b + k, p, i);
     }
     b[k++] = ',';
-    if (r->metrics.n < 0) {
-        b[k++] = '-';
-        k += sebt_format_u64(0ull - (unsigned long long)r->metrics.n, b + k);
-    } else {
-        k += sebt_format_u64((unsigned long long)r->metrics.n, b + k);
-    }
+    k += put_i64(b + k, r->metrics.n);
     const double v[] = { r->metrics.win_rate, r->metrics.avg_r, r->metrics.total_pnl, r->metrics.max_dd,
                          r->metrics.sharpe };
     for (size_t i = 0; i < sizeof v / sizeof v[0]; i++) {
@@ -146,8 +196,18 @@ size_t sebt_sweep_csv_row(char *b, uint64_t combo, const sebt_params *p, const s
     b[k++] = r->open_at_end.open ? '1' : '0';
     b[k++] = ',';
     k += sebt_format_u64(r->valid_bars, b + k);
+    for (int i = 0; a && i < SEBT_SWEEP_N_ANALYSIS; i++) {
+        b[k++] = ',';
+        k += analysis_columns[i].count ? put_i64(b + k, analysis_count(a, i))
+                                       : sebt_format_double(sebt_sweep_analysis_value(a, i), b + k);
+    }
     b[k++] = '\n';
     return k;
+}
+
+size_t sebt_sweep_csv_row(char *b, uint64_t combo, const sebt_params *p, const sebt_result *r)
+{
+    return sebt_sweep_csv_row_ex(b, combo, p, r, NULL);
 }
 
 /* ---- npy --------------------------------------------------------------------- */
@@ -162,17 +222,28 @@ static const char *param_dtype(int i, size_t *bytes)
     }
 }
 
-size_t sebt_sweep_npy_row_bytes(void)
+size_t sebt_sweep_npy_row_bytes_ex(bool analysis)
 {
     size_t k = 8, b;   /* combo */
     for (int i = 0; i < SEBT_N_PARAMS; i++) {
         param_dtype(i, &b);
         k += b;
     }
-    return k + 8 + 5 * 8 + 1 + 8;   /* n, five doubles, open_at_end, valid_bars */
+    /* n, five doubles, open_at_end, valid_bars; each analysis column is 8 */
+    return k + 8 + 5 * 8 + 1 + 8 + (analysis ? 8 * SEBT_SWEEP_N_ANALYSIS : 0);
+}
+
+size_t sebt_sweep_npy_row_bytes(void)
+{
+    return sebt_sweep_npy_row_bytes_ex(false);
 }
 
 size_t sebt_sweep_npy_header(char *b, uint64_t n_rows)
+{
+    return sebt_sweep_npy_header_ex(b, n_rows, false);
+}
+
+size_t sebt_sweep_npy_header_ex(char *b, uint64_t n_rows, bool analysis)
 {
     /* 10 bytes of preamble (magic, version 1.0, header length), the dict,
      * spaces, '\n'; numpy reads the dict with ast.literal_eval. */
@@ -183,8 +254,11 @@ size_t sebt_sweep_npy_header(char *b, uint64_t n_rows)
     k += (size_t)sprintf(b + k, ", ('n', '<i8')");
     for (int i = 1; i < SEBT_N_METRICS; i++)
         k += (size_t)sprintf(b + k, ", ('%s', '<f8')", metric_names[i]);
-    k += (size_t)sprintf(b + k, ", ('open_at_end', '|u1'), ('valid_bars', '<u8')], 'fortran_order': False, "
-                         "'shape': (%" PRIu64 ",), }", n_rows);
+    k += (size_t)sprintf(b + k, ", ('open_at_end', '|u1'), ('valid_bars', '<u8')");
+    for (int i = 0; analysis && i < SEBT_SWEEP_N_ANALYSIS; i++)
+        k += (size_t)sprintf(b + k, ", ('%s', '%s')", analysis_columns[i].name,
+                             analysis_columns[i].count ? "<i8" : "<f8");
+    k += (size_t)sprintf(b + k, "], 'fortran_order': False, 'shape': (%" PRIu64 ",), }", n_rows);
     size_t total = (k + 1 + 63) / 64 * 64;   /* + '\n' */
     memset(b + k, ' ', total - 1 - k);
     b[total - 1] = '\n';
@@ -228,6 +302,12 @@ static size_t put_param_BOOL(unsigned char *b, bool v)
 
 size_t sebt_sweep_npy_row(unsigned char *b, uint64_t combo, const sebt_params *p, const sebt_result *r)
 {
+    return sebt_sweep_npy_row_ex(b, combo, p, r, NULL);
+}
+
+size_t sebt_sweep_npy_row_ex(unsigned char *b, uint64_t combo, const sebt_params *p, const sebt_result *r,
+                             const sebt_trade_stats *a)
+{
     size_t k = put_le(b, combo, 8);
     /* Field by field from the declaration: a row is written for every
      * combo of a sweep, and a lookup per field cost it a few percent. */
@@ -240,6 +320,9 @@ size_t sebt_sweep_npy_row(unsigned char *b, uint64_t combo, const sebt_params *p
         k += put_f8(b + k, v[i]);
     b[k++] = r->open_at_end.open ? 1 : 0;
     k += put_le(b + k, (uint64_t)r->valid_bars, 8);
+    for (int i = 0; a && i < SEBT_SWEEP_N_ANALYSIS; i++)
+        k += analysis_columns[i].count ? put_le(b + k, (uint64_t)analysis_count(a, i), 8)
+                                       : put_f8(b + k, sebt_sweep_analysis_value(a, i));
     return k;
 }
 
@@ -320,6 +403,11 @@ sebt_status sebt_result_fits(const sebt_params *p, uint64_t combo, const sebt_re
 
 size_t sebt_sweep_columns(const char **names, bool *is_bool)
 {
+    return sebt_sweep_columns_ex(names, is_bool, false);
+}
+
+size_t sebt_sweep_columns_ex(const char **names, bool *is_bool, bool analysis)
+{
     size_t k = 0;
     names[k] = "combo";
     is_bool[k++] = false;
@@ -335,20 +423,47 @@ size_t sebt_sweep_columns(const char **names, bool *is_bool)
     is_bool[k++] = false;
     names[k] = "valid_bars";
     is_bool[k++] = false;
+    for (int i = 0; analysis && i < SEBT_SWEEP_N_ANALYSIS; i++) {
+        names[k] = analysis_columns[i].name;
+        is_bool[k++] = false;
+    }
     return k;
 }
 
 sebt_status sebt_sweep_where(const char *text, sebt_where **out, sebt_error *err)
 {
-    const char *names[SEBT_SWEEP_N_COLUMNS];
-    bool is_bool[SEBT_SWEEP_N_COLUMNS];
-    size_t n = sebt_sweep_columns(names, is_bool);
-    return sebt_where_compile(text, names, is_bool, n, out, err);
+    return sebt_sweep_where_ex(text, false, out, err);
+}
+
+sebt_status sebt_sweep_where_ex(const char *text, bool analysis, sebt_where **out, sebt_error *err)
+{
+    const char *names[SEBT_SWEEP_MAX_COLUMNS];
+    bool is_bool[SEBT_SWEEP_MAX_COLUMNS];
+    /* Compiled against every column, so that naming an analysis column
+     * without them is told apart from a misspelt name. */
+    size_t n = sebt_sweep_columns_ex(names, is_bool, true);
+    sebt_status st = sebt_where_compile(text, names, is_bool, n, out, err);
+    if (st != SEBT_OK || analysis)
+        return st;
+    for (size_t i = SEBT_SWEEP_N_COLUMNS; i < n; i++)
+        if (sebt_where_uses(*out, i)) {
+            sebt_where_free(*out);
+            *out = NULL;
+            return sebt_fail(err, SEBT_ERR_USAGE, "condition '%s': column %s is an analysis column: it needs "
+                             "the analysis columns (sebt sweep --analysis)", text, names[i]);
+        }
+    return SEBT_OK;
 }
 
 bool sebt_sweep_row_passes(const sebt_where *w, uint64_t combo, const sebt_params *p, const sebt_result *r)
 {
-    double v[SEBT_SWEEP_N_COLUMNS];
+    return sebt_sweep_row_passes_ex(w, combo, p, r, NULL);
+}
+
+bool sebt_sweep_row_passes_ex(const sebt_where *w, uint64_t combo, const sebt_params *p, const sebt_result *r,
+                              const sebt_trade_stats *a)
+{
+    double v[SEBT_SWEEP_MAX_COLUMNS];
     size_t k = 0;
     v[k++] = (double)combo;
     for (int i = 0; i < SEBT_N_PARAMS; i++, k++)
@@ -357,10 +472,28 @@ bool sebt_sweep_row_passes(const sebt_where *w, uint64_t combo, const sebt_param
         v[k++] = sebt_metric_value(&r->metrics, i);
     v[k++] = r->open_at_end.open ? 1.0 : 0.0;
     v[k++] = (double)r->valid_bars;
+    for (int i = 0; i < SEBT_SWEEP_N_ANALYSIS; i++)
+        v[k++] = a ? sebt_sweep_analysis_value(a, i) : 0.0;
     return sebt_where_eval(w, v);
 }
 
 /* ---- reading an npy row back ---------------------------------------------- */
+
+/* Column i of a from its 8 bytes (a count or a double's bits). */
+static void set_analysis(sebt_trade_stats *a, int i, uint64_t bits)
+{
+    double d;
+    memcpy(&d, &bits, sizeof d);
+    switch (i) {
+    case 4: a->gross_profit = d; break;
+    case 5: a->gross_loss = d; break;
+    case 6: a->profit_factor = d; break;
+    case 7: a->bars_in_market = (int64_t)bits; break;
+    case 8: a->exposure = d; break;
+    case 9: a->sharpe_annual = d; break;
+    default: a->exits[i] = (int64_t)bits; break;
+    }
+}
 
 static uint64_t get_le(const unsigned char *b, size_t bytes)
 {
@@ -379,6 +512,12 @@ static double get_f8(const unsigned char *b)
 }
 
 void sebt_sweep_npy_row_read(const unsigned char *b, uint64_t *combo, sebt_params *p, sebt_sweep_record *r)
+{
+    sebt_sweep_npy_row_read_ex(b, false, combo, p, r);
+}
+
+void sebt_sweep_npy_row_read_ex(const unsigned char *b, bool analysis, uint64_t *combo, sebt_params *p,
+                                sebt_sweep_record *r)
 {
     size_t k = 8;
     *combo = get_le(b, 8);
@@ -415,4 +554,8 @@ void sebt_sweep_npy_row_read(const unsigned char *b, uint64_t *combo, sebt_param
         *dst[i] = get_f8(b + k);
     r->open_at_end = b[k++];
     r->valid_bars = get_le(b + k, 8);
+    k += 8;
+    r->has_analysis = analysis;
+    for (int i = 0; analysis && i < SEBT_SWEEP_N_ANALYSIS; i++, k += 8)
+        set_analysis(&r->analysis, i, get_le(b + k, 8));
 }

@@ -96,6 +96,22 @@ static void differs(const sebt_sweep_record *got, const sebt_result *r, const se
         snprintf(what, size, "open_at_end is %d, the reference's %d", got->open_at_end != 0, r->open_at_end.open);
 }
 
+/* The same for the analysis columns, against a from the reference's trades. */
+static void analysis_differs(const sebt_sweep_record *got, const sebt_trade_stats *a, const sebt_contract *c,
+                             char *what, size_t size)
+{
+    for (int i = 0; i < SEBT_SWEEP_N_ANALYSIS && !what[0]; i++) {
+        double mine = sebt_sweep_analysis_value(&got->analysis, i), ref = sebt_sweep_analysis_value(a, i);
+        bool count = i < SEBT_EXIT_KINDS || i == 7;
+        if (count ? mine == ref : same_double(mine, ref, c))
+            continue;
+        char x[SEBT_DOUBLE_CHARS + 1], y[SEBT_DOUBLE_CHARS + 1];
+        x[sebt_format_double(mine, x)] = '\0';
+        y[sebt_format_double(ref, y)] = '\0';
+        snprintf(what, size, "%s is %s, the reference's %s", sebt_sweep_analysis_name(i), x, y);
+    }
+}
+
 static double now_s(void)
 {
     struct timespec t;
@@ -106,9 +122,9 @@ static double now_s(void)
 /* The reference on combo i alone, on `threads` threads (its Z columns'
  * bars shared out); its error, if any, into *e. */
 static sebt_status reference_one(const sebt_backend *ref, const sebt_series *s, const sebt_params *p, int threads,
-                                 sebt_result *r, sebt_error *e)
+                                 bool trades, sebt_result *r, sebt_error *e)
 {
-    sebt_batch_opts o = { .threads = threads };
+    sebt_batch_opts o = { .threads = threads, .want_trades = trades };
     memset(r, 0, sizeof *r);
     return sebt_backend_status(ref, ref->run_batch(ref, s, p, 1, &o, r, e), e);
 }
@@ -126,10 +142,15 @@ static void check_one(const sebt_backend *ref, const sebt_backend *cand, const s
 {
     sebt_result r;
     sebt_error e = { 0 };
-    sebt_status one = reference_one(ref, s, &combos[i], threads, &r, &e);
+    sebt_status one = reference_one(ref, s, &combos[i], threads, got[i].has_analysis, &r, &e);
     char what[sizeof v->what] = "";
     if (one == SEBT_OK)
         differs(&got[i], &r, &cand->contract, what, sizeof what);
+    if (one == SEBT_OK && got[i].has_analysis) {
+        sebt_trade_stats a;
+        sebt_trade_stats_of(s, &r, &a);
+        analysis_differs(&got[i], &a, &cand->contract, what, sizeof what);
+    }
     sebt_result_free(&r);
 #ifdef _OPENMP
 #pragma omp critical(sebt_sweep_verify)

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sebt/analysis.h"
 #include "sebt/types.h"
 
 #ifdef __cplusplus
@@ -38,12 +39,16 @@ uint64_t sebt_fnv1a(uint64_t h, const void *data, size_t len);   /* h = 0 starts
 uint64_t sebt_combos_fingerprint(const sebt_params *combos, size_t n);
 
 /* One combo's sweep result as it travels between processes (MPI) and
- * sits in checkpoint chunks: everything a sweep's output prints. */
+ * sits in checkpoint chunks: everything a sweep's output prints. The
+ * analysis columns (a streamed sweep's opts.analysis) travel only within
+ * one process: they are not in the packed bytes. */
 typedef struct {
     uint64_t combo;          /* input index */
     sebt_metrics metrics;
     uint64_t valid_bars;
     uint64_t open_at_end;    /* 0 or 1 */
+    bool has_analysis;
+    sebt_trade_stats analysis;
 } sebt_sweep_record;
 
 #define SEBT_SWEEP_RECORD_BYTES 72

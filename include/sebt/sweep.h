@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sebt/analysis.h"
 #include "sebt/backend.h"
 #include "sebt/grid.h"
 #include "sebt/shard.h"
@@ -82,18 +83,50 @@ size_t sebt_sweep_npy_header(char *b, uint64_t n_rows);
  * have caused it. */
 sebt_status sebt_result_fits(const sebt_params *p, uint64_t combo, const sebt_result *r, sebt_error *err);
 
+/* ---- the analysis columns ------------------------------------------------------
+ * With opts.analysis (`sebt sweep --analysis`), each row gains, after
+ * valid_bars, what `sebt run` shows under "analysis" (sebt/analysis.h):
+ * exits_stop_gap, exits_stop, exits_tp, exits_time (int), gross_profit,
+ * gross_loss, profit_factor (NaN when no trade lost), bars_in_market
+ * (int), exposure, sharpe_annual. The _ex functions below take them: a
+ * NULL a (or analysis false) gives the plain row, the bytes of the
+ * functions without _ex. */
+#define SEBT_SWEEP_N_ANALYSIS 10
+
+/* The analysis column i's name, or NULL out of range. */
+const char *sebt_sweep_analysis_name(int i);
+/* Its value as a double (the counts converted). */
+double sebt_sweep_analysis_value(const sebt_trade_stats *a, int i);
+
+size_t sebt_sweep_csv_row_ex(char *b, uint64_t combo, const sebt_params *p, const sebt_result *r,
+                             const sebt_trade_stats *a);
+size_t sebt_sweep_csv_header_ex(char *b, size_t size, bool analysis);
+size_t sebt_sweep_npy_row_bytes_ex(bool analysis);
+size_t sebt_sweep_npy_row_ex(unsigned char *b, uint64_t combo, const sebt_params *p, const sebt_result *r,
+                             const sebt_trade_stats *a);
+size_t sebt_sweep_npy_header_ex(char *b, uint64_t n_rows, bool analysis);
+
 /* ---- columns for conditions ---------------------------------------------------- */
 
 /* A sweep row's columns, in the CSV's order: combo, the parameters, the
- * metrics, open_at_end, valid_bars. */
+ * metrics, open_at_end, valid_bars (and, in the _ex forms with analysis,
+ * the analysis columns). */
 #define SEBT_SWEEP_N_COLUMNS (1 + SEBT_N_PARAMS + SEBT_N_METRICS + 2)
+#define SEBT_SWEEP_MAX_COLUMNS (SEBT_SWEEP_N_COLUMNS + SEBT_SWEEP_N_ANALYSIS)
 /* Fills names (the CSV header's) and is_bool (the parameters written
  * true|false), SEBT_SWEEP_N_COLUMNS entries each; returns their count. */
 size_t sebt_sweep_columns(const char **names, bool *is_bool);
-/* Compiles a condition over a sweep's columns (sebt/where.h). */
+size_t sebt_sweep_columns_ex(const char **names, bool *is_bool, bool analysis);
+/* Compiles a condition over a sweep's columns (sebt/where.h). Without
+ * analysis, a condition naming an analysis column fails (SEBT_ERR_USAGE)
+ * saying that it needs the analysis columns. */
 sebt_status sebt_sweep_where(const char *text, sebt_where **out, sebt_error *err);
+sebt_status sebt_sweep_where_ex(const char *text, bool analysis, sebt_where **out, sebt_error *err);
 /* Whether the row of combo (parameters p, result r) passes w. */
 bool sebt_sweep_row_passes(const sebt_where *w, uint64_t combo, const sebt_params *p, const sebt_result *r);
+/* The same for a condition compiled with analysis; a: the row's analysis. */
+bool sebt_sweep_row_passes_ex(const sebt_where *w, uint64_t combo, const sebt_params *p, const sebt_result *r,
+                              const sebt_trade_stats *a);
 
 /* ---- the driver ---------------------------------------------------------------- */
 
@@ -124,6 +157,8 @@ typedef struct {
      * no row, failing opts.where). */
     const size_t *part_first;
     const size_t *row_at;
+    /* With opts.analysis: count analysis rows (sebt/analysis.h), else NULL. */
+    const sebt_trade_stats *analysis;
 } sebt_sweep_window;
 
 /* Called once per window, in input order, from one thread at a time (the
@@ -151,7 +186,17 @@ typedef struct {
     void *user;
     sebt_progress_fn progress;     /* combos done of n_combos; may be NULL */
     void *progress_user;
+    /* The analysis columns (above): each combo is run with its trades,
+     * its sebt_trade_stats_of taken, and the trades then dropped unless
+     * want_trades. The rows, the condition, the window's analysis and the
+     * top's records carry them. Slower than metrics only (the backends'
+     * trade-recording path; docs/cli.md gives figures), and windows are
+     * SEBT_SWEEP_ANALYSIS_WINDOW unless window says otherwise, since every
+     * trade of a window is held until its analysis is taken. */
+    bool analysis;
 } sebt_sweep_opts;
+
+#define SEBT_SWEEP_ANALYSIS_WINDOW ((size_t)8192)
 
 typedef struct {
     /* The kept combos, best first (opts.top > 0); free with sebt_sweep_result_free. */
@@ -180,6 +225,10 @@ void sebt_sweep_result_free(sebt_sweep_result *r);
 /* Decodes one npy row (sebt_sweep_npy_row's bytes) into its combo index,
  * parameters and record (record->combo = the index). */
 void sebt_sweep_npy_row_read(const unsigned char *b, uint64_t *combo, sebt_params *p, sebt_sweep_record *r);
+/* The same for a row with or without the analysis columns (then
+ * record->has_analysis and record->analysis; its years is 0). */
+void sebt_sweep_npy_row_read_ex(const unsigned char *b, bool analysis, uint64_t *combo, sebt_params *p,
+                                sebt_sweep_record *r);
 
 /* k distinct indices of [0, n), in the order drawn from seed (splitmix64):
  * the same (seed, n, k) gives the same indices on every machine, and the
@@ -201,8 +250,10 @@ typedef struct {
  * result with got[i], what the sweep wrote for combo got[i].combo, under
  * cand's contract: exact: n, valid_bars, open_at_end and every metric bit
  * for bit (a NaN equals a NaN); tolerant: the doubles within cand's tol,
- * relative to the larger magnitude (at least 1). Returns SEBT_OK when the
- * comparison ran; rep says what it found. */
+ * relative to the larger magnitude (at least 1). A record with
+ * has_analysis is compared on its analysis columns too, from the
+ * reference's trades (the counts exactly, the doubles as the metrics).
+ * Returns SEBT_OK when the comparison ran; rep says what it found. */
 sebt_status sebt_sweep_verify(const sebt_backend *cand, const sebt_series *s, const sebt_params *combos,
                               const sebt_sweep_record *got, size_t n, int threads, sebt_verify_report *rep,
                               sebt_error *err);

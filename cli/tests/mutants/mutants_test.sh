@@ -50,6 +50,8 @@ else
 fi
 caught last_digit_dropped "the shortest-number writer dropping a last digit" \
   "reads back as combo [0-9]* with other parameters\|the reference's" small.csv --grid small.grid --verify 8
+caught exits_stop_and_tp_swapped "the analysis columns' stop and tp exit counts written in each other's place" \
+  "exits_\(stop\|tp\) is [0-9]*, the reference's" small.csv --grid small.grid --analysis --verify 8
 if dd if=/dev/zero of=direct.probe bs=4096 count=1 oflag=direct 2>/dev/null; then
   caught direct_tail_from_buffer_start "the direct file's tail written from its buffer's start" \
     "combo 80639" big.csv --grid big.grid --verify 2
