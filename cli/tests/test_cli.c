@@ -766,3 +766,35 @@ Test(cli, sweep_where_is_refused_where_it_cannot_apply)
     cr_assert_eq(p.code, 2);
     assert_has(p.err, "a --shard holds only part of it");
 }
+
+/* --analysis on the hand-worked series: combo 1 is the hand-worked trade
+ * (a target exit, bars_held 2: 3 bars in the market), then a position
+ * entered on the last bar (1 more); no losing trade, so no profit factor;
+ * 4 of the 8 valid bars held; one trade, so a Sharpe (and its annual
+ * form) of 0. Combo 0 trades nothing. */
+Test(cli, sweep_analysis_appends_the_columns_worked_by_hand)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    const char *grid = write_file("hand.grid", HAND_GRID);
+    proc p = run_sebt("sweep", "--data", data, "--grid", grid, "--analysis", NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.out, ",open_at_end,valid_bars,exits_stop_gap,exits_stop,exits_tp,exits_time,gross_profit,"
+                      "gross_loss,profit_factor,bars_in_market,exposure,sharpe_annual\n");
+    assert_has(p.out, ",30,1,1,1.8,18,0,0,1,8,0,0,1,0,18,0,nan,4,0.5,0\n");
+    assert_has(p.out, ",0,0,0,0,0,0,8,0,0,0,0,0,0,nan,0,0,0\n");
+    p = run_sebt("sweep", "--data", data, "--grid", grid, "--analysis", "--top", "1", "--by", "total_pnl",
+                 "--where", "exits_tp >= 1 and exposure == 0.5", "--format", "json", NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.out, "\"analysis\":{\"exits\":{\"stop_gap\":0,\"stop\":0,\"tp\":1,\"time\":0},\"gross_profit\":18,"
+                      "\"gross_loss\":0,\"profit_factor\":null,\"bars_in_market\":4,\"exposure\":0.5,");
+    /* Without --analysis the columns do not exist; where they cannot be made, --analysis is refused. */
+    p = run_sebt("sweep", "--data", data, "--grid", grid, "--top", "1", "--where", "profit_factor > 1", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "profit_factor is an analysis column: it needs the analysis columns (sebt sweep --analysis)");
+    const char *refused[][2] = { { "--format", "text" }, { "--shard", "1/2" }, { "--verify", "full" } };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        p = run_sebt("sweep", "--data", data, "--grid", grid, "--analysis", refused[i][0], refused[i][1], NULL);
+        cr_assert_eq(p.code, 2, "--analysis %s %s: exit %d", refused[i][0], refused[i][1], p.code);
+        assert_has(p.err, "--analysis runs in one streamed sweep: not with");
+    }
+}

@@ -325,3 +325,132 @@ Test(sweep, a_condition_names_the_sweeps_columns)
     cr_assert_eq(sebt_sweep_where("n >= 30 and sharp > 1", &w, &err), SEBT_ERR_USAGE);
     cr_assert(strstr(err.msg, "did you mean 'sharpe'?"), "%s", err.msg);
 }
+
+/* ---- the analysis columns ----------------------------------------------------- */
+
+typedef struct {
+    sebt_trade_stats a[N_COMBOS];
+    sebt_metrics m[N_COMBOS];
+    char rows[N_COMBOS * SEBT_CSV_ROW_MAX];
+    size_t rows_len;
+    bool trades_dropped;
+} seen_analysis;
+
+static int record_analysis(void *user, const sebt_sweep_window *w)
+{
+    seen_analysis *s = user;
+    cr_assert_not_null(w->analysis, "a sweep with analysis hands over no analysis");
+    for (size_t k = 0; k < w->count; k++) {
+        s->a[w->first + k] = w->analysis[k];
+        s->m[w->first + k] = w->results[k].metrics;
+        s->trades_dropped = s->trades_dropped && !w->results[k].trades;
+    }
+    for (int i = 0; i < w->n_parts; i++) {
+        memcpy(s->rows + s->rows_len, w->part[i], w->part_bytes[i]);
+        s->rows_len += w->part_bytes[i];
+    }
+    return 0;
+}
+
+/* Each combo's analysis is what the reference's trades of it give (an
+ * independent backend, its trades through sebt_trade_stats_of), the rows
+ * are the plain rows with the analysis columns appended, and the trades
+ * the analysis needed are not handed over unless asked for. */
+Test(sweep, the_analysis_columns_are_those_of_each_combos_reference_trades)
+{
+    const sebt_backend *ref;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_backend_get("reference", &ref, &err), SEBT_OK, "%s", err.msg);
+    static sebt_result mine[N_COMBOS];
+    memset(mine, 0, sizeof mine);
+    sebt_batch_opts bo = { .threads = 1, .want_trades = true };
+    cr_assert_eq(ref->run_batch(ref, &series, combos, N_COMBOS, &bo, mine, &err), SEBT_OK, "%s", err.msg);
+    static seen_analysis s;
+    memset(&s, 0, sizeof s);
+    s.trades_dropped = true;
+    sebt_sweep_opts o = { .combos = combos, .n_combos = N_COMBOS, .threads = 2, .window = 7, .rows = SEBT_ROWS_CSV,
+                          .analysis = true, .on_window = record_analysis, .user = &s };
+    sebt_sweep_result r;
+    cr_assert_eq(sebt_sweep_run(fast, &series, &o, &r, &err), SEBT_OK, "%s", err.msg);
+    cr_assert(s.trades_dropped, "the trades taken for the analysis were handed over unasked");
+    size_t at = 0, nan_pf = 0, time_exits = 0;
+    for (size_t i = 0; i < N_COMBOS; i++) {
+        sebt_trade_stats want;
+        sebt_trade_stats_of(&series, &mine[i], &want);
+        const sebt_trade_stats *got = &s.a[i];
+        cr_assert(memcmp(&s.m[i], &mine[i].metrics, sizeof s.m[i]) == 0, "combo %zu: metrics", i);
+        cr_assert(memcmp(got->exits, want.exits, sizeof want.exits) == 0, "combo %zu: exit counts", i);
+        cr_assert_eq(got->exits[0] + got->exits[1] + got->exits[2] + got->exits[3], mine[i].metrics.n);
+        cr_assert_eq(got->bars_in_market, want.bars_in_market, "combo %zu", i);
+        const double g[] = { got->gross_profit, got->gross_loss, got->profit_factor, got->exposure, got->years,
+                             got->sharpe_annual };
+        const double wv[] = { want.gross_profit, want.gross_loss, want.profit_factor, want.exposure, want.years,
+                              want.sharpe_annual };
+        for (int k = 0; k < 6; k++)
+            cr_assert(memcmp(&g[k], &wv[k], sizeof g[k]) == 0 || (isnan(g[k]) && isnan(wv[k])),
+                      "combo %zu: field %d is %.17g, the reference's trades give %.17g", i, k, g[k], wv[k]);
+        nan_pf += isnan(got->profit_factor);
+        time_exits += got->exits[SEBT_EXIT_TIME] > 0;
+        /* The row: the plain row, then the ten columns. */
+        char plain[SEBT_CSV_ROW_MAX], full[SEBT_CSV_ROW_MAX];
+        size_t pl = sebt_sweep_csv_row(plain, i, &combos[i], &whole[i]);
+        size_t fl = sebt_sweep_csv_row_ex(full, i, &combos[i], &whole[i], &want);
+        cr_assert(fl > pl && memcmp(full, plain, pl - 1) == 0 && full[pl - 1] == ',');
+        cr_assert(at + fl <= s.rows_len && memcmp(s.rows + at, full, fl) == 0, "combo %zu: its row", i);
+        at += fl;
+    }
+    cr_assert_eq(at, s.rows_len);
+    cr_assert(time_exits > 0, "no combo of the test exits on time: the test does not reach that column");
+    (void)nan_pf;
+    sebt_sweep_result_free(&r);
+    sebt_results_free(mine, N_COMBOS);
+}
+
+Test(sweep, an_analysis_column_in_a_condition_needs_the_analysis)
+{
+    sebt_where *w = NULL;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_sweep_where("profit_factor > 1.5 and n >= 30", &w, &err), SEBT_ERR_USAGE);
+    cr_assert_null(w);
+    cr_assert(strstr(err.msg, "profit_factor is an analysis column"), "%s", err.msg);
+    cr_assert_eq(sebt_sweep_where_ex("profit_factor > 1.5 and exits_time >= 3 and sharpe_annual > 0 and "
+                                     "exposure < 0.5 and bars_in_market > 0 and exits_stop_gap == 0",
+                                     true, &w, &err),
+                 SEBT_OK, "%s", err.msg);
+    sebt_trade_stats a = { .exits = { 0, 5, 2, 3 }, .profit_factor = 2.0, .bars_in_market = 40, .exposure = 0.1,
+                           .sharpe_annual = 0.5 };
+    cr_assert(sebt_sweep_row_passes_ex(w, 0, &combos[0], &whole[0], &a));
+    a.exits[SEBT_EXIT_TIME] = 2;
+    cr_assert_not(sebt_sweep_row_passes_ex(w, 0, &combos[0], &whole[0], &a));
+    a.exits[SEBT_EXIT_TIME] = 3;
+    a.profit_factor = NAN;   /* undefined never passes a bound */
+    cr_assert_not(sebt_sweep_row_passes_ex(w, 0, &combos[0], &whole[0], &a));
+    sebt_where_free(w);
+    cr_assert_eq(sebt_sweep_where_ex("profit_facter > 1", true, &w, &err), SEBT_ERR_USAGE);
+    cr_assert(strstr(err.msg, "profit_factor"), "%s", err.msg);
+}
+
+Test(sweep, the_npy_analysis_row_reads_back)
+{
+    sebt_trade_stats a = { .exits = { 1, 2, 3, 4 }, .gross_profit = 10.5, .gross_loss = -3.25, .profit_factor = NAN,
+                           .bars_in_market = 77, .exposure = 0.125, .sharpe_annual = -0.75 };
+    unsigned char b[SEBT_NPY_ROW_MAX];
+    cr_assert_eq(sebt_sweep_npy_row_ex(b, 9, &combos[3], &whole[3], &a), sebt_sweep_npy_row_bytes_ex(true));
+    cr_assert_eq(sebt_sweep_npy_row_bytes_ex(true), sebt_sweep_npy_row_bytes() + 80);
+    uint64_t combo;
+    sebt_params p;
+    sebt_sweep_record rec;
+    sebt_sweep_npy_row_read_ex(b, true, &combo, &p, &rec);
+    cr_assert_eq(combo, 9);
+    cr_assert(rec.has_analysis);
+    cr_assert(memcmp(rec.analysis.exits, a.exits, sizeof a.exits) == 0);
+    cr_assert(rec.analysis.gross_profit == 10.5 && rec.analysis.gross_loss == -3.25 && isnan(rec.analysis.profit_factor));
+    cr_assert(rec.analysis.bars_in_market == 77 && rec.analysis.exposure == 0.125 && rec.analysis.sharpe_annual == -0.75);
+    char h[SEBT_NPY_HEADER_MAX];
+    size_t hl = sebt_sweep_npy_header_ex(h, 1, true);
+    h[hl - 1] = '\0';
+    cr_assert(strstr(h + 10, "('valid_bars', '<u8'), ('exits_stop_gap', '<i8'), ('exits_stop', '<i8'), ('exits_tp', "
+                        "'<i8'), ('exits_time', '<i8'), ('gross_profit', '<f8'), ('gross_loss', '<f8'), "
+                        "('profit_factor', '<f8'), ('bars_in_market', '<i8'), ('exposure', '<f8'), "
+                        "('sharpe_annual', '<f8')]"), "%s", h + 10);
+}

@@ -187,7 +187,7 @@ class LoadOpts(C.Structure):
 
 class SweepRecord(C.Structure):
     _fields_ = [("combo", C.c_uint64), ("metrics", Metrics), ("valid_bars", C.c_uint64),
-                ("open_at_end", C.c_uint64)]
+                ("open_at_end", C.c_uint64), ("has_analysis", C.c_bool), ("analysis", TradeStats)]
 
 
 ROWS_NONE, ROWS_CSV, ROWS_NPY = 0, 1, 2
@@ -197,7 +197,8 @@ class SweepWindow(C.Structure):
     _fields_ = [("first", C.c_uint64), ("count", c_size_t), ("combos", C.POINTER(Params)),
                 ("results", C.POINTER(Result)), ("n_parts", C.c_int), ("part", C.POINTER(C.c_void_p)),
                 ("part_bytes", C.POINTER(c_size_t)), ("passes", C.POINTER(C.c_bool)),
-                ("part_first", C.POINTER(c_size_t)), ("row_at", C.POINTER(c_size_t))]
+                ("part_first", C.POINTER(c_size_t)), ("row_at", C.POINTER(c_size_t)),
+                ("analysis", C.POINTER(TradeStats))]
 
 
 WINDOW_FN = C.CFUNCTYPE(C.c_int, C.c_void_p, C.POINTER(SweepWindow))
@@ -208,7 +209,7 @@ class SweepOpts(C.Structure):
                 ("threads", C.c_int), ("window", c_size_t), ("want_trades", C.c_bool), ("rows", C.c_int),
                 ("top", c_size_t), ("metric", C.c_int), ("where", C.c_void_p), ("on_window", WINDOW_FN),
                 ("user", C.c_void_p),
-                ("progress", PROGRESS_FN), ("progress_user", C.c_void_p)]
+                ("progress", PROGRESS_FN), ("progress_user", C.c_void_p), ("analysis", C.c_bool)]
 
 
 class SweepResult(C.Structure):
@@ -292,6 +293,9 @@ _DECLS = {
     "sebt_sweep_npy_header": (c_size_t, [C.c_char_p, C.c_uint64]),
     "sebt_sweep_npy_row": (c_size_t, [C.c_void_p, C.c_uint64, _P(Params), _P(Result)]),
     "sebt_sweep_npy_row_bytes": (c_size_t, []),
+    "sebt_sweep_npy_header_ex": (c_size_t, [C.c_char_p, C.c_uint64, C.c_bool]),
+    "sebt_sweep_npy_row_ex": (c_size_t, [C.c_void_p, C.c_uint64, _P(Params), _P(Result), _P(TradeStats)]),
+    "sebt_sweep_where_ex": (C.c_int, [C.c_char_p, C.c_bool, _P(C.c_void_p), _P(Error)]),
     "sebt_sweep_run": (C.c_int, [_P(Backend), _P(Series), _P(SweepOpts), _P(SweepResult), _P(Error)]),
     "sebt_sweep_result_free": (None, [_P(SweepResult)]),
     "sebt_sweep_where": (C.c_int, [C.c_char_p, _P(C.c_void_p), _P(Error)]),

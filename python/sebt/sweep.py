@@ -19,21 +19,30 @@ from .backtest import PARAMS, _value_text, backend, params, run
 from .series import load
 
 
-def npy_header(n_rows):
-    """The npy preamble and header of n_rows rows, as the CLI writes it."""
+def npy_header(n_rows, analysis=False):
+    """The npy preamble and header of n_rows rows, as the CLI writes it
+    (with analysis: `sebt sweep --analysis`'s, with the analysis columns)."""
     buf = C.create_string_buffer(2048)
-    k = L.lib.sebt_sweep_npy_header(buf, n_rows)
+    k = L.lib.sebt_sweep_npy_header_ex(buf, n_rows, analysis)
     return buf.raw[:k]
 
 
-def _dtype():
-    fp = io.BytesIO(npy_header(0))
+def _dtype(analysis=False):
+    fp = io.BytesIO(npy_header(0, analysis))
     np.lib.format.read_magic(fp)
     return np.lib.format.read_array_header_1_0(fp)[2]
 
 
 ROW_DTYPE = _dtype()
 ROW_BYTES = ROW_DTYPE.itemsize
+# The rows of a sweep with analysis=True: ROW_DTYPE's columns, then
+# exits_stop_gap .. sharpe_annual (docs/formats.md).
+ANALYSIS_ROW_DTYPE = _dtype(True)
+ANALYSIS_COLUMNS = ANALYSIS_ROW_DTYPE.names[len(ROW_DTYPE.names):]
+
+
+def _row_dtype(analysis):
+    return ANALYSIS_ROW_DTYPE if analysis else ROW_DTYPE
 METRIC_NAMES = L.METRICS
 
 
@@ -128,7 +137,8 @@ def _metric(by):
     return m
 
 
-def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progress, where=None, what="sweep"):
+def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progress, where=None, what="sweep",
+                analysis=False):
     """Runs sebt_sweep_run; on_rows(first, count, parts) gets each window's
     npy rows (a list of (address, bytes): with where, only the rows that
     pass) unless top is set. Returns the Series, the driver's result, the
@@ -138,7 +148,7 @@ def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progr
     cond = C.c_void_p()
     if where is not None:
         err = L.Error()
-        L.check(L.lib.sebt_sweep_where(where.encode(), C.byref(cond), C.byref(err)), err)
+        L.check(L.lib.sebt_sweep_where_ex(where.encode(), analysis, C.byref(cond), C.byref(err)), err)
     failure = []
     stop = threading.Event()
 
@@ -168,7 +178,7 @@ def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progr
     prog_fn = L.PROGRESS_FN(on_progress)
     o = L.SweepOpts(grid=cs.grid, combos=cs.array, n_combos=cs.n, threads=threads, window=window,
                     rows=L.ROWS_NONE if top else L.ROWS_NPY, top=top or 0, metric=_metric(by), where=cond,
-                    on_window=win_fn, progress=prog_fn)
+                    on_window=win_fn, progress=prog_fn, analysis=analysis)
     r = L.SweepResult()
     err = L.Error()
     status = []
@@ -215,13 +225,15 @@ def _top_rows(cs, r, into):
     """The driver's kept combos, best first, as npy rows (what `sebt sweep
     --top` writes)."""
     res = L.Result()
+    step = into.dtype.itemsize
     for k in range(r.n_top):
         rec = r.top[k]
         p = cs.combo(rec.combo)
         res.metrics = rec.metrics
         res.valid_bars = rec.valid_bars
         res.open_at_end.open = rec.open_at_end != 0
-        L.lib.sebt_sweep_npy_row(into.ctypes.data + k * ROW_BYTES, rec.combo, C.byref(p), C.byref(res))
+        a = C.byref(rec.analysis) if rec.has_analysis else None
+        L.lib.sebt_sweep_npy_row_ex(into.ctypes.data + k * step, rec.combo, C.byref(p), C.byref(res), a)
 
 
 class SweepResult:
@@ -262,10 +274,12 @@ class SweepResult:
         return self.run(combo_id).trades
 
     def best(self, k=10, by="sharpe", where=None):
-        """The k best rows by a metric (higher is better, NaN last, ties by
+        """The k best rows by a column (higher is better, NaN last, ties by
         combo: the CLI's --top ranking) among those where holds: a boolean
-        mask, or a condition in the CLI's --where language."""
-        _metric(by)
+        mask, or a condition in the CLI's --where language. by is a metric,
+        or, in a sweep with analysis=True, an analysis column too."""
+        if by not in ANALYSIS_COLUMNS or by not in self.rows.dtype.names:
+            _metric(by)
         rows = self.rows
         if where is not None:
             mask = where_mask(rows, where) if isinstance(where, str) else np.asarray(where, bool)
@@ -314,7 +328,7 @@ def where_mask(rows, text):
 
 
 def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="sharpe", where=None, out=None,
-          progress=None, window=0):
+          progress=None, window=0, analysis=False):
     """Backtests every combo of a grid (a dict {parameter: values}, the
     first varying slowest as in a grid file; or a grid file's path) or of
     combos (a list of dicts, a DataFrame, a combos CSV's path) over data.
@@ -328,7 +342,11 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
     where (a condition of the CLI's --where language over the columns)
     keeps only the rows that pass, and top ranks only them.
     A progress bar is drawn on a terminal (progress=None), always (True)
-    or never (False)."""
+    or never (False). analysis=True appends the analysis columns
+    (ANALYSIS_COLUMNS: exit counts, profit factor, exposure, annualised
+    Sharpe; `sebt sweep --analysis`), from each combo's trades: slower, in
+    windows of 8,192 combos unless window says otherwise; where may then
+    name them."""
     cs = _Combos(grid, combos)
     try:
         n_rows = min(top, cs.n) if top else cs.n
@@ -336,8 +354,8 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
             if where is not None:
                 raise ValueError("where with out=: the file's row count must be known before its first row; "
                                  "filter the result, or use iter_sweep(where=...)")
-            return _sweep_to_file(data, cs, backend, threads, top, by, out, progress, window, n_rows)
-        rows = np.empty(n_rows, ROW_DTYPE)
+            return _sweep_to_file(data, cs, backend, threads, top, by, out, progress, window, n_rows, analysis)
+        rows = np.empty(n_rows, _row_dtype(analysis))
         at = [rows.ctypes.data]
 
         def on_rows(first, count, parts):
@@ -345,7 +363,8 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
                 C.memmove(at[0], addr, nbytes)
                 at[0] += nbytes
 
-        s, r, bname = _run_driver(data, cs, backend, threads, window, top, by, on_rows, progress, where)
+        s, r, bname = _run_driver(data, cs, backend, threads, window, top, by, on_rows, progress, where,
+                                  analysis=analysis)
         try:
             if top:
                 rows = rows[:r.n_top]
@@ -364,9 +383,10 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
 # reads from the header): a file of more rows than a window is written past
 # the page cache, as `sebt sweep` writes it.
 _DRIVER_WINDOW = 65536
+_ANALYSIS_WINDOW = 8192   # SEBT_SWEEP_ANALYSIS_WINDOW
 
 
-def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, window, n_rows):
+def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, window, n_rows, analysis):
     """The rows into out through libsebt's atomic file (outfile.h): a big
     file past the page cache, whose copy and writeback would otherwise take
     the backtests' cores; the target replaced only once the file is whole
@@ -377,24 +397,25 @@ def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, wind
     L.check(L.lib.sebt_outfile_open(C.byref(o), out.encode(), C.byref(err)), err)
     released = False
     try:
-        if n_rows > (window or _DRIVER_WINDOW):
+        if n_rows > (window or (_ANALYSIS_WINDOW if analysis else _DRIVER_WINDOW)):
             L.lib.sebt_outfile_direct(C.byref(o))
 
         def put(addr, nbytes):
             if nbytes and L.libc.fwrite(addr, 1, nbytes, o.f) != nbytes:
                 L.lib.sebt_outfile_write_failed(C.byref(o), C.get_errno() or errno.EIO)
 
-        head = npy_header(n_rows)
+        head = npy_header(n_rows, analysis)
         put(C.cast(C.c_char_p(head), C.c_void_p), len(head))
 
         def on_rows(first, count, parts):
             for addr, nbytes in parts:
                 put(addr, nbytes)
 
-        s, r, bname = _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progress)
+        s, r, bname = _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progress,
+                                  analysis=analysis)
         try:
             if top:
-                rows = np.empty(n_rows, ROW_DTYPE)
+                rows = np.empty(n_rows, _row_dtype(analysis))
                 _top_rows(cs, r, rows)
                 put(rows.ctypes.data, rows.nbytes)
         finally:
@@ -408,12 +429,15 @@ def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, wind
     return SweepResult(np.load(out, mmap_mode="r"), s, bname, cs, path=out)
 
 
-def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, where=None, progress=None, window=0):
+def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, where=None, progress=None, window=0,
+               analysis=False):
     """The rows of a sweep as they are done: one array per window (65,536
-    combos unless window says otherwise), in input order. At most two
-    chunks wait for the consumer, so memory stays at a few windows
-    whatever the grid's size; leaving the loop early stops the sweep.
-    With where, each chunk holds the window's rows that pass."""
+    combos unless window says otherwise; 8,192 with analysis), in input
+    order. At most two chunks wait for the consumer, so memory stays at a
+    few windows whatever the grid's size; leaving the loop early stops the
+    sweep. With where, each chunk holds the window's rows that pass;
+    analysis as in sweep()."""
+    dtype = _row_dtype(analysis)
     cs = _Combos(grid, combos)
     q = queue.Queue(maxsize=1)
     stop = threading.Event()
@@ -430,7 +454,7 @@ def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, where=None
         return False
 
     def on_rows(first, count, parts):
-        chunk = np.empty(sum(b for _, b in parts) // ROW_BYTES, ROW_DTYPE)
+        chunk = np.empty(sum(b for _, b in parts) // dtype.itemsize, dtype)
         at = chunk.ctypes.data
         for addr, nbytes in parts:
             C.memmove(at, addr, nbytes)
@@ -440,7 +464,8 @@ def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, where=None
 
     def work():
         try:
-            _, r, _ = _run_driver(data, cs, backend, threads, window, None, "sharpe", on_rows, progress, where)
+            _, r, _ = _run_driver(data, cs, backend, threads, window, None, "sharpe", on_rows, progress, where,
+                                  analysis=analysis)
             L.lib.sebt_sweep_result_free(C.byref(r))
             item = END
         except StopIteration:

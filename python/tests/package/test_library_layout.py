@@ -24,11 +24,12 @@ STRUCTS = {
     "sebt_batch_opts": (L.BatchOpts, ["want_trades", "progress", "memory_budget", "stats"]),
     "sebt_backend": (L.Backend, ["contract", "features", "run_batch", "state"]),
     "sebt_load_opts": (L.LoadOpts, ["fill_gaps"]),
-    "sebt_sweep_record": (L.SweepRecord, ["metrics", "valid_bars", "open_at_end"]),
-    "sebt_sweep_window": (L.SweepWindow, ["count", "n_parts", "part", "part_bytes", "passes", "part_first", "row_at"]),
+    "sebt_sweep_record": (L.SweepRecord, ["metrics", "valid_bars", "open_at_end", "has_analysis", "analysis"]),
+    "sebt_sweep_window": (L.SweepWindow, ["count", "n_parts", "part", "part_bytes", "passes", "part_first", "row_at",
+                                          "analysis"]),
     "sebt_outfile": (L.OutFile, ["f", "tmp", "atomic", "direct", "synced"]),
     "sebt_sweep_opts": (L.SweepOpts, ["n_combos", "window", "want_trades", "rows", "top", "metric", "where", "on_window",
-                                      "user", "progress", "progress_user"]),
+                                      "user", "progress", "progress_user", "analysis"]),
     "sebt_sweep_result": (L.SweepResult, ["n_top", "combos_done", "combos_passed", "stopped", "compute_cpu_s",
                                           "rows_by_backtest_threads"]),
     "sebt_divergence": (L.Divergence, ["params", "what", "bar", "margin", "detail"]),
@@ -52,6 +53,7 @@ def test_structs_match_the_headers(tmp_path):
         for f in fields:
             src.append('printf("%s.%s %%zu\\n", offsetof(%s, %s));' % (c_name, f, c_name, f))
     src.append('printf("SEBT_SWEEP_WINDOW %zu\\n", SEBT_SWEEP_WINDOW);')
+    src.append('printf("SEBT_SWEEP_ANALYSIS_WINDOW %zu\\n", SEBT_SWEEP_ANALYSIS_WINDOW);')
     src.append("return 0; }")
     (tmp_path / "layout.c").write_text("\n".join(src))
     exe = tmp_path / "layout"
@@ -59,6 +61,7 @@ def test_structs_match_the_headers(tmp_path):
     want = dict(line.split() for line in subprocess.run([str(exe)], stdout=subprocess.PIPE, text=True,
                                                          check=True).stdout.splitlines())
     assert sebt_sweep._DRIVER_WINDOW == int(want["SEBT_SWEEP_WINDOW"])
+    assert sebt_sweep._ANALYSIS_WINDOW == int(want["SEBT_SWEEP_ANALYSIS_WINDOW"])
     for c_name, (py, fields) in STRUCTS.items():
         assert C.sizeof(py) == int(want[c_name]), c_name
         for f in fields:

@@ -152,3 +152,52 @@ def test_the_driver_keeps_the_rows_a_condition_passes(data_1m):
     top = sebt.sweep(data_1m, GRID, where=cond, top=7, by="avg_r").rows
     assert top.tobytes() == sebt.SweepResult(full, None, "", None).best(7, by="avg_r", where=mask).tobytes()
     assert (sebt.where_mask(full, cond) == mask).all()
+
+
+def test_analysis_rows_equal_the_cli_and_each_combo_run_alone(cli, data_1m, grid_file, tmp_path):
+    """sweep(analysis=True) has `sebt sweep --analysis`'s npy rows bit for
+    bit; its first columns are the plain sweep's; each row's analysis
+    columns are those `sebt run` shows for that combo alone."""
+    import json
+    out = tmp_path / "a.npy"
+    cli("sweep", "--data", data_1m, "--grid", grid_file, "--analysis", "--format", "npy", "--no-verify", "--output", out)
+    want = np.load(out)
+    res = sebt.sweep(data_1m, GRID, analysis=True, window=7)
+    assert res.rows.dtype == want.dtype == sebt.ANALYSIS_ROW_DTYPE
+    assert res.rows.tobytes() == want.tobytes()
+    assert sebt.ANALYSIS_COLUMNS == ("exits_stop_gap", "exits_stop", "exits_tp", "exits_time", "gross_profit",
+                                     "gross_loss", "profit_factor", "bars_in_market", "exposure", "sharpe_annual")
+    plain = sebt.sweep(data_1m, GRID).rows
+    for name in plain.dtype.names:
+        assert res.rows[name].tobytes() == plain[name].tobytes(), name
+    exits = res.rows["exits_stop_gap"] + res.rows["exits_stop"] + res.rows["exits_tp"] + res.rows["exits_time"]
+    assert (exits == res.rows["n"]).all()
+    assert np.isnan(res.rows["profit_factor"]).any() and (res.rows["exits_time"] > 0).any()
+    for k in (0, 5, 37, N - 1):
+        row = res.rows[k]
+        args = ["run", "--data", data_1m]
+        for p in sebt.PARAMS:
+            v = row[p]
+            args += ["--set", "%s=%s" % (p, ("true" if v else "false") if row.dtype[p].kind == "b" else repr(v.item()))]
+        a = json.loads(cli(*args))["analysis"]
+        assert [int(row["exits_" + r]) for r in ("stop_gap", "stop", "tp", "time")] == \
+            [a["exits"][r] for r in ("stop_gap", "stop", "tp", "time")]
+        for name in ("gross_profit", "gross_loss", "exposure", "sharpe_annual", "bars_in_market"):
+            assert row[name] == a[name], (k, name)
+        assert (a["profit_factor"] is None and np.isnan(row["profit_factor"])) or row["profit_factor"] == \
+            a["profit_factor"]
+
+
+def test_analysis_top_where_and_chunks_equal_the_cli(cli, data_1m, grid_file, tmp_path):
+    cond = "profit_factor > 1 and exits_time >= 1"
+    out = tmp_path / "top.npy"
+    cli("sweep", "--data", data_1m, "--grid", grid_file, "--analysis", "--top", 6, "--where", cond, "--format", "npy",
+        "--output", out)
+    top = sebt.sweep(data_1m, grid_file, analysis=True, top=6, where=cond)
+    assert top.rows.tobytes() == np.load(out).tobytes()
+    full = sebt.sweep(data_1m, GRID, analysis=True)
+    assert full.best(6, where=cond).tobytes() == top.rows.tobytes()
+    assert np.concatenate(list(sebt.iter_sweep(data_1m, GRID, analysis=True, window=40))).tobytes() == \
+        full.rows.tobytes()
+    with pytest.raises(sebt.SebtError, match="analysis"):
+        sebt.sweep(data_1m, GRID, where="profit_factor > 1")
