@@ -196,7 +196,7 @@ typedef struct {
     bool analysis;
 } sebt_sweep_opts;
 
-#define SEBT_SWEEP_ANALYSIS_WINDOW ((size_t)8192)
+#define SEBT_SWEEP_ANALYSIS_WINDOW ((size_t)2048)
 
 typedef struct {
     /* The kept combos, best first (opts.top > 0); free with sebt_sweep_result_free. */

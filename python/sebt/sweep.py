@@ -345,7 +345,7 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
     or never (False). analysis=True appends the analysis columns
     (ANALYSIS_COLUMNS: exit counts, profit factor, exposure, annualised
     Sharpe; `sebt sweep --analysis`), from each combo's trades: slower, in
-    windows of 8,192 combos unless window says otherwise; where may then
+    windows of 2,048 combos unless window says otherwise; where may then
     name them."""
     cs = _Combos(grid, combos)
     try:
@@ -383,7 +383,7 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
 # reads from the header): a file of more rows than a window is written past
 # the page cache, as `sebt sweep` writes it.
 _DRIVER_WINDOW = 65536
-_ANALYSIS_WINDOW = 8192   # SEBT_SWEEP_ANALYSIS_WINDOW
+_ANALYSIS_WINDOW = 2048   # SEBT_SWEEP_ANALYSIS_WINDOW
 
 
 def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, window, n_rows, analysis):
@@ -432,7 +432,7 @@ def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, wind
 def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, where=None, progress=None, window=0,
                analysis=False):
     """The rows of a sweep as they are done: one array per window (65,536
-    combos unless window says otherwise; 8,192 with analysis), in input
+    combos unless window says otherwise; 2,048 with analysis), in input
     order. At most two chunks wait for the consumer, so memory stays at a
     few windows whatever the grid's size; leaving the loop early stops the
     sweep. With where, each chunk holds the window's rows that pass;
