@@ -39,6 +39,8 @@ typedef struct {
     window_rows rows[2];
     bool *passes[2];   /* with a condition: which combos of the window pass */
     sebt_trade_stats *ca[2];   /* with opts.analysis: each combo's analysis */
+    bool sized_by_trades;      /* opts.analysis without opts.window: windows sized by their trades */
+    double trades_per_combo;   /* in the window backtested last (sized_by_trades) */
     bool team_rows;
     sebt_sweep_record *kept;
     size_t n_kept, top_cap;
@@ -312,6 +314,8 @@ static int deliver(driver *d, int slot, uint64_t first, size_t m, sebt_status *s
 /* After a window is handed over: the combos of the window two ahead. */
 static void prepare_ahead(driver *d, int slot, uint64_t first)
 {
+    if (d->sized_by_trades)   /* where the window two ahead starts is not known yet */
+        return;
     size_t next = (size_t)first + 2 * d->window;
     if (next >= d->n)
         return;
@@ -396,6 +400,10 @@ static void take_analysis(driver *d, int slot, uint64_t first, size_t m)
 {
     sebt_result *res = d->cr[slot];
     bool keep = d->o->want_trades;
+    size_t trades = 0;
+    for (size_t k = 0; k < m; k++)
+        trades += res[k].n_trades;
+    d->trades_per_combo = m ? (double)trades / (double)m : 0;
 #ifdef _OPENMP
 #pragma omp parallel for schedule(static) num_threads(d->o->threads > 0 ? d->o->threads : omp_get_max_threads())
 #endif
@@ -445,11 +453,27 @@ static bool backtest_window(driver *d, int slot, uint64_t first, size_t m)
     return false;
 }
 
+/* The next window's size: d->window, or, sized by trades, what holds
+ * about SEBT_SWEEP_ANALYSIS_BYTES of trades at the last window's rate. */
+static size_t next_window(const driver *d, size_t win)
+{
+    if (!d->sized_by_trades || win == 0)
+        return d->sized_by_trades && d->window > SEBT_SWEEP_ANALYSIS_WINDOW ? SEBT_SWEEP_ANALYSIS_WINDOW : d->window;
+    double per_combo = d->trades_per_combo * (double)sizeof(sebt_trade), fit = (double)d->window;
+    if (per_combo > 0)
+        fit = (double)SEBT_SWEEP_ANALYSIS_BYTES / per_combo;
+    size_t w = fit >= (double)d->window ? d->window : (size_t)fit;
+    return w < SEBT_SWEEP_ANALYSIS_MIN_WINDOW ? SEBT_SWEEP_ANALYSIS_MIN_WINDOW : w;
+}
+
 static void run_windows(driver *d, bool threaded)
 {
-    size_t win = 0;
-    for (size_t first = 0; first < d->n; first += d->window, win++) {
-        size_t m = d->n - first < d->window ? d->n - first : d->window;
+    size_t win = 0, step = 0;
+    for (size_t first = 0; first < d->n; first += step, win++) {
+        step = next_window(d, win);
+        if (step > d->window)
+            step = d->window;
+        size_t m = d->n - first < step ? d->n - first : step;
         int slot = (int)(win & 1);
         if (!backtest_window(d, slot, first, m))
             break;
@@ -554,7 +578,8 @@ sebt_status sebt_sweep_run(const sebt_backend *b, const sebt_series *s, const se
         return st;
     memset(out, 0, sizeof *out);
     driver d = { .b = b, .s = s, .o = opts, .n = opts->n_combos, .prepared = { SIZE_MAX, SIZE_MAX } };
-    d.window = opts->window ? opts->window : opts->analysis ? SEBT_SWEEP_ANALYSIS_WINDOW : SEBT_SWEEP_WINDOW;
+    d.window = opts->window ? opts->window : SEBT_SWEEP_WINDOW;
+    d.sized_by_trades = opts->analysis && !opts->window;
     if (d.window > d.n)
         d.window = d.n;
     d.top_cap = opts->top < d.n ? opts->top : d.n;

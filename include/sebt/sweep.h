@@ -190,13 +190,19 @@ typedef struct {
      * its sebt_trade_stats_of taken, and the trades then dropped unless
      * want_trades. The rows, the condition, the window's analysis and the
      * top's records carry them. Slower than metrics only (the backends'
-     * trade-recording path; docs/cli.md gives figures), and windows are
-     * SEBT_SWEEP_ANALYSIS_WINDOW unless window says otherwise, since every
-     * trade of a window is held until its analysis is taken. */
+     * trade-recording path; docs/cli.md gives figures). Every trade of a
+     * window is held until its analysis is taken, so unless window says
+     * otherwise the windows are sized by their trades: the first is
+     * SEBT_SWEEP_ANALYSIS_WINDOW combos, each later one as many (at least
+     * SEBT_SWEEP_ANALYSIS_MIN_WINDOW, at most SEBT_SWEEP_WINDOW) as hold
+     * about SEBT_SWEEP_ANALYSIS_BYTES of trades at the window before's
+     * trades per combo. The rows are the same whatever the windows. */
     bool analysis;
 } sebt_sweep_opts;
 
 #define SEBT_SWEEP_ANALYSIS_WINDOW ((size_t)2048)
+#define SEBT_SWEEP_ANALYSIS_MIN_WINDOW ((size_t)256)
+#define SEBT_SWEEP_ANALYSIS_BYTES ((size_t)256 << 20)
 
 typedef struct {
     /* The kept combos, best first (opts.top > 0); free with sebt_sweep_result_free. */

@@ -344,8 +344,9 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
     A progress bar is drawn on a terminal (progress=None), always (True)
     or never (False). analysis=True appends the analysis columns
     (ANALYSIS_COLUMNS: exit counts, profit factor, exposure, annualised
-    Sharpe; `sebt sweep --analysis`), from each combo's trades: slower, in
-    windows of 2,048 combos unless window says otherwise; where may then
+    Sharpe; `sebt sweep --analysis`), from each combo's trades: slower,
+    and unless window says otherwise in windows sized by their trades
+    (about 256 MB of them each; the first 2,048 combos); where may then
     name them."""
     cs = _Combos(grid, combos)
     try:
@@ -397,7 +398,7 @@ def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, wind
     L.check(L.lib.sebt_outfile_open(C.byref(o), out.encode(), C.byref(err)), err)
     released = False
     try:
-        if n_rows > (window or (_ANALYSIS_WINDOW if analysis else _DRIVER_WINDOW)):
+        if n_rows > (window or _DRIVER_WINDOW):
             L.lib.sebt_outfile_direct(C.byref(o))
 
         def put(addr, nbytes):
@@ -432,7 +433,8 @@ def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, wind
 def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, where=None, progress=None, window=0,
                analysis=False):
     """The rows of a sweep as they are done: one array per window (65,536
-    combos unless window says otherwise; 2,048 with analysis), in input
+    combos unless window says otherwise; with analysis, sized by their
+    trades, the first 2,048 combos), in input
     order. At most two chunks wait for the consumer, so memory stays at a
     few windows whatever the grid's size; leaving the loop early stops the
     sweep. With where, each chunk holds the window's rows that pass;
