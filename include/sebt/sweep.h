@@ -202,7 +202,7 @@ typedef struct {
 
 #define SEBT_SWEEP_ANALYSIS_WINDOW ((size_t)2048)
 #define SEBT_SWEEP_ANALYSIS_MIN_WINDOW ((size_t)256)
-#define SEBT_SWEEP_ANALYSIS_BYTES ((size_t)256 << 20)
+#define SEBT_SWEEP_ANALYSIS_BYTES ((size_t)128 << 20)
 
 typedef struct {
     /* The kept combos, best first (opts.top > 0); free with sebt_sweep_result_free. */

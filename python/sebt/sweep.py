@@ -346,7 +346,7 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
     (ANALYSIS_COLUMNS: exit counts, profit factor, exposure, annualised
     Sharpe; `sebt sweep --analysis`), from each combo's trades: slower,
     and unless window says otherwise in windows sized by their trades
-    (about 256 MB of them each; the first 2,048 combos); where may then
+    (about 128 MB of them each; the first 2,048 combos); where may then
     name them."""
     cs = _Combos(grid, combos)
     try:
