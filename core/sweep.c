@@ -463,7 +463,7 @@ static size_t next_window(const driver *d, size_t win)
     if (per_combo > 0)
         fit = (double)SEBT_SWEEP_ANALYSIS_BYTES / per_combo;
     size_t w = fit >= (double)d->window ? d->window : (size_t)fit;
-    return w < SEBT_SWEEP_ANALYSIS_MIN_WINDOW ? SEBT_SWEEP_ANALYSIS_MIN_WINDOW : w;
+    return w < SEBT_SWEEP_ANALYSIS_WINDOW ? SEBT_SWEEP_ANALYSIS_WINDOW : w;
 }
 
 static void run_windows(driver *d, bool threaded)

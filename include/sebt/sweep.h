@@ -194,14 +194,13 @@ typedef struct {
      * window is held until its analysis is taken, so unless window says
      * otherwise the windows are sized by their trades: the first is
      * SEBT_SWEEP_ANALYSIS_WINDOW combos, each later one as many (at least
-     * SEBT_SWEEP_ANALYSIS_MIN_WINDOW, at most SEBT_SWEEP_WINDOW) as hold
-     * about SEBT_SWEEP_ANALYSIS_BYTES of trades at the window before's
-     * trades per combo. The rows are the same whatever the windows. */
+     * that, at most SEBT_SWEEP_WINDOW) as hold about
+     * SEBT_SWEEP_ANALYSIS_BYTES of trades at the window before's trades
+     * per combo. The rows are the same whatever the windows. */
     bool analysis;
 } sebt_sweep_opts;
 
-#define SEBT_SWEEP_ANALYSIS_WINDOW ((size_t)2048)
-#define SEBT_SWEEP_ANALYSIS_MIN_WINDOW ((size_t)256)
+#define SEBT_SWEEP_ANALYSIS_WINDOW ((size_t)256)
 #define SEBT_SWEEP_ANALYSIS_BYTES ((size_t)128 << 20)
 
 typedef struct {

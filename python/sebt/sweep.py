@@ -346,7 +346,7 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
     (ANALYSIS_COLUMNS: exit counts, profit factor, exposure, annualised
     Sharpe; `sebt sweep --analysis`), from each combo's trades: slower,
     and unless window says otherwise in windows sized by their trades
-    (about 128 MB of them each; the first 2,048 combos); where may then
+    (about 128 MB of them each; the first 256 combos); where may then
     name them."""
     cs = _Combos(grid, combos)
     try:
@@ -384,7 +384,7 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
 # reads from the header): a file of more rows than a window is written past
 # the page cache, as `sebt sweep` writes it.
 _DRIVER_WINDOW = 65536
-_ANALYSIS_WINDOW = 2048   # SEBT_SWEEP_ANALYSIS_WINDOW
+_ANALYSIS_WINDOW = 256   # SEBT_SWEEP_ANALYSIS_WINDOW
 
 
 def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, window, n_rows, analysis):
@@ -434,7 +434,7 @@ def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, where=None
                analysis=False):
     """The rows of a sweep as they are done: one array per window (65,536
     combos unless window says otherwise; with analysis, sized by their
-    trades, the first 2,048 combos), in input
+    trades, the first 256 combos), in input
     order. At most two chunks wait for the consumer, so memory stays at a
     few windows whatever the grid's size; leaving the loop early stops the
     sweep. With where, each chunk holds the window's rows that pass;
