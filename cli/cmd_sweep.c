@@ -99,7 +99,12 @@ enum { OPT_DATA, OPT_GRID, OPT_COMBOS, OPT_BACKEND, OPT_THREADS, OPT_TOP, OPT_BY
        OPT_ANALYSIS, OPT_OUTPUT, OPT_LENIENT, OPT_FILL_GAPS, OPT_VERIFY, OPT_NO_VERIFY, OPT_SEED, OPT_SHARD,
        OPT_CHECKPOINT, OPT_CHUNK };
 static const char *const sweep_formats[] = { "csv", "json", "npy", "text", NULL };
-static const char *const sweep_metrics[] = { "sharpe", "n", "win_rate", "avg_r", "total_pnl", "max_dd", NULL };
+static const char *const sweep_metrics[] = { "sharpe", "n", "win_rate", "avg_r", "total_pnl", "max_dd",
+                                              "exits_stop_gap", "exits_stop", "exits_tp", "exits_time",
+                                              "gross_profit", "gross_loss", "profit_factor", "bars_in_market",
+                                              "exposure", "sharpe_annual", NULL };
+_Static_assert(sizeof sweep_metrics / sizeof sweep_metrics[0] == SEBT_SWEEP_N_RANK_KEYS + 1,
+               "--by lists every rank key");
 static const cli_opt sweep_opts[] = {
     [OPT_DATA] = { "--data", CLI_FILE, "FILE", "the bars (CSV or Binance klines, .gz read as is)" },
     [OPT_GRID] = { "--grid", CLI_FILE, "FILE", "one parameter per line: a list 'vol_z = 1.5, 2.0' or a\n"
@@ -114,7 +119,8 @@ static const cli_opt sweep_opts[] = {
     [OPT_THREADS] = CLI_OPT_THREADS("CPU threads, 1 to 4096 (default: OMP_NUM_THREADS, else every core)"),
     [OPT_TOP] = { "--top", CLI_UINT, "K", "keep the K best combos, best first", .umin = 1, .umax = 1000000000 },
     [OPT_BY] = { "--by", CLI_CHOICE, "METRIC", "what --top ranks by: sharpe (default), n, win_rate, avg_r,\n"
-                 "total_pnl, max_dd (higher is better; ties keep input order)", .choices = sweep_metrics },
+                 "total_pnl, max_dd, or with --analysis an analysis column\n"
+                 "(higher is better, NaN last; ties keep input order)", .choices = sweep_metrics },
     [OPT_WHERE] = { "--where", CLI_TEXT, "COND", "rank only the combos whose row passes COND, a condition over the\n"
                     "output's columns: 'n >= 30 and max_dd > -0.2' (comparisons < <=\n"
                     "> >= == !=, and, or, not, parentheses; docs/cli.md). With --top\n"
@@ -405,7 +411,9 @@ static int setup(int argc, char **argv, sweep_run *r)
         return rc == CLI_EXIT_OK ? -2 : rc;   /* -2: --help, done */
     sweep_args *a = &r->a;
     r->metric = SWEEP_N_METRICS - 1;
-    if (a->by && (r->metric = sebt_metric_index(a->by)) < 0)
+    if (a->by && (r->metric = sebt_sweep_rank_key(a->by)) >= SEBT_N_METRICS && !a->analysis)
+        return cli_usage_error(cmd, "--by %s ranks by an analysis column: give --analysis too", a->by);
+    if (a->by && r->metric < 0)
         return cli_usage_error(cmd, "--by %s: expected one of n, win_rate, avg_r, total_pnl, max_dd, sharpe",
                                a->by);
     const char *inputs[] = { a->data, a->grid, a->combos };

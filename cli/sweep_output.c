@@ -198,7 +198,7 @@ void sweep_json_begin(cli_json *j, FILE *f, const sweep_output_spec *spec)
     cli_json_int(j, "bars", (int64_t)spec->bars);
     cli_json_int(j, "combos", (int64_t)spec->n_combos);
     if (spec->have_top)
-        cli_json_string(j, "ranked_by", sebt_metric_name(spec->metric));
+        cli_json_string(j, "ranked_by", sebt_sweep_rank_name(spec->metric));
     else
         cli_json_null(j, "ranked_by");
     cli_json_begin_array(j, "results");

@@ -101,7 +101,7 @@ static void fail_with(driver *d, sebt_status st, const sebt_error *e)
 
 static bool worse(const sebt_sweep_record *a, const sebt_sweep_record *b, int metric)
 {
-    return sebt_rank_compare(&a->metrics, a->combo, &b->metrics, b->combo, metric) > 0;
+    return sebt_sweep_record_compare(a, b, metric) > 0;
 }
 
 /* Puts c at i, moving it down past better children. */
@@ -506,8 +506,10 @@ static sebt_status check_opts(const sebt_backend *b, const sebt_series *s, const
                       : !o->grid == !o->combos && o->n_combos ? "give exactly one of grid and combos"
                       : o->rows != SEBT_ROWS_NONE && o->rows != SEBT_ROWS_CSV && o->rows != SEBT_ROWS_NPY
                           ? "rows: expected SEBT_ROWS_NONE, SEBT_ROWS_CSV or SEBT_ROWS_NPY"
-                      : o->top && (o->metric < 0 || o->metric >= SEBT_N_METRICS) ? "metric: not a sebt_metric"
-                                                                                 : NULL;
+                      : o->top && (o->metric < 0 || o->metric >= SEBT_SWEEP_N_RANK_KEYS) ? "metric: not a rank key"
+                      : o->top && o->metric >= SEBT_N_METRICS && !o->analysis
+                          ? "metric: an analysis column ranks only a sweep with analysis"
+                          : NULL;
     if (!why)
         return SEBT_OK;
     if (err) {

@@ -168,6 +168,37 @@ static size_t put_cached_param(char *b, const sebt_params *p, int i)
     return param_cache[i].len;
 }
 
+int sebt_sweep_rank_key(const char *name)
+{
+    int m = sebt_metric_index(name);
+    for (int i = 0; name && m < 0 && i < SEBT_SWEEP_N_ANALYSIS; i++)
+        if (strcmp(name, analysis_columns[i].name) == 0)
+            m = SEBT_N_METRICS + i;
+    return m;
+}
+
+const char *sebt_sweep_rank_name(int key)
+{
+    return key < SEBT_N_METRICS ? sebt_metric_name(key) : sebt_sweep_analysis_name(key - SEBT_N_METRICS);
+}
+
+static double record_value(const sebt_sweep_record *r, int key)
+{
+    return key < SEBT_N_METRICS ? sebt_metric_value(&r->metrics, key)
+                                : sebt_sweep_analysis_value(&r->analysis, key - SEBT_N_METRICS);
+}
+
+int sebt_sweep_record_compare(const sebt_sweep_record *a, const sebt_sweep_record *b, int key)
+{
+    double va = record_value(a, key), vb = record_value(b, key);
+    int na = isnan(va), nb = isnan(vb);
+    if (na != nb)
+        return na - nb;
+    if (!na && va != vb)
+        return va > vb ? -1 : 1;
+    return a->combo < b->combo ? -1 : a->combo > b->combo;
+}
+
 static size_t put_i64(char *b, int64_t v)
 {
     if (v >= 0)

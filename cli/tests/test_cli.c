@@ -787,6 +787,16 @@ Test(cli, sweep_analysis_appends_the_columns_worked_by_hand)
     cr_assert_eq(p.code, 0, "stderr: %s", p.err);
     assert_has(p.out, "\"analysis\":{\"exits\":{\"stop_gap\":0,\"stop\":0,\"tp\":1,\"time\":0},\"gross_profit\":18,"
                       "\"gross_loss\":0,\"profit_factor\":null,\"bars_in_market\":4,\"exposure\":0.5,");
+    /* Ranked by an analysis column: combo 1's exposure 0.5 before combo 0's 0. */
+    p = run_sebt("sweep", "--data", data, "--grid", grid, "--analysis", "--top", "2", "--by", "exposure", "--format",
+                 "json", NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.out, "\"ranked_by\":\"exposure\"");
+    const char *one = strstr(p.out, "{\"combo\":1"), *zero = strstr(p.out, "{\"combo\":0");
+    cr_assert(one && zero && one < zero, "combo 1 (exposure 0.5) must rank before combo 0:\n%s", p.out);
+    p = run_sebt("sweep", "--data", data, "--grid", grid, "--top", "1", "--by", "profit_factor", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "--by profit_factor ranks by an analysis column: give --analysis too");
     /* Without --analysis the columns do not exist; where they cannot be made, --analysis is refused. */
     p = run_sebt("sweep", "--data", data, "--grid", grid, "--top", "1", "--where", "profit_factor > 1", NULL);
     cr_assert_eq(p.code, 2);

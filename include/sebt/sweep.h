@@ -98,6 +98,17 @@ const char *sebt_sweep_analysis_name(int i);
 /* Its value as a double (the counts converted). */
 double sebt_sweep_analysis_value(const sebt_trade_stats *a, int i);
 
+/* What a sweep with the analysis columns can rank by (opts.metric): a
+ * sebt_metric, or SEBT_N_METRICS + i for analysis column i. */
+#define SEBT_SWEEP_N_RANK_KEYS (SEBT_N_METRICS + SEBT_SWEEP_N_ANALYSIS)
+/* The key named name (a metric or an analysis column), or -1. */
+int sebt_sweep_rank_key(const char *name);
+/* The key's name, or NULL out of range. */
+const char *sebt_sweep_rank_name(int key);
+/* sebt_rank_compare over records, by any key (an analysis key reads
+ * record->analysis): best first, NaN last, ties by input index. */
+int sebt_sweep_record_compare(const sebt_sweep_record *a, const sebt_sweep_record *b, int key);
+
 size_t sebt_sweep_csv_row_ex(char *b, uint64_t combo, const sebt_params *p, const sebt_result *r,
                              const sebt_trade_stats *a);
 size_t sebt_sweep_csv_header_ex(char *b, size_t size, bool analysis);
@@ -178,7 +189,7 @@ typedef struct {
     bool want_trades;              /* results carry their trades */
     sebt_rows_format rows;
     size_t top;                    /* keep the top best combos (0: none) */
-    int metric;                    /* what top ranks by (sebt_metric) */
+    int metric;                    /* what top ranks by (sebt_metric; with analysis, any sebt_sweep_rank_key) */
     /* Only combos whose row passes this condition (sebt_sweep_where) are
      * formatted and ranked; NULL: all. */
     const sebt_where *where;

@@ -290,6 +290,7 @@ _DECLS = {
     "sebt_grid_close": (None, [C.c_void_p]),
     "sebt_combos_load": (C.c_int, [C.c_char_p, _P(_P(Params)), _P(c_size_t), _P(Error)]),
     "sebt_metric_index": (C.c_int, [C.c_char_p]),
+    "sebt_sweep_rank_key": (C.c_int, [C.c_char_p]),
     "sebt_sweep_npy_header": (c_size_t, [C.c_char_p, C.c_uint64]),
     "sebt_sweep_npy_row": (c_size_t, [C.c_void_p, C.c_uint64, _P(Params), _P(Result)]),
     "sebt_sweep_npy_row_bytes": (c_size_t, []),

@@ -130,10 +130,12 @@ def _combo_rows(combos):
     return list(combos)
 
 
-def _metric(by):
-    m = L.lib.sebt_metric_index(by.encode())
-    if m < 0:
-        raise ValueError("by=%r: expected one of %s" % (by, ", ".join(METRIC_NAMES)))
+def _metric(by, analysis=False):
+    """The rank key named by: a metric, or with analysis an analysis column."""
+    m = L.lib.sebt_sweep_rank_key(by.encode())
+    if m < 0 or (m >= len(METRIC_NAMES) and not analysis):
+        raise ValueError("by=%r: expected one of %s%s" % (by, ", ".join(METRIC_NAMES),
+                                                       "" if analysis else " (an analysis column needs analysis=True)"))
     return m
 
 
@@ -177,7 +179,7 @@ def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progr
     win_fn = L.WINDOW_FN(on_window)
     prog_fn = L.PROGRESS_FN(on_progress)
     o = L.SweepOpts(grid=cs.grid, combos=cs.array, n_combos=cs.n, threads=threads, window=window,
-                    rows=L.ROWS_NONE if top else L.ROWS_NPY, top=top or 0, metric=_metric(by), where=cond,
+                    rows=L.ROWS_NONE if top else L.ROWS_NPY, top=top or 0, metric=_metric(by, analysis), where=cond,
                     on_window=win_fn, progress=prog_fn, analysis=analysis)
     r = L.SweepResult()
     err = L.Error()
@@ -278,8 +280,7 @@ class SweepResult:
         combo: the CLI's --top ranking) among those where holds: a boolean
         mask, or a condition in the CLI's --where language. by is a metric,
         or, in a sweep with analysis=True, an analysis column too."""
-        if by not in ANALYSIS_COLUMNS or by not in self.rows.dtype.names:
-            _metric(by)
+        _metric(by, by in self.rows.dtype.names)
         rows = self.rows
         if where is not None:
             mask = where_mask(rows, where) if isinstance(where, str) else np.asarray(where, bool)

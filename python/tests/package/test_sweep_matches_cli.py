@@ -197,6 +197,13 @@ def test_analysis_top_where_and_chunks_equal_the_cli(cli, data_1m, grid_file, tm
     assert top.rows.tobytes() == np.load(out).tobytes()
     full = sebt.sweep(data_1m, GRID, analysis=True)
     assert full.best(6, where=cond).tobytes() == top.rows.tobytes()
+    for by in ("profit_factor", "sharpe_annual", "exits_stop"):
+        cli("sweep", "--data", data_1m, "--grid", grid_file, "--analysis", "--top", 7, "--by", by, "--format", "npy",
+            "--output", out)
+        ranked = sebt.sweep(data_1m, grid_file, analysis=True, top=7, by=by)
+        assert ranked.rows.tobytes() == np.load(out).tobytes() == full.best(7, by=by).tobytes(), by
+    with pytest.raises(ValueError, match="analysis=True"):
+        sebt.sweep(data_1m, GRID, top=3, by="profit_factor")
     assert np.concatenate(list(sebt.iter_sweep(data_1m, GRID, analysis=True, window=40))).tobytes() == \
         full.rows.tobytes()
     with pytest.raises(sebt.SebtError, match="analysis"):
