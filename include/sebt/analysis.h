@@ -2,8 +2,10 @@
  * trades (core/metrics.c; docs/decisions.md says what each figure means and
  * why it is defined so). The figures need the trades, so they come with a
  * run of one combo (`sebt run`, `sebt run --combo FILE:ID`, the Python
- * package's sebt.trade_stats); a sweep's rows keep SPEC §7's metrics,
- * which every backend computes while it trades. */
+ * package's RunResult.stats) and with a sweep that asks for them (`sebt
+ * sweep --analysis`, sebt_sweep_opts.analysis), which runs its combos with
+ * their trades; a plain sweep's rows keep SPEC §7's metrics, which every
+ * backend computes while it trades. */
 #ifndef SEBT_ANALYSIS_H
 #define SEBT_ANALYSIS_H
 
