@@ -158,7 +158,23 @@ static bool same_bits(double a, double b)
 /* --combo FILE:ID without --set: the run must give what the sweep wrote,
  * or one of the two is not what the user thinks (other data, other
  * loading options, a backend that disagrees). */
-static int check_against_sweep(const char *cmd, const cli_combo_args *a, const char *backend, const sebt_result *r)
+/* The first analysis column of r (over s) that differs from the sweep's
+ * row, into *name, *got, *wrote; false when none does. */
+static bool analysis_differs(const sebt_series *s, const sebt_result *r, const sebt_trade_stats *w, const char **name,
+                             double *got, double *wrote)
+{
+    sebt_trade_stats mine;
+    sebt_trade_stats_of(s, r, &mine);
+    for (int i = 0; i < SEBT_SWEEP_N_ANALYSIS; i++)
+        if (!same_bits(*got = sebt_sweep_analysis_value(&mine, i), *wrote = sebt_sweep_analysis_value(w, i))) {
+            *name = sebt_sweep_analysis_name(i);
+            return true;
+        }
+    return false;
+}
+
+static int check_against_sweep(const char *cmd, const cli_combo_args *a, const char *backend, const sebt_series *s,
+                               const sebt_result *r)
 {
     const sebt_metrics *m = &r->metrics, *w = &a->sweep_row.metrics;
     const char *name = NULL;
@@ -181,9 +197,12 @@ static int check_against_sweep(const char *cmd, const cli_combo_args *a, const c
         got = r->open_at_end.open;
         wrote = (double)a->sweep_row.open_at_end;
     }
+    bool analysis = a->sweep_row.has_analysis;
+    if (!name && analysis)
+        analysis_differs(s, r, &a->sweep_row.analysis, &name, &got, &wrote);
     if (!name) {
-        fprintf(stderr, "sebt %s: combo %" PRIu64 " of %s: this run's metrics equal the sweep's row, bit for bit\n",
-                cmd, a->sweep_combo, a->sweep_file);
+        fprintf(stderr, "sebt %s: combo %" PRIu64 " of %s: this run's metrics%s equal the sweep's row, bit for bit\n",
+                cmd, a->sweep_combo, a->sweep_file, analysis ? " and analysis columns" : "");
         return CLI_EXIT_OK;
     }
     fprintf(stderr, "sebt %s: error: combo %" PRIu64 " of %s: this run (backend %s) gives %s = %.17g where the "
@@ -267,7 +286,7 @@ int cli_cmd_run(int argc, char **argv)
     }
     rc = cli_check_result(cmd, 0, &a.params, &result);
     if (rc == CLI_EXIT_OK && a.sweep_file[0] && !a.sets)
-        rc = check_against_sweep(cmd, &a, b->name, &result);
+        rc = check_against_sweep(cmd, &a, b->name, &s, &result);
     if (rc != CLI_EXIT_OK)
         goto done;
 

@@ -18,7 +18,7 @@
 #define NPY_HEADER_MAX 65536
 #define NPY_BLOCK_ROWS 4096
 
-typedef enum { COL_SKIP, COL_COMBO, COL_PARAM, COL_METRIC, COL_OPEN, COL_VALID } col_kind;
+typedef enum { COL_SKIP, COL_COMBO, COL_PARAM, COL_METRIC, COL_OPEN, COL_VALID, COL_ANALYSIS } col_kind;
 
 typedef struct {
     col_kind kind;
@@ -32,6 +32,7 @@ typedef struct {
     const char *path;
     column col[MAX_COLUMNS];
     size_t n_col;
+    bool analysis;         /* every analysis column is there */
     sebt_error *err;
 } layout;
 
@@ -47,18 +48,27 @@ static col_kind classify(const char *name, int *index)
         return COL_PARAM;
     if ((*index = sebt_metric_index(name)) >= 0)
         return COL_METRIC;
+    for (*index = 0; *index < SEBT_SWEEP_N_ANALYSIS; ++*index)
+        if (strcmp(name, sebt_sweep_analysis_name(*index)) == 0)
+            return COL_ANALYSIS;
     return COL_SKIP;
 }
 
-/* Every column a row must have to be read back: combo and the metrics. */
-static sebt_status check_columns(const layout *L)
+/* Every column a row must have to be read back: combo and the metrics.
+ * Notes whether the analysis columns are all there. */
+static sebt_status check_columns(layout *L)
 {
-    bool have_combo = false, have_metric[SEBT_N_METRICS] = { false };
+    bool have_combo = false, have_metric[SEBT_N_METRICS] = { false }, have_analysis[SEBT_SWEEP_N_ANALYSIS] = { false };
     for (size_t i = 0; i < L->n_col; i++) {
         have_combo |= L->col[i].kind == COL_COMBO;
         if (L->col[i].kind == COL_METRIC)
             have_metric[L->col[i].index] = true;
+        if (L->col[i].kind == COL_ANALYSIS)
+            have_analysis[L->col[i].index] = true;
     }
+    L->analysis = true;
+    for (int i = 0; i < SEBT_SWEEP_N_ANALYSIS; i++)
+        L->analysis = L->analysis && have_analysis[i];
     if (!have_combo)
         return sebt_fail(L->err, SEBT_ERR_INPUT, "%s: not a sweep's output: no 'combo' column", L->path);
     for (int m = 0; m < SEBT_N_METRICS; m++)
@@ -79,6 +89,25 @@ static void set_metric(sebt_sweep_record *rec, int metric, double v)
     case SEBT_METRIC_MAX_DD: m->max_dd = v; break;
     default: m->sharpe = v; break;
     }
+}
+
+/* Analysis column i of a row (sebt/sweep.h's order): a count or a double. */
+static void set_analysis(sebt_trade_stats *a, int i, double v)
+{
+    switch (i) {
+    case 4: a->gross_profit = v; break;
+    case 5: a->gross_loss = v; break;
+    case 6: a->profit_factor = v; break;
+    case 7: a->bars_in_market = (int64_t)v; break;
+    case 8: a->exposure = v; break;
+    case 9: a->sharpe_annual = v; break;
+    default: a->exits[i] = (int64_t)v; break;
+    }
+}
+
+static bool analysis_count(int i)
+{
+    return i < SEBT_EXIT_KINDS || i == 7;
 }
 
 /* ---- CSV --------------------------------------------------------------------- */
@@ -165,6 +194,12 @@ static sebt_status csv_row(const layout *L, char **field, size_t line_no, sebt_p
             if (!parse_u64(v, &rec->valid_bars))
                 return sebt_fail(L->err, SEBT_ERR_INPUT, "%s:%zu: valid_bars is '%s', not a count", L->path,
                                  line_no, v);
+            break;
+        case COL_ANALYSIS:
+            if (analysis_count(c->index) ? !parse_u64(v, &u) : !parse_f64(v, &d))
+                return sebt_fail(L->err, SEBT_ERR_INPUT, "%s:%zu: %s is '%s', not a number", L->path, line_no,
+                                 sebt_sweep_analysis_name(c->index), v);
+            set_analysis(&rec->analysis, c->index, analysis_count(c->index) ? (double)u : d);
             break;
         default:
             break;
@@ -354,6 +389,7 @@ static sebt_status npy_row(const layout *L, const unsigned char *row, uint64_t r
             break;
         case COL_OPEN: rec->open_at_end = npy_u64(c, row) != 0; break;
         case COL_VALID: rec->valid_bars = npy_u64(c, row); break;
+        case COL_ANALYSIS: set_analysis(&rec->analysis, c->index, v); break;
         default: break;
         }
     }
@@ -452,5 +488,6 @@ sebt_status sebt_sweep_file_combo(const char *path, uint64_t combo, sebt_params 
     fclose(f);
     if (st != SEBT_OK)
         *p = sebt_params_default();
+    rec->has_analysis = st == SEBT_OK && L.analysis;
     return st;
 }

@@ -787,6 +787,15 @@ Test(cli, sweep_analysis_appends_the_columns_worked_by_hand)
     cr_assert_eq(p.code, 0, "stderr: %s", p.err);
     assert_has(p.out, "\"analysis\":{\"exits\":{\"stop_gap\":0,\"stop\":0,\"tp\":1,\"time\":0},\"gross_profit\":18,"
                       "\"gross_loss\":0,\"profit_factor\":null,\"bars_in_market\":4,\"exposure\":0.5,");
+    /* A combo of such a file run again: its analysis columns are checked too. */
+    char file[300], pick[320];
+    snprintf(file, sizeof file, "%s/analysis.npy", tmpdir);
+    snprintf(pick, sizeof pick, "%s:1", file);
+    p = run_sebt("sweep", "--data", data, "--grid", grid, "--analysis", "--format", "npy", "--output", file, NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    p = run_sebt("run", "--data", data, "--combo", pick, NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.err, "this run's metrics and analysis columns equal the sweep's row, bit for bit");
     /* Ranked by an analysis column: combo 1's exposure 0.5 before combo 0's 0. */
     p = run_sebt("sweep", "--data", data, "--grid", grid, "--analysis", "--top", "2", "--by", "exposure", "--format",
                  "json", NULL);

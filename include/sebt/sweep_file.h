@@ -22,7 +22,9 @@ extern "C" {
  * sweep's CSV or npy (told apart by content), and fills p with its
  * parameters (a parameter the file has no column for keeps its SPEC §2
  * default: files written before it existed) and rec with its metrics,
- * valid_bars and open_at_end. Columns the reader does not know are
+ * valid_bars and open_at_end, and, where the file has every analysis
+ * column (`sebt sweep --analysis`), its analysis (rec->has_analysis; its
+ * years is 0). Columns the reader does not know are
  * skipped. Errors: SEBT_ERR_IO (cannot read), SEBT_ERR_INPUT (not a
  * sweep's output, a malformed row, or no row of that combo: err names the
  * file, the line or row, and what). */
