@@ -97,26 +97,18 @@ static bool parse_double_field(const char *s, double *out)
 static bool parse_analysis(char *const *fields, sebt_trade_stats *a, char *why, size_t why_size)
 {
     memset(a, 0, sizeof *a);
-    double v[SEBT_SWEEP_N_ANALYSIS];
     for (int i = 0; i < SEBT_SWEEP_N_ANALYSIS; i++) {
-        uint64_t u;
-        bool count = i < SEBT_EXIT_KINDS || i == 7, ok = count ? parse_u64_field(fields[i], &u)
-                                                               : parse_double_field(fields[i], &v[i]);
+        uint64_t u = 0;
+        double v = 0;
+        bool count = sebt_sweep_analysis_is_count(i), ok = count ? parse_u64_field(fields[i], &u)
+                                                                 : parse_double_field(fields[i], &v);
         if (!ok) {
             snprintf(why, why_size, "%s '%s' is not a %s", sebt_sweep_analysis_name(i), fields[i],
                      count ? "whole number" : "number");
             return false;
         }
-        if (count && i < SEBT_EXIT_KINDS)
-            a->exits[i] = (int64_t)u;
-        else if (count)
-            a->bars_in_market = (int64_t)u;
+        sebt_sweep_analysis_set(a, i, count ? (double)u : v);
     }
-    a->gross_profit = v[4];
-    a->gross_loss = v[5];
-    a->profit_factor = v[6];
-    a->exposure = v[8];
-    a->sharpe_annual = v[9];
     return true;
 }
 

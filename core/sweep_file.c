@@ -91,25 +91,6 @@ static void set_metric(sebt_sweep_record *rec, int metric, double v)
     }
 }
 
-/* Analysis column i of a row (sebt/sweep.h's order): a count or a double. */
-static void set_analysis(sebt_trade_stats *a, int i, double v)
-{
-    switch (i) {
-    case 4: a->gross_profit = v; break;
-    case 5: a->gross_loss = v; break;
-    case 6: a->profit_factor = v; break;
-    case 7: a->bars_in_market = (int64_t)v; break;
-    case 8: a->exposure = v; break;
-    case 9: a->sharpe_annual = v; break;
-    default: a->exits[i] = (int64_t)v; break;
-    }
-}
-
-static bool analysis_count(int i)
-{
-    return i < SEBT_EXIT_KINDS || i == 7;
-}
-
 /* ---- CSV --------------------------------------------------------------------- */
 
 static bool parse_u64(const char *s, uint64_t *v)
@@ -196,10 +177,10 @@ static sebt_status csv_row(const layout *L, char **field, size_t line_no, sebt_p
                                  line_no, v);
             break;
         case COL_ANALYSIS:
-            if (analysis_count(c->index) ? !parse_u64(v, &u) : !parse_f64(v, &d))
+            if (sebt_sweep_analysis_is_count(c->index) ? !parse_u64(v, &u) : !parse_f64(v, &d))
                 return sebt_fail(L->err, SEBT_ERR_INPUT, "%s:%zu: %s is '%s', not a number", L->path, line_no,
                                  sebt_sweep_analysis_name(c->index), v);
-            set_analysis(&rec->analysis, c->index, analysis_count(c->index) ? (double)u : d);
+            sebt_sweep_analysis_set(&rec->analysis, c->index, sebt_sweep_analysis_is_count(c->index) ? (double)u : d);
             break;
         default:
             break;
@@ -389,7 +370,7 @@ static sebt_status npy_row(const layout *L, const unsigned char *row, uint64_t r
             break;
         case COL_OPEN: rec->open_at_end = npy_u64(c, row) != 0; break;
         case COL_VALID: rec->valid_bars = npy_u64(c, row); break;
-        case COL_ANALYSIS: set_analysis(&rec->analysis, c->index, v); break;
+        case COL_ANALYSIS: sebt_sweep_analysis_set(&rec->analysis, c->index, v); break;
         default: break;
         }
     }

@@ -68,6 +68,24 @@ const char *sebt_sweep_analysis_name(int i)
     return i >= 0 && i < SEBT_SWEEP_N_ANALYSIS ? analysis_columns[i].name : NULL;
 }
 
+bool sebt_sweep_analysis_is_count(int i)
+{
+    return i >= 0 && i < SEBT_SWEEP_N_ANALYSIS && analysis_columns[i].count;
+}
+
+void sebt_sweep_analysis_set(sebt_trade_stats *a, int i, double v)
+{
+    switch (i) {
+    case 4: a->gross_profit = v; break;
+    case 5: a->gross_loss = v; break;
+    case 6: a->profit_factor = v; break;
+    case 7: a->bars_in_market = (int64_t)v; break;
+    case 8: a->exposure = v; break;
+    case 9: a->sharpe_annual = v; break;
+    default: a->exits[i] = (int64_t)v; break;
+    }
+}
+
 static int64_t analysis_count(const sebt_trade_stats *a, int i)
 {
     if ((i == SEBT_EXIT_STOP || i == SEBT_EXIT_TP) && SEBT_FAULT("exits_stop_and_tp_swapped"))
@@ -515,15 +533,7 @@ static void set_analysis(sebt_trade_stats *a, int i, uint64_t bits)
 {
     double d;
     memcpy(&d, &bits, sizeof d);
-    switch (i) {
-    case 4: a->gross_profit = d; break;
-    case 5: a->gross_loss = d; break;
-    case 6: a->profit_factor = d; break;
-    case 7: a->bars_in_market = (int64_t)bits; break;
-    case 8: a->exposure = d; break;
-    case 9: a->sharpe_annual = d; break;
-    default: a->exits[i] = (int64_t)bits; break;
-    }
+    sebt_sweep_analysis_set(a, i, analysis_columns[i].count ? (double)(int64_t)bits : d);
 }
 
 static uint64_t get_le(const unsigned char *b, size_t bytes)

@@ -102,8 +102,7 @@ static void analysis_differs(const sebt_sweep_record *got, const sebt_trade_stat
 {
     for (int i = 0; i < SEBT_SWEEP_N_ANALYSIS && !what[0]; i++) {
         double mine = sebt_sweep_analysis_value(&got->analysis, i), ref = sebt_sweep_analysis_value(a, i);
-        bool count = i < SEBT_EXIT_KINDS || i == 7;
-        if (count ? mine == ref : same_double(mine, ref, c))
+        if (sebt_sweep_analysis_is_count(i) ? mine == ref : same_double(mine, ref, c))
             continue;
         char x[SEBT_DOUBLE_CHARS + 1], y[SEBT_DOUBLE_CHARS + 1];
         x[sebt_format_double(mine, x)] = '\0';

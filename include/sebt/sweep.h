@@ -95,8 +95,12 @@ sebt_status sebt_result_fits(const sebt_params *p, uint64_t combo, const sebt_re
 
 /* The analysis column i's name, or NULL out of range. */
 const char *sebt_sweep_analysis_name(int i);
-/* Its value as a double (the counts converted). */
+/* Whether it is a count (an int64_t: the exits, bars_in_market; npy '<i8'). */
+bool sebt_sweep_analysis_is_count(int i);
+/* Its value as a double (the counts converted), and the reverse: sets
+ * column i of a to v (a count from its whole value). */
 double sebt_sweep_analysis_value(const sebt_trade_stats *a, int i);
+void sebt_sweep_analysis_set(sebt_trade_stats *a, int i, double v);
 
 /* What a sweep with the analysis columns can rank by (opts.metric): a
  * sebt_metric, or SEBT_N_METRICS + i for analysis column i. */
