@@ -39,15 +39,20 @@ double sebt_metric_value(const sebt_metrics *m, int metric)
     }
 }
 
-int sebt_rank_compare(const sebt_metrics *ma, uint64_t a, const sebt_metrics *mb, uint64_t b, int metric)
+/* The ranking: higher first, NaN last, ties by input index. */
+static int rank_values(double va, uint64_t a, double vb, uint64_t b)
 {
-    double va = sebt_metric_value(ma, metric), vb = sebt_metric_value(mb, metric);
     int na = isnan(va), nb = isnan(vb);
     if (na != nb)
         return na - nb;
     if (!na && va != vb)
         return va > vb ? -1 : 1;
     return a < b ? -1 : a > b;
+}
+
+int sebt_rank_compare(const sebt_metrics *ma, uint64_t a, const sebt_metrics *mb, uint64_t b, int metric)
+{
+    return rank_values(sebt_metric_value(ma, metric), a, sebt_metric_value(mb, metric), b);
 }
 
 /* ---- the analysis columns ------------------------------------------------------ */
@@ -208,13 +213,7 @@ static double record_value(const sebt_sweep_record *r, int key)
 
 int sebt_sweep_record_compare(const sebt_sweep_record *a, const sebt_sweep_record *b, int key)
 {
-    double va = record_value(a, key), vb = record_value(b, key);
-    int na = isnan(va), nb = isnan(vb);
-    if (na != nb)
-        return na - nb;
-    if (!na && va != vb)
-        return va > vb ? -1 : 1;
-    return a->combo < b->combo ? -1 : a->combo > b->combo;
+    return rank_values(record_value(a, key), a->combo, record_value(b, key), b->combo);
 }
 
 static size_t put_i64(char *b, int64_t v)
