@@ -457,13 +457,15 @@ static bool backtest_window(driver *d, int slot, uint64_t first, size_t m)
  * about SEBT_SWEEP_ANALYSIS_BYTES of trades at the last window's rate. */
 static size_t next_window(const driver *d, size_t win)
 {
-    if (!d->sized_by_trades || win == 0)
-        return d->sized_by_trades && d->window > SEBT_SWEEP_ANALYSIS_WINDOW ? SEBT_SWEEP_ANALYSIS_WINDOW : d->window;
-    double per_combo = d->trades_per_combo * (double)sizeof(sebt_trade), fit = (double)d->window;
-    if (per_combo > 0)
-        fit = (double)SEBT_SWEEP_ANALYSIS_BYTES / per_combo;
-    size_t w = fit >= (double)d->window ? d->window : (size_t)fit;
-    return w < SEBT_SWEEP_ANALYSIS_WINDOW ? SEBT_SWEEP_ANALYSIS_WINDOW : w;
+    if (!d->sized_by_trades)
+        return d->window;
+    double bytes = d->trades_per_combo * (double)sizeof(sebt_trade);   /* a combo's, in the window before */
+    size_t w = win == 0 ? SEBT_SWEEP_ANALYSIS_WINDOW
+               : bytes > 0 && (double)SEBT_SWEEP_ANALYSIS_BYTES / bytes < (double)d->window
+                   ? (size_t)((double)SEBT_SWEEP_ANALYSIS_BYTES / bytes)
+                   : d->window;
+    w = w < SEBT_SWEEP_ANALYSIS_WINDOW ? SEBT_SWEEP_ANALYSIS_WINDOW : w;
+    return w < d->window ? w : d->window;
 }
 
 static void run_windows(driver *d, bool threaded)
@@ -471,8 +473,6 @@ static void run_windows(driver *d, bool threaded)
     size_t win = 0, step = 0;
     for (size_t first = 0; first < d->n; first += step, win++) {
         step = next_window(d, win);
-        if (step > d->window)
-            step = d->window;
         size_t m = d->n - first < step ? d->n - first : step;
         int slot = (int)(win & 1);
         if (!backtest_window(d, slot, first, m))

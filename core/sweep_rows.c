@@ -67,6 +67,8 @@ static const struct {
     { "bars_in_market", true }, { "exposure", false }, { "sharpe_annual", false },
 };
 _Static_assert(SEBT_EXIT_KINDS == 4, "one exits_ column per sebt_exit_reason");
+/* The columns after the exit counts, by their index in analysis_columns. */
+enum { A_GROSS_PROFIT = SEBT_EXIT_KINDS, A_GROSS_LOSS, A_PROFIT_FACTOR, A_BARS_IN_MARKET, A_EXPOSURE, A_SHARPE_ANNUAL };
 
 const char *sebt_sweep_analysis_name(int i)
 {
@@ -81,12 +83,12 @@ bool sebt_sweep_analysis_is_count(int i)
 void sebt_sweep_analysis_set(sebt_trade_stats *a, int i, double v)
 {
     switch (i) {
-    case 4: a->gross_profit = v; break;
-    case 5: a->gross_loss = v; break;
-    case 6: a->profit_factor = v; break;
-    case 7: a->bars_in_market = (int64_t)v; break;
-    case 8: a->exposure = v; break;
-    case 9: a->sharpe_annual = v; break;
+    case A_GROSS_PROFIT: a->gross_profit = v; break;
+    case A_GROSS_LOSS: a->gross_loss = v; break;
+    case A_PROFIT_FACTOR: a->profit_factor = v; break;
+    case A_BARS_IN_MARKET: a->bars_in_market = (int64_t)v; break;
+    case A_EXPOSURE: a->exposure = v; break;
+    case A_SHARPE_ANNUAL: a->sharpe_annual = v; break;
     default: a->exits[i] = (int64_t)v; break;
     }
 }
@@ -101,11 +103,11 @@ static int64_t analysis_count(const sebt_trade_stats *a, int i)
 double sebt_sweep_analysis_value(const sebt_trade_stats *a, int i)
 {
     switch (i) {
-    case 4: return a->gross_profit;
-    case 5: return a->gross_loss;
-    case 6: return a->profit_factor;
-    case 8: return a->exposure;
-    case 9: return a->sharpe_annual;
+    case A_GROSS_PROFIT: return a->gross_profit;
+    case A_GROSS_LOSS: return a->gross_loss;
+    case A_PROFIT_FACTOR: return a->profit_factor;
+    case A_EXPOSURE: return a->exposure;
+    case A_SHARPE_ANNUAL: return a->sharpe_annual;
     default: return (double)analysis_count(a, i);
     }
 }
