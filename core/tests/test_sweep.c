@@ -454,3 +454,61 @@ Test(sweep, the_npy_analysis_row_reads_back)
                         "('profit_factor', '<f8'), ('bars_in_market', '<i8'), ('exposure', '<f8'), "
                         "('sharpe_annual', '<f8')]"), "%s", h + 10);
 }
+
+/* The sample's exact path (sebt_sweep_verify_exact): on records the
+ * reference itself made it finds nothing, whatever the threads, over
+ * combos whose windows (shared and per-combo) and filter vary; a record
+ * changed in one field is found and named. */
+#define N_EXACT 24
+static void exact_combos(sebt_params *p)
+{
+    for (int i = 0; i < N_EXACT; i++) {
+        p[i] = sebt_params_default();
+        p[i].z_window = i % 2 ? 48 : 96;
+        p[i].atr_window = i % 3 ? 24 : 96;
+        p[i].ema_fast = 6 + 2 * (i % 5);
+        p[i].ema_slow = i % 4 ? 96 : 192;
+        p[i].vol_z = 1.0 + 0.25 * (i % 3);
+        p[i].use_rsi = i % 5 == 0;
+        p[i].rsi_window = i % 2 ? 14 : 28;
+        p[i].rsi_max = 45;
+        p[i].fee_bp = i % 2 ? 0 : 5;
+    }
+}
+
+Test(sweep, the_exact_path_agrees_with_the_reference_and_names_a_changed_field)
+{
+    sebt_params p[N_EXACT];
+    exact_combos(p);
+    const sebt_backend *ref;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_backend_get("reference", &ref, &err), SEBT_OK);
+    sebt_result r[N_EXACT];
+    memset(r, 0, sizeof r);
+    sebt_batch_opts bo = { .threads = 1, .want_trades = true };
+    cr_assert_eq(ref->run_batch(ref, &series, p, N_EXACT, &bo, r, &err), SEBT_OK, "%s", err.msg);
+    sebt_sweep_record got[N_EXACT];
+    int64_t trades = 0;
+    for (int i = 0; i < N_EXACT; i++) {
+        got[i] = (sebt_sweep_record){ .combo = (uint64_t)i, .metrics = r[i].metrics, .valid_bars = r[i].valid_bars,
+                                      .open_at_end = r[i].open_at_end.open ? 1 : 0, .has_analysis = true };
+        sebt_trade_stats_of(&series, &r[i], &got[i].analysis);
+        trades += r[i].metrics.n;
+    }
+    cr_assert_gt(trades, 10 * N_EXACT, "combos that trade: %lld trades", (long long)trades);
+    sebt_verify_report rep;
+    for (int threads = 1; threads <= 3; threads++) {
+        cr_assert_eq(sebt_sweep_verify_exact(fast, &series, p, got, N_EXACT, threads, &rep, &err), SEBT_OK, "%s",
+                     err.msg);
+        cr_assert_eq(rep.checked, N_EXACT);
+        cr_assert_eq(rep.differ, 0, "threads %d: %s", threads, rep.what);
+    }
+    got[17].metrics.n += 1;
+    got[5].metrics.sharpe = nextafter(got[5].metrics.sharpe, INFINITY);
+    got[9].analysis.bars_in_market += 1;
+    cr_assert_eq(sebt_sweep_verify_exact(fast, &series, p, got, N_EXACT, 2, &rep, &err), SEBT_OK, "%s", err.msg);
+    cr_assert_eq(rep.differ, 3);
+    cr_assert_eq(rep.first_differ, 5);
+    cr_assert(strstr(rep.what, "sharpe is") != NULL, "%s", rep.what);
+    sebt_results_free(r, N_EXACT);
+}
