@@ -53,6 +53,10 @@ const char *cli_series_cache_dir(char *buf, size_t size);
 const char *cli_cache_use_name(sebt_cache_use use);
 int cli_load_series(const char *cmd, const char *path, bool lenient, bool fill_gaps,
                     sebt_series *out);
+/* The same, saying where the series came from (a cache hit: the entry, not
+ * the file, which a sweep's proof then parses afresh). */
+int cli_load_series_use(const char *cmd, const char *path, bool lenient, bool fill_gaps, sebt_series *out,
+                        sebt_cache_use *cache_use);
 
 /* Picks the backend: --backend NAME when given, else BACKTEST_BACKEND
  * (cpu|gpu|auto or a backend name), else fast_cpu. bars and combos are the

@@ -295,6 +295,7 @@ typedef struct {
     bool direct_out;
     /* The sweep's own proof (sweep_proof.c) and when the command started. */
     sweep_proof proof;
+    bool series_cached;   /* read from a cache entry, not parsed from --data */
     double t_start;
 } sweep_run;
 
@@ -433,7 +434,9 @@ static int setup(int argc, char **argv, sweep_run *r)
                                : sebt_combos_load(a->combos, &r->combos, &r->n_combos, &err);
     if (st != SEBT_OK)
         return cli_report_error(cmd, &err);
-    rc = cli_load_series(cmd, a->data, a->lenient, a->fill_gaps, &r->s);
+    sebt_cache_use use = SEBT_CACHE_OFF;
+    rc = cli_load_series_use(cmd, a->data, a->lenient, a->fill_gaps, &r->s, &use);
+    r->series_cached = use == SEBT_CACHE_HIT;
     if (rc != CLI_EXIT_OK)
         return rc;
     if (!a->fill_gaps && cli_mpi.rank == 0)
@@ -780,7 +783,7 @@ static int prove_whole(const char *cmd, sweep_run *r, const sebt_result *all)
     sebt_sweep_record b = record_of(best, &all[best]);
     sweep_proof_ctx c = { .b = r->b, .s = &r->s, .combos = r->combos, .n_combos = n, .window = n,
                           .threads = (int)a->threads, .sweep_seconds = cli_now() - r->t_start, .data = a->data,
-                          .lenient = a->lenient, .fill_gaps = a->fill_gaps };
+                          .lenient = a->lenient, .fill_gaps = a->fill_gaps, .series_cached = r->series_cached };
     return sweep_proof_check(cmd, &r->proof, &c, &b, 1);
 }
 
@@ -1044,7 +1047,8 @@ static int prove(const char *cmd, sweep_run *r, stream_out *o, const sebt_sweep_
                           .threads = (int)a->threads, .file = file ? o->af.o.tmp : NULL, .shown = a->output,
                           .npy = o->npy, .json = o->json, .analysis = a->analysis,
                           .header_bytes = o->header, .read_back = file && !a->have_top,
-                          .data = a->data, .lenient = a->lenient, .fill_gaps = a->fill_gaps };
+                          .data = a->data, .lenient = a->lenient, .fill_gaps = a->fill_gaps,
+                          .series_cached = r->series_cached };
     /* The best combos' check needs only the records the sweep handed over:
      * it runs while the file is synced (an I/O wait), and the sample is read
      * back from the file once that is done. */

@@ -92,6 +92,12 @@ const char *cli_cache_use_name(sebt_cache_use use)
 
 int cli_load_series(const char *cmd, const char *path, bool lenient, bool fill_gaps, sebt_series *out)
 {
+    return cli_load_series_use(cmd, path, lenient, fill_gaps, out, NULL);
+}
+
+int cli_load_series_use(const char *cmd, const char *path, bool lenient, bool fill_gaps, sebt_series *out,
+                        sebt_cache_use *cache_use)
+{
     if (!path)
         return cli_usage_error(cmd, "--data FILE is required");
     sebt_load_opts opts = { .lenient = lenient, .fill_gaps = fill_gaps };
@@ -107,6 +113,8 @@ int cli_load_series(const char *cmd, const char *path, bool lenient, bool fill_g
     }
     if (sebt_load_csv_cached(path, &opts, cache_dir, out, &use, &err) != SEBT_OK)
         return cli_report_error(cmd, &err);
+    if (cache_use)
+        *cache_use = use;
     /* A damaged entry changes no result (it was parsed again), but a cache
      * that keeps getting damaged is worth knowing about. */
     if (use == SEBT_CACHE_REPLACED || use == SEBT_CACHE_BAD_NOT_STORED)

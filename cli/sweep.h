@@ -108,9 +108,10 @@ bool sweep_parse_csv_row(char *line, size_t *idx, sebt_params *p, sebt_result *r
  * every written row with the same sweep run another way and the series
  * cache with a fresh parse. */
 #define SWEEP_PROOF_BEST 1         /* the best combo, always re-checked */
+#define SWEEP_PROOF_MIN 256         /* fewest sampled combos (all, when there are fewer) */
 #define SWEEP_PROOF_MAX 4096        /* most sampled combos */
 #define SWEEP_PROOF_SHARE 0.10      /* of the sweep's own time */
-#define SWEEP_PROOF_VERSION 1
+#define SWEEP_PROOF_VERSION 2
 typedef enum { PROOF_OFF, PROOF_SAMPLE, PROOF_FULL } sweep_proof_mode;
 typedef struct {
     sweep_proof_mode mode;
@@ -127,8 +128,9 @@ typedef struct {
     uint64_t written;              /* bytes written to the file so far */
     /* The outcome. */
     size_t best, sampled, rows_compared, differ;
-    bool read_back, cache_checked;
+    bool read_back, cache_checked, series_fresh_checked;
     double seconds, sweep_seconds;
+    double last_seconds;           /* the last check's own time */
     char what[700];
 } sweep_proof;
 
@@ -148,8 +150,9 @@ typedef struct {
     bool read_back;                /* the file holds every row (no --top) */
     double sweep_seconds;
     const sebt_where *where;       /* the sweep's condition: only passing rows are written */
-    const char *data;              /* --verify full: the series' file, for the cache check */
+    const char *data;              /* the series' file, for the cache checks */
     bool lenient, fill_gaps;
+    bool series_cached;            /* s came from a cache entry: checked against a fresh parse of data */
 } sweep_proof_ctx;
 
 /* Draws the candidates for n combos in windows of `window`. Prints and
@@ -178,6 +181,11 @@ int sweep_proof_full(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c);
  * 2 not checked (no cache, or the file is not kept), -1 an error in err. */
 int sweep_cache_check(const char *data, bool lenient, bool fill_gaps, const char *cache, char *what, size_t size,
                       sebt_error *err);
+/* The series s a sweep ran on, read from a cache entry, against a fresh
+ * parse of data, every bit: 0 equal, 1 different (what says how), -1 an
+ * error in err. */
+int sweep_series_fresh_check(const char *data, bool lenient, bool fill_gaps, const sebt_series *s, char *what,
+                             size_t size, sebt_error *err);
 /* The one line on stderr once the output is committed. */
 void sweep_proof_say(const char *cmd, const sweep_proof *p, const char *shown);
 /* The outcome as the JSON document's "verification" object, and as the

@@ -4,9 +4,6 @@
  * written row against the same sweep run another way, and the series
  * cache against a fresh parse. */
 #include <fcntl.h>
-#ifdef _OPENMP
-#include <omp.h>
-#endif
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -56,8 +53,9 @@ static bool order_candidates(sweep_proof *p)
 }
 
 /* The rows a writer is likeliest to get wrong are always among the
- * candidates: the last (the tail of the file) and the last of the first
- * window (the last formatting thread's slice). */
+ * candidates: the last (the tail of the file), the last of the first
+ * window (the last formatting thread's slice) and the first. */
+#define PROOF_EDGES 3
 static size_t edges(size_t n, size_t window, uint64_t *out)
 {
     size_t k = 0;
@@ -65,12 +63,22 @@ static size_t edges(size_t n, size_t window, uint64_t *out)
         out[k++] = n - 1;
     if (n && window && window < n)
         out[k++] = window - 1;
+    if (n > 1 && (!window || window - 1 != 0))
+        out[k++] = 0;
     return k;
+}
+
+static bool is_edge(const uint64_t *e, size_t ne, uint64_t v)
+{
+    for (size_t i = 0; i < ne; i++)
+        if (e[i] == v)
+            return true;
+    return false;
 }
 
 int sweep_proof_plan(const char *cmd, sweep_proof *p, size_t n, size_t window)
 {
-    uint64_t e[2];
+    uint64_t e[PROOF_EDGES];
     size_t ne = edges(n, window, e);
     if (p->fixed && p->fixed < ne)
         ne = p->fixed;
@@ -87,7 +95,7 @@ int sweep_proof_plan(const char *cmd, sweep_proof *p, size_t n, size_t window)
     memcpy(p->cand, e, ne * sizeof *e);
     p->n_cand = p->n_edges = ne;
     for (size_t i = 0; i < draws && p->n_cand - ne < want; i++)
-        if (!(ne > 0 && drawn[i] == e[0]) && !(ne > 1 && drawn[i] == e[1]))
+        if (!is_edge(e, ne, drawn[i]))
             p->cand[p->n_cand++] = drawn[i];
     free(drawn);
     size_t m = p->n_cand ? p->n_cand : 1;
@@ -212,46 +220,31 @@ static bool read_row(const sweep_proof_ctx *c, int fd, uint64_t idx, uint64_t of
     return true;
 }
 
-static int threads_of(int threads)
+/* How many more candidates fit the budget after `done` of them took
+ * done_s: a tenth of the sweep's time (SWEEP_PROOF_SHARE), less what the
+ * proof spent so far, at the rate the first ones ran. */
+static size_t sample_more(const sweep_proof *p, const sweep_proof_ctx *c, size_t done, double done_s)
 {
-#ifdef _OPENMP
-    if (threads < 1)
-        threads = omp_get_max_threads();
-#endif
-    return threads < 1 ? 1 : threads;
-}
-
-/* How many candidates fit the budget: a tenth of the sweep's time, less the
- * best combos' check, at the reference's cost per combo measured there.
- * That check keeps every thread busy (fewer combos than threads: each on
- * all of them, its rolling-z bars shared out), so a combo cost it
- * best_s x threads / n_best CPU-seconds. */
-static size_t sample_size(const sweep_proof *p, const sweep_proof_ctx *c, double best_s, size_t n_best)
-{
-    if (p->fixed)
-        return p->n_cand;
-    double t = threads_of(c->threads);
-    double per_combo = n_best ? best_s * t / (double)n_best : 0;   /* CPU-seconds */
-    double budget = SWEEP_PROOF_SHARE * c->sweep_seconds - best_s;
-    double k = per_combo > 0 ? budget * t / per_combo : (double)p->n_edges;
-    if (k >= (double)p->n_cand)
-        return p->n_cand;
-    size_t n = k <= 0 ? 0 : (size_t)k;
-    /* A multiple of the threads, or fewer combos than threads (each then
-     * on all of them): with one more, it alone would run on past the
-     * budget while the other threads wait. */
-    return n >= (size_t)t ? n - n % (size_t)t : n;
+    double budget = SWEEP_PROOF_SHARE * c->sweep_seconds - p->seconds;
+    if (budget <= 0 || done == 0 || done >= p->n_cand)
+        return 0;
+    double per_combo = done_s / (double)done;
+    double k = per_combo > 0 ? budget / per_combo : (double)(p->n_cand - done);
+    return k >= (double)(p->n_cand - done) ? p->n_cand - done : (size_t)k;
 }
 
 /* Runs the reference on n combos and compares; fills p's outcome. Returns
  * an exit code, 1 (printed) on a difference. */
 static int check_records(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_params *pp,
-                         const sebt_sweep_record *rr, size_t n, const char *which)
+                         const sebt_sweep_record *rr, size_t n, const char *which, bool exact_path)
 {
     sebt_verify_report rep;
     sebt_error err = { 0 };
-    if (sebt_sweep_verify(c->b, c->s, pp, rr, n, c->threads, &rep, &err) != SEBT_OK)
+    sebt_status st = exact_path ? sebt_sweep_verify_exact(c->b, c->s, pp, rr, n, c->threads, &rep, &err)
+                                : sebt_sweep_verify(c->b, c->s, pp, rr, n, c->threads, &rep, &err);
+    if (st != SEBT_OK)
         return cli_report_error(cmd, &err);
+    p->last_seconds = rep.seconds;
     p->seconds += rep.seconds;
     if (!rep.differ)
         return CLI_EXIT_OK;
@@ -262,12 +255,12 @@ static int check_records(const char *cmd, sweep_proof *p, const sweep_proof_ctx 
 }
 
 /* The sampled candidates' records: read back from the file, or as handed over. */
-static int gather_sample(sweep_proof *p, const sweep_proof_ctx *c, size_t k, sebt_params *pp,
+static int gather_sample(sweep_proof *p, const sweep_proof_ctx *c, size_t from, size_t k, sebt_params *pp,
                          sebt_sweep_record *rr)
 {
     int fd = c->read_back && c->file && !c->json ? open(c->file, O_RDONLY | O_CLOEXEC) : -1;
     p->read_back = fd >= 0;
-    for (size_t i = 0; i < k; i++) {
+    for (size_t i = from; i < k; i++) {
         combo_params(c, p->cand[i], &pp[i]);
         rr[i] = p->mem[i];
         if (fd >= 0 && p->offset[i] == UINT64_MAX && !c->where) {   /* every row is in the file */
@@ -310,9 +303,32 @@ static bool arrays(const char *cmd, size_t n, sebt_params **pp, sebt_sweep_recor
     return false;
 }
 
+/* A series read from the cache is what the sweep and the reference both
+ * ran on, so a wrong entry would agree with itself: it must equal a fresh
+ * parse of its file. */
+static int check_series(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c)
+{
+    if (!c->series_cached || !c->data)
+        return CLI_EXIT_OK;
+    sebt_error err = { 0 };
+    double t0 = cli_now();
+    int rc = sweep_series_fresh_check(c->data, c->lenient, c->fill_gaps, c->s, p->what, sizeof p->what, &err);
+    p->seconds += cli_now() - t0;
+    if (rc < 0)
+        return cli_report_error(cmd, &err);
+    p->series_fresh_checked = true;
+    if (rc == 0)
+        return CLI_EXIT_OK;
+    p->differ++;
+    return CLI_EXIT_CHECK_FAILED;
+}
+
 int sweep_proof_best(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_sweep_record *best,
                      size_t n_best)
 {
+    int series_rc = check_series(cmd, p, c);
+    if (series_rc != CLI_EXIT_OK)
+        return failed(cmd, p, series_rc);
     sebt_params *pp;
     sebt_sweep_record *rr;
     if (!arrays(cmd, n_best, &pp, &rr))
@@ -321,7 +337,7 @@ int sweep_proof_best(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, 
         combo_params(c, best[i].combo, &pp[i]);
         rr[i] = best[i];
     }
-    int rc = check_records(cmd, p, c, pp, rr, n_best, "the best combos");
+    int rc = check_records(cmd, p, c, pp, rr, n_best, "the best combos", false);
     p->best = n_best;
     free(pp);
     free(rr);
@@ -335,11 +351,20 @@ int sweep_proof_rest(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c)
     if (!arrays(cmd, p->n_cand, &pp, &rr))
         return CLI_EXIT_NOMEM;
     p->sweep_seconds = c->sweep_seconds;
-    size_t k = sample_size(p, c, p->seconds, p->best);
-    int rc = gather_sample(p, c, k, pp, rr);
+    /* At least SWEEP_PROOF_MIN (or --verify N), then as many more as the
+     * budget buys at the rate those ran. */
+    size_t k = p->fixed || p->n_cand < SWEEP_PROOF_MIN ? p->n_cand : SWEEP_PROOF_MIN;
+    int rc = gather_sample(p, c, 0, k, pp, rr);
     if (rc == CLI_EXIT_OK)
-        rc = check_records(cmd, p, c, pp, rr, k, "the sampled combos");
-    p->sampled = k;
+        rc = check_records(cmd, p, c, pp, rr, k, "the sampled combos", true);
+    p->sampled = rc == CLI_EXIT_OK ? k : 0;
+    size_t more = rc == CLI_EXIT_OK && !p->fixed ? sample_more(p, c, k, p->last_seconds) : 0;
+    if (more) {
+        rc = gather_sample(p, c, k, k + more, pp, rr);
+        if (rc == CLI_EXIT_OK)
+            rc = check_records(cmd, p, c, pp + k, rr + k, more, "the sampled combos", true);
+        p->sampled = k + more;
+    }
     if (rc == CLI_EXIT_OK && p->mode == PROOF_FULL)
         rc = sweep_proof_full(cmd, p, c);
     free(pp);
@@ -359,11 +384,19 @@ void sweep_proof_say(const char *cmd, const sweep_proof *p, const char *shown)
     fprintf(stderr, "sebt %s: verified: the best combo%s and %zu sampled (seed %#" PRIx64 "%s%s) equal the reference",
             cmd, p->best == 1 ? "" : "s", p->sampled, p->seed, p->read_back ? ", rows read back from " : "",
             p->read_back ? shown : "");
+    if (p->series_fresh_checked)
+        fprintf(stderr, "; the cached series equals a fresh parse of the file");
     if (p->mode == PROOF_FULL)
         fprintf(stderr, "; all %zu rows equal the sweep run another way%s", p->rows_compared,
                 p->cache_checked ? "; the cached series equals a fresh parse" : "");
     fprintf(stderr, " (%.2f s, %.0f%% of the sweep)\n", p->seconds,
             p->sweep_seconds > 0 ? 100.0 * p->seconds / p->sweep_seconds : 0.0);
+}
+
+/* What the series the proof ran on was checked against. */
+static const char *series_of(const sweep_proof *p)
+{
+    return p->series_fresh_checked ? "cache-equals-fresh-parse" : "parsed";
 }
 
 void sweep_proof_json(cli_json *j, const sweep_proof *p)
@@ -375,6 +408,8 @@ void sweep_proof_json(cli_json *j, const sweep_proof *p)
     cli_json_string(j, "against", "reference");
     cli_json_int(j, "best", (int64_t)p->best);
     cli_json_int(j, "sampled", (int64_t)p->sampled);
+    cli_json_string(j, "sampled_on", "exact-path");
+    cli_json_string(j, "series", series_of(p));
     cli_json_string(j, "seed", seed);
     cli_json_bool(j, "rows_read_back", p->read_back);
     cli_json_bool(j, "full", p->mode == PROOF_FULL);
@@ -385,8 +420,9 @@ void sweep_proof_json(cli_json *j, const sweep_proof *p)
 size_t sweep_proof_note(const sweep_proof *p, char *b, size_t size)
 {
     int n = snprintf(b, size, "# sebt-verification {\"version\": %d, \"against\": \"reference\", \"best\": %zu, "
-                     "\"sampled\": %zu, \"seed\": \"%#" PRIx64 "\", \"rows_read_back\": %s, \"full\": %s, "
-                     "\"differ\": %zu}", SWEEP_PROOF_VERSION, p->best, p->sampled, p->seed,
-                     p->read_back ? "true" : "false", p->mode == PROOF_FULL ? "true" : "false", p->differ);
+                     "\"sampled\": %zu, \"sampled_on\": \"exact-path\", \"series\": \"%s\", \"seed\": \"%#" PRIx64 "\", "
+                     "\"rows_read_back\": %s, \"full\": %s, \"differ\": %zu}", SWEEP_PROOF_VERSION, p->best, p->sampled,
+                     series_of(p), p->seed, p->read_back ? "true" : "false", p->mode == PROOF_FULL ? "true" : "false",
+                     p->differ);
     return n < 0 || (size_t)n >= size ? 0 : (size_t)n;
 }

@@ -287,6 +287,20 @@ int sweep_cache_check(const char *data, bool lenient, bool fill_gaps, const char
     return bad ? 1 : use == SEBT_CACHE_HIT ? 0 : 2;
 }
 
+int sweep_series_fresh_check(const char *data, bool lenient, bool fill_gaps, const sebt_series *s, char *what,
+                             size_t size, sebt_error *err)
+{
+    sebt_load_opts o = { .lenient = lenient, .fill_gaps = fill_gaps };
+    sebt_series fresh;
+    if (sebt_load_csv(data, &o, &fresh, err) != SEBT_OK)
+        return -1;
+    const char *bad = series_differs(s, &fresh);
+    sebt_series_free(&fresh);
+    if (bad)
+        snprintf(what, size, "the series read from the cache differs from a fresh parse of %s in %s", data, bad);
+    return bad ? 1 : 0;
+}
+
 /* A cached load (a hit: loaded twice when the first stores the entry)
  * against a fresh parse, every bit. */
 static int check_cache(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c)

@@ -60,7 +60,7 @@ files)
   same_values verified.npy all.csv "verified npy: the values of the CSV"
   hv=$(( $(stat -c %s verified.npy) - 157000 )) ha=$(( $(stat -c %s all.npy) - 157000 ))
   if [ $((hv % 64)) -eq 0 ] && cmp -s <(tail -c 157000 verified.npy) <(tail -c 157000 all.npy) &&
-     head -c "$hv" verified.npy | grep -aq "}  *# sebt-verification {\"version\": 1, .*\"seed\": \"0x9\""; then
+     head -c "$hv" verified.npy | grep -aq "}  *# sebt-verification {\"version\": 2, .*\"seed\": \"0x9\""; then
     pass "verified npy: header of $hv bytes (unverified $ha) with its note, the same rows"
   else fail "verified npy: header or rows differ: $(head -c "$hv" verified.npy | tr -c '[:print:]' '.')"; fi
   if command -v script >/dev/null; then   # util-linux: stdout a terminal
