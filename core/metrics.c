@@ -14,6 +14,7 @@
 #include "sebt/analysis.h"
 #include "sebt/oos.h"
 #include "sebt/plot.h"
+#include "test_faults.h"
 
 /* SPEC §7's drawdown one trade at a time: the cumulative pnl less its
  * running maximum, which starts at the first trade's cumulative pnl (the
@@ -89,15 +90,16 @@ void sebt_trade_stats_of(const sebt_series *s, const sebt_result *r, sebt_trade_
             st->gross_profit += t->pnl;
         else if (t->pnl < 0)
             st->gross_loss += t->pnl;
-        st->bars_in_market += (int64_t)t->bars_held + 1;
+        st->bars_in_market += (int64_t)t->bars_held + (SEBT_FAULT("bars_in_market_one_short") ? 0 : 1);
     }
     if (r->open_at_end.open)
         st->bars_in_market += (int64_t)r->open_at_end.bars_held + 1;
-    st->profit_factor = st->gross_loss < 0 ? st->gross_profit / -st->gross_loss : NAN;
+    double loss = SEBT_FAULT("profit_factor_sign_flipped") ? st->gross_loss : -st->gross_loss;
+    st->profit_factor = st->gross_loss < 0 ? st->gross_profit / loss : NAN;
     if (r->valid_bars)
         st->exposure = (double)st->bars_in_market / (double)r->valid_bars;
     if (s->n >= 2)
-        st->years = (double)(s->ts[s->n - 1] - s->ts[0]) / MS_PER_YEAR;
+        st->years = (double)(s->ts[s->n - 1] - s->ts[0]) / (SEBT_FAULT("year_of_365_days") ? 365 * 86400000.0 : MS_PER_YEAR);
     if (st->years > 0 && r->metrics.sharpe != 0.0)
         st->sharpe_annual = r->metrics.sharpe * sqrt((double)r->metrics.n / st->years);
 }

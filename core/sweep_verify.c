@@ -14,8 +14,9 @@
 #include "sebt/number.h"
 #include "sebt/sebt.h"
 #include "sebt/sweep.h"
-/* The reference's own signal, walk and metrics for the exact path below:
- * the checking side reaches the oracle's code, never the other way round. */
+/* The reference's own signal, walk, metrics and analysis figures for the
+ * checks below: the checking side reaches the oracle's code, never the
+ * other way round. */
 #include "../reference/ref.h"
 
 static uint64_t splitmix64(uint64_t *state)
@@ -99,7 +100,8 @@ static void differs(const sebt_sweep_record *got, const sebt_result *r, const se
         snprintf(what, size, "open_at_end is %d, the reference's %d", got->open_at_end != 0, r->open_at_end.open);
 }
 
-/* The same for the analysis columns, against a from the reference's trades. */
+/* The same for the analysis columns, against a: the reference's literal
+ * figures from the reference's trades. */
 static void analysis_differs(const sebt_sweep_record *got, const sebt_trade_stats *a, const sebt_contract *c,
                              char *what, size_t size)
 {
@@ -147,8 +149,10 @@ static void judge(const sebt_backend *cand, const sebt_series *s, const sebt_swe
     if (one == SEBT_OK)
         differs(&got[i], r, &cand->contract, what, sizeof what);
     if (one == SEBT_OK && got[i].has_analysis) {
+        /* From the reference's literal form, not the library's
+         * sebt_trade_stats_of that made the sweep's columns. */
         sebt_trade_stats a;
-        sebt_trade_stats_of(s, r, &a);
+        sebt_ref_trade_stats(s, r, &a);
         analysis_differs(&got[i], &a, &cand->contract, what, sizeof what);
     }
 #ifdef _OPENMP

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 
+#include "sebt/analysis.h"
 #include "sebt/backend.h"
 #include "sebt/types.h"
 
@@ -104,6 +105,11 @@ sebt_status sebt_ref_walk(const sebt_series *s, const sebt_features *f, const se
 
 /* SPEC §7 over r->trades[0 .. r->n_trades). */
 void sebt_ref_metrics(const sebt_trade *trades, size_t n, sebt_metrics *m);
+
+/* The figures of sebt/analysis.h for r (with its trades) over the series s
+ * it was run on, each from its definition (analysis.c): the checking side
+ * of the analysis columns the library computes in one pass. */
+void sebt_ref_trade_stats(const sebt_series *s, const sebt_result *r, sebt_trade_stats *st);
 
 /* SPEC §2, the message prefixed with "combo <index>: ". */
 sebt_status sebt_ref_check_params(const sebt_params *p, size_t index, sebt_error *err);

@@ -52,6 +52,15 @@ caught last_digit_dropped "the shortest-number writer dropping a last digit" \
   "reads back as combo [0-9]* with other parameters\|the reference's" small.csv --grid small.grid --verify 8
 caught exits_stop_and_tp_swapped "the analysis columns' stop and tp exit counts written in each other's place" \
   "exits_\(stop\|tp\) is [0-9]*, the reference's" small.csv --grid small.grid --analysis --verify 8
+# Slips in the library's analysis figures (sebt_trade_stats_of), which
+# made the sweep's columns and once the proof's side too: the proof now
+# recomputes them with the reference's literal form.
+caught profit_factor_sign_flipped "the profit factor's sign flipped" \
+  "profit_factor is -[0-9.e-]*, the reference's [0-9]" small.csv --grid small.grid --analysis --verify 8
+caught bars_in_market_one_short "the bars in the market one short a trade" \
+  "bars_in_market is [0-9]*, the reference's [0-9]*" small.csv --grid small.grid --analysis --verify 8
+caught year_of_365_days "a year of 365 days in the annualised Sharpe" \
+  "sharpe_annual is [0-9.e-]*, the reference's" small.npy --grid small.grid --analysis --format npy --verify 8
 if dd if=/dev/zero of=direct.probe bs=4096 count=1 oflag=direct 2>/dev/null; then
   caught direct_tail_from_buffer_start "the direct file's tail written from its buffer's start" \
     "combo 80639" big.csv --grid big.grid --verify 2
