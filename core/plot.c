@@ -12,16 +12,26 @@
 
 /* ---- the script ---------------------------------------------------------- */
 
-/* A gnuplot single-quoted string: a quote is written twice, nothing else
- * is special. */
+/* Every text that reaches gnuplot (titles, labels, names, file names) goes
+ * through here, so none of it is ever read as gnuplot syntax: inside a
+ * single-quoted string gnuplot runs no backquote and reads no escape; a
+ * quote is written twice. A line break cannot end the command: it is
+ * written as the fixed string "\n" joined to the quoted parts ('a'."\n".'b'),
+ * so it still breaks the line in the picture (docs/decisions.md). Other
+ * control characters are drawn as a space. */
 static void put_quoted(FILE *f, const char *s)
 {
     fputc('\'', f);
     for (; *s; s++) {
-        if (*s == '\'')
-            fputc('\'', f);
-        if (*s != '\n' && *s != '\r')
-            fputc(*s, f);
+        unsigned char c = (unsigned char)*s;
+        if (c == '\r' && s[1] == '\n')
+            continue;
+        if (c == '\n' || c == '\r')
+            fputs("'.\"\\n\".'", f);
+        else if (c == '\'')
+            fputs("''", f);
+        else
+            fputc(c < 0x20 || c == 0x7f ? ' ' : c, f);
     }
     fputc('\'', f);
 }
@@ -332,7 +342,13 @@ sebt_status sebt_plot_heatmap_script(const sebt_heatmap *h, const char *x_name, 
     if (script_open(&sc, err) != SEBT_OK)
         return err->code;
     FILE *f = sc.f;
-    fprintf(f, "# sebt plot heatmap: %s over %s and %s, the best row of each cell\n", metric_name, x_name, y_name);
+    fputs("# sebt plot heatmap: ", f);
+    put_quoted(f, metric_name);
+    fputs(" over ", f);
+    put_quoted(f, x_name);
+    fputs(" and ", f);
+    put_quoted(f, y_name);
+    fputs(", the best row of each cell\n", f);
     put_terminal(f, o);
     fputs("$map << EOD\n", f);
     for (size_t j = 0; j < h->ny; j++) {
@@ -360,17 +376,8 @@ sebt_status sebt_plot_heatmap_script(const sebt_heatmap *h, const char *x_name, 
     } else {
         snprintf(t, sizeof t, "%s over %s and %s: no row has a value", metric_name, x_name, y_name);
     }
-    /* put_quoted drops newlines: a gnuplot double-quoted title keeps \n. */
-    fputc('"', f);
-    for (const char *c = t; *c; c++) {
-        if (*c == '\n')
-            fputs("\\n", f);
-        else if (*c == '"' || *c == '\\')
-            fprintf(f, "\\%c", *c);
-        else
-            fputc(*c, f);
-    }
-    fputs("\"\n", f);
+    put_quoted(f, t);
+    fputc('\n', f);
     fprintf(f, "set xrange [-0.5:%zu.5]\nset yrange [-0.5:%zu.5]\n", h->nx - 1, h->ny - 1);
     put_tics(f, "x", h->x, h->nx);
     put_tics(f, "y", h->y, h->ny);

@@ -116,3 +116,39 @@ def test_without_gnuplot_the_cli_exits_2_naming_the_package(cli, data_15m, tmp_p
     monkeypatch.setenv("SEBT_GNUPLOT", str(tmp_path / "no-gnuplot"))
     with pytest.raises(FileNotFoundError, match="gnuplot-nox"):
         sebt.plot_equity(data_15m, tmp_path / "y.png")
+
+
+def _payloads(marker):
+    return ["T `touch %s.bq` x" % marker,
+            'T " . system("touch %s.sys") . " x' % marker,
+            "T ' . system('touch %s.sq') . ' x" % marker,
+            "T $(touch %s.dollar) x" % marker,
+            'T \\" `touch %s.bsq` \\' % marker,
+            'T\nsystem("touch %s.nl")\n`touch %s.nl2`' % (marker, marker),
+            'T \\\nsystem("touch %s.cont")' % marker,
+            "it's \"quoted\" \\\\ \\n end"]
+
+
+@needs_gnuplot
+def test_no_text_reaches_gnuplot_as_syntax(tmp_path, data_1m):
+    # Every text the plot functions hand gnuplot: titles, the output's
+    # name in the script, a sweep's column names as the heatmap's labels.
+    marker = str(tmp_path / "marker")
+    made = lambda: sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("marker"))
+    s = sebt.sweep(data_1m, {"ema_fast": [12, 24], "vol_z": [1.0, 2.0]})
+    for i, p in enumerate(_payloads(marker)):
+        out = tmp_path / ("eq%d.svg" % i)
+        sebt.plot_equity(data_1m, out, title=p, script=tmp_path / ("eq%d.gp" % i))
+        assert made() == [] and out.stat().st_size > 0
+        out = tmp_path / ("h%d %s.svg" % (i, p.replace("/", "")))
+        sebt.plot_heatmap(s, "ema_fast", "vol_z", out, title=p, script=tmp_path / ("h%d.gp" % i))
+        assert made() == [] and out.stat().st_size > 0
+        out.unlink()
+        subprocess.run([sebt.plot.gnuplot(), str(tmp_path / ("h%d.gp" % i))], check=True, cwd=tmp_path,
+                       stderr=subprocess.DEVNULL)
+        assert made() == [] and out.stat().st_size > 0
+        rows = {"combo": np.arange(4), "ema_fast": np.array([12., 24, 12, 24]), "vol_z": np.array([1., 1, 2, 2]),
+                p: np.array([0.5, 0.25, 0.75, 1.0])}
+        out = tmp_path / ("m%d.png" % i)
+        sebt.plot_heatmap(rows, "ema_fast", "vol_z", out, metric=p)
+        assert made() == [] and out.stat().st_size > 0
