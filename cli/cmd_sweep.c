@@ -1046,7 +1046,7 @@ static int prove(const char *cmd, sweep_run *r, stream_out *o, const sebt_sweep_
                           .window = a->analysis ? SEBT_SWEEP_ANALYSIS_WINDOW : SEBT_SWEEP_WINDOW,
                           .threads = (int)a->threads, .file = file ? o->af.o.tmp : NULL, .shown = a->output,
                           .npy = o->npy, .json = o->json, .analysis = a->analysis,
-                          .header_bytes = o->header, .read_back = file && !a->have_top,
+                          .header_bytes = o->header, .read_back = file && !a->have_top, .where = a->where,
                           .data = a->data, .lenient = a->lenient, .fill_gaps = a->fill_gaps,
                           .series_cached = r->series_cached };
     /* The best combos' check needs only the records the sweep handed over:

@@ -125,6 +125,7 @@ typedef struct {
     size_t n_cand, n_edges, cursor;
     sebt_sweep_record *mem;
     uint64_t *offset;
+    bool *kept;                    /* the sweep's --where decision on each (true without one) */
     uint64_t written;              /* bytes written to the file so far */
     /* The outcome. */
     size_t best, sampled, rows_compared, differ;

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/sweep_verify.h"
 #include "sweep.h"
 
 void sweep_proof_free(sweep_proof *p)
@@ -19,9 +20,11 @@ void sweep_proof_free(sweep_proof *p)
     free(p->asc_pos);
     free(p->mem);
     free(p->offset);
+    free(p->kept);
     p->cand = p->asc = p->offset = NULL;
     p->asc_pos = NULL;
     p->mem = NULL;
+    p->kept = NULL;
 }
 
 typedef struct {
@@ -103,11 +106,13 @@ int sweep_proof_plan(const char *cmd, sweep_proof *p, size_t n, size_t window)
     p->asc_pos = malloc(m * sizeof *p->asc_pos);
     p->mem = calloc(m, sizeof *p->mem);
     p->offset = malloc(m * sizeof *p->offset);
-    if (!p->asc || !p->asc_pos || !p->mem || !p->offset) {
+    p->kept = malloc(m * sizeof *p->kept);
+    if (!p->asc || !p->asc_pos || !p->mem || !p->offset || !p->kept) {
         fprintf(stderr, "sebt %s: error: out of memory for a verification sample of %zu combos\n", cmd, m);
         return CLI_EXIT_NOMEM;
     }
     memset(p->offset, 0xff, m * sizeof *p->offset);
+    memset(p->kept, true, m * sizeof *p->kept);
     if (!order_candidates(p)) {
         fprintf(stderr, "sebt %s: error: out of memory for a verification sample of %zu combos\n", cmd, m);
         return CLI_EXIT_NOMEM;
@@ -147,6 +152,7 @@ void sweep_proof_window(sweep_proof *p, const sebt_sweep_window *w, bool rows_in
                                            .has_analysis = w->analysis != NULL };
         if (w->analysis)
             p->mem[pos].analysis = w->analysis[target - w->first];
+        p->kept[pos] = !w->passes || w->passes[target - w->first];
         if (!rows_in_file || !w->n_parts || !w->row_at || w->row_at[target - w->first] == SIZE_MAX)
             continue;   /* no row of it in the file */
         for (int to = piece_of(w, target); piece < to; piece++)
@@ -236,12 +242,16 @@ static size_t sample_more(const sweep_proof *p, const sweep_proof_ctx *c, size_t
 /* Runs the reference on n combos and compares; fills p's outcome. Returns
  * an exit code, 1 (printed) on a difference. */
 static int check_records(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_params *pp,
-                         const sebt_sweep_record *rr, size_t n, const char *which, bool exact_path)
+                         const sebt_sweep_record *rr, const bool *kept, size_t n, const char *which, bool exact_path)
 {
     sebt_verify_report rep;
     sebt_error err = { 0 };
-    sebt_status st = exact_path ? sebt_sweep_verify_exact(c->b, c->s, pp, rr, n, c->threads, &rep, &err)
-                                : sebt_sweep_verify(c->b, c->s, pp, rr, n, c->threads, &rep, &err);
+    /* With --where, each combo's kept or dropped re-decided on the
+     * reference's row by the reference's literal reading of the condition. */
+    sebt_sweep_where_decisions wd = { c->where ? sebt_where_text(c->where) : NULL, kept };
+    const sebt_sweep_where_decisions *w = c->where ? &wd : NULL;
+    sebt_status st = exact_path ? sebt_sweep_verify_exact_where(c->b, c->s, pp, rr, n, c->threads, w, &rep, &err)
+                                : sebt_sweep_verify_where(c->b, c->s, pp, rr, n, c->threads, w, &rep, &err);
     if (st != SEBT_OK)
         return cli_report_error(cmd, &err);
     p->last_seconds = rep.seconds;
@@ -337,7 +347,7 @@ int sweep_proof_best(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, 
         combo_params(c, best[i].combo, &pp[i]);
         rr[i] = best[i];
     }
-    int rc = check_records(cmd, p, c, pp, rr, n_best, "the best combos", false);
+    int rc = check_records(cmd, p, c, pp, rr, NULL, n_best, "the best combos", false);
     p->best = n_best;
     free(pp);
     free(rr);
@@ -356,13 +366,13 @@ int sweep_proof_rest(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c)
     size_t k = p->fixed || p->n_cand < SWEEP_PROOF_MIN ? p->n_cand : SWEEP_PROOF_MIN;
     int rc = gather_sample(p, c, 0, k, pp, rr);
     if (rc == CLI_EXIT_OK)
-        rc = check_records(cmd, p, c, pp, rr, k, "the sampled combos", true);
+        rc = check_records(cmd, p, c, pp, rr, p->kept, k, "the sampled combos", true);
     p->sampled = rc == CLI_EXIT_OK ? k : 0;
     size_t more = rc == CLI_EXIT_OK && !p->fixed ? sample_more(p, c, k, p->last_seconds) : 0;
     if (more) {
         rc = gather_sample(p, c, k, k + more, pp, rr);
         if (rc == CLI_EXIT_OK)
-            rc = check_records(cmd, p, c, pp + k, rr + k, more, "the sampled combos", true);
+            rc = check_records(cmd, p, c, pp + k, rr + k, p->kept + k, more, "the sampled combos", true);
         p->sampled = k + more;
     }
     if (rc == CLI_EXIT_OK && p->mode == PROOF_FULL)

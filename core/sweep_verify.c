@@ -14,6 +14,7 @@
 #include "sebt/number.h"
 #include "sebt/sebt.h"
 #include "sebt/sweep.h"
+#include "sweep_verify.h"
 /* The reference's own signal, walk, metrics and analysis figures for the
  * checks below: the checking side reaches the oracle's code, never the
  * other way round. */
@@ -138,7 +139,62 @@ typedef struct {
     sebt_error first_err;
     size_t differ, first_at;
     char what[sizeof ((sebt_verify_report *)0)->what];
+    const sebt_sweep_where_decisions *where;   /* NULL: no condition */
+    const sebt_params *combos;
 } verdict;
+
+/* Combo i's row on the reference's values r and a (NULL: no analysis
+ * columns), by column name (docs/formats.md), into names and values. */
+static size_t reference_row(const sebt_sweep_record *got, const sebt_params *p, const sebt_result *r,
+                            const sebt_trade_stats *a, const char **names, double *values)
+{
+    size_t k = 0;
+    names[k] = "combo";
+    values[k++] = (double)got->combo;
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        names[k] = sebt_param_table[i].name;
+        values[k++] = sebt_params_get_double(p, i);
+    }
+    const sebt_metrics *m = &r->metrics;
+    const char *const plain[] = { "n", "win_rate", "avg_r", "total_pnl", "max_dd", "sharpe", "open_at_end", "valid_bars" };
+    const double plain_v[] = { (double)m->n, m->win_rate, m->avg_r, m->total_pnl, m->max_dd, m->sharpe,
+                               r->open_at_end.open ? 1.0 : 0.0, (double)r->valid_bars };
+    for (size_t i = 0; i < sizeof plain / sizeof plain[0]; i++) {
+        names[k] = plain[i];
+        values[k++] = plain_v[i];
+    }
+    if (!a)
+        return k;
+    const char *const extra[] = { "exits_stop_gap", "exits_stop", "exits_tp", "exits_time", "gross_profit",
+                                  "gross_loss", "profit_factor", "bars_in_market", "exposure", "sharpe_annual" };
+    const double extra_v[] = { (double)a->exits[SEBT_EXIT_STOP_GAP], (double)a->exits[SEBT_EXIT_STOP],
+                               (double)a->exits[SEBT_EXIT_TP], (double)a->exits[SEBT_EXIT_TIME], a->gross_profit,
+                               a->gross_loss, a->profit_factor, (double)a->bars_in_market, a->exposure,
+                               a->sharpe_annual };
+    for (size_t i = 0; i < sizeof extra / sizeof extra[0]; i++) {
+        names[k] = extra[i];
+        values[k++] = extra_v[i];
+    }
+    return k;
+}
+
+/* Empty when the sweep's decision on combo i's row (kept or dropped by
+ * the condition) is the literal condition's on the reference's row. */
+static void where_differs(const verdict *v, const sebt_sweep_record *got, size_t i, const sebt_result *r,
+                          const sebt_trade_stats *a, char *what, size_t size)
+{
+    const char *names[64];
+    double values[64];
+    sebt_ref_row row = { names, values, reference_row(&got[i], &v->combos[i], r, a, names, values) };
+    char why[160];
+    int ref = sebt_ref_where(v->where->text, &row, why, sizeof why);
+    bool kept = !v->where->kept || v->where->kept[i];
+    if (ref < 0)
+        snprintf(what, size, "--where '%s' does not read as a condition over the row: %s", v->where->text, why);
+    else if ((ref == 1) != kept)
+        snprintf(what, size, "--where '%s' %s the row on the reference's values, the sweep %s it", v->where->text,
+                 ref ? "keeps" : "rejects", kept ? "kept" : "dropped");
+}
 
 /* Combo i's result r (with its trades when the record has the analysis
  * columns) against what the sweep wrote, into v; one's failure instead. */
@@ -146,15 +202,17 @@ static void judge(const sebt_backend *cand, const sebt_series *s, const sebt_swe
                   sebt_status one, const sebt_error *e, const sebt_result *r, verdict *v)
 {
     char what[sizeof v->what] = "";
+    /* From the reference's literal form, not the library's
+     * sebt_trade_stats_of that made the sweep's columns. */
+    sebt_trade_stats a;
+    if (one == SEBT_OK && got[i].has_analysis)
+        sebt_ref_trade_stats(s, r, &a);
     if (one == SEBT_OK)
         differs(&got[i], r, &cand->contract, what, sizeof what);
-    if (one == SEBT_OK && got[i].has_analysis) {
-        /* From the reference's literal form, not the library's
-         * sebt_trade_stats_of that made the sweep's columns. */
-        sebt_trade_stats a;
-        sebt_ref_trade_stats(s, r, &a);
+    if (one == SEBT_OK && got[i].has_analysis)
         analysis_differs(&got[i], &a, &cand->contract, what, sizeof what);
-    }
+    if (one == SEBT_OK && !what[0] && v->where)
+        where_differs(v, got, i, r, got[i].has_analysis ? &a : NULL, what, sizeof what);
 #ifdef _OPENMP
 #pragma omp critical(sebt_sweep_verify)
 #endif
@@ -213,6 +271,13 @@ sebt_status sebt_sweep_verify(const sebt_backend *cand, const sebt_series *s, co
                               const sebt_sweep_record *got, size_t n, int threads, sebt_verify_report *rep,
                               sebt_error *err)
 {
+    return sebt_sweep_verify_where(cand, s, combos, got, n, threads, NULL, rep, err);
+}
+
+sebt_status sebt_sweep_verify_where(const sebt_backend *cand, const sebt_series *s, const sebt_params *combos,
+                                    const sebt_sweep_record *got, size_t n, int threads,
+                                    const sebt_sweep_where_decisions *where, sebt_verify_report *rep, sebt_error *err)
+{
     if (!cand || !s || !rep || (n && (!combos || !got)))
         return sebt_fail(err, SEBT_ERR_USAGE, "sebt_sweep_verify: a backend, a series, combos and a report are required");
     memset(rep, 0, sizeof *rep);
@@ -221,7 +286,7 @@ sebt_status sebt_sweep_verify(const sebt_backend *cand, const sebt_series *s, co
     if (st != SEBT_OK)
         return st;
     double t0 = now_s();
-    verdict v = { .failed = SEBT_OK, .first_at = SIZE_MAX };
+    verdict v = { .failed = SEBT_OK, .first_at = SIZE_MAX, .where = where, .combos = combos };
     int t = threads_or_cores(threads);
     if (n < (size_t)t) {
         /* Fewer combos than threads (the best combo alone, typically):
@@ -329,6 +394,14 @@ sebt_status sebt_sweep_verify_exact(const sebt_backend *cand, const sebt_series 
                                     const sebt_sweep_record *got, size_t n, int threads, sebt_verify_report *rep,
                                     sebt_error *err)
 {
+    return sebt_sweep_verify_exact_where(cand, s, combos, got, n, threads, NULL, rep, err);
+}
+
+sebt_status sebt_sweep_verify_exact_where(const sebt_backend *cand, const sebt_series *s, const sebt_params *combos,
+                                          const sebt_sweep_record *got, size_t n, int threads,
+                                          const sebt_sweep_where_decisions *where, sebt_verify_report *rep,
+                                          sebt_error *err)
+{
     if (!cand || !s || !rep || (n && (!combos || !got)))
         return sebt_fail(err, SEBT_ERR_USAGE, "sebt_sweep_verify_exact: a backend, a series, combos and a report are required");
     memset(rep, 0, sizeof *rep);
@@ -355,7 +428,7 @@ sebt_status sebt_sweep_verify_exact(const sebt_backend *cand, const sebt_series 
         if (k == 0 || k - start[runs - 1] >= share || window_order(&combos[order[k].i], &combos[order[k - 1].i], true) != 0)
             start[runs++] = k;
     start[runs] = n;
-    verdict v = { .failed = SEBT_OK, .first_at = SIZE_MAX };
+    verdict v = { .failed = SEBT_OK, .first_at = SIZE_MAX, .where = where, .combos = combos };
 #ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 1) num_threads(t)
 #endif

@@ -8,6 +8,7 @@
 
 #include "sebt/sebt.h"
 #include "sebt/where.h"
+#include "test_faults.h"
 
 /* Parentheses and `not` nest; deeper than this is no one's condition, and
  * the limit keeps the recursion's stack small. */
@@ -377,7 +378,7 @@ static double compare(op_kind k, double a, double b)
     case OP_LT: return a < b;
     case OP_LE: return a <= b;
     case OP_GT: return a > b;
-    case OP_GE: return a >= b;
+    case OP_GE: return SEBT_FAULT("where_ge_read_as_gt") ? a > b : a >= b;
     case OP_EQ: return a == b;
     default: return a != b;
     }

@@ -111,6 +111,19 @@ void sebt_ref_metrics(const sebt_trade *trades, size_t n, sebt_metrics *m);
  * of the analysis columns the library computes in one pass. */
 void sebt_ref_trade_stats(const sebt_series *s, const sebt_result *r, sebt_trade_stats *st);
 
+/* One row's values by column name, for sebt_ref_where. */
+typedef struct {
+    const char *const *names;
+    const double *values;
+    size_t n;
+} sebt_ref_row;
+
+/* Whether the `--where` condition `text` keeps the row, read and
+ * evaluated literally from the language of docs/cli.md (where.c): 1 kept,
+ * 0 rejected, -1 when it does not read as a condition over the row's
+ * names (why says where). */
+int sebt_ref_where(const char *text, const sebt_ref_row *row, char *why, size_t why_size);
+
 /* SPEC §2, the message prefixed with "combo <index>: ". */
 sebt_status sebt_ref_check_params(const sebt_params *p, size_t index, sebt_error *err);
 /* SPEC §1: increasing ts; each bar present or missing. */

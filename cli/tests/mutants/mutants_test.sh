@@ -61,6 +61,12 @@ caught bars_in_market_one_short "the bars in the market one short a trade" \
   "bars_in_market is [0-9]*, the reference's [0-9]*" small.csv --grid small.grid --analysis --verify 8
 caught year_of_365_days "a year of 365 days in the annualised Sharpe" \
   "sharpe_annual is [0-9.e-]*, the reference's" small.npy --grid small.grid --analysis --format npy --verify 8
+# A --where comparison slip: the proof re-decides each sampled combo's
+# kept or dropped on the reference's row with the reference's literal
+# reading of the condition. 20 of small.grid's 350 combos have n == 142.
+caught where_ge_read_as_gt "a --where '>=' read as '>'" \
+  "--where 'n >= 142' keeps the row on the reference's values, the sweep dropped it" top.txt \
+  --grid small.grid --where 'n >= 142' --top 5 --verify 128 --seed 3
 if dd if=/dev/zero of=direct.probe bs=4096 count=1 oflag=direct 2>/dev/null; then
   caught direct_tail_from_buffer_start "the direct file's tail written from its buffer's start" \
     "combo 80639" big.csv --grid big.grid --verify 2
