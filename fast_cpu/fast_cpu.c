@@ -21,12 +21,10 @@ static sebt_status fast_features(const sebt_backend *self, const sebt_series *s,
     fast_zscore_exact(s->volume, n, p->z_window, out->vol_z);
     fast_zscore_exact(out->atr, n, p->z_window, out->tr_z);
     fast_cloc_column(s, out->cloc);
-    /* A filter's column bar by bar, as the sweep reads it (O(window) a
-     * bar: one combo's columns, not a sweep's). */
-    sebt_k_bars bars = sebt_k_bars_of(s);
+    /* A filter's column for every bar: fast_filter_column_<column>, many
+     * bars side by side with the bits of sebt_k_filter_<column>. */
 #define SEBT_FILTER(name, column, cmp, rhs, enable, window) \
-    for (size_t t = 0; t < n; t++)                         \
-        out->column[t] = sebt_k_filter_##column(&bars, (int64_t)t, p->window);
+    fast_filter_column_##column(s, p->window, out->column);
 #include "sebt/strategy.def"
     for (size_t t = 0; t < n; t++) {
         out->signal[t] = sebt_k_signal_at((const double *const *)out->col, (int64_t)t, p);

@@ -39,6 +39,9 @@ static inline void fast_window_sums(const double *__restrict__ base, size_t ws, 
             acc[j] += row[j];
     }
 }
+/* The rsi filter's column over all s->n bars with sebt_k_filter_rsi's
+ * bits, its windows summed many bars side by side (zexact.c). */
+void fast_filter_column_rsi(const sebt_series *s, int32_t w, double *out);
 void fast_valid_from_atr(const double *atr, size_t n, uint8_t *valid, int32_t *rank, int32_t *vbar,
                          int64_t *n_valid);
 void fast_zscore_exact(const double *x, size_t n, int32_t w, double *out);

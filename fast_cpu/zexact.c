@@ -102,3 +102,40 @@ void fast_zscore_exact_at(const double *x, int32_t w, const int32_t *bars, size_
         }
     }
 }
+
+#define RSI_BLOCK 256
+
+/* RSI(w) for every bar, as sebt_k_rsi_at gives it: each bar's gains and
+ * losses summed oldest first from 0.0 (fast_window_sums keeps that order
+ * per lane), so the bits are the reference's while a block of bars is
+ * summed side by side, at the cost of ATR's column rather than one
+ * function call and one window walk a bar. */
+void fast_filter_column_rsi(const sebt_series *s, int32_t w, double *out)
+{
+    size_t n = s->n, ws = (size_t)w;
+    double *gain = malloc(2 * (n ? n : 1) * sizeof(double));
+    if (!gain) {
+        /* No scratch: the per-bar form, same bits. */
+        sebt_k_bars bars = sebt_k_bars_of(s);
+        for (size_t t = 0; t < n; t++)
+            out[t] = sebt_k_filter_rsi(&bars, (int64_t)t, w);
+        return;
+    }
+    double *loss = gain + (n ? n : 1);
+    for (size_t t = 0; t < n; t++)
+        sebt_k_rsi_change_at(s->close, (int64_t)t, &gain[t], &loss[t]);
+    size_t t = ws - 1 < n ? ws - 1 : n;
+    for (size_t i = 0; i < t; i++)
+        out[i] = NAN;
+    double g[RSI_BLOCK], l[RSI_BLOCK];
+    while (t < n) {
+        size_t len = n - t < RSI_BLOCK ? n - t : RSI_BLOCK;
+        size_t from = t + 1 - ws;   /* window start of bar t */
+        fast_window_sums(gain + from, ws, len, g);
+        fast_window_sums(loss + from, ws, len, l);
+        for (size_t j = 0; j < len; j++)
+            out[t + j] = sebt_k_rsi_from_sums(g[j], l[j], w);
+        t += len;
+    }
+    free(gain);
+}
