@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/oos_check.h"
 #include "oos_cli.h"
 
 enum { OPT_SPLIT = OOS_N_SHARED, OPT_TOP, OPT_FORMAT };
@@ -151,6 +152,13 @@ static int run_split(cli_oos_job *j, int64_t at, size_t top, bool text)
     if (st) {
         cli_abandon_output(f);
         return cli_report_error(j->cmd, &err);
+    }
+    char what[300];
+    if (!sebt_split_cut_agrees(&j->s, at, r.cut, what, sizeof what)) {
+        sebt_split_result_free(&r);
+        cli_abandon_output(f);
+        fprintf(stderr, "sebt %s: error: verification failed: %s; the output is not written\n", j->cmd, what);
+        return CLI_EXIT_CHECK_FAILED;
     }
     if (!text)
         csv_header_once(&cw);

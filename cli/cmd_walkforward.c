@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../core/oos_check.h"
 #include "oos_cli.h"
 
 enum { OPT_TRAIN = OOS_N_SHARED, OPT_TEST, OPT_CHECK, OPT_TRADES, OPT_FORMAT };
@@ -192,6 +193,14 @@ static int run_walkforward(cli_oos_job *jb, wf_cli *c, const sebt_wf_opts *base)
     cli_progress_finish(&bar);
     if (st)
         return cli_report_error(jb->cmd, &err);
+    char what[300];
+    int edges = sebt_wf_edges_agree(&jb->s, &o, &r, what, sizeof what);
+    if (edges != 1) {
+        sebt_walkforward_free(&r);
+        fprintf(stderr, "sebt %s: error: %s%s; nothing is written\n", jb->cmd,
+                edges < 0 ? "" : "verification failed: ", what);
+        return edges < 0 ? CLI_EXIT_NOMEM : CLI_EXIT_CHECK_FAILED;
+    }
     const sebt_backend *ref = NULL;
     if (sebt_backend_get("reference", &ref, &err) != SEBT_OK) {
         sebt_walkforward_free(&r);

@@ -8,13 +8,14 @@
 #include "sebt/oos.h"
 #include "sebt/sebt.h"
 #include "sebt/sweep.h"
+#include "test_faults.h"
 
 size_t sebt_series_cut(const sebt_series *s, int64_t ts)
 {
     size_t lo = 0, hi = s->n;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (s->ts[mid] < ts)
+        if (s->ts[mid] < ts || (SEBT_FAULT("series_cut_one_bar_late") && s->ts[mid] == ts))
             lo = mid + 1;
         else
             hi = mid;

@@ -8,6 +8,7 @@
 #include "sebt/oos.h"
 #include "sebt/sebt.h"
 #include "sebt/sweep.h"
+#include "test_faults.h"
 
 /* ---- the windows ---------------------------------------------------------- */
 
@@ -20,7 +21,7 @@ static bool wf_bounds(const sebt_series *s, const sebt_wf_opts *o, size_t k, seb
             return false;
         w->train_from = (size_t)from;
         w->train_to = w->test_from = (size_t)(from + (uint64_t)o->train);
-        w->test_to = w->test_from + (size_t)o->test;
+        w->test_to = w->test_from + (size_t)o->test - (SEBT_FAULT("wf_test_window_one_bar_short") ? 1 : 0);
         return true;
     }
     int64_t t0 = s->ts[0] + (int64_t)k * o->test, step = s->interval_ms > 0 ? s->interval_ms : 1;

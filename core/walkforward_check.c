@@ -1,13 +1,18 @@
 /* A walk-forward checked on another backend (the reference): each window's
  * pick on its train and test windows, and the sampled combos on the train
- * windows, compared bit for bit with what the run kept. */
+ * windows, compared bit for bit with what the run kept; and the edges of a
+ * split and of the windows against the reference's literal count. */
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sebt/oos.h"
 #include "sebt/sebt.h"
 #include "sebt/sweep.h"
+#include "oos_check.h"
+/* The reference's literal count of a split's and a window's bars. */
+#include "../reference/ref.h"
 
 static bool same_bits(double a, double b)
 {
@@ -144,4 +149,45 @@ sebt_status sebt_walkforward_check(const sebt_backend *ref, const sebt_series *s
             return st;
     }
     return SEBT_OK;
+}
+
+/* ---- the edges -------------------------------------------------------------- */
+
+bool sebt_split_cut_agrees(const sebt_series *s, int64_t split_ts, size_t cut, char *what, size_t size)
+{
+    size_t want = sebt_ref_split_cut(s, split_ts);
+    if (want == cut)
+        return true;
+    snprintf(what, size, "the split at %" PRId64 " ms cut the series after %zu bars; the bars whose open time is "
+             "before it, counted one by one, are %zu", split_ts, cut, want);
+    return false;
+}
+
+int sebt_wf_edges_agree(const sebt_series *s, const sebt_wf_opts *o, const sebt_wf_result *r, char *what,
+                        size_t size)
+{
+    static const char *const names[4] = { "train_from", "train_to", "test_from", "test_to" };
+    /* One more than were run: enough to tell that the lengths hold more. */
+    size_t (*e)[4] = malloc((r->n_windows + 1) * sizeof *e);
+    if (!e) {
+        snprintf(what, size, "out of memory for the edges of %zu windows", r->n_windows + 1);
+        return -1;
+    }
+    size_t n = sebt_ref_wf_windows(s, o->train, o->test, o->by_time, r->n_windows + 1, e);
+    bool agree = n == r->n_windows;
+    if (!agree)
+        snprintf(what, size, "%zu windows were run; the lengths hold %s%zu whole ones", r->n_windows,
+                 n > r->n_windows ? "at least " : "", n);
+    for (size_t k = 0; agree && k < n; k++) {
+        const sebt_wf_window *w = &r->windows[k];
+        const size_t got[4] = { w->train_from, w->train_to, w->test_from, w->test_to };
+        for (int i = 0; agree && i < 4; i++)
+            if (got[i] != e[k][i]) {
+                snprintf(what, size, "window %zu: %s is bar %zu, the literal count of its span gives %zu", k + 1,
+                         names[i], got[i], e[k][i]);
+                agree = false;
+            }
+    }
+    free(e);
+    return agree;
 }

@@ -124,6 +124,16 @@ typedef struct {
  * names (why says where). */
 int sebt_ref_where(const char *text, const sebt_ref_row *row, char *why, size_t why_size);
 
+/* The in-sample bars of a split at split_ts: those whose open time is
+ * before it (windows.c). */
+size_t sebt_ref_split_cut(const sebt_series *s, int64_t split_ts);
+/* The walk-forward windows of train and test lengths (bars, or
+ * milliseconds of open time when by_time), at most max of them: window k's
+ * train bars [edges[k][0], edges[k][1]) and test bars [edges[k][2],
+ * edges[k][3]), as long as its test span is whole. Returns how many. */
+size_t sebt_ref_wf_windows(const sebt_series *s, int64_t train, int64_t test, bool by_time, size_t max,
+                           size_t (*edges)[4]);
+
 /* SPEC §2, the message prefixed with "combo <index>: ". */
 sebt_status sebt_ref_check_params(const sebt_params *p, size_t index, sebt_error *err);
 /* SPEC §1: increasing ts; each bar present or missing. */

@@ -67,6 +67,31 @@ caught year_of_365_days "a year of 365 days in the annualised Sharpe" \
 caught where_ge_read_as_gt "a --where '>=' read as '>'" \
   "--where 'n >= 142' keeps the row on the reference's values, the sweep dropped it" top.txt \
   --grid small.grid --where 'n >= 142' --top 5 --verify 128 --seed 3
+# A split's cut and a walk-forward's window edges one bar off: each
+# command compares the edges it ran on with the reference's literal count
+# of the bars in each span.
+# caught_edges NAME DESCRIPTION EXPECTED_TEXT OUTPUT COMMAND ARGS...
+caught_edges() {
+  local name=$1 what=$2 expect=$3 out=$4
+  shift 4
+  echo old > "$out"
+  SEBT_TEST_FAULT=$name "$mutants" "$@" --data "$data" --threads "$threads" --output "$out" 2> "$name.err"
+  local rc=$?
+  if [ "$rc" -ne 1 ]; then fail "$what: exit $rc, expected 1: $(tail -2 "$name.err")"; return; fi
+  grep -q "verification failed: .*$expect" "$name.err" ||
+    { fail "$what: the failure does not say '$expect': $(cat "$name.err")"; return; }
+  [ "$(cat "$out")" = old ] || { fail "$what: the previous $out was replaced"; return; }
+  pass "$what: exit 1, '$(grep -o 'verification failed: [^;]*' "$name.err" | head -c 160)'"
+  "$sebt" "$@" --data "$data" --threads "$threads" --output "$out" 2> real.err ||
+    fail "$what: the real sebt fails the same command: $(cat real.err)"
+}
+printf 'ema_fast = 6:12:2\nz_window = 48\n' > tiny.grid
+caught_edges series_cut_one_bar_late "a split's cut one bar late" \
+  "cut the series after 20161 bars; .* are 20160" split.csv split --grid tiny.grid --split 2019-01-15
+caught_edges series_cut_one_bar_late "a walk-forward's windows in time one bar late" \
+  "window 1: train_from is bar 1, .* gives 0" wf-time.txt walkforward --grid tiny.grid --train 7d --test 3d
+caught_edges wf_test_window_one_bar_short "a walk-forward's test window in bars one bar short" \
+  "window 1: test_to is bar 14999, .* gives 15000" wf-bars.txt walkforward --grid tiny.grid --train 10000 --test 5000
 if dd if=/dev/zero of=direct.probe bs=4096 count=1 oflag=direct 2>/dev/null; then
   caught direct_tail_from_buffer_start "the direct file's tail written from its buffer's start" \
     "combo 80639" big.csv --grid big.grid --verify 2
