@@ -221,6 +221,7 @@ typedef struct {
     char sweep_file[4096];   /* "" without --combo */
     uint64_t sweep_combo;
     sebt_sweep_record sweep_row;
+    bool sweep_param_column[SEBT_N_PARAMS];   /* the file has the parameter's column */
     bool sets;               /* --set was given */
 } cli_combo_args;
 /* The options both tables list first, in this order (run adds --format). */

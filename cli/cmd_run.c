@@ -205,10 +205,20 @@ static int check_against_sweep(const char *cmd, const cli_combo_args *a, const c
                 cmd, a->sweep_combo, a->sweep_file, analysis ? " and analysis columns" : "");
         return CLI_EXIT_OK;
     }
+    /* A file without a parameter's column gave it its default: when the
+     * sweep ran it otherwise, that is the cause, not the data. */
+    char missing[SEBT_N_PARAMS * 24] = "";
+    size_t k = 0;
+    for (int i = 0; i < SEBT_N_PARAMS && k < sizeof missing; i++)
+        if (!a->sweep_param_column[i])
+            k += (size_t)snprintf(missing + k, sizeof missing - k, "%s%s", k ? ", " : "", sebt_param_table[i].name);
     fprintf(stderr, "sebt %s: error: combo %" PRIu64 " of %s: this run (backend %s) gives %s = %.17g where the "
-            "sweep wrote %.17g: other data or loading options (--data, --fill-gaps, --lenient) than the sweep's, "
-            "or backends that disagree (sebt parity)\n", cmd, a->sweep_combo, a->sweep_file, backend, name, got,
-            wrote);
+            "sweep wrote %.17g: ", cmd, a->sweep_combo, a->sweep_file, backend, name, got, wrote);
+    if (*missing)
+        fprintf(stderr, "the file has no column for %s, which this run took at %s SPEC default; or ", missing,
+                strchr(missing, ',') ? "their" : "its");
+    fprintf(stderr, "other data or loading options (--data, --fill-gaps, --lenient) than the sweep's, or backends "
+            "that disagree (sebt parity)\n");
     return CLI_EXIT_CHECK_FAILED;
 }
 

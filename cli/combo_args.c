@@ -29,7 +29,8 @@ int cli_pick_combo(const char *cmd, const char *arg, cli_combo_args *out)
     out->sweep_file[len] = '\0';
     out->sweep_combo = (uint64_t)id;
     sebt_error err = { 0 };
-    if (sebt_sweep_file_combo(out->sweep_file, out->sweep_combo, &out->params, &out->sweep_row, &err) != SEBT_OK)
+    if (sebt_sweep_file_combo_columns(out->sweep_file, out->sweep_combo, &out->params, &out->sweep_row,
+                                      out->sweep_param_column, &err) != SEBT_OK)
         return cli_report_error(cmd, &err);
     return CLI_EXIT_OK;
 }

@@ -13,14 +13,27 @@
 #include "sebt/outfile.h"
 #include "sebt/number.h"
 
+/* Every error message goes out through here: what it quotes of the user's
+ * text (an option's value, a file's bytes, a --where) cannot end the line
+ * or send the terminal an escape sequence, so it never forges another line
+ * ("sebt sweep: ..."). */
+#define CLI_MESSAGE_MAX 4096
+
+static void print_error(const char *cmd, const char *msg)
+{
+    char shown[4 * CLI_MESSAGE_MAX + 1];
+    fprintf(stderr, "sebt %s: error: %s\n", cmd, sebt_text_visible(msg, strlen(msg), shown, sizeof shown));
+}
+
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+    char msg[CLI_MESSAGE_MAX];
     va_list ap;
     va_start(ap, fmt);
-    fprintf(stderr, "sebt %s: error: ", cmd);
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\nTry 'sebt help %s'.\n", cmd);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    print_error(cmd, msg);
+    fprintf(stderr, "Try 'sebt help %s'.\n", cmd);
     return CLI_EXIT_USAGE;
 }
 
@@ -44,7 +57,7 @@ int cli_exit_code_for(sebt_status st)
 
 int cli_report_error(const char *cmd, const sebt_error *err)
 {
-    fprintf(stderr, "sebt %s: error: %s\n", cmd, err->msg[0] ? err->msg : sebt_status_name(err->code));
+    print_error(cmd, err->msg[0] ? err->msg : sebt_status_name(err->code));
     return cli_exit_code_for(err->code);
 }
 

@@ -40,3 +40,27 @@ const char *sebt_status_name(sebt_status code)
     }
     return "unknown";
 }
+
+char *sebt_text_visible(const void *p, size_t n, char *out, size_t max)
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *b = p;
+    size_t o = 0;
+    for (size_t i = 0; i < n && o + 5 < max; i++) {
+        unsigned char c = b[i];
+        if (c >= 32 && c != 127) {
+            out[o++] = (char)c;
+        } else if (c == '\n' || c == '\r' || c == '\t') {
+            out[o++] = '\\';
+            out[o++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
+        } else {
+            out[o++] = '\\';
+            out[o++] = 'x';
+            out[o++] = hex[c >> 4];
+            out[o++] = hex[c & 15];
+        }
+    }
+    if (max)
+        out[o] = '\0';
+    return out;
+}

@@ -179,7 +179,7 @@ sebt_status kp_handshake(kproc *k, sebt_error *err)
         return st;
     if (type == KP_ERROR) {
         char text[SEBT_ERROR_MSG_MAX / 2];
-        kp_escape_text(k->in + KP_HEADER + 12, len > 12 ? (size_t)(len - 12) : 0, text, sizeof text);
+        sebt_text_visible(k->in + KP_HEADER + 12, len > 12 ? (size_t)(len - 12) : 0, text, sizeof text);
         return kp_fault(k, err, "refused the handshake of kernel protocol version %d: %s", KP_VERSION, text);
     }
     if (type != KP_HELLO_OK)

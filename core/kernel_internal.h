@@ -224,8 +224,6 @@ sebt_status kp_exchange(kproc *k, const unsigned char *out, size_t out_len, cons
                         bool more, unsigned *type, uint64_t *len, sebt_error *err);
 /* An ERROR frame (in k->in) for a request of count combos. */
 sebt_status kp_error_reply(kproc *k, uint64_t len, const char *what, size_t count, sebt_error *err);
-/* A kernel's text on one line, its control characters escaped. */
-void kp_escape_text(const unsigned char *p, size_t n, char *out, size_t max);
 
 /* ---- kernel_requests.c: RUN and FEATURES ---------------------------------- */
 

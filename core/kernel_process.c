@@ -675,30 +675,6 @@ sebt_status kp_exchange(kproc *k, const unsigned char *out, size_t out_len, cons
     return rc;
 }
 
-/* A kernel's text for a message on one line: control characters (escape
- * sequences, bells, line breaks that would start a fake line) written as
- * \n, \r, \t or \xHH; other bytes, UTF-8 included, as they are. */
-void kp_escape_text(const unsigned char *p, size_t n, char *out, size_t max)
-{
-    static const char hex[] = "0123456789abcdef";
-    size_t o = 0;
-    for (size_t i = 0; i < n && o + 5 < max; i++) {
-        unsigned char c = p[i];
-        if (c >= 32 && c != 127) {
-            out[o++] = (char)c;
-        } else if (c == '\n' || c == '\r' || c == '\t') {
-            out[o++] = '\\';
-            out[o++] = c == '\n' ? 'n' : c == '\r' ? 'r' : 't';
-        } else {
-            out[o++] = '\\';
-            out[o++] = 'x';
-            out[o++] = hex[c >> 4];
-            out[o++] = hex[c & 15];
-        }
-    }
-    out[o] = '\0';
-}
-
 /* ERROR frames: the kernel refused an input of the request (count combos):
  * a combo index it names must be one of them, or -1. */
 sebt_status kp_error_reply(kproc *k, uint64_t len, const char *what, size_t count, sebt_error *err)
@@ -709,7 +685,7 @@ sebt_status kp_error_reply(kproc *k, uint64_t len, const char *what, size_t coun
                       (unsigned long long)len, what);
     int64_t combo = (int64_t)get_u64(p);
     char text[SEBT_ERROR_MSG_MAX];
-    kp_escape_text(p + 12, (size_t)(len - 12), text, sizeof text);
+    sebt_text_visible(p + 12, (size_t)(len - 12), text, sizeof text);
     if (combo < -1 || (combo >= 0 && (uint64_t)combo >= count))
         return kp_fault(k, err, "sent an ERROR about combo %lld for the %s request, which has combos 0 to %zu "
                       "(or -1 for none): %s", (long long)combo, what, count ? count - 1 : 0, text);

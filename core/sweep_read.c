@@ -1,5 +1,6 @@
 /* Reading a sweep's output back (include/sebt/plot.h): the columns a
- * picture needs, by name, from `sebt sweep`'s CSV or npy. */
+ * picture needs, by name, from `sebt sweep`'s CSV or npy, whose columns
+ * and npy header are checked as for `run --combo` (sweep_columns.h). */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,6 +9,8 @@
 
 #include "sebt/plot.h"
 #include "sebt/sebt.h"
+
+#include "sweep_columns.h"
 
 typedef struct {
     double **cols;
@@ -39,43 +42,19 @@ static void drop(columns *c)
     }
 }
 
-/* ---- npy: the layout sebt_sweep_npy_header writes ----------------------- */
+/* ---- npy ------------------------------------------------------------------ */
 
-typedef struct {
-    size_t offset;
-    char kind;      /* 'u', 'i', 'f', 'b' */
-    size_t bytes;
-} npy_field;
+typedef sweep_npy_field npy_field;
 
-/* Finds name in the header's descr: its offset and type. */
-static bool npy_find(const char *hdr, const char *name, npy_field *out, size_t *row_bytes)
+/* Finds name among the header's fields. */
+static bool npy_find(const sweep_npy_layout *L, const char *name, npy_field *out)
 {
-    const char *p = strstr(hdr, "'descr': [");
-    const char *end = p ? strstr(p, ")]") : NULL;
-    if (!p || !end)
-        return false;
-    size_t off = 0;
-    bool found = false;
-    while ((p = strstr(p, "('")) != NULL && p < end) {
-        p += 2;
-        const char *q = strchr(p, '\'');
-        const char *t = q ? strstr(q, ", '") : NULL;
-        if (!t)
-            return false;
-        t += 3;   /* '<f8', '|b1', ... */
-        char kind = t[1];
-        size_t bytes = (size_t)strtoul(t + 2, NULL, 10);
-        if (bytes == 0 || bytes > 8 || !strchr("uifb", kind))
-            return false;
-        if ((size_t)(q - p) == strlen(name) && memcmp(p, name, (size_t)(q - p)) == 0) {
-            *out = (npy_field){ off, kind, bytes };
-            found = true;
+    for (size_t i = 0; i < L->n_fields; i++)
+        if (strcmp(L->field[i].name, name) == 0) {
+            *out = L->field[i];
+            return true;
         }
-        off += bytes;
-        p = t;
-    }
-    *row_bytes = off;
-    return found;
+    return false;
 }
 
 static double npy_value(const unsigned char *b, const npy_field *f)
@@ -83,7 +62,7 @@ static double npy_value(const unsigned char *b, const npy_field *f)
     uint64_t u = 0;
     for (size_t i = 0; i < f->bytes; i++)
         u |= (uint64_t)b[f->offset + i] << (8 * i);
-    switch (f->kind) {
+    switch (f->type) {
     case 'f': {
         double d;
         memcpy(&d, &u, sizeof d);
@@ -100,32 +79,19 @@ static double npy_value(const unsigned char *b, const npy_field *f)
 
 static sebt_status read_npy(FILE *fp, const char *path, const char *const *names, columns *c, sebt_error *err)
 {
-    unsigned char pre[10];
-    if (fread(pre, 1, 10, fp) != 10 || pre[6] != 1)
-        return sebt_fail(err, SEBT_ERR_INPUT, "%s: not an npy file of version 1.0", path);
-    size_t hlen = (size_t)pre[8] | (size_t)pre[9] << 8;
-    char *hdr = malloc(hlen + 1);
-    if (!hdr)
+    sweep_npy_layout *L = malloc(sizeof *L);
+    if (!L)
         return sebt_fail(err, SEBT_ERR_NOMEM, "out of memory reading %s", path);
-    if (fread(hdr, 1, hlen, fp) != hlen) {
-        free(hdr);
-        return sebt_fail(err, SEBT_ERR_INPUT, "%s: the npy header is cut short", path);
-    }
-    hdr[hlen] = '\0';
+    sebt_status st = sweep_npy_read_header(fp, path, L, err);
     npy_field f[16];
-    size_t row = 0;
-    const char *shape = strstr(hdr, "'shape': (");
-    unsigned long long rows = shape ? strtoull(shape + 10, NULL, 10) : 0;
-    for (size_t k = 0; k < c->n_cols; k++) {
-        if (!npy_find(hdr, names[k], &f[k], &row)) {
-            free(hdr);
-            return sebt_fail(err, SEBT_ERR_INPUT, "%s has no column '%s' (not a sweep's npy?)", path, names[k]);
-        }
-    }
-    bool little = strstr(hdr, "'fortran_order': False") != NULL && strstr(hdr, "'>") == NULL;
-    free(hdr);
-    if (!shape || !little || row == 0)
-        return sebt_fail(err, SEBT_ERR_INPUT, "%s: not a sweep's npy (a little-endian record array)", path);
+    for (size_t k = 0; st == SEBT_OK && k < c->n_cols; k++)
+        if (!npy_find(L, names[k], &f[k]))
+            st = sebt_fail(err, SEBT_ERR_INPUT, "%s has no column '%s' (not a sweep's npy?)", path, names[k]);
+    size_t row = L->row_bytes;
+    unsigned long long rows = L->n_rows;
+    free(L);
+    if (st)
+        return st;
     /* The rows the header claims must be in the file before any memory is
      * taken for them. */
     long here = ftell(fp);
@@ -171,18 +137,32 @@ static sebt_status read_csv(FILE *fp, const char *path, const char *const *names
     int at[16];
     for (size_t k = 0; k < c->n_cols; k++)
         at[k] = -1;
-    int col = 0;
-    for (char *save = NULL, *tok = strtok_r(line, ",\r\n", &save); tok; tok = strtok_r(NULL, ",\r\n", &save), col++)
+    line[strcspn(line, "\r\n")] = '\0';
+    const char *header[SWEEP_FILE_MAX_COLUMNS];
+    size_t n_header = 0;
+    char *s = sweep_skip_bom(line);
+    while (s && n_header < SWEEP_FILE_MAX_COLUMNS)
+        header[n_header++] = strsep(&s, ",");
+    char where[4096 + 8];
+    snprintf(where, sizeof where, "%s:1", path);
+    sebt_status st = s ? sebt_fail(err, SEBT_ERR_INPUT, "%s: more than %d columns: not a sweep's CSV", where,
+                                   SWEEP_FILE_MAX_COLUMNS)
+                       : sweep_columns_check(where, header, n_header, err);
+    if (st) {
+        free(line);
+        return st;
+    }
+    for (size_t col = 0; col < n_header; col++)
         for (size_t k = 0; k < c->n_cols; k++)
-            if (strcmp(tok, names[k]) == 0)
-                at[k] = col;
+            if (strcmp(header[col], names[k]) == 0)
+                at[k] = (int)col;
+    int col = 0;
     for (size_t k = 0; k < c->n_cols; k++)
         if (at[k] < 0) {
             free(line);
             return sebt_fail(err, SEBT_ERR_INPUT, "%s:1: no column '%s' in the header (not a sweep's CSV?)", path,
                              names[k]);
         }
-    sebt_status st = SEBT_OK;
     while ((len = getline(&line, &cap, fp)) > 0 && st == SEBT_OK) {
         lineno++;
         if (!grow(c, c->n + 1)) {
@@ -228,9 +208,9 @@ sebt_status sebt_sweep_columns_read(const char *path, const char *const *names, 
 {
     if (!path || !names || !cols || !n_rows || n_names == 0 || n_names > 16)
         return sebt_fail(err, SEBT_ERR_USAGE, "sebt_sweep_columns_read: a path and 1 to 16 column names");
-    FILE *fp = fopen(path, "rb");
+    FILE *fp = sweep_file_open(path, err);
     if (!fp)
-        return sebt_fail(err, SEBT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+        return err ? err->code : SEBT_ERR_IO;
     columns c = { .cols = cols, .n_cols = n_names };
     for (size_t k = 0; k < n_names; k++)
         cols[k] = NULL;

@@ -627,14 +627,14 @@ Test(cli, backends_lists_cpu_backends_with_contracts)
 }
 
 /* --combo FILE:ID: a sweep's row, its columns found by name (in any order,
- * unknown ones skipped, missing parameters at their defaults), gives the
- * parameters; without --set the run must give the row's metrics. Row 7
- * below is the hand-worked combo with its hand-worked metrics. */
+ * missing parameters at their defaults), gives the parameters; without
+ * --set the run must give the row's metrics. Row 7 below is the
+ * hand-worked combo with its hand-worked metrics. */
 #define HAND_SWEEP_HEADER                                                                          \
-    "combo,future_column,ema_fast,ema_slow,z_window,atr_window,vol_z,tr_z,cloc_min,atr_stop_mult,"   \
+    "combo,ema_fast,ema_slow,z_window,atr_window,vol_z,tr_z,cloc_min,atr_stop_mult,"   \
     "max_hold,fee_bp,slippage_bp,n,win_rate,avg_r,total_pnl,max_dd,sharpe,open_at_end,valid_bars\n"
-#define HAND_SWEEP_ROW3 "3,x,1,3,2,1,5,0.5,0.6,1,3,50,50,0,0,0,0,0,0,0,8\n"
-#define HAND_SWEEP_ROW7(total_pnl) "7,y,1,3,2,1,0.5,0.5,0.6,1,3,50,50,1,1,1.8," total_pnl ",0,0,1,8\n"
+#define HAND_SWEEP_ROW3 "3,1,3,2,1,5,0.5,0.6,1,3,50,50,0,0,0,0,0,0,0,8\n"
+#define HAND_SWEEP_ROW7(total_pnl) "7,1,3,2,1,0.5,0.5,0.6,1,3,50,50,1,1,1.8," total_pnl ",0,0,1,8\n"
 
 Test(cli, run_combo_takes_its_parameters_from_a_sweep_row)
 {
@@ -709,7 +709,7 @@ Test(cli, run_combo_refuses_what_is_not_a_sweep_row)
     p = run_sebt("run", "--data", data, "--combo", pick, NULL);
     cr_assert_eq(p.code, 2);
     assert_has(p.err, "not a sweep's output: no 'combo' column");
-    const char *bad = write_file("bad.csv", HAND_SWEEP_HEADER "7,y,1,3,2,1,0.5,0.5,0.6,1,3,50,50,one,1,1.8,18,0,0,1,8\n");
+    const char *bad = write_file("bad.csv", HAND_SWEEP_HEADER "7,1,3,2,1,0.5,0.5,0.6,1,3,50,50,one,1,1.8,18,0,0,1,8\n");
     snprintf(pick, sizeof pick, "%s:7", bad);
     p = run_sebt("run", "--data", data, "--combo", pick, NULL);
     cr_assert_eq(p.code, 2);
@@ -718,6 +718,127 @@ Test(cli, run_combo_refuses_what_is_not_a_sweep_row)
     p = run_sebt("run", "--data", data, "--combo", pick, NULL);
     cr_assert_eq(p.code, 2);
     assert_has(p.err, "cannot open");
+}
+
+/* run --combo FILE:ID with the file's arguments: 2 and the message's
+ * text must be in stderr. */
+static void assert_combo_refused(const char *data, const char *file, const char *id, const char *text)
+{
+    char pick[600];
+    snprintf(pick, sizeof pick, "%s:%s", file, id);
+    proc p = run_sebt("run", "--data", data, "--combo", pick, "--set", "fee_bp=0", NULL);
+    cr_assert_eq(p.code, 2, "%s: exit %d, stderr: %s", file, p.code, p.err);
+    assert_has(p.err, text);
+    cr_assert_str_empty(p.out, "nothing is run from a refused file");
+}
+
+/* A sweep file names its combo exactly or is refused: a misspelt
+ * parameter would run at its default (with --set, silently), a column or
+ * a combo twice leaves which one open. */
+Test(cli, run_combo_refuses_a_file_that_does_not_name_its_combo_exactly)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    const char *typo = write_file("typo.csv", "combo,ema_fst,n,win_rate,avg_r,total_pnl,max_dd,sharpe\n"
+                                              "7,1,1,1,1.8,18,0,0\n");
+    assert_combo_refused(data, typo, "7", ":1: column 2, 'ema_fst', is not a column a sweep writes "
+                                          "(did you mean 'ema_fast'?)");
+    const char *later = write_file("later.csv", "combo,n,win_rate,avg_r,total_pnl,max_dd,sharpe,future_column\n"
+                                                "7,1,1,1.8,18,0,0,x\n");
+    assert_combo_refused(data, later, "7", "column 8, 'future_column', is not a column a sweep writes (combo, "
+                                           "the parameters");
+    const char *twice = write_file("twice.csv", "combo,vol_z,n,win_rate,avg_r,total_pnl,max_dd,sharpe,vol_z\n"
+                                                "7,0.5,1,1,1.8,18,0,0,5\n");
+    assert_combo_refused(data, twice, "7", "column 'vol_z' twice (columns 2 and 9)");
+    const char *ids = write_file("ids.csv", HAND_SWEEP_HEADER HAND_SWEEP_ROW7("18") HAND_SWEEP_ROW3
+                                 HAND_SWEEP_ROW7("17"));
+    assert_combo_refused(data, ids, "7", "combo 7 on lines 2 and 4");
+    /* A control byte in a column's name is shown escaped. */
+    const char *esc = write_file("esc.csv", "combo,\x1b[2Jn,win_rate,avg_r,total_pnl,max_dd,sharpe\n7,1,1,1.8,18,0,0\n");
+    assert_combo_refused(data, esc, "7", "'\\x1b[2Jn'");
+}
+
+/* Without --set, a file that lacks a parameter's column and disagrees with
+ * the run names the column, not only the data: cloc_min's default is not
+ * the row's 0.6. */
+Test(cli, run_combo_check_names_the_parameter_columns_the_file_lacks)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    const char *sweep = write_file("nocloc.csv",
+                                   "combo,ema_fast,ema_slow,z_window,atr_window,vol_z,tr_z,atr_stop_mult,max_hold,"
+                                   "fee_bp,slippage_bp,n,win_rate,avg_r,total_pnl,max_dd,sharpe,open_at_end,"
+                                   "valid_bars\n7,1,3,2,1,0.5,0.5,1,3,50,50,9,1,1.8,18,0,0,1,8\n");
+    char pick[512];
+    snprintf(pick, sizeof pick, "%s:7", sweep);
+    proc p = run_sebt("run", "--data", data, "--backend", "reference", "--combo", pick, NULL);
+    cr_assert_eq(p.code, 1, "stderr: %s", p.err);
+    assert_has(p.err, "the file has no column for ");
+    assert_has(p.err, "cloc_min");
+}
+
+/* The causes --combo names: a folder is not "empty", a NUL byte is not "a
+ * long line", and a byte order mark before the header is skipped (as in
+ * data, grid and combos files). */
+Test(cli, run_combo_names_the_real_cause_of_a_refusal)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    assert_combo_refused(data, tmpdir, "7", ": a folder, not a sweep's output file");
+    const char *nul = tmp_path("nul.csv");
+    FILE *f = fopen(nul, "wb");
+    cr_assert_not_null(f);
+    fputs(HAND_SWEEP_HEADER, f);
+    fwrite("7,1\0,3", 1, 6, f);
+    fclose(f);
+    assert_combo_refused(data, nul, "7", "nul.csv:2: a NUL byte at byte 4 of the line");
+    const char *bom = write_file("bom.csv", "\xEF\xBB\xBF" HAND_SWEEP_HEADER HAND_SWEEP_ROW7("18"));
+    char pick[512];
+    snprintf(pick, sizeof pick, "%s:7", bom);
+    proc p = run_sebt("run", "--data", data, "--backend", "reference", "--combo", pick, NULL);
+    cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+    assert_has(p.err, "equal the sweep's row, bit for bit");
+}
+
+/* Replaces from by to (of the same length) in the npy header at path. */
+static void patch_npy_header(const char *path, const char *from, const char *to)
+{
+    cr_assert_eq(strlen(from), strlen(to));
+    FILE *f = fopen(path, "r+b");
+    cr_assert_not_null(f);
+    char h[4096 + 1];
+    size_t n = fread(h, 1, 4096, f);
+    h[n] = '\0';
+    char *at = NULL;
+    for (size_t i = 10; i + strlen(from) <= n && !at; i++)
+        if (memcmp(h + i, from, strlen(from)) == 0)
+            at = h + i;
+    cr_assert_not_null(at, "%s not in the header of %s", from, path);
+    memcpy(at, to, strlen(to));
+    rewind(f);
+    cr_assert_eq(fwrite(h, 1, n, f), n);
+    fclose(f);
+}
+
+Test(cli, run_combo_parses_an_npy_header_strictly)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    const char *grid = write_file("hand.grid", "ema_fast = 1\nema_slow = 3\nz_window = 2\natr_window = 1\n"
+                                               "vol_z = 5, 0.5\ntr_z = 0.5\natr_stop_mult = 1\nmax_hold = 3\n"
+                                               "fee_bp = 50\nslippage_bp = 50\n");
+    static const char *const cases[][3] = {
+        { "'shape': (2,), }", "'shape': (-9,),}", "'shape' is not (N,) with N a count of rows" },
+        { ", }", ",  ", "it is not closed by '}'" },
+        { "('ema_slow', ", "('ema_fast', ", "column 'ema_fast' twice (columns 2 and 3)" },
+        { "('ema_slow', ", "('ema_flow', ", "'ema_flow', is not a column a sweep writes (did you mean" },
+        { "'shape': (2,)", "'shape': (2,2", "'shape' is not (N,)" },
+        { "'fortran_order': False", "'fortran_order': True ", "'fortran_order' is not False" },
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char npy[300];
+        snprintf(npy, sizeof npy, "%s/case%zu.npy", tmpdir, k);
+        proc p = run_sebt("sweep", "--data", data, "--grid", grid, "--format", "npy", "--output", npy, NULL);
+        cr_assert_eq(p.code, 0, "stderr: %s", p.err);
+        patch_npy_header(npy, cases[k][0], cases[k][1]);
+        assert_combo_refused(data, npy, "1", cases[k][2]);
+    }
 }
 
 /* --where: on the hand-worked series, vol_z 5 fires nothing (n 0, total
@@ -765,6 +886,26 @@ Test(cli, sweep_where_is_refused_where_it_cannot_apply)
     p = run_sebt("sweep", "--data", data, "--grid", grid, "--top", "1", "--where", "n >= 1", "--shard", "1/2", NULL);
     cr_assert_eq(p.code, 2);
     assert_has(p.err, "a --shard holds only part of it");
+}
+
+/* A refused condition is quoted in the message with its control bytes
+ * escaped: an escape sequence or a line break in it cannot clear the
+ * terminal or forge a line that looks like sebt's own. */
+Test(cli, refused_user_text_is_echoed_with_its_control_bytes_escaped)
+{
+    const char *data = write_file("hand.csv", HAND_CSV);
+    const char *grid = write_file("hand.grid", HAND_GRID);
+    proc p = run_sebt("sweep", "--data", data, "--grid", grid, "--top", "1", "--where",
+                      "n >\x1b[2J\nsebt sweep: fake", NULL);
+    cr_assert_eq(p.code, 2);
+    assert_has(p.err, "(near '\\x1b[2J\\nsebt sweep:'");
+    cr_assert_null(strchr(p.err, '\x1b'), "an ESC reached stderr: %s", p.err);
+    cr_assert_null(strstr(p.err, "\nsebt sweep: fake"), "a forged line reached stderr: %s", p.err);
+    /* The same through a usage error that quotes an option's value. */
+    p = run_sebt("sweep", "--data", data, "--grid", grid, "--top", "1", "--by", "\x07sharpe\nsebt: ok", NULL);
+    cr_assert_eq(p.code, 2);
+    cr_assert_null(strchr(p.err, '\a'), "a bell reached stderr: %s", p.err);
+    cr_assert_null(strstr(p.err, "\nsebt: ok"), "a forged line reached stderr: %s", p.err);
 }
 
 /* --analysis on the hand-worked series: combo 1 is the hand-worked trade

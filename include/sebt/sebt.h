@@ -27,6 +27,13 @@ extern "C" {
 sebt_status sebt_fail(sebt_error *err, sebt_status code, const char *fmt, ...) SEBT_PRINTF(3, 4);
 void sebt_error_clear(sebt_error *err);
 const char *sebt_status_name(sebt_status code);
+/* Text from outside (an option, a file's bytes, a kernel's message) made
+ * safe to show on one line: control bytes (escape sequences, bells, line
+ * breaks that would start a fake line) written as \\n, \\r, \\t or \\xHH;
+ * other bytes, UTF-8 included, as they are. Reads n bytes of p (NUL bytes
+ * too), writes at most max bytes to out, always NUL-terminated (max > 0);
+ * returns out. */
+char *sebt_text_visible(const void *p, size_t n, char *out, size_t max);
 
 /* ---- series (core/series.c) -------------------------------------------- */
 

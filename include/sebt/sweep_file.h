@@ -24,12 +24,22 @@ extern "C" {
  * default: files written before it existed) and rec with its metrics,
  * valid_bars and open_at_end, and, where the file has every analysis
  * column (`sebt sweep --analysis`), its analysis (rec->has_analysis; its
- * years is 0). Columns the reader does not know are
- * skipped. Errors: SEBT_ERR_IO (cannot read), SEBT_ERR_INPUT (not a
- * sweep's output, a malformed row, or no row of that combo: err names the
- * file, the line or row, and what). */
+ * years is 0). The file must name its combo exactly: a column sebt never
+ * writes (a misspelt parameter would run at its default), a column twice,
+ * the combo on two rows, an npy header not to the letter of the format
+ * (docs/reliability.md) are refused, naming the column (and the nearest
+ * name sebt writes), the rows or what in the header. A UTF-8 byte order
+ * mark before a CSV's header is skipped. Errors: SEBT_ERR_IO (cannot read),
+ * SEBT_ERR_INPUT (a folder or device, not a sweep's output, a malformed
+ * row, or no row of that combo: err names the file, the line or row, and
+ * what). */
 sebt_status sebt_sweep_file_combo(const char *path, uint64_t combo, sebt_params *p, sebt_sweep_record *rec,
                                   sebt_error *err);
+/* The same, and param_column[i] (when not NULL) says whether the file has
+ * a column for parameter i (one it lacks is at its default), so that a run
+ * that disagrees with the row can name the columns it lacked. */
+sebt_status sebt_sweep_file_combo_columns(const char *path, uint64_t combo, sebt_params *p, sebt_sweep_record *rec,
+                                          bool param_column[SEBT_N_PARAMS], sebt_error *err);
 
 #ifdef __cplusplus
 }
