@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # No text given to `sebt plot` reaches gnuplot as syntax: every text option
 # (--title of both pictures, the --output file name gnuplot is told in
-# --script, the sweep's column names a heatmap labels) carrying backquotes,
+# --script; a sweep's column name, which must be one sebt writes) carrying backquotes,
 # system("..."), $(...), quotes, backslashes and newlines: each payload
 # would create a marker file if gnuplot ran it; none may exist afterwards,
 # and the picture is still drawn. Skipped (77) without gnuplot.
@@ -60,14 +60,18 @@ for p in "${payloads[@]}"; do
   check "the script naming payload $i as its output" "$name"
 done
 
-# A column name is text from the sweep's file: a heatmap's --metric labels it.
+# A column name is text from the sweep's file: one sebt never writes is
+# refused before anything is drawn (exit 2, named), so a payload there
+# never reaches gnuplot either.
 i=0
 for p in "${payloads[@]}"; do
   i=$((i + 1))
   [[ $p == *$'\n'* || $p == *,* ]] && continue    # one CSV header cell
   { printf 'combo,ema_fast,vol_z,%s\n' "$p"; printf '0,12,1,0.5\n1,24,1,0.25\n2,12,2,0.75\n3,24,2,1\n'; } >c$i.csv
-  "$sebt" plot heatmap --sweep c$i.csv --x ema_fast --y vol_z --metric "$p" --output "c$i.svg" 2>err.txt ||
-    fail "heatmap --metric payload $i: exit $?: $(cat err.txt)"
-  check "heatmap --metric payload $i" "c$i.svg"
+  "$sebt" plot heatmap --sweep c$i.csv --x ema_fast --y vol_z --metric "$p" --output "c$i.svg" 2>err.txt
+  rc=$?
+  [[ $rc == 2 ]] && grep -q "is not a column a sweep writes" err.txt ||
+    fail "heatmap --metric payload $i: exit $rc: $(cat err.txt)"
+  [[ -z $(ls "$work" | grep '^marker' || true) ]] || fail "heatmap --metric payload $i: gnuplot ran a command"
 done
 echo "ok"
