@@ -10,11 +10,30 @@ plain="${SEBT_TEST_BUILD_DIR:-$SEBT_PLAIN_BUILD_DIR}"
 sanitized="${SEBT_SAN_BUILD_DIR:-$SEBT_ROOT/build-ci-san}"
 start=$SECONDS
 
-# ctest's own JUnit report lands beside the logs, for the CI system to read.
+# ctest's own JUnit report lands beside the logs, for the CI system to read;
+# the ten slowest tests of the run are printed from it (after the step's
+# line when it passes, at the end of its log's tail when it fails), so where
+# CI's time goes is in its output.
 run_ctest() {
-  local dir="$1" report="$2"; shift 2
+  local dir="$1" report="$2" rc=0; shift 2
   ctest --test-dir "$dir" --output-on-failure --timeout 600 -j "$SEBT_JOBS" \
-    --output-junit "$SEBT_LOG_DIR/$report.xml" "$@"
+    --output-junit "$SEBT_LOG_DIR/$report.xml" "$@" || rc=$?
+  slowest_tests "$SEBT_LOG_DIR/$report.xml"
+  return "$rc"
+}
+# ctest_step NAME DIR REPORT CTEST_ARGS...: a ctest run as one step.
+ctest_step() {
+  local name="$1" report="$3"
+  step "$name" run_ctest "${@:2}"
+  slowest_tests "$SEBT_LOG_DIR/$report.xml"
+}
+# slowest_tests JUNIT: the ten longest <testcase>s, seconds first.
+slowest_tests() {
+  [[ -f $1 ]] || return 0
+  echo "       slowest tests of ${1##*/}:"
+  grep -o '<testcase name="[^"]*"[^>]* time="[^"]*"' "$1" |
+    sed -E 's/<testcase name="([^"]*)".* time="([^"]*)"/\2 \1/' |
+    sort -rn | head -10 | awk '{ printf "       %8.1fs  %s\n", $1, $2 }' || true
 }
 
 # The project eats its own food: the release gate every kernel author runs
@@ -44,12 +63,12 @@ echo "sebt tests: gcc -Wall -Wextra -Werror, again with no optional part, then A
 step "install dependencies" "$SEBT_ROOT/ci/install-deps.sh"
 
 configure_and_build "$plain" "${SEBT_PLAIN_CONFIG[@]}"
-step "ctest ${plain##*/}" run_ctest "$plain" "ctest-${plain##*/}" -LE fuzz
+ctest_step "ctest ${plain##*/}" "$plain" "ctest-${plain##*/}" -LE fuzz
 # The libFuzzer harnesses (core/fuzz, built with clang, ASan+UBSan inside)
 # for a short budget each; any finding fails CI. docs/fuzzing.md has the
 # longer run. Skipped (and said so) without clang's libFuzzer.
 export SEBT_FUZZ_SECONDS="${SEBT_CI_FUZZ_SECONDS:-20}"
-step "fuzz ${SEBT_FUZZ_SECONDS}s per harness (libFuzzer)" run_ctest "$plain" "ctest-${plain##*/}-fuzz" -L fuzz
+ctest_step "fuzz ${SEBT_FUZZ_SECONDS}s per harness (libFuzzer)" "$plain" "ctest-${plain##*/}-fuzz" -L fuzz
 unset SEBT_FUZZ_SECONDS
 step "validate fast_cpu" validate fast_cpu
 if [[ -f "$plain/libsebt_cuda_host.so" ]]; then
@@ -76,6 +95,7 @@ minimal_ctest() (
   run_ctest "$minimal" "ctest-${minimal##*/}" -L 'unit|cli' -LE 'slow|fuzz' -E '^(plugin_cli|oracle_test_cli_oracle)$'
 )
 step "ctest ${minimal##*/} (no optional part; unit and cli, not slow)" minimal_ctest
+slowest_tests "$SEBT_LOG_DIR/ctest-${minimal##*/}.xml"
 
 # The nvcc-built CUDA module stays out of the sanitized build (the CUDA
 # driver and ASan's shadow memory do not mix); its host execution,
@@ -86,6 +106,6 @@ configure_and_build "$sanitized" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEBT_SANITI
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1"
 export LSAN_OPTIONS="suppressions=$SEBT_ROOT/ci/lsan.supp"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-step "ctest ${sanitized##*/} (ASan+UBSan)" run_ctest "$sanitized" "ctest-${sanitized##*/}"
+ctest_step "ctest ${sanitized##*/} (ASan+UBSan)" "$sanitized" "ctest-${sanitized##*/}"
 
 echo "sebt tests: all passed in $((SECONDS - start))s"
