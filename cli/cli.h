@@ -46,7 +46,10 @@ int cli_exit_code_for(sebt_status st);
 /* Loads --data with --lenient/--fill-gaps, through the series cache
  * (cli_series_cache_dir); on failure prints and returns the exit code (2),
  * else 0. When lenient, says on stderr how many bars were rejected. */
-/* The series cache's folder: SEBT_CACHE_DIR ("" or "off": none), else
+/* SEBT_CACHE_DIR's value says "no cache": empty, or off, 0, false, no or
+ * none in any case. */
+bool cli_cache_switched_off(const char *value);
+/* The series cache's folder: SEBT_CACHE_DIR (cli_cache_switched_off: none), else
  * $XDG_CACHE_HOME/sebt/series, else $HOME/.cache/sebt/series where HOME is
  * a folder that exists; NULL for none. Written into buf. */
 const char *cli_series_cache_dir(char *buf, size_t size);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <string.h>
+#include <strings.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -65,11 +66,22 @@ int cli_report_error(const char *cmd, const sebt_error *err)
  * it could be any path), so there is no cache, and one warning says why. */
 static const char *missing_home;
 
+bool cli_cache_switched_off(const char *value)
+{
+    /* The words a user types for "off" in any case (OFF once made a
+     * folder of that name); a folder so named is ./off. */
+    static const char *const off[] = { "", "off", "0", "false", "no", "none" };
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; i++)
+        if (strcasecmp(value, off[i]) == 0)
+            return true;
+    return false;
+}
+
 const char *cli_series_cache_dir(char *buf, size_t size)
 {
     const char *set = getenv("SEBT_CACHE_DIR");
     if (set)
-        return set[0] && strcmp(set, "off") != 0 && snprintf(buf, size, "%s", set) < (int)size ? buf : NULL;
+        return !cli_cache_switched_off(set) && snprintf(buf, size, "%s", set) < (int)size ? buf : NULL;
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int n;
     struct stat st;

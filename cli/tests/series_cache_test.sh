@@ -43,6 +43,16 @@ for cmd in "sweep --grid grid.txt" "sweep --grid grid.txt --format json --no-ver
   echo "ok: $cmd: off, '$first', '$second': the same $(wc -c < parsed.out) bytes"
 done
 
+# Every word for "off" turns the cache off, in any case, and makes no
+# folder of that name (OFF once did).
+for word in OFF Off 0 false FALSE no No none NONE ""; do
+  said=$(stats "$word" off.out features)
+  [ "$said" = off ] || fail "SEBT_CACHE_DIR='$word': cache said '$said'"
+  [ -z "$word" ] || [ ! -e "$word" ] || fail "SEBT_CACHE_DIR='$word' made a folder of that name"
+done
+SEBT_CACHE_DIR=OFF "$sebt" --version | grep -q '^series cache: *off' || fail "--version under SEBT_CACHE_DIR=OFF"
+echo "ok: OFF, 0, false, no, none in any case or empty: no cache, no folder"
+
 # A damaged entry: said on stderr, the same output, then a hit again.
 entry=$(ls c/*.series)
 printf 'X' | dd of="$entry" bs=1 seek=5000 conv=notrunc status=none

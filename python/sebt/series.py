@@ -16,7 +16,8 @@ def _cache_dir():
     """The CLI's series cache folder (docs/big-sweeps.md), or None."""
     v = os.environ.get("SEBT_CACHE_DIR")
     if v is not None:
-        return None if v in ("", "off") else v
+        # The CLI's words for "no cache", in any case (cli_cache_switched_off).
+        return None if v.lower() in ("", "off", "0", "false", "no", "none") else v
     xdg, home = os.environ.get("XDG_CACHE_HOME", ""), os.environ.get("HOME", "")
     if xdg.startswith("/"):
         return xdg + "/sebt/series"

@@ -279,7 +279,9 @@ class SweepResult:
         """The k best rows by a column (higher is better, NaN last, ties by
         combo: the CLI's --top ranking) among those where holds: a boolean
         mask, or a condition in the CLI's --where language. by is a metric,
-        or, in a sweep with analysis=True, an analysis column too."""
+        or, in a sweep with analysis=True, an analysis column too. k is a
+        whole number from 1 to 10^9, as the CLI's --top K."""
+        _top_count("k", k)
         _metric(by, by in self.rows.dtype.names)
         rows = self.rows
         if where is not None:
@@ -291,6 +293,19 @@ class SweepResult:
 
     def __repr__(self):
         return "<sebt.SweepResult %d rows, backend %s, %d bars>" % (len(self.rows), self.backend, self.series.n)
+
+
+# --top K's range in the CLI (cli/cmd_sweep.c): a count of rows, never 0 or
+# negative (a negative count once sliced off the worst rows, or reached
+# numpy as "negative dimensions").
+_TOP_MAX = 1000000000
+
+
+def _top_count(name, k):
+    """k as the CLI's --top K takes it, else ValueError naming the argument."""
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= k <= _TOP_MAX:
+        raise ValueError("%s expects a whole number from 1 to %d (as the CLI's --top), got %r" % (name, _TOP_MAX, k))
+    return int(k)
 
 
 def where_mask(rows, text):
@@ -349,6 +364,8 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
     and unless window says otherwise in windows sized by their trades
     (about 128 MB of them each; the first 256 combos); where may then
     name them."""
+    if top is not None:
+        top = _top_count("top", top)
     cs = _Combos(grid, combos)
     try:
         n_rows = min(top, cs.n) if top else cs.n

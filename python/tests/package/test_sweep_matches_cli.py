@@ -208,3 +208,26 @@ def test_analysis_top_where_and_chunks_equal_the_cli(cli, data_1m, grid_file, tm
         full.rows.tobytes()
     with pytest.raises(sebt.SebtError, match="analysis"):
         sebt.sweep(data_1m, GRID, where="profit_factor > 1")
+
+
+@pytest.mark.parametrize("k", [0, -1, -5, 1000000001, 2.5, True, "3"])
+def test_a_count_the_cli_refuses_is_refused(data_1m, k):
+    """top= and best(k) take what the CLI's --top K takes, 1 to 10^9: 0 is
+    not "every row", -1 not "all but the worst", and numpy's "negative
+    dimensions" never reaches the user."""
+    with pytest.raises(ValueError, match="top expects a whole number from 1 to 1000000000"):
+        sebt.sweep(data_1m, {"ema_fast": [6, 24]}, top=k)
+    res = sebt.sweep(data_1m, {"ema_fast": [6, 24]})
+    with pytest.raises(ValueError, match="k expects a whole number from 1 to 1000000000"):
+        res.best(k)
+
+
+def test_the_cache_off_words_turn_the_cache_off_in_any_case(monkeypatch, tmp_path):
+    """SEBT_CACHE_DIR=OFF (0, false, no, none, any case) is the CLI's "no
+    cache", not a folder of that name."""
+    from sebt import series
+    for word in ("", "off", "OFF", "Off", "0", "false", "FALSE", "no", "No", "none", "NONE"):
+        monkeypatch.setenv("SEBT_CACHE_DIR", word)
+        assert series._cache_dir() is None, word
+    monkeypatch.setenv("SEBT_CACHE_DIR", str(tmp_path / "c"))
+    assert series._cache_dir() == str(tmp_path / "c")
