@@ -16,11 +16,20 @@ typedef struct {
     const char *train_text, *test_text, *trades;
     bool json;
     size_t sample;
+    int64_t train, test;          /* the windows' lengths in ms: a skipped window's times */
     /* The reference check: not run on the reference itself. */
     bool checked, agreed;
     size_t compared;
     sebt_error check_err;
 } wf_cli;
+
+/* Why window w is skipped, or NULL. */
+static const char *skip_reason(const sebt_wf_window *w)
+{
+    if (!sebt_wf_window_skipped(w))
+        return NULL;
+    return w->train_to == w->train_from ? "no bars in its train span" : "no bars in its test span";
+}
 
 static void json_window(cli_json *j, const sebt_series *s, const sebt_wf_window *w, size_t k)
 {
@@ -33,6 +42,8 @@ static void json_window(cli_json *j, const sebt_series *s, const sebt_wf_window 
     cli_json_int(j, "test_start_ts", w->test_from < s->n ? s->ts[w->test_from] : 0);
     cli_json_int(j, "passing", (int64_t)w->passing);
     cli_json_bool(j, "picked", w->picked);
+    if (skip_reason(w))
+        cli_json_string(j, "skipped", skip_reason(w));
     if (w->picked) {
         cli_json_int(j, "combo", (int64_t)w->combo);
         cli_json_params(j, "params", &w->params);
@@ -74,9 +85,16 @@ static void json_report(FILE *f, const cli_oos_job *jb, const wf_cli *c, const s
     cli_json_finish(&j);
 }
 
-static void text_window(FILE *f, const sebt_series *s, const sebt_wf_window *w, size_t k)
+static void text_window(FILE *f, const sebt_series *s, const wf_cli *c, const sebt_wf_window *w, size_t k)
 {
     char a[40], b[40];
+    if (skip_reason(w)) {   /* only windows in time have spans without bars: their nominal start */
+        int64_t t0 = s->ts[0] + (int64_t)k * c->test;
+        cli_oos_minute(t0, a, sizeof a);
+        cli_oos_minute(t0 + c->train, b, sizeof b);
+        fprintf(f, "%4zu  %s  %s  %8s  window %zu: %s: skipped\n", k + 1, a, b, "-", k + 1, skip_reason(w));
+        return;
+    }
     cli_oos_minute(s->ts[w->train_from], a, sizeof a);
     cli_oos_minute(w->test_from < s->n ? s->ts[w->test_from] : 0, b, sizeof b);
     fprintf(f, "%4zu  %s  %s  %8zu", k + 1, a, b, w->passing);
@@ -126,7 +144,7 @@ static void text_report(FILE *f, const cli_oos_job *jb, const wf_cli *c, const s
     fprintf(f, "%4s  %-16s  %-16s  %8s %9s %6s %7s | %6s %6s %7s %10s %10s %7s\n", "win", "train from", "test from",
             "passing", "combo", "n", "sharpe", "n", "win", "avg_R", "pnl", "max_dd", "sharpe");
     for (size_t k = 0; k < r->n_windows; k++)
-        text_window(f, &jb->s, &r->windows[k], k);
+        text_window(f, &jb->s, c, &r->windows[k], k);
     text_picks(f, r);
     const sebt_metrics *m = &r->metrics;
     fprintf(f, "\nchained out of sample: %" PRId64 " trades, win_rate %.4f, avg_R %.4f, total_pnl %.2f, "
@@ -242,6 +260,8 @@ int cli_cmd_walkforward(int argc, char **argv)
         return cli_usage_error(cmd, "--train %s and --test %s: give both in bars or both in time", c.train_text,
                                c.test_text);
     o.by_time = train_time;
+    c.train = o.train;
+    c.test = o.test;
     rc = cli_oos_open(&jb);
     if (rc == CLI_EXIT_OK)
         rc = run_walkforward(&jb, &c, &o);

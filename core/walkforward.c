@@ -33,6 +33,11 @@ static bool wf_bounds(const sebt_series *s, const sebt_wf_opts *o, size_t k, seb
     return true;
 }
 
+bool sebt_wf_window_skipped(const sebt_wf_window *w)
+{
+    return w->train_to == w->train_from || w->test_to == w->test_from;
+}
+
 static size_t wf_count(const sebt_series *s, const sebt_wf_opts *o)
 {
     size_t k = 0;
@@ -116,8 +121,8 @@ static sebt_status wf_samples(const sebt_wf_opts *o, sebt_wf_result *r, sebt_err
 static sebt_status wf_window(const sebt_backend *b, const sebt_series *s, const sebt_wf_opts *o, sebt_wf_result *r,
                              sebt_wf_window *w, sebt_error *err)
 {
-    if (w->train_to == w->train_from || w->test_to == w->test_from)
-        return SEBT_OK;   /* a span without bars (a hole in the data): nothing picked, nothing traded */
+    if (sebt_wf_window_skipped(w))
+        return SEBT_OK;
     sebt_series part = { 0 };
     sebt_status st;
     if ((st = sebt_series_slice(s, w->train_from, w->train_to - w->train_from, &part, err)) != SEBT_OK)

@@ -117,7 +117,7 @@ static sebt_status check_samples(const sebt_backend *ref, const sebt_series *s, 
                                  size_t *compared, sebt_error *err)
 {
     const sebt_wf_window *w = &r->windows[k];
-    if (r->n_sample == 0 || w->train_to == w->train_from)
+    if (r->n_sample == 0)
         return SEBT_OK;
     sebt_result *got = calloc(r->n_sample, sizeof *got);
     if (!got)
@@ -142,6 +142,8 @@ sebt_status sebt_walkforward_check(const sebt_backend *ref, const sebt_series *s
     *compared = 0;
     for (size_t k = 0; k < r->n_windows; k++) {
         const sebt_wf_window *w = &r->windows[k];
+        if (sebt_wf_window_skipped(w))
+            continue;
         sebt_status st = w->picked ? check_pick(ref, s, w, k, compared, err) : SEBT_OK;
         if (!st)
             st = check_samples(ref, s, r, k, compared, err);

@@ -91,6 +91,27 @@ diff <(tail -n +2 "$t/test1.trades" | cut -d, -f4-) <(sed -n "2,$((k + 1))p" "$t
 grep -q "reference check: not run" "$t/wf.txt" && grep -q "^ *5  2019-01-21 00:00" "$t/wf.txt" \
   || { cat "$t/wf.txt"; fail "walkforward text in days"; }
 
+# ---- a hole in the data: days 1-6 of the fixture without day 4 (in time, window 3 tests on day 4, window 4 trains
+# on it). Both are skipped alike by the sweep, the reference check and the report; the others are checked.
+awk -F, 'NR == 1 || ($1 < 1546300800000 + 6 * 86400000 && ($1 < 1546300800000 + 3 * 86400000 ||
+  $1 >= 1546300800000 + 4 * 86400000))' "$t/all.csv" >"$t/hole.csv"
+[[ $(wc -l <"$t/hole.csv") -eq 7201 ]] || fail "the file with a hole has not 7200 bars"
+for check in 4 0; do
+  "$sebt" walkforward --data "$t/hole.csv" --grid "$t/g.grid" --train 1d --test 1d --backend fast_cpu \
+    --check $check >"$t/hole.txt" 2>"$t/hole.err" || { rc=$?; cat "$t/hole.txt" "$t/hole.err"; fail "hole --check $check: exit $rc"; }
+  grep -q "^ *3  2019-01-03 00:00  2019-01-04 00:00  *-  window 3: no bars in its test span: skipped$" "$t/hole.txt" &&
+    grep -q "^ *4  2019-01-04 00:00  2019-01-05 00:00  *-  window 4: no bars in its train span: skipped$" "$t/hole.txt" &&
+    [[ $(grep -c "skipped" "$t/hole.txt") -eq 2 && $(grep -c "none meets" "$t/hole.txt") -eq 0 ]] &&
+    grep -q "^ *5  2019-01-05 00:00  2019-01-06 00:00  *12 " "$t/hole.txt" &&
+    grep -q "reference check: $((3 * (2 + check))) runs .* agree bit for bit" "$t/hole.txt" \
+    || { cat "$t/hole.txt"; fail "hole --check $check: the windows without bars are not reported as skipped"; }
+done
+"$sebt" walkforward --data "$t/hole.csv" --grid "$t/g.grid" --train 1d --test 1d --backend fast_cpu --format json \
+  >"$t/hole.json" || fail "hole json: exit $?"
+grep -q '{"window":3,[^{]*"passing":0,"picked":false,"skipped":"no bars in its test span"}' "$t/hole.json" &&
+  grep -q '{"window":4,[^{]*"passing":0,"picked":false,"skipped":"no bars in its train span"}' "$t/hole.json" &&
+  [[ $(grep -c '"skipped"' "$t/hole.json") -eq 2 ]] || { cat "$t/hole.json"; fail "hole json: skipped windows"; }
+
 # ---- usage errors: exit 2 with a message --------------------------------------------
 expect2() {
   local want=$1; shift

@@ -123,7 +123,7 @@ typedef struct {
      * series. */
     sebt_result test;
     /* The sampled combos' metrics on the train window (sebt_wf_result's
-     * n_sample of them); all zero where the window has no bars. */
+     * n_sample of them); all zero where the window is skipped. */
     sebt_metrics *sample_metrics;
 } sebt_wf_window;
 
@@ -146,14 +146,19 @@ typedef struct {
 #define SEBT_WF_MAX_WINDOWS 100000
 #define SEBT_WF_MAX_SAMPLED 1000000
 
+/* A window whose train or test span holds no bars (a hole in the data,
+ * windows in time) is skipped by the run and by sebt_walkforward_check: it
+ * is not swept, has passing 0, picks nothing and trades nothing. */
+bool sebt_wf_window_skipped(const sebt_wf_window *w);
+
 /* Errors as sebt_split_run; SEBT_ERR_USAGE also when the series holds no
  * whole train and test window, or more windows than the limits above. */
 sebt_status sebt_walkforward_run(const sebt_backend *b, const sebt_series *s, const sebt_wf_opts *o,
                                  sebt_wf_result *out, sebt_error *err);
 void sebt_walkforward_free(sebt_wf_result *r);
 
-/* Runs every window's pick (train and test) and sampled combos (train)
- * again on ref and compares: metrics, open position and every trade
+/* Runs every window's pick (train and test) and sampled combos (train),
+ * skipped windows aside, again on ref and compares: metrics, open position and every trade
  * field bit for bit. *compared counts the runs compared. SEBT_OK when all
  * agree; SEBT_ERR_INTERNAL naming the first window, combo and field that
  * differ; a backend's failure. */

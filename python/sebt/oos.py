@@ -34,6 +34,7 @@ _DECLS = {
     "sebt_walkforward_run": (C.c_int, [_P(L.Backend), _P(L.Series), _P(WfOpts), _P(WfResult), _P(L.Error)]),
     "sebt_walkforward_free": (None, [_P(WfResult)]),
     "sebt_walkforward_check": (C.c_int, [_P(L.Backend), _P(L.Series), _P(WfResult), _P(C.c_size_t), _P(L.Error)]),
+    "sebt_wf_window_skipped": (C.c_bool, [_P(WfWindow)]),
 }
 for _name, (_res, _args) in _DECLS.items():
     _f = getattr(L.lib, _name)
@@ -57,7 +58,8 @@ def _metrics(m):
 class WalkForward:
     """A walk-forward's result: windows (a list of dicts: window, train_from,
     train_to, test_from, test_to (bars), passing, picked, and when picked
-    combo, params, train and test metrics), trades (the test windows'
+    combo, params, train and test metrics; skipped, the reason, where a
+    span in time holds no bars), trades (the test windows'
     trades chained, TRADE_DTYPE), metrics (SPEC §7 over them), checked (runs
     compared bit for bit with the reference; 0 when not checked)."""
 
@@ -67,6 +69,8 @@ class WalkForward:
             w = r.windows[k]
             d = {"window": k + 1, "train_from": w.train_from, "train_to": w.train_to, "test_from": w.test_from,
                  "test_to": w.test_to, "passing": w.passing, "picked": bool(w.picked)}
+            if L.lib.sebt_wf_window_skipped(C.byref(w)):
+                d["skipped"] = "no bars in its %s span" % ("train" if w.train_to == w.train_from else "test")
             if w.picked:
                 d.update(combo=w.combo, params=params_dict(w.params), train=_metrics(w.train.metrics),
                          test=_metrics(w.test.metrics))

@@ -35,6 +35,30 @@ def test_walkforward_equals_the_cli(cli, data_1m, tmp_path):
     assert np.all(np.diff(wf.trades["entry_index"]) > 0)
 
 
+def test_windows_without_bars_are_skipped_as_by_the_cli(cli, data_1m, tmp_path):
+    """Days 1-6 of January 2019 without day 4: in days, window 3 tests on
+    the hole and window 4 trains on it; both skipped, the rest checked."""
+    import gzip
+
+    day0, day = 1546300800000, 86400000
+    with gzip.open(data_1m, "rt") as f:
+        lines = [ln for i, ln in enumerate(f)
+                 if i == 0 or (int(ln.split(",")[0]) < day0 + 6 * day and
+                               not day0 + 3 * day <= int(ln.split(",")[0]) < day0 + 4 * day)]
+    assert len(lines) == 7201
+    data = tmp_path / "hole.csv"
+    data.write_text("".join(lines))
+    grid = tmp_path / "g.grid"
+    grid.write_text("".join("%s = %s\n" % (k, ", ".join(map(str, v))) for k, v in GRID.items()))
+    doc = json.loads(cli("walkforward", "--data", data, "--grid", grid, "--train", "1d", "--test", "1d",
+                         "--check", "2", "--format", "json"))
+    wf = sebt.walkforward(str(data), GRID, train="1d", test="1d", check=2)
+    assert [w.get("skipped") for w in wf.windows] == [w.get("skipped") for w in doc["windows"]] == [
+        None, None, "no bars in its test span", "no bars in its train span", None]
+    assert [w["picked"] for w in wf.windows] == [True, True, False, False, True]
+    assert wf.checked == doc["check"]["compared"] == 3 * (2 + 2)
+
+
 def test_structs_match_oos_h(tmp_path):
     import ctypes as C
     import os
