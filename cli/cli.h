@@ -79,7 +79,8 @@ void cli_contract_text(const sebt_contract *c, char *buf, size_t n);
  * as a temporary file beside FILE; prints and returns NULL on failure.
  * cli_close_output publishes it (rename over FILE) or, on a write error,
  * removes it and leaves FILE as it was; nonzero (after printing the reason)
- * when anything written was lost. For stdout it flushes.
+ * when anything written was lost. For stdout it flushes, and a failure
+ * names stdout and its reason ("No space left on device").
  * cli_abandon_output discards a file that should not be published (the
  * command failed after opening it). SIGINT, SIGTERM, SIGHUP and exit()
  * remove what was never closed (cli/main.c). */
@@ -94,6 +95,9 @@ bool cli_find_program(const char *name, char *out, size_t size);
  * ("draw pictures"), and CLI_EXIT_USAGE. */
 int cli_find_gnuplot(const char *cmd, const char *purpose, char *out, size_t size);
 int cli_close_output(FILE *f);
+/* stdout as its own FILE* whose first failed write's errno lands in
+ * *first_errno (cli/stdout_writer.c); cli_open_output's stdout. */
+FILE *cli_stdout_open(int *first_errno);
 void cli_abandon_output(FILE *f);
 
 /* A progress bar on stderr: drawn only when stderr is a terminal and the

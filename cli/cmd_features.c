@@ -51,10 +51,8 @@ int cli_cmd_features(int argc, char **argv)
         goto done;
     }
     write_features(f, &s, &x);
-    if (cli_close_output(f) != 0) {
-        fprintf(stderr, "sebt %s: error: writing %s failed\n", cmd, a.output ? a.output : "stdout");
+    if (cli_close_output(f) != 0)
         rc = CLI_EXIT_USAGE;
-    }
 
 done:
     sebt_features_free(&x);

@@ -310,10 +310,8 @@ int cli_cmd_run(int argc, char **argv)
     case FORMAT_CSV: cli_write_trades_csv(f, &s, &result); break;
     case FORMAT_TEXT: write_text(f, b->name, &s, &result); break;
     }
-    if (cli_close_output(f) != 0) {
-        fprintf(stderr, "sebt run: error: writing %s failed\n", a.output ? a.output : "stdout");
+    if (cli_close_output(f) != 0)
         rc = CLI_EXIT_USAGE;
-    }
 
 done:
     sebt_result_free(&result);

@@ -167,18 +167,27 @@ static struct {
     FILE *f;
     const char *cmd;
     sebt_outfile o;
+    bool is_stdout;
+    int stdout_errno;
 } outputs[16];
 
 FILE *cli_open_output(const char *cmd, const char *path)
 {
-    if (!path || strcmp(path, "-") == 0)
-        return stdout;
+    bool to_stdout = !path || strcmp(path, "-") == 0;
     size_t k = 0;
     while (k < sizeof outputs / sizeof outputs[0] && outputs[k].f)
         k++;
     if (k == sizeof outputs / sizeof outputs[0]) {
         fprintf(stderr, "sebt %s: error: cannot write %s: too many output files open at once\n", cmd, path);
         return NULL;
+    }
+    outputs[k].cmd = cmd;
+    outputs[k].is_stdout = to_stdout;
+    if (to_stdout) {
+        outputs[k].f = cli_stdout_open(&outputs[k].stdout_errno);
+        if (!outputs[k].f)
+            fprintf(stderr, "sebt %s: error: cannot write stdout: %s\n", cmd, strerror(errno));
+        return outputs[k].f;
     }
     sebt_error err = { 0 };
     if (sebt_outfile_open(&outputs[k].o, path, &err) != SEBT_OK) {
@@ -211,6 +220,16 @@ int cli_close_output(FILE *f)
             bad |= fflush(f);
         return bad;
     }
+    if (outputs[k].is_stdout) {
+        int bad = ferror(f);
+        bad |= fclose(f);
+        outputs[k].f = NULL;
+        int e = outputs[k].stdout_errno;
+        if (bad)
+            fprintf(stderr, "sebt %s: error: writing stdout failed%s%s\n", outputs[k].cmd, e ? ": " : "",
+                    e ? strerror(e) : "");
+        return bad;
+    }
     sebt_error err = { 0 };
     sebt_status st = sebt_outfile_commit(&outputs[k].o, &err);
     outputs[k].f = NULL;
@@ -226,7 +245,10 @@ void cli_abandon_output(FILE *f)
     int k = find_output(f);
     if (k < 0)
         return;
-    sebt_outfile_abort(&outputs[k].o);
+    if (outputs[k].is_stdout)
+        fclose(f);   /* what was written has gone out: nothing to take back */
+    else
+        sebt_outfile_abort(&outputs[k].o);
     outputs[k].f = NULL;
 }
 

@@ -75,6 +75,34 @@ else
   [ "$failures" -eq "$before" ] && echo "ok: a file-size limit, SIGXFSZ at its default action: a write error, not a death"
 fi
 
+# stdout on a full device: every command that writes to stdout says so,
+# naming stdout and the reason, exit 2 (split and walkforward once exited 2
+# saying nothing, run and features without the reason).
+if [ -c /dev/full ]; then
+  before=$failures
+  month=$fixtures/data/BTCUSDT-1m-2019-01.csv.gz
+  printf 'ema_fast = 12, 24\n' > small.grid
+  while IFS= read -r cmd; do
+    read -r -a args <<< "$cmd"
+    "$sebt" "${args[@]}" > /dev/full 2>err.txt
+    rc=$?
+    [ "$rc" -eq 2 ] || fail "$cmd > /dev/full: exit $rc, not 2: $(head -c 300 err.txt)"
+    grep -q "error: writing stdout failed: No space left on device" err.txt ||
+      fail "$cmd > /dev/full does not name stdout and the reason: $(head -c 300 err.txt)"
+  done <<EOF2
+run --data $data
+run --data $data --format csv
+features --data $data
+sweep --data $data --grid small.grid
+split --data $month --grid small.grid --split 2019-01-20
+split --data $month --grid small.grid --split 2019-01-20 --format text
+walkforward --data $month --grid small.grid --train 20000 --test 5000
+EOF2
+  [ "$failures" -eq "$before" ] && echo "ok: stdout on a full device names stdout and the reason, exit 2"
+else
+  echo "stdout on a full device: not checked (no /dev/full)"
+fi
+
 # A full file system: a small tmpfs where one can be mounted (root); else
 # the limit above stands in for it.
 mkdir full
