@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "sebt/oracle.h"
+#include "sebt/outfile.h"
 #include "sebt/analysis.h"
 #include "sebt/sebt.h"
 #include "sebt/shard.h"
@@ -210,9 +211,11 @@ int cli_validate_params(const char *cmd, const sebt_params *p);
 /* OMP_NUM_THREADS held to the same rule as --threads (the backends would
  * take it as their default): prints and returns 2 when it breaks it. */
 int cli_check_omp_env(void);
-/* --output naming one of the inputs (the same file, by device and inode,
- * whatever the path): prints and returns 2, before anything is read. */
-int cli_refuse_output_over_input(const char *cmd, const char *output, const char *const *inputs, size_t n);
+/* sebt_paths_check over what a command reads and writes: prints and returns
+ * 2 naming both options when an output would replace an input or another
+ * output, before anything is written. Every command that writes a file
+ * calls it with all its paths. */
+int cli_check_paths(const char *cmd, const sebt_path_use *uses, size_t n);
 
 /* ---- options of the one-combo commands, run and features (cli/combo_args.c) */
 typedef struct {
@@ -220,6 +223,7 @@ typedef struct {
     const char *backend;
     const char *format;      /* NULL unless --format was given */
     const char *output;
+    const char *script;      /* plot's --script: one more output */
     bool lenient;
     bool fill_gaps;
     sebt_params params;      /* defaults, or --combo's row, then every --set, validated */

@@ -172,7 +172,14 @@ static int parse_args(int argc, char **argv, fuzz_args *a)
         a->time_s = 30;
     if (!a->self_test && !have_iter && !have_time)
         a->iterations = 1000;
-    return -1;
+    /* --save holds one folder per reproducer. */
+    const sebt_path_use paths[] = { { "--base", a->base, SEBT_PATH_INPUT, NULL },
+                                    { "--backend", a->backend, SEBT_PATH_INPUT, NULL },
+                                    { "--junit", a->junit, SEBT_PATH_OUTPUT, NULL },
+                                    { "--save", a->no_save ? NULL : a->save_dir ? a->save_dir : DEFAULT_SAVE_DIR,
+                                      SEBT_PATH_OUTPUT_DIR, "*/*" } };
+    rc = cli_check_paths(cmd, paths, sizeof paths / sizeof paths[0]);
+    return rc != CLI_EXIT_OK ? rc : -1;
 }
 
 /* The shortest decimal that reads back to the same double: a reproducer

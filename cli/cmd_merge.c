@@ -195,8 +195,9 @@ int cli_cmd_merge(int argc, char **argv)
     if (rc == CLI_EXIT_OK && n_files == 0)
         rc = cli_usage_error(cmd, "give the shard files to merge");
     for (size_t k = 0; k < n_files && rc == CLI_EXIT_OK; k++) {
-        const char *in[] = { files[k].path };
-        rc = cli_refuse_output_over_input(cmd, output, in, 1);
+        const sebt_path_use paths[] = { { "SHARD", files[k].path, SEBT_PATH_INPUT, NULL },
+                                        { "--output", output, SEBT_PATH_OUTPUT, NULL } };
+        rc = cli_check_paths(cmd, paths, 2);
     }
     for (size_t k = 0; k < n_files && rc == CLI_EXIT_OK; k++)
         rc = read_shard(cmd, &files[k]);

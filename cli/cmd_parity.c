@@ -155,7 +155,13 @@ static int parse_args(int argc, char **argv, parity_args *a)
     if (have_gaps && a->n_data == 0)
         return cli_usage_error(cmd, "--gaps and --fill-gaps apply to --data files; the bundled data "
                                     "set always runs each file both ways");
-    return -1;
+    sebt_path_use paths[MAX_DATA + 3] = { { "--grid", a->grid, SEBT_PATH_INPUT, NULL },
+                                          { "--combos", a->combos, SEBT_PATH_INPUT, NULL },
+                                          { "--junit", a->junit, SEBT_PATH_OUTPUT, NULL } };
+    for (size_t k = 0; k < a->n_data; k++)
+        paths[3 + k] = (sebt_path_use){ "--data", a->data[k], SEBT_PATH_INPUT, NULL };
+    rc = cli_check_paths(cmd, paths, 3 + a->n_data);
+    return rc != CLI_EXIT_OK ? rc : -1;
 }
 
 #define DEFAULT_COMBOS cli_share("parity-combos.csv")

@@ -185,7 +185,7 @@ static int plot_equity(plot_job *j, const cli_args *a)
         cli_given(a, P_FIX))
         return cli_usage_error(cmd, "--sweep, --x, --y, --metric and --fix are heatmap options");
     cli_combo_args ca = { .data = cli_str(a, P_DATA), .backend = cli_str(a, P_BACKEND), .output = j->output,
-                          .lenient = cli_given(a, P_LENIENT), .fill_gaps = cli_given(a, P_FILL_GAPS) };
+                          .script = j->script_out, .lenient = cli_given(a, P_LENIENT), .fill_gaps = cli_given(a, P_FILL_GAPS) };
     ca.params = sebt_params_default();
     int rc;
     if (cli_given(a, P_COMBO) && (rc = cli_pick_combo(cmd, cli_str(a, P_COMBO), &ca)) != CLI_EXIT_OK)
@@ -248,6 +248,14 @@ static int plot_heatmap(plot_job *j, const cli_args *a)
         return cli_usage_error(cmd, "plot heatmap needs --sweep FILE, --x PARAM and --y PARAM");
     if (sebt_param_index(x) < 0 || sebt_param_index(y) < 0 || strcmp(x, y) == 0)
         return cli_usage_error(cmd, "--x %s --y %s: expected two different parameters (SPEC.md section 2)", x, y);
+    const sebt_path_use paths[] = {
+        { "--sweep", path, SEBT_PATH_INPUT, NULL },
+        { "--output", j->output, SEBT_PATH_OUTPUT, NULL },
+        { "--script", j->script_out, SEBT_PATH_OUTPUT, NULL },
+    };
+    int rc = cli_check_paths(cmd, paths, sizeof paths / sizeof paths[0]);
+    if (rc != CLI_EXIT_OK)
+        return rc;
     int n_fix = a->v[P_FIX].count;
     if (n_fix > MAX_FIX)
         return cli_usage_error(cmd, "--fix: at most %d", MAX_FIX);
@@ -291,7 +299,6 @@ static int plot_heatmap(plot_job *j, const cli_args *a)
             cols[c][kept] = cols[c][r];
         combo[kept++] = (uint64_t)cols[3][r];
     }
-    int rc = CLI_EXIT_OK;
     sebt_heatmap h;
     memset(&h, 0, sizeof h);
     if (!combo) {

@@ -544,6 +544,23 @@ int cli_cmd_report(int argc, char **argv)
             return CLI_EXIT_USAGE;
         }
     }
+    /* The history is appended to as it is (an output beside the inputs);
+     * --out is replaced whole, so the history may not lie in it. The inputs
+     * may: each is read whole before the folder is swapped, and a redraw in
+     * place (--from DIR/bench.json --out DIR) carries bench.json over. */
+    bool appends = history && (!from || force_append);
+    const sebt_path_use paths[] = {
+        { "--history", history, appends ? SEBT_PATH_OUTPUT : SEBT_PATH_INPUT, NULL },
+        { "--from", old_path ? NULL : from, SEBT_PATH_INPUT, NULL },
+        { "--baseline", old_path, SEBT_PATH_INPUT, NULL },
+        { "--baseline", new_path, SEBT_PATH_INPUT, NULL },
+        { "--big-sweeps", big, SEBT_PATH_INPUT, NULL },
+    };
+    const sebt_path_use folder[] = { { "--out", out, SEBT_PATH_OUTPUT_DIR, NULL },
+                                     { "--history", history, SEBT_PATH_OUTPUT, NULL } };
+    if ((rc = cli_check_paths(CMD, paths, sizeof paths / sizeof paths[0])) != CLI_EXIT_OK ||
+        (rc = cli_check_paths(CMD, folder, 2)) != CLI_EXIT_OK)
+        return rc;
     baseline_arg ba = { old_path, threshold };
     return write_report(out, from, quick, history, force_append, big, &ba);
 }

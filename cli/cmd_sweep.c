@@ -417,8 +417,15 @@ static int setup(int argc, char **argv, sweep_run *r)
     if (a->by && r->metric < 0)
         return cli_usage_error(cmd, "--by %s: expected one of n, win_rate, avg_r, total_pnl, max_dd, sharpe",
                                a->by);
-    const char *inputs[] = { a->data, a->grid, a->combos };
-    if ((rc = cli_refuse_output_over_input(cmd, a->output, inputs, 3)) != CLI_EXIT_OK)
+    const sebt_path_use paths[] = {
+        { "--data", a->data, SEBT_PATH_INPUT, NULL },
+        { "--grid", a->grid, SEBT_PATH_INPUT, NULL },
+        { "--combos", a->combos, SEBT_PATH_INPUT, NULL },
+        { "--output", a->output, SEBT_PATH_OUTPUT, NULL },
+        { "--trades", a->trades, SEBT_PATH_OUTPUT_DIR, "combo_*.csv" },
+        { "--checkpoint", a->checkpoint, SEBT_PATH_OUTPUT_DIR, "chunk-*" },
+    };
+    if ((rc = cli_check_paths(cmd, paths, sizeof paths / sizeof paths[0])) != CLI_EXIT_OK)
         return rc;
     sebt_error err = { 0 };
     /* One process, no shard, no checkpoint, CSV or JSON: rows leave as

@@ -267,7 +267,16 @@ static int parse_args(int argc, char **argv, validate_args *a)
     a->call_timeout_s = cli_given(&o, OPT_CALL_TIMEOUT) ? o.v[OPT_CALL_TIMEOUT].r : CALL_TIMEOUT_DEFAULT_S;
     if (!a->backend)
         return cli_usage_error(cmd, "--backend NAME|PATH is required");
-    return -1;
+    /* --save holds reproducer folders and the written stage's two files. */
+    sebt_path_use paths[MAX_DATA + 5] = { { "--replay", a->replay, SEBT_PATH_INPUT, NULL },
+                                          { "--junit", a->junit, SEBT_PATH_OUTPUT, NULL },
+                                          { "--markdown", a->markdown, SEBT_PATH_OUTPUT, NULL },
+                                          { "--save", a->save_dir, SEBT_PATH_OUTPUT_DIR, "written*|*/*" },
+                                          { "--backend", a->backend, SEBT_PATH_INPUT, NULL } };
+    for (size_t k = 0; k < a->n_data; k++)
+        paths[5 + k] = (sebt_path_use){ "--data", a->data[k], SEBT_PATH_INPUT, NULL };
+    rc = cli_check_paths(cmd, paths, 5 + a->n_data);
+    return rc != CLI_EXIT_OK ? rc : -1;
 }
 
 /* ---- the run ------------------------------------------------------------------------ */

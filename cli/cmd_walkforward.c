@@ -262,6 +262,7 @@ int cli_cmd_walkforward(int argc, char **argv)
     o.by_time = train_time;
     c.train = o.train;
     c.test = o.test;
+    jb.trades = c.trades;
     rc = cli_oos_open(&jb);
     if (rc == CLI_EXIT_OK)
         rc = run_walkforward(&jb, &c, &o);

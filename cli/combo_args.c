@@ -72,8 +72,13 @@ int cli_parse_combo_args(const cli_command *c, int argc, char **argv, cli_combo_
 
 int cli_combo_load_series(const char *cmd, const cli_combo_args *a, sebt_series *s)
 {
-    const char *inputs[] = { a->data };
-    int rc = cli_refuse_output_over_input(cmd, a->output, inputs, 1);
+    const sebt_path_use paths[] = {
+        { "--data", a->data, SEBT_PATH_INPUT, NULL },
+        { "--combo", a->sweep_file, SEBT_PATH_INPUT, NULL },
+        { "--output", a->output, SEBT_PATH_OUTPUT, NULL },
+        { "--script", a->script, SEBT_PATH_OUTPUT, NULL },
+    };
+    int rc = cli_check_paths(cmd, paths, sizeof paths / sizeof paths[0]);
     if (rc != CLI_EXIT_OK)
         return rc;
     rc = cli_load_series(cmd, a->data, a->lenient, a->fill_gaps, s);

@@ -468,19 +468,11 @@ int cli_check_result(const char *cmd, size_t combo, const sebt_params *p, const 
     return CLI_EXIT_USAGE;
 }
 
-int cli_refuse_output_over_input(const char *cmd, const char *output, const char *const *inputs, size_t n)
+int cli_check_paths(const char *cmd, const sebt_path_use *uses, size_t n)
 {
-    struct stat so;
-    if (!output || strcmp(output, "-") == 0 || stat(output, &so) != 0 || !S_ISREG(so.st_mode))
-        return CLI_EXIT_OK;
-    for (size_t i = 0; i < n; i++) {
-        struct stat si;
-        if (inputs[i] && stat(inputs[i], &si) == 0 && si.st_dev == so.st_dev && si.st_ino == so.st_ino) {
-            fprintf(stderr, "sebt %s: error: --output %s is the input file %s: sebt will not replace its own "
-                    "input; write elsewhere\n", cmd, output, inputs[i]);
-            return CLI_EXIT_USAGE;
-        }
-    }
+    sebt_error err = { 0 };
+    if (sebt_paths_check(uses, n, &err) != SEBT_OK)
+        return cli_report_error(cmd, &err);
     return CLI_EXIT_OK;
 }
 

@@ -35,8 +35,14 @@ int cli_oos_open(cli_oos_job *j)
     sebt_error err = { 0 };
     if (j->where_text && sebt_sweep_where(j->where_text, &j->where, &err) != SEBT_OK)
         return cli_report_error(j->cmd, &err);
-    const char *inputs[] = { j->data, j->grid_path ? j->grid_path : j->combos_path };
-    int rc = cli_refuse_output_over_input(j->cmd, j->output, inputs, 2);
+    const sebt_path_use paths[] = {
+        { "--data", j->data, SEBT_PATH_INPUT, NULL },
+        { "--grid", j->grid_path, SEBT_PATH_INPUT, NULL },
+        { "--combos", j->combos_path, SEBT_PATH_INPUT, NULL },
+        { "--output", j->output, SEBT_PATH_OUTPUT, NULL },
+        { "--trades", j->trades, SEBT_PATH_OUTPUT, NULL },
+    };
+    int rc = cli_check_paths(j->cmd, paths, sizeof paths / sizeof paths[0]);
     if (rc != CLI_EXIT_OK)
         return rc;
     sebt_status st = j->grid_path ? sebt_grid_open(j->grid_path, &j->grid, &j->n_combos, &err)

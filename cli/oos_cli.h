@@ -36,6 +36,7 @@ extern const char *const cli_oos_metrics[];
 typedef struct {
     const char *cmd;
     const char *data, *grid_path, *combos_path, *where_text, *backend_name, *output;
+    const char *trades;     /* walkforward's --trades: one more output */
     int metric, threads;
     bool lenient, fill_gaps;
     sebt_series s;

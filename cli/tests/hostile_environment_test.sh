@@ -94,9 +94,9 @@ expect 2 "trades/combo_1.csv is a symbolic link, not a trade file of sebt" \
 [ "$(cat precious.txt)" = precious ] && echo "ok: the link's target is untouched" || fail "precious.txt was overwritten"
 # 9: --output equal to an input silently replaced it.
 cp "$data" mydata.csv && cp grid.txt mygrid.txt
-expect 2 "output mydata.csv is the input file mydata.csv" "$sebt" run --data mydata.csv --output mydata.csv
-expect 2 "is the input file" "$sebt" sweep --data mydata.csv --grid mygrid.txt --output ./mygrid.txt
-expect 2 "is the input file" "$sebt" features --data mydata.csv --output "$work/mydata.csv"
+expect 2 "--output mydata.csv would write over the input --data mydata.csv" "$sebt" run --data mydata.csv --output mydata.csv
+expect 2 "would write over the input" "$sebt" sweep --data mydata.csv --grid mygrid.txt --output ./mygrid.txt
+expect 2 "would write over the input" "$sebt" features --data mydata.csv --output "$work/mydata.csv"
 cmp -s mydata.csv "$data" && cmp -s mygrid.txt grid.txt && echo "ok: the inputs are untouched" || fail "an input changed"
 # 9: a byte order mark in a grid or combos file (data files accept one).
 printf '\xef\xbb\xbfema_fast = 2, 3\nz_window = 3\natr_window = 2\n' > bom_grid.txt

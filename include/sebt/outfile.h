@@ -112,6 +112,33 @@ sebt_status sebt_outdir_open(sebt_outdir *d, const char *path, sebt_error *err);
 sebt_status sebt_outdir_commit(sebt_outdir *d, sebt_error *err);
 void sebt_outdir_abort(sebt_outdir *d);
 
+/* No output replaces an input or another output: each path a command reads
+ * or writes, by the option that names it, compared before anything is
+ * written (core/outpaths.c). Paths that exist are compared by device and
+ * inode (links followed, as the writers follow them); a path not there yet
+ * by where it will be (its folder resolved). A folder output holds the
+ * files whose path below it matches one of its patterns (fnmatch(3) with
+ * no flags, so a "*" crosses folders; several joined by "|"), or with no
+ * pattern everything under it (it is replaced whole). A path that is NULL,
+ * "" or "-" (stdout) is passed over, as is one that exists and is neither
+ * a regular file nor a folder (/dev/null, a FIFO: written in place, never
+ * replaced). Returns SEBT_ERR_USAGE naming both options and paths at the
+ * first collision. */
+typedef enum {
+    SEBT_PATH_INPUT,        /* a file or folder read */
+    SEBT_PATH_OUTPUT,       /* a file written or appended to */
+    SEBT_PATH_OUTPUT_DIR,   /* a folder written */
+} sebt_path_role;
+
+typedef struct {
+    const char *option;     /* "--output", or a positional's name ("SHARD") */
+    const char *path;
+    sebt_path_role role;
+    const char *holds;      /* SEBT_PATH_OUTPUT_DIR: the pattern of the files written in it; NULL: all of it */
+} sebt_path_use;
+
+sebt_status sebt_paths_check(const sebt_path_use *uses, size_t n, sebt_error *err);
+
 #ifdef __cplusplus
 }
 #endif
