@@ -252,6 +252,27 @@ class Heatmap(C.Structure):
                 ("best", c_size_t)]
 
 
+# ---- outfile.h: no output replaces an input --------------------------------
+
+PATH_INPUT, PATH_OUTPUT, PATH_OUTPUT_DIR = 0, 1, 2
+
+
+class PathUse(C.Structure):
+    _fields_ = [("option", C.c_char_p), ("path", C.c_char_p), ("role", C.c_int), ("holds", C.c_char_p)]
+
+
+def check_paths(*uses):
+    """sebt_paths_check, the CLI's rule: uses are (name, value, role); a
+    value that is not a path (an array, a dict, None) is passed over.
+    Raises SebtError (status "usage") naming both when an output would
+    replace an input or another output."""
+    rows = [(n.encode(), os.fsencode(v), role, None) for n, v, role in uses
+            if isinstance(v, (str, bytes, os.PathLike))]
+    arr = (PathUse * max(len(rows), 1))(*rows)
+    err = Error()
+    check(lib.sebt_paths_check(arr, len(rows), C.byref(err)), err)
+
+
 # ---- the library -------------------------------------------------------------
 
 class OutFile(C.Structure):
@@ -318,6 +339,7 @@ _DECLS = {
     "sebt_outfile_write_failed": (None, [_P(OutFile), C.c_int]),
     "sebt_outfile_commit": (C.c_int, [_P(OutFile), _P(Error)]),
     "sebt_outfile_abort": (None, [_P(OutFile)]),
+    "sebt_paths_check": (C.c_int, [_P(PathUse), c_size_t, _P(Error)]),
     "sebt_sweep_columns_read": (C.c_int, [C.c_char_p, _P(C.c_char_p), c_size_t, _P(_P(C.c_double)), _P(c_size_t),
                                           _P(Error)]),
 }

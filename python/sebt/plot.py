@@ -88,6 +88,7 @@ def plot_equity(data, output, combo=None, backend_name=None, fmt=None, size=None
     data and the parameters as for sebt.run; size=(width, height) pixels;
     script=PATH also writes the gnuplot script. Returns output."""
     output, opts = _opts(output, fmt, size, title)
+    L.check_paths(("data", data, L.PATH_INPUT), ("output", output, L.PATH_OUTPUT), ("script", script, L.PATH_OUTPUT))
     with _CRun(data, combo, backend_name, 0, kwargs) as c:
         def make(o):
             return _script(lambda ptr, n, err: L.lib.sebt_plot_equity_script(
@@ -160,6 +161,8 @@ def plot_heatmap(sweep, x, y, output, metric="sharpe", fix=None, fmt=None, size=
     value}), the best cell outlined: what `sebt plot heatmap` draws.
     Returns output."""
     output, opts = _opts(output, fmt, size, title)
+    L.check_paths(("sweep", getattr(sweep, "path", None) or sweep, L.PATH_INPUT), ("output", output, L.PATH_OUTPUT),
+                  ("script", script, L.PATH_OUTPUT))
     h, fixed = _heatmap(sweep, x, y, metric, fix)
     try:
         def make(o):

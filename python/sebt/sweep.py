@@ -373,6 +373,8 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
             if where is not None:
                 raise ValueError("where with out=: the file's row count must be known before its first row; "
                                  "filter the result, or use iter_sweep(where=...)")
+            L.check_paths(("data", data, L.PATH_INPUT), ("grid", grid, L.PATH_INPUT),
+                          ("combos", combos, L.PATH_INPUT), ("out", out, L.PATH_OUTPUT))
             return _sweep_to_file(data, cs, backend, threads, top, by, out, progress, window, n_rows, analysis)
         rows = np.empty(n_rows, _row_dtype(analysis))
         at = [rows.ctypes.data]

@@ -152,3 +152,31 @@ def test_no_text_reaches_gnuplot_as_syntax(tmp_path, data_1m):
         out = tmp_path / ("m%d.png" % i)
         sebt.plot_heatmap(rows, "ema_fast", "vol_z", out, metric=p)
         assert made() == [] and out.stat().st_size > 0
+
+
+def test_no_output_replaces_an_input(tmp_path, data_1m):
+    # The CLI's rule (sebt_paths_check): refused before anything is written,
+    # naming both, every input byte for byte as it was.
+    import shutil as sh
+    d, g = tmp_path / "d.csv", tmp_path / "g.grid"
+    sh.copyfile(data_1m, d)
+    g.write_text("ema_fast = 12, 24\nvol_z = 1.0, 2.0\n")
+    s = tmp_path / "s.npy"
+    sr = sebt.sweep(d, g, out=s)
+    before = {p: p.read_bytes() for p in (d, g, s)}
+    refusals = [
+        (lambda: sebt.sweep(str(d), str(g), out=str(d)), "out", "data"),
+        (lambda: sebt.sweep(d, g, out=tmp_path / "." / "g.grid"), "out", "grid"),
+        (lambda: sebt.plot_equity(d, tmp_path / "p.png", script=d), "script", "data"),
+        (lambda: sebt.plot_equity(d, tmp_path / "p.svg", script=tmp_path / "p.svg"), "script", "output"),
+        (lambda: sebt.plot_equity(d, d, fmt="png"), "output", "data"),
+        (lambda: sebt.plot_heatmap(s, "ema_fast", "vol_z", tmp_path / "h.svg", script=s), "script", "sweep"),
+        (lambda: sebt.plot_heatmap(sr, "ema_fast", "vol_z", s, fmt="svg"), "output", "sweep"),
+    ]
+    for call, written, read in refusals:
+        with pytest.raises(sebt.SebtError) as e:
+            call()
+        assert e.value.status == "usage"
+        assert (written + " ") in str(e.value) and (read + " ") in str(e.value), str(e.value)
+        assert {p: p.read_bytes() for p in before} == before
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv", "g.grid", "s.npy"]
