@@ -53,7 +53,7 @@ step fuzz
   || { cat fuzz.txt; fail "sebt fuzz"; }
 
 step validate
-"$sebt" validate --backend fast_cpu --time 2 --data "$data" --no-speed --junit validate.xml >validate.txt 2>&1 \
+"$sebt" validate --backend fast_cpu --cases 30 --data "$data" --no-speed --junit validate.xml >validate.txt 2>&1 \
   || { cat validate.txt; fail "sebt validate fast_cpu"; }
 tail -3 validate.txt
 # JUnit as CI systems expect it: when and where the suite ran.
@@ -62,7 +62,7 @@ grep -Eq '<testsuite [^>]*timestamp="20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]
 grep -q "<testsuite [^>]*hostname=\"$(hostname)\"" validate.xml || fail "validate.xml: no hostname on the testsuite"
 if [[ -f $p/lib/sebt/libsebt_cuda_host.so ]]; then
   step "validate cuda (host execution)"
-  SEBT_CUDA_LIBRARY=$p/lib/sebt/libsebt_cuda_host.so "$sebt" validate --backend cuda --time 2 --data "$data" \
+  SEBT_CUDA_LIBRARY=$p/lib/sebt/libsebt_cuda_host.so "$sebt" validate --backend cuda --cases 30 --data "$data" \
     --no-speed >validate-cuda.txt 2>&1 || { cat validate-cuda.txt; fail "sebt validate cuda (host execution)"; }
   tail -3 validate-cuda.txt
 fi

@@ -20,7 +20,7 @@ fi
 tmp="$(mktemp -d /tmp/sebt-kernel-validate.XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
 cd "$tmp"
-"$sebt" validate --backend "exec:$py $cmd" --time 5 --no-speed \
+"$sebt" validate --backend "exec:$py $cmd" --cases 20 --no-speed \
   --data "$fixtures/data/BTCUSDT-1m-2018-02-08.raw.csv" --junit "$tmp/v.xml" > v.txt 2>&1
 rc=$?
 grep -v '^ok ' v.txt | tail -25

@@ -14,7 +14,7 @@ trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 failures=0
 for fault in "$@"; do
-  SEBT_TEST_FAULT=$fault "$mutants" validate --backend fast_cpu --time 1 --no-speed --data "$data" \
+  SEBT_TEST_FAULT=$fault "$mutants" validate --backend fast_cpu --cases 30 --no-speed --data "$data" \
     --save "$work/save-$fault" > "$fault.txt" 2> "$fault.err"
   rc=$?
   bad=""
