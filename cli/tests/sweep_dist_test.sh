@@ -231,7 +231,7 @@ mpi)
     pass "--iterations 101 on 2 ranks: 51 + 50 cases" || fail "--iterations 101 on 2 ranks: $(grep cases fzi.json)"
   # A planted bug: found, shrunk and saved once, reported once; its stream
   # replays on one process to the same case.
-  run -np 3 "$sebt" fuzz --backend mutant:max_hold --time 60 --big-share 0 --save fzsave --format json > fzm.json 2>/dev/null
+  run -np 3 "$sebt" fuzz --backend mutant:max_hold --iterations 300 --big-share 0 --save fzsave --format json > fzm.json 2>/dev/null
   rc=$?
   [ "$rc" -eq 1 ] || fail "fuzz of a mutant on 3 ranks: exit $rc, expected 1"
   grep -q '"found":true' fzm.json || fail "fuzz of a mutant on 3 ranks found nothing"
