@@ -96,6 +96,9 @@ bool cli_find_program(const char *name, char *out, size_t size);
  * ("draw pictures"), and CLI_EXIT_USAGE. */
 int cli_find_gnuplot(const char *cmd, const char *purpose, char *out, size_t size);
 int cli_close_output(FILE *f);
+/* Flushes stdout itself (what a command printed there); nonzero after
+ * printing "writing stdout failed" and the reason where stdio kept it. */
+int cli_close_stdout(const char *cmd);
 /* stdout as its own FILE* whose first failed write's errno lands in
  * *first_errno (cli/stdout_writer.c); cli_open_output's stdout. */
 FILE *cli_stdout_open(int *first_errno);

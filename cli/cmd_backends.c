@@ -77,7 +77,7 @@ static int show_one(const char *cmd, const char *value, bool json)
         if (sebt_backend_is_kernel(value))
             printf("kernel: %s (kernel protocol %d)\n", sebt_backend_selector(b), SEBT_KERNEL_PROTOCOL_VERSION);
     }
-    return cli_close_output(stdout) ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+    return cli_close_stdout("backends") ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 }
 
 int cli_cmd_backends(int argc, char **argv)
@@ -131,5 +131,5 @@ int cli_cmd_backends(int argc, char **argv)
         cli_json_end_object(&j);
         cli_json_finish(&j);
     }
-    return cli_close_output(stdout) ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+    return cli_close_stdout("backends") ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 }

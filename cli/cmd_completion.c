@@ -143,5 +143,5 @@ int cli_cmd_completion(int argc, char **argv)
     if (strcmp(a.pos[0], "bash") != 0)
         return cli_usage_error(cmd, "unknown shell '%s': only bash is supported", a.pos[0]);
     bash_script(stdout);
-    return cli_close_output(stdout) ? CLI_EXIT_USAGE : CLI_EXIT_OK;
+    return cli_close_stdout(cmd) ? CLI_EXIT_USAGE : CLI_EXIT_OK;
 }

@@ -719,7 +719,7 @@ int cli_cmd_validate(int argc, char **argv)
         wrc = CLI_EXIT_USAGE;
     free(c.checks);
     free(c.combos);
-    if (cli_close_output(stdout))
+    if (cli_close_stdout(cmd))
         wrc = CLI_EXIT_USAGE;
     return code != CLI_EXIT_OK ? code : wrc;
 }

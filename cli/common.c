@@ -240,6 +240,17 @@ int cli_close_output(FILE *f)
     return 0;
 }
 
+int cli_close_stdout(const char *cmd)
+{
+    errno = 0;
+    int bad = fflush(stdout) != 0;
+    int e = errno;
+    bad |= ferror(stdout);
+    if (bad)
+        fprintf(stderr, "sebt %s: error: writing stdout failed%s%s\n", cmd, e ? ": " : "", e ? strerror(e) : "");
+    return bad;
+}
+
 void cli_abandon_output(FILE *f)
 {
     int k = find_output(f);

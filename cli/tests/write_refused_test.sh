@@ -97,6 +97,9 @@ sweep --data $data --grid small.grid
 split --data $month --grid small.grid --split 2019-01-20
 split --data $month --grid small.grid --split 2019-01-20 --format text
 walkforward --data $month --grid small.grid --train 20000 --test 5000
+backends
+backends --format json
+completion bash
 EOF2
   [ "$failures" -eq "$before" ] && echo "ok: stdout on a full device names stdout and the reason, exit 2"
 else
