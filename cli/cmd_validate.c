@@ -338,6 +338,10 @@ static void run_check(v_ctx *c, v_check *k, v_fn fn, const void *arg)
         return;
     }
     run_isolated(c, fn, arg, k);
+    if (k->out.status == V_PASS) {
+        c->cand_call_s += k->out.cand_call_s;
+        c->cand_units += k->out.cand_units;
+    }
     c->failed |= k->out.status == V_FAIL || k->out.status == V_CRASH;
     if ((k->out.err_code == SEBT_ERR_PROTOCOL || k->out.err_code == SEBT_ERR_TIMEOUT) && c->kernel && !c->isolate &&
         !c->a->replay)
@@ -462,6 +466,55 @@ static void stage_parity_grid(v_ctx *c, const sebt_parity_input *inputs, size_t 
     announce(c, k);
 }
 
+/* "~14 h": a duration for people. */
+static void duration_text(double s, char *buf, size_t size)
+{
+    if (s < 120)
+        snprintf(buf, size, "~%.0f s", s);
+    else if (s < 7200)
+        snprintf(buf, size, "~%.0f min", s / 60);
+    else
+        snprintf(buf, size, "~%.0f h", s / 3600);
+}
+
+/* The big call's predicted seconds at the speed the candidate's calls so
+ * far were measured at; 0 when none was measured. */
+static double big_call_predicted_s(const v_ctx *c)
+{
+    if (c->cand_units <= 0 || c->cand_call_s <= 0)
+        return 0;
+    double combos = (double)(SEBT_BIG_CALL_BAR_COMBOS / BIG_CALL_BARS + 1);
+    combos += combos / 64 + 64;
+    return c->cand_call_s / c->cand_units * combos * BIG_CALL_BARS;
+}
+
+/* Whether the big call fits the run's budget; when not, k says why it is
+ * not checked. The budget's first part is the user's (--time, --cases);
+ * the second the backend's measured speed against the check's time limit,
+ * so a slow backend or a slow machine gives "not checked", never a hang. */
+static bool big_call_fits(const v_ctx *c, v_check *k, double predicted_s)
+{
+    const validate_args *a = c->a;
+    if (a->big_call_only)
+        return true;
+    if (a->cases ? a->cases < BIG_CALL_MIN_CASES : a->time_s < BIG_CALL_MIN_TIME) {
+        k->out.status = V_SKIP;
+        snprintf(k->out.message, sizeof k->out.message, "not checked: runs at --time %d or more (or --cases %d or "
+                 "more)", BIG_CALL_MIN_TIME, BIG_CALL_MIN_CASES);
+        return false;
+    }
+    if (predicted_s * BIG_CALL_MARGIN <= c->check_timeout_s)
+        return true;
+    char need[32];
+    duration_text(predicted_s, need, sizeof need);
+    k->out.status = V_SKIP;
+    snprintf(k->out.message, sizeof k->out.message, "not checked: %s at this backend's measured %.3g backtests/s "
+             "(of %d bars), past the check's limit of %.0f s / %d; --big-call --check-timeout %.0f runs it", need,
+             c->cand_units / c->cand_call_s / BIG_CALL_BARS, BIG_CALL_BARS, c->check_timeout_s, BIG_CALL_MARGIN,
+             ceil(predicted_s * BIG_CALL_MARGIN));
+    return false;
+}
+
 /* The big call runs where the budget affords it: it costs a sweep of
  * ~29,000 combos over 150,000 bars, and 24 reference runs. */
 static void stage_big_call(v_ctx *c)
@@ -470,12 +523,14 @@ static void stage_big_call(v_ctx *c)
     v_check *k = add_check(c, "big-call", "more than 2^32 bar-combos in one call");
     if (!k)
         return;
-    if (!a->big_call_only && (a->cases ? a->cases < BIG_CALL_MIN_CASES : a->time_s < BIG_CALL_MIN_TIME)) {
-        k->out.status = V_SKIP;
-        snprintf(k->out.message, sizeof k->out.message, "runs at --time %d or more (or --cases %d or more)",
-                 BIG_CALL_MIN_TIME, BIG_CALL_MIN_CASES);
-    } else {
+    double predicted_s = big_call_predicted_s(c);
+    if (big_call_fits(c, k, predicted_s)) {
         run_check(c, k, do_big_call, NULL);
+        if (k->out.err_code == SEBT_ERR_TIMEOUT && predicted_s > 0) {
+            size_t len = strlen(k->out.message);
+            snprintf(k->out.message + len, sizeof k->out.message - len, "; its predicted time was ~%.0f s",
+                     predicted_s);
+        }
         if (k->out.status != V_PASS && k->out.status != V_SKIP)
             snprintf(k->out.replay, sizeof k->out.replay, "sebt validate --backend %s --big-call --seed %" PRIu64
                      " --threads %d", c->sel, a->seed, big_call_threads(a));

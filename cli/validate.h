@@ -36,6 +36,11 @@
 #define CALL_TIMEOUT_DEFAULT_S 60
 #define BIG_CALL_MIN_TIME 60       /* the big call runs at --time 60 or more ... */
 #define BIG_CALL_MIN_CASES 10000   /* ... or --cases 10,000 or more */
+/* ... and when the backend's measured speed predicts it within the check's
+ * time limit divided by this: a call past its limit is hung, and a correct
+ * backend on a loaded machine must not get there. */
+#define BIG_CALL_MARGIN 4
+#define BIG_CALL_BARS 152832       /* the bundled 15m series as loaded, the big call's */
 
 typedef struct {
     const char *backend;
@@ -84,6 +89,9 @@ typedef struct {
      * when it started, how long it may take, what it is. */
     double call_t0, call_limit, call_ref_s;
     char call_what[128];
+    /* The candidate's run_batch calls that returned: seconds in them and
+     * the bar x combo units they ran (its measured speed). */
+    double cand_call_s, cand_units;
 } v_outcome;
 
 typedef struct {
@@ -107,6 +115,7 @@ typedef struct {
     char hung_in[600];       /* the check the backend hung in ("" while none has) */
     bool kernel;             /* the candidate is a kernel command (exec:) */
     bool failed;             /* a check failed or crashed (for --fail-fast) */
+    double cand_call_s, cand_units;   /* summed over the checks that passed */
 } v_ctx;
 
 typedef void (*v_fn)(v_ctx *c, const void *arg, v_outcome *out);

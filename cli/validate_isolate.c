@@ -106,7 +106,12 @@ static sebt_status watched_run_batch(const sebt_backend *self, const sebt_series
 {
     (void)self;
     begin_call("run_batch", n, s ? s->n : 0);
+    double t0 = cli_now();
     sebt_status st = watched->run_batch(watched, s, combos, n, opts, results, err);
+    if (st == SEBT_OK) {
+        watch->cand_call_s += cli_now() - t0;
+        watch->cand_units += (double)n * (double)(s ? s->n : 0);
+    }
     end_call();
     return st;
 }
