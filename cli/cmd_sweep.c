@@ -187,9 +187,9 @@ static int parse_verify(const char *cmd, const cli_args *o, sweep_args *a)
         a->verify_n = 64;
     } else if (v && !cli_given(o, OPT_NO_VERIFY)) {
         long n;
-        if (!parse_count(v, &n) || n > SWEEP_PROOF_MAX)
+        if (!parse_count(v, &n) || n > SEBT_VERIFY_MAX)
             return cli_usage_error(cmd, "--verify %s: expected a number of combos from 1 to %d, or full", v,
-                                   SWEEP_PROOF_MAX);
+                                   SEBT_VERIFY_MAX);
         a->verify_n = (size_t)n;
     } else if (v) {
         return cli_usage_error(cmd, "--verify and --no-verify: give one of them");
@@ -775,9 +775,9 @@ static int prove_whole(const char *cmd, sweep_run *r, const sebt_result *all)
     size_t n = r->n_combos;
     if (a->verify == PROOF_OFF || a->shard_n || n == 0)
         return CLI_EXIT_OK;
-    r->proof = (sweep_proof){ .mode = a->verify, .fixed = a->verify_n, .seed = a->seed };
+    r->proof = (sweep_proof){ .mode = a->verify, .core = { .fixed = a->verify_n, .seed = a->seed } };
     if (!a->have_seed)
-        r->proof.seed = (uint64_t)(cli_now() * 1e9) ^ ((uint64_t)getpid() << 32);
+        r->proof.core.seed = (uint64_t)(cli_now() * 1e9) ^ ((uint64_t)getpid() << 32);
     int rc = sweep_proof_plan(cmd, &r->proof, n, n);
     if (rc != CLI_EXIT_OK)
         return rc;
@@ -785,8 +785,8 @@ static int prove_whole(const char *cmd, sweep_run *r, const sebt_result *all)
     for (size_t i = 1; i < n; i++)
         if (sebt_rank_compare(&all[i].metrics, i, &all[best].metrics, best, r->metric) < 0)
             best = i;
-    for (size_t i = 0; i < r->proof.n_cand; i++)
-        r->proof.mem[i] = record_of(r->proof.cand[i], &all[r->proof.cand[i]]);
+    for (size_t i = 0; i < r->proof.core.n_cand; i++)
+        r->proof.core.mem[i] = record_of(r->proof.core.cand[i], &all[r->proof.core.cand[i]]);
     sebt_sweep_record b = record_of(best, &all[best]);
     sweep_proof_ctx c = { .b = r->b, .s = &r->s, .combos = r->combos, .n_combos = n, .window = n,
                           .threads = (int)a->threads, .sweep_seconds = cli_now() - r->t_start, .data = a->data,
@@ -1064,7 +1064,7 @@ static int prove(const char *cmd, sweep_run *r, stream_out *o, const sebt_sweep_
     bool apart = file && pthread_create(&syncer, NULL, sync_file, &job) == 0;
     if (file && !apart)
         sync_file(&job);
-    size_t n_best = sr->n_top < SWEEP_PROOF_BEST ? sr->n_top : SWEEP_PROOF_BEST;
+    size_t n_best = sr->n_top < SEBT_VERIFY_BEST ? sr->n_top : SEBT_VERIFY_BEST;
     int rc = sweep_proof_best(cmd, &r->proof, &c, sr->top, n_best);
     if (apart)
         pthread_join(syncer, NULL);
@@ -1114,9 +1114,9 @@ static int open_stream(const char *cmd, sweep_run *r, stream_out *o)
     setvbuf(o->af.f, obuf, _IOFBF, sizeof obuf);
     if (!o->proof)
         return CLI_EXIT_OK;
-    r->proof = (sweep_proof){ .mode = a->verify, .fixed = a->verify_n, .seed = a->seed };
+    r->proof = (sweep_proof){ .mode = a->verify, .core = { .fixed = a->verify_n, .seed = a->seed } };
     if (!a->have_seed)
-        r->proof.seed = (uint64_t)(cli_now() * 1e9) ^ ((uint64_t)getpid() << 32);
+        r->proof.core.seed = (uint64_t)(cli_now() * 1e9) ^ ((uint64_t)getpid() << 32);
     int rc = sweep_proof_plan(cmd, &r->proof, r->n_combos,
                               a->analysis ? SEBT_SWEEP_ANALYSIS_WINDOW : SEBT_SWEEP_WINDOW);
     if (rc != CLI_EXIT_OK)
@@ -1188,18 +1188,20 @@ static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
     stream_sink sink = { .cmd = cmd, .r = r, .f = o.af.f, .j = o.json && !a->have_top ? &o.j : NULL,
                          .want_trades = a->trades && !a->have_top, .proof = o.proof,
                          .rows_in_file = !o.json && !a->have_top, .rc = CLI_EXIT_OK };
-    r->proof.written = o.header;
+    r->proof.core.written = o.header;
     cli_progress prog;
     cli_progress_init(&prog, "sweep");
     cli_progress_units(&prog, "combos", 1.0);
     size_t top = a->have_top ? (size_t)a->top : 0;
-    if (o.proof && top < SWEEP_PROOF_BEST)
-        top = SWEEP_PROOF_BEST;   /* the best are re-checked */
+    if (o.proof && top < SEBT_VERIFY_BEST)
+        top = SEBT_VERIFY_BEST;   /* the best are re-checked */
     sebt_sweep_opts so = { .grid = r->grid, .combos = r->grid ? NULL : r->combos, .n_combos = n,
                            .threads = (int)a->threads, .want_trades = sink.want_trades,
                            .rows = a->have_top || o.json ? SEBT_ROWS_NONE : o.npy ? SEBT_ROWS_NPY : SEBT_ROWS_CSV,
                            .top = top, .metric = r->metric, .where = a->where, .on_window = write_window, .user = &sink,
-                           .progress = stream_progress, .progress_user = &prog, .analysis = a->analysis };
+                           .progress = stream_progress, .progress_user = &prog, .analysis = a->analysis,
+                           /* The command proves its file itself (prove), rows read back. */
+                           .verify = SEBT_VERIFY_OFF };
     sebt_error err = { 0 };
     sebt_status st = sebt_sweep_run(r->b, &r->s, &so, sr, &err);
     cli_progress_finish(&prog);
@@ -1300,7 +1302,7 @@ int cli_cmd_sweep(int argc, char **argv)
         rc = prove_whole(cmd, &r, all);
     if (rc == CLI_EXIT_OK && cli_mpi.rank == 0)
         rc = write_results(cmd, &r, all);
-    if (rc == CLI_EXIT_OK && cli_mpi.rank == 0 && r.proof.best)
+    if (rc == CLI_EXIT_OK && cli_mpi.rank == 0 && r.proof.core.best)
         sweep_proof_say(cmd, &r.proof, r.a.output ? r.a.output : "stdout");
     free(all);
     if (cli_mpi.active)

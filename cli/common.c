@@ -51,7 +51,8 @@ int cli_exit_code_for(sebt_status st)
     case SEBT_ERR_NOMEM: return CLI_EXIT_NOMEM;
     case SEBT_ERR_INTERNAL:
     case SEBT_ERR_PROTOCOL:
-    case SEBT_ERR_TIMEOUT: return CLI_EXIT_CHECK_FAILED;
+    case SEBT_ERR_TIMEOUT:
+    case SEBT_ERR_VERIFY: return CLI_EXIT_CHECK_FAILED;
     }
     return CLI_EXIT_USAGE;
 }

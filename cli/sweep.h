@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "sebt/outfile.h"
 #include "sebt/sweep.h"
+#include "sebt/sweep_proof.h"
 
 /* The metrics, their names and the ranking are the library's (sebt/sweep.h). */
 #define SWEEP_N_METRICS SEBT_N_METRICS
@@ -107,32 +108,13 @@ bool sweep_parse_csv_row(char *line, size_t *idx, sebt_params *p, sebt_result *r
  * checks N sampled combos whatever the time; --verify full also compares
  * every written row with the same sweep run another way and the series
  * cache with a fresh parse. */
-#define SWEEP_PROOF_BEST 1         /* the best combo, always re-checked */
-#define SWEEP_PROOF_MIN 256         /* fewest sampled combos (all, when there are fewer) */
-#define SWEEP_PROOF_MAX 4096        /* most sampled combos */
-#define SWEEP_PROOF_SHARE 0.10      /* of the sweep's own time */
-#define SWEEP_PROOF_VERSION 2
 typedef enum { PROOF_OFF, PROOF_SAMPLE, PROOF_FULL } sweep_proof_mode;
+/* The library's proof (sebt/sweep_proof.h) and what --verify full adds. */
 typedef struct {
+    sebt_sweep_proof core;
     sweep_proof_mode mode;
-    size_t fixed;                  /* --verify N; 0: sized from the time */
-    uint64_t seed;
-    /* The candidates in draw order (the edges, then the seeded draws), the
-     * same ascending with their place in cand (the callback's cursor), what
-     * the driver handed over for each, and where its CSV row starts. */
-    uint64_t *cand, *asc;
-    size_t *asc_pos;
-    size_t n_cand, n_edges, cursor;
-    sebt_sweep_record *mem;
-    uint64_t *offset;
-    bool *kept;                    /* the sweep's --where decision on each (true without one) */
-    uint64_t written;              /* bytes written to the file so far */
-    /* The outcome. */
-    size_t best, sampled, rows_compared, differ;
-    bool read_back, cache_checked, series_fresh_checked;
-    double seconds, sweep_seconds;
-    double last_seconds;           /* the last check's own time */
-    char what[700];
+    size_t rows_compared;          /* --verify full: rows compared with the other run */
+    bool cache_checked;            /* --verify full: a cached load against a fresh parse */
 } sweep_proof;
 
 /* What the proof needs of the sweep. */
@@ -156,37 +138,25 @@ typedef struct {
     bool series_cached;            /* s came from a cache entry: checked against a fresh parse of data */
 } sweep_proof_ctx;
 
-/* Draws the candidates for n combos in windows of `window`. Prints and
- * returns an exit code. */
+/* The library's proof (sebt_sweep_proof_plan, _window, _best, _rest)
+ * with its failures printed: exit 1 on a difference, naming the combo,
+ * the field, both values and the seed. sweep_proof_rest runs --verify
+ * full's checks too. */
 int sweep_proof_plan(const char *cmd, sweep_proof *p, size_t n, size_t window);
-/* In the driver's callback, after the window's rows were written (to the
- * file when rows_in_file: then where each candidate's row starts). */
 void sweep_proof_window(sweep_proof *p, const sebt_sweep_window *w, bool rows_in_file);
 void sweep_proof_free(sweep_proof *p);
-/* After the sweep (the file synced, not published): the best combos (the
- * records the sweep wrote for them) and the sample against the reference,
- * and with PROOF_FULL sweep_proof_full. Prints a failure and returns 1 on
- * a difference, else an exit code. */
 int sweep_proof_check(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_sweep_record *best,
                       size_t n_best);
-/* sweep_proof_check in its two parts: the best combos, which need only
- * the records handed over (so they can run while the file is synced), then
- * the sample, read back from the synced file, and PROOF_FULL. Each prints
- * a failure as sweep_proof_check does. */
 int sweep_proof_best(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_sweep_record *best,
                      size_t n_best);
 int sweep_proof_rest(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c);
+/* --verify full's checks; a difference (1) is in p->core.what. */
 int sweep_proof_full(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c);
 /* data loaded through the cache in folder cache (stored, then a hit)
  * against a fresh parse, every bit: 0 equal, 1 different (what says how),
  * 2 not checked (no cache, or the file is not kept), -1 an error in err. */
 int sweep_cache_check(const char *data, bool lenient, bool fill_gaps, const char *cache, char *what, size_t size,
                       sebt_error *err);
-/* The series s a sweep ran on, read from a cache entry, against a fresh
- * parse of data, every bit: 0 equal, 1 different (what says how), -1 an
- * error in err. */
-int sweep_series_fresh_check(const char *data, bool lenient, bool fill_gaps, const sebt_series *s, char *what,
-                             size_t size, sebt_error *err);
 /* The one line on stderr once the output is committed. */
 void sweep_proof_say(const char *cmd, const sweep_proof *p, const char *shown);
 /* The outcome as the JSON document's "verification" object, and as the

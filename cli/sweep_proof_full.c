@@ -217,7 +217,7 @@ static int compare_rows(const char *cmd, sweep_proof *p, const sweep_proof_ctx *
     sebt_sweep_opts o = { .grid = c->grid, .combos = c->grid ? NULL : c->combos, .n_combos = c->n_combos,
                           .threads = c->threads == 1 ? 2 : 1, .window = window,
                           .rows = c->npy ? SEBT_ROWS_CSV : SEBT_ROWS_NPY, .where = c->where,
-                          .on_window = compare_window, .user = &k };
+                          .on_window = compare_window, .user = &k, .verify = SEBT_VERIFY_OFF };
     sebt_sweep_result r;
     sebt_error err = { 0 };
     int rc = CLI_EXIT_OK;
@@ -234,10 +234,10 @@ static int compare_rows(const char *cmd, sweep_proof *p, const sweep_proof_ctx *
     fclose(k.f);
     free(k.line);
     p->rows_compared = k.rows;
-    p->read_back = rc == CLI_EXIT_OK && !k.what[0];
+    p->core.read_back = rc == CLI_EXIT_OK && !k.what[0];
     if (rc == CLI_EXIT_OK && k.what[0]) {
-        p->differ++;
-        snprintf(p->what, sizeof p->what, "%s", k.what);
+        p->core.differ++;
+        snprintf(p->core.what, sizeof p->core.what, "%s", k.what);
         rc = CLI_EXIT_CHECK_FAILED;
     }
     return rc;
@@ -245,60 +245,25 @@ static int compare_rows(const char *cmd, sweep_proof *p, const sweep_proof_ctx *
 
 /* ---- the series cache ------------------------------------------------------------ */
 
-static const char *series_differs(const sebt_series *a, const sebt_series *b)
-{
-    if (a->n != b->n || a->n_missing != b->n_missing || a->n_rejected != b->n_rejected ||
-        a->n_gap_filled != b->n_gap_filled || a->interval_ms != b->interval_ms)
-        return "its size or what the loader did";
-    if (memcmp(a->ts, b->ts, a->n * sizeof *a->ts) != 0)
-        return "ts";
-    const double *const x[] = { a->open, a->high, a->low, a->close, a->volume };
-    const double *const y[] = { b->open, b->high, b->low, b->close, b->volume };
-    static const char *const names[] = { "open", "high", "low", "close", "volume" };
-    for (int col = 0; col < 5; col++)
-        if (memcmp(x[col], y[col], a->n * sizeof *x[col]) != 0)
-            return names[col];
-    return NULL;
-}
-
 int sweep_cache_check(const char *data, bool lenient, bool fill_gaps, const char *cache, char *what, size_t size,
                       sebt_error *err)
 {
     if (!cache || !sebt_series_cache_available())
         return 2;
     sebt_load_opts o = { .lenient = lenient, .fill_gaps = fill_gaps };
-    sebt_series fresh, cached;
+    sebt_series cached;
     sebt_cache_use use = SEBT_CACHE_OFF;
-    if (sebt_load_csv(data, &o, &fresh, err) != SEBT_OK)
-        return -1;
     for (int tries = 0; tries < 2 && use != SEBT_CACHE_HIT; tries++) {
         if (tries)
             sebt_series_free(&cached);
-        if (sebt_load_csv_cached(data, &o, cache, &cached, &use, err) != SEBT_OK) {
-            sebt_series_free(&fresh);
+        if (sebt_load_csv_cached(data, &o, cache, &cached, &use, err) != SEBT_OK)
             return -1;
-        }
     }
-    const char *bad = use == SEBT_CACHE_HIT ? series_differs(&cached, &fresh) : NULL;
+    sebt_status st = use == SEBT_CACHE_HIT ? sebt_series_check_fresh(data, &o, &cached, err) : SEBT_OK;
     sebt_series_free(&cached);
-    sebt_series_free(&fresh);
-    if (bad)
-        snprintf(what, size, "the cached series of %s differs from a fresh parse in %s (cache %s)", data, bad, cache);
-    return bad ? 1 : use == SEBT_CACHE_HIT ? 0 : 2;
-}
-
-int sweep_series_fresh_check(const char *data, bool lenient, bool fill_gaps, const sebt_series *s, char *what,
-                             size_t size, sebt_error *err)
-{
-    sebt_load_opts o = { .lenient = lenient, .fill_gaps = fill_gaps };
-    sebt_series fresh;
-    if (sebt_load_csv(data, &o, &fresh, err) != SEBT_OK)
-        return -1;
-    const char *bad = series_differs(s, &fresh);
-    sebt_series_free(&fresh);
-    if (bad)
-        snprintf(what, size, "the series read from the cache differs from a fresh parse of %s in %s", data, bad);
-    return bad ? 1 : 0;
+    if (st == SEBT_ERR_VERIFY)
+        snprintf(what, size, "%s (cache %s)", err->msg, cache);
+    return st == SEBT_ERR_VERIFY ? 1 : st != SEBT_OK ? -1 : use == SEBT_CACHE_HIT ? 0 : 2;
 }
 
 /* A cached load (a hit: loaded twice when the first stores the entry)
@@ -309,14 +274,14 @@ static int check_cache(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c
     sebt_error err = { 0 };
     if (!c->data)
         return CLI_EXIT_OK;
-    int rc = sweep_cache_check(c->data, c->lenient, c->fill_gaps, cli_series_cache_dir(dir, sizeof dir), p->what,
-                               sizeof p->what, &err);
+    int rc = sweep_cache_check(c->data, c->lenient, c->fill_gaps, cli_series_cache_dir(dir, sizeof dir), p->core.what,
+                               sizeof p->core.what, &err);
     if (rc < 0)
         return cli_report_error(cmd, &err);
     p->cache_checked = rc == 0 || rc == 1;
     if (rc != 1)
         return CLI_EXIT_OK;
-    p->differ++;
+    p->core.differ++;
     return CLI_EXIT_CHECK_FAILED;
 }
 

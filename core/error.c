@@ -37,6 +37,7 @@ const char *sebt_status_name(sebt_status code)
     case SEBT_ERR_INTERNAL: return "internal";
     case SEBT_ERR_PROTOCOL: return "protocol";
     case SEBT_ERR_TIMEOUT: return "timeout";
+    case SEBT_ERR_VERIFY: return "verify";
     }
     return "unknown";
 }

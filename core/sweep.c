@@ -14,6 +14,7 @@
 
 #include "sebt/sebt.h"
 #include "sebt/sweep.h"
+#include "sebt/sweep_proof.h"
 #include "test_faults.h"
 
 /* A window's rows: one piece per formatting thread, kept from window to
@@ -61,6 +62,10 @@ typedef struct {
     int stopped;
     size_t combos_done, combos_passed;
     double compute_s, compute_cpu_s;
+    /* The driver's own proof (opts.verify), fed each window handed over. */
+    bool proving;
+    sebt_sweep_proof proof;
+    double t_start;
 } driver;
 
 static double now_s(void)
@@ -299,13 +304,14 @@ static int deliver(driver *d, int slot, uint64_t first, size_t m, sebt_status *s
             c.analysis = d->ca[slot][k];
         top_offer(d, &c);
     }
-    if (*st == SEBT_OK && d->o->on_window) {
-        sebt_sweep_window win = { .first = first, .count = m, .combos = cc, .results = cr,
-                                  .n_parts = w->n_parts, .part = w->ptr, .part_bytes = w->bytes,
-                                  .passes = passes, .part_first = w->first,
-                                  .row_at = w->n_parts ? w->row_at : NULL, .analysis = d->ca[slot] };
+    sebt_sweep_window win = { .first = first, .count = m, .combos = cc, .results = cr,
+                              .n_parts = w->n_parts, .part = w->ptr, .part_bytes = w->bytes,
+                              .passes = passes, .part_first = w->first,
+                              .row_at = w->n_parts ? w->row_at : NULL, .analysis = d->ca[slot] };
+    if (*st == SEBT_OK && d->proving)
+        sebt_sweep_proof_window(&d->proof, &win, false);
+    if (*st == SEBT_OK && d->o->on_window)
         stop = d->o->on_window(d->o->user, &win);
-    }
     sebt_results_free(cr, m);
     w->ready = false;
     return stop;
@@ -502,12 +508,17 @@ static void run_windows(driver *d, bool threaded)
 static sebt_status check_opts(const sebt_backend *b, const sebt_series *s, const sebt_sweep_opts *o,
                               sebt_sweep_result *out, sebt_error *err)
 {
+    /* The proof ranks too: its best combo is the first by metric. */
+    bool ranks = o && (o->top || o->verify == SEBT_VERIFY_DEFAULT);
     const char *why = !b || !s || !o || !out ? "a backend, a series, options and a result are required"
+                      : o->verify != SEBT_VERIFY_DEFAULT && o->verify != SEBT_VERIFY_OFF
+                          ? "verify: expected SEBT_VERIFY_DEFAULT or SEBT_VERIFY_OFF"
+                      : o->verify_n > SEBT_VERIFY_MAX ? "verify_n: at most SEBT_VERIFY_MAX (4096)"
                       : !o->grid == !o->combos && o->n_combos ? "give exactly one of grid and combos"
                       : o->rows != SEBT_ROWS_NONE && o->rows != SEBT_ROWS_CSV && o->rows != SEBT_ROWS_NPY
                           ? "rows: expected SEBT_ROWS_NONE, SEBT_ROWS_CSV or SEBT_ROWS_NPY"
-                      : o->top && (o->metric < 0 || o->metric >= SEBT_SWEEP_N_RANK_KEYS) ? "metric: not a rank key"
-                      : o->top && o->metric >= SEBT_N_METRICS && !o->analysis
+                      : ranks && (o->metric < 0 || o->metric >= SEBT_SWEEP_N_RANK_KEYS) ? "metric: not a rank key"
+                      : ranks && o->metric >= SEBT_N_METRICS && !o->analysis
                           ? "metric: an analysis column ranks only a sweep with analysis"
                           : NULL;
     if (!why)
@@ -572,6 +583,42 @@ static void run_threads(driver *d)
     pthread_cond_destroy(&d->cv);
 }
 
+/* ---- the driver's own proof (sebt/sweep_proof.h) ------------------------------- */
+
+static sebt_status start_proof(driver *d, sebt_error *err)
+{
+    const sebt_sweep_opts *o = d->o;
+    d->proving = o->verify == SEBT_VERIFY_DEFAULT && d->n > 0;
+    if (!d->proving)
+        return SEBT_OK;
+    uint64_t clock_seed = (uint64_t)(now_s() * 1e9);
+    d->proof = (sebt_sweep_proof){ .fixed = o->verify_n, .seed = o->verify_seeded ? o->verify_seed : clock_seed };
+    if (d->top_cap < SEBT_VERIFY_BEST)
+        d->top_cap = SEBT_VERIFY_BEST < d->n ? SEBT_VERIFY_BEST : d->n;   /* the best is re-checked */
+    return sebt_sweep_proof_plan(&d->proof, d->n, d->window, err);
+}
+
+/* Once every window is handed over: the series, the best combo and the
+ * sample against their recomputations; the outcome into out. */
+static sebt_status finish_proof(driver *d, sebt_sweep_verification *out, sebt_error *err)
+{
+    const sebt_sweep_opts *o = d->o;
+    sebt_sweep_proof *p = &d->proof;
+    sebt_sweep_proof_ctx c = { .b = d->b, .s = d->s, .grid = o->grid, .combos = o->combos, .n_combos = d->n,
+                               .threads = o->threads, .analysis = o->analysis, .where = o->where,
+                               .sweep_seconds = now_s() - d->t_start, .series_file = o->series_file,
+                               .series_load = o->series_load };
+    size_t n_best = d->n_kept < SEBT_VERIFY_BEST ? d->n_kept : SEBT_VERIFY_BEST;
+    sebt_status st = sebt_sweep_proof_best(p, &c, d->kept, n_best, err);
+    if (st == SEBT_OK)
+        st = sebt_sweep_proof_rest(p, &c, err);
+    *out = (sebt_sweep_verification){ .done = st == SEBT_OK, .version = SEBT_VERIFICATION_VERSION,
+                                      .best = p->best, .sampled = p->sampled,
+                                      .series_fresh_checked = p->series_fresh_checked, .seed = p->seed,
+                                      .seconds = p->seconds, .sweep_seconds = p->sweep_seconds };
+    return st;
+}
+
 sebt_status sebt_sweep_run(const sebt_backend *b, const sebt_series *s, const sebt_sweep_opts *opts,
                            sebt_sweep_result *out, sebt_error *err)
 {
@@ -585,6 +632,12 @@ sebt_status sebt_sweep_run(const sebt_backend *b, const sebt_series *s, const se
     if (d.window > d.n)
         d.window = d.n;
     d.top_cap = opts->top < d.n ? opts->top : d.n;
+    d.t_start = now_s();
+    st = start_proof(&d, err);
+    if (st != SEBT_OK) {
+        sebt_sweep_proof_free(&d.proof);
+        return st;
+    }
     /* npy rows cost little (no digits to find): the writer formats them,
      * as it does with trades to hand over. */
     d.team_rows = opts->rows == SEBT_ROWS_CSV && !opts->want_trades && uses_every_core(opts->threads);
@@ -599,8 +652,12 @@ sebt_status sebt_sweep_run(const sebt_backend *b, const sebt_series *s, const se
     run_threads(&d);
     if (d.st == SEBT_OK && !d.stopped)
         top_sort(&d);
+    if (d.st == SEBT_OK && !d.stopped && d.proving)
+        d.st = finish_proof(&d, &out->verification, &d.err);
+    sebt_sweep_proof_free(&d.proof);
     out->top = d.kept;
-    out->n_top = d.st == SEBT_OK && !d.stopped ? d.n_kept : 0;
+    size_t asked = opts->top < d.n_kept ? opts->top : d.n_kept;   /* the proof may keep more */
+    out->n_top = d.st == SEBT_OK && !d.stopped ? asked : 0;
     d.kept = NULL;
     out->combos_done = d.combos_done;
     out->combos_passed = d.combos_passed;

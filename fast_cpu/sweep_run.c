@@ -8,7 +8,6 @@
 #endif
 
 #include "sweep_internal.h"
-#include "../core/test_faults.h"
 
 /* The signal bitsets of combo ref q over its atr set s, a row per term. A
  * combo that leaves a filter off has no row of it: it gets its cloc row
@@ -26,9 +25,8 @@ static sebt_k_sigbits combo_sigbits(const fast_aset *s, const fast_zpair *pairs,
     sb.w[SEBT_TI_cloc] = s->cbits + (size_t)q->cslot * s->words;
     sb.filters_on = false;
     for (int f = 0; f < FAST_N_FILTERS; f++) {
-        bool off = q->fslot[f] < 0 || SEBT_FAULT("filter_switch_read_as_off");
-        sb.w[fast_filter_term(f)] = off ? sb.w[SEBT_TI_cloc] : s->fbits[f] + (size_t)q->fslot[f] * s->words;
-        sb.filters_on = sb.filters_on || !off;
+        sb.w[fast_filter_term(f)] = q->fslot[f] < 0 ? sb.w[SEBT_TI_cloc] : s->fbits[f] + (size_t)q->fslot[f] * s->words;
+        sb.filters_on = sb.filters_on || q->fslot[f] >= 0;
     }
     return sb;
 }
@@ -118,9 +116,7 @@ static void run_twins(fast_sweep *w, const sebt_k_valid *v, const sebt_k_union *
             size_t idx = R[ts[k] + i].index;
             sebt_result *r = &w->results[idx];
             memset(r, 0, sizeof *r);
-            const sebt_params *costs = SEBT_FAULT("cost_twins_summed_with_first_costs") ? &w->combos[R[ts[0] + i].index]
-                                                                                        : &w->combos[idx];
-            sebt_k_run_combo_path(&w->fm.m, v, u, geom, path, n, open_j, costs, rbuf, r);
+            sebt_k_run_combo_path(&w->fm.m, v, u, geom, path, n, open_j, &w->combos[idx], rbuf, r);
         }
     }
 }
@@ -183,8 +179,7 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
                     sebt_result *r = &w->results[idx];
                     memset(r, 0, sizeof *r);
                     if (!want_trades && q + 1 < t1) {   /* two at once: sebt_k_run_combo_pair_hop */
-                        sebt_k_sigbits sb_b = SEBT_FAULT("pair_hop_second_gets_first_signal")
-                                                  ? sb : combo_sigbits(s, pairs, &R[q + 1]);
+                        sebt_k_sigbits sb_b = combo_sigbits(s, pairs, &R[q + 1]);
                         size_t idx_b = R[q + 1].index;
                         sebt_result *r_b = &w->results[idx_b];
                         memset(r_b, 0, sizeof *r_b);

@@ -22,6 +22,7 @@
 #include "sebt/analysis.h"
 #include "sebt/backend.h"
 #include "sebt/grid.h"
+#include "sebt/sebt.h"
 #include "sebt/shard.h"
 #include "sebt/types.h"
 #include "sebt/where.h"
@@ -176,6 +177,20 @@ typedef struct {
     const sebt_trade_stats *analysis;
 } sebt_sweep_window;
 
+/* What a sweep's own proof checked (sebt/sweep_proof.h): the record a
+ * verified output carries (docs/formats.md "Verification"). */
+typedef struct {
+    bool done;                     /* a proof ran and found no difference */
+    int version;                   /* SEBT_VERIFICATION_VERSION */
+    size_t best;                   /* best combos re-run on the reference */
+    size_t sampled;                /* combos recomputed on the exact path */
+    bool series_fresh_checked;     /* the series came from the cache and equalled a fresh parse */
+    bool rows_read_back;           /* the sampled rows were read back from the file written */
+    uint64_t seed;                 /* the sample's */
+    double seconds;                /* the proof's own wall time */
+    double sweep_seconds;          /* the sweep's, before the proof */
+} sebt_sweep_verification;
+
 /* Called once per window, in input order, from one thread at a time (the
  * driver's writer thread, which runs beside the backtests of the next
  * window). A nonzero return stops the sweep: no later window is handed
@@ -213,7 +228,26 @@ typedef struct {
      * SEBT_SWEEP_ANALYSIS_BYTES of trades at the window before's trades
      * per combo. The rows are the same whatever the windows. */
     bool analysis;
+    /* The driver's own proof of what it hands out (sebt/sweep_proof.h):
+     * SEBT_VERIFY_DEFAULT (0) runs it once the last window is handed over:
+     * the series (when series_file is set) against a fresh parse, the best
+     * combo (by metric) on the reference, at least SEBT_VERIFY_MIN sampled
+     * combos on the exact path; a difference fails the sweep with
+     * SEBT_ERR_VERIFY, err naming the combo, the field and both values.
+     * SEBT_VERIFY_OFF: none (a caller that runs the proof itself on the
+     * file it wrote, as `sebt sweep` does). */
+    int verify;
+    size_t verify_n;               /* sampled combos whatever the time (0: at least SEBT_VERIFY_MIN) */
+    bool verify_seeded;            /* verify_seed draws the sample (else the clock) */
+    uint64_t verify_seed;
+    /* The series' file and load options when the series came from the
+     * series cache (sebt_load_csv_cached said SEBT_CACHE_HIT): the proof
+     * compares it with a fresh parse. NULL: the series was parsed. */
+    const char *series_file;
+    sebt_load_opts series_load;
 } sebt_sweep_opts;
+
+enum { SEBT_VERIFY_DEFAULT = 0, SEBT_VERIFY_OFF = 1 };
 
 #define SEBT_SWEEP_ANALYSIS_WINDOW ((size_t)256)
 #define SEBT_SWEEP_ANALYSIS_BYTES ((size_t)128 << 20)
@@ -230,6 +264,8 @@ typedef struct {
     /* Rows were formatted by the backtests' threads between windows (CSV
      * without trades, when they take every core), else by the writer thread. */
     bool rows_by_backtest_threads;
+    /* What the driver's own proof checked (opts.verify). */
+    sebt_sweep_verification verification;
 } sebt_sweep_result;
 
 /* Runs the sweep. Errors: SEBT_ERR_USAGE (bad options), SEBT_ERR_NOMEM,

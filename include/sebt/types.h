@@ -31,7 +31,8 @@ typedef enum {
     SEBT_ERR_UNAVAILABLE, /* a backend is not built into this binary */
     SEBT_ERR_INTERNAL,  /* a bug in sebt: please report it */
     SEBT_ERR_PROTOCOL,  /* a kernel that shook hands then broke the protocol: the kernel's bug */
-    SEBT_ERR_TIMEOUT    /* a backend did not return within its time limit (a kernel's request, a checked call) */
+    SEBT_ERR_TIMEOUT,   /* a backend did not return within its time limit (a kernel's request, a checked call) */
+    SEBT_ERR_VERIFY     /* a sweep's own proof found a result that differs from its recomputation */
 } sebt_status;
 
 #define SEBT_ERROR_MSG_MAX 512

@@ -12,7 +12,7 @@ c_size_t = C.c_size_t
 
 SEBT_OK = 0
 STATUS_NAMES = ["ok", "usage", "input", "param", "io", "nomem", "nodevice", "unavailable", "internal",
-                "protocol", "timeout"]
+                "protocol", "timeout", "verify"]
 
 
 class SebtError(Exception):
@@ -178,6 +178,9 @@ class Backend(C.Structure):
                 ("features", C.c_void_p), ("run_batch", C.c_void_p), ("state", C.c_void_p)]
 
 
+CACHE_HIT = 2   # sebt_cache_use's SEBT_CACHE_HIT
+
+
 class LoadOpts(C.Structure):
     _fields_ = [("lenient", C.c_bool), ("fill_gaps", C.c_bool)]
 
@@ -209,13 +212,28 @@ class SweepOpts(C.Structure):
                 ("threads", C.c_int), ("window", c_size_t), ("want_trades", C.c_bool), ("rows", C.c_int),
                 ("top", c_size_t), ("metric", C.c_int), ("where", C.c_void_p), ("on_window", WINDOW_FN),
                 ("user", C.c_void_p),
-                ("progress", PROGRESS_FN), ("progress_user", C.c_void_p), ("analysis", C.c_bool)]
+                ("progress", PROGRESS_FN), ("progress_user", C.c_void_p), ("analysis", C.c_bool),
+                ("verify", C.c_int), ("verify_n", c_size_t), ("verify_seeded", C.c_bool), ("verify_seed", C.c_uint64),
+                ("series_file", C.c_char_p), ("series_load", LoadOpts)]
+
+
+VERIFY_DEFAULT = 0
+VERIFY_OFF = 1
+VERIFY_MIN = 256
+VERIFY_MAX = 4096
+VERIFICATION_VERSION = 2
+
+
+class Verification(C.Structure):
+    _fields_ = [("done", C.c_bool), ("version", C.c_int), ("best", c_size_t), ("sampled", c_size_t),
+                ("series_fresh_checked", C.c_bool), ("rows_read_back", C.c_bool), ("seed", C.c_uint64),
+                ("seconds", C.c_double), ("sweep_seconds", C.c_double)]
 
 
 class SweepResult(C.Structure):
     _fields_ = [("top", C.POINTER(SweepRecord)), ("n_top", c_size_t), ("combos_done", c_size_t),
                 ("combos_passed", c_size_t), ("stopped", C.c_int), ("compute_s", C.c_double), ("compute_cpu_s", C.c_double),
-                ("rows_by_backtest_threads", C.c_bool)]
+                ("rows_by_backtest_threads", C.c_bool), ("verification", Verification)]
 
 
 # ---- oracle.h ----------------------------------------------------------------

@@ -114,6 +114,8 @@ def load_file(path, lenient=False, fill_gaps=False, cache=True):
                                     C.byref(err))
     L.check(st, err)
     s = Series(c, os.fspath(path))
+    # Read from a cache entry: a sweep's proof compares it with a fresh parse.
+    s._cached_from = (os.fsencode(path), bool(lenient), bool(fill_gaps)) if use.value == L.CACHE_HIT else None
     if not fill_gaps:
         _warn_gaps(s)
     return s

@@ -139,13 +139,40 @@ def _metric(by, analysis=False):
     return m
 
 
+def _verify_opts(verify, s):
+    """The driver's proof options for verify (True: the default sample,
+    False: none, an int N: N sampled combos) on series s."""
+    if isinstance(verify, bool):
+        n = 0
+    elif isinstance(verify, int) and 1 <= verify <= L.VERIFY_MAX:
+        n = verify
+    else:
+        raise ValueError("verify: expected True, False or a number of combos from 1 to %d, got %r"
+                         % (L.VERIFY_MAX, verify))
+    cached = getattr(s, "_cached_from", None)
+    return dict(verify=L.VERIFY_DEFAULT if verify is not False else L.VERIFY_OFF, verify_n=n,
+                series_file=cached[0] if cached and verify is not False else None,
+                series_load=L.LoadOpts(*cached[1:]) if cached and verify is not False else L.LoadOpts(False, False))
+
+
+def _verification(v):
+    """The driver's record of its proof, as a dict (None: no proof ran)."""
+    if not v.done:
+        return None
+    return {"version": v.version, "against": "reference", "best": v.best, "sampled": v.sampled,
+            "sampled_on": "exact-path", "series": "cache-equals-fresh-parse" if v.series_fresh_checked else "parsed",
+            "seed": "%#x" % v.seed, "seconds": v.seconds, "sweep_seconds": v.sweep_seconds}
+
+
 def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progress, where=None, what="sweep",
-                analysis=False):
+                analysis=False, verify=True):
     """Runs sebt_sweep_run; on_rows(first, count, parts) gets each window's
     npy rows (a list of (address, bytes): with where, only the rows that
     pass) unless top is set. Returns the Series, the driver's result, the
-    backend name."""
+    backend name. The driver proves what it hands out unless verify is
+    False (a SebtError with status "verify" on a difference)."""
     s = load(data)
+    vo = _verify_opts(verify, s)
     b = backend(backend_name)
     cond = C.c_void_p()
     if where is not None:
@@ -180,7 +207,7 @@ def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progr
     prog_fn = L.PROGRESS_FN(on_progress)
     o = L.SweepOpts(grid=cs.grid, combos=cs.array, n_combos=cs.n, threads=threads, window=window,
                     rows=L.ROWS_NONE if top else L.ROWS_NPY, top=top or 0, metric=_metric(by, analysis), where=cond,
-                    on_window=win_fn, progress=prog_fn, analysis=analysis)
+                    on_window=win_fn, progress=prog_fn, analysis=analysis, **vo)
     r = L.SweepResult()
     err = L.Error()
     status = []
@@ -243,12 +270,15 @@ class SweepResult:
     sweep`, in its order; `frame()` for pandas), the series and backend it
     ran on, and the combos, so any row can be run again with its trades."""
 
-    def __init__(self, rows, series, backend_name, combos, path=None):
+    def __init__(self, rows, series, backend_name, combos, path=None, verification=None):
         self.rows = rows
         self.series = series
         self.backend = backend_name
         self._combos = combos
         self.path = path
+        # What the sweep's own proof checked (docs/formats.md "Verification"),
+        # or None when it ran with verify=False.
+        self.verification = verification
 
     def __len__(self):
         return len(self.rows)
@@ -344,7 +374,7 @@ def where_mask(rows, text):
 
 
 def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="sharpe", where=None, out=None,
-          progress=None, window=0, analysis=False):
+          progress=None, window=0, analysis=False, verify=True):
     """Backtests every combo of a grid (a dict {parameter: values}, the
     first varying slowest as in a grid file; or a grid file's path) or of
     combos (a list of dicts, a DataFrame, a combos CSV's path) over data.
@@ -363,7 +393,11 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
     Sharpe; `sebt sweep --analysis`), from each combo's trades: slower,
     and unless window says otherwise in windows sized by their trades
     (about 128 MB of them each; the first 256 combos); where may then
-    name them."""
+    name them. verify (True, False or a number of combos, `sebt sweep
+    --verify N`) is the sweep's own proof: the best combo re-run on the
+    reference, at least 256 sampled combos on the exact path, a cached
+    series against a fresh parse; a difference raises SebtError (status
+    "verify") and writes nothing; SweepResult.verification records it."""
     if top is not None:
         top = _top_count("top", top)
     cs = _Combos(grid, combos)
@@ -375,7 +409,8 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
                                  "filter the result, or use iter_sweep(where=...)")
             L.check_paths(("data", data, L.PATH_INPUT), ("grid", grid, L.PATH_INPUT),
                           ("combos", combos, L.PATH_INPUT), ("out", out, L.PATH_OUTPUT))
-            return _sweep_to_file(data, cs, backend, threads, top, by, out, progress, window, n_rows, analysis)
+            return _sweep_to_file(data, cs, backend, threads, top, by, out, progress, window, n_rows, analysis,
+                                  verify)
         rows = np.empty(n_rows, _row_dtype(analysis))
         at = [rows.ctypes.data]
 
@@ -385,16 +420,17 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
                 at[0] += nbytes
 
         s, r, bname = _run_driver(data, cs, backend, threads, window, top, by, on_rows, progress, where,
-                                  analysis=analysis)
+                                  analysis=analysis, verify=verify)
         try:
             if top:
                 rows = rows[:r.n_top]
                 _top_rows(cs, r, rows)
             elif where is not None:
                 rows = rows[:r.combos_passed].copy()
+            proof = _verification(r.verification)
         finally:
             L.lib.sebt_sweep_result_free(C.byref(r))
-        return SweepResult(rows, s, bname, cs)
+        return SweepResult(rows, s, bname, cs, verification=proof)
     except BaseException:
         cs.close()
         raise
@@ -407,7 +443,7 @@ _DRIVER_WINDOW = 65536
 _ANALYSIS_WINDOW = 256   # SEBT_SWEEP_ANALYSIS_WINDOW
 
 
-def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, window, n_rows, analysis):
+def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, window, n_rows, analysis, verify):
     """The rows into out through libsebt's atomic file (outfile.h): a big
     file past the page cache, whose copy and writeback would otherwise take
     the backtests' cores; the target replaced only once the file is whole
@@ -433,12 +469,13 @@ def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, wind
                 put(addr, nbytes)
 
         s, r, bname = _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progress,
-                                  analysis=analysis)
+                                  analysis=analysis, verify=verify)
         try:
             if top:
                 rows = np.empty(n_rows, _row_dtype(analysis))
                 _top_rows(cs, r, rows)
                 put(rows.ctypes.data, rows.nbytes)
+            proof = _verification(r.verification)
         finally:
             L.lib.sebt_sweep_result_free(C.byref(r))
         released = True
@@ -447,18 +484,20 @@ def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, wind
         if not released:
             L.lib.sebt_outfile_abort(C.byref(o))
         raise
-    return SweepResult(np.load(out, mmap_mode="r"), s, bname, cs, path=out)
+    return SweepResult(np.load(out, mmap_mode="r"), s, bname, cs, path=out, verification=proof)
 
 
 def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, where=None, progress=None, window=0,
-               analysis=False):
+               analysis=False, verify=True):
     """The rows of a sweep as they are done: one array per window (65,536
     combos unless window says otherwise; with analysis, sized by their
     trades, the first 256 combos), in input
     order. At most two chunks wait for the consumer, so memory stays at a
     few windows whatever the grid's size; leaving the loop early stops the
     sweep. With where, each chunk holds the window's rows that pass;
-    analysis as in sweep()."""
+    analysis as in sweep(). verify as in sweep(): the proof runs once the
+    last chunk is handed out, and a difference raises SebtError (status
+    "verify") from the loop after it."""
     dtype = _row_dtype(analysis)
     cs = _Combos(grid, combos)
     q = queue.Queue(maxsize=1)
@@ -487,7 +526,7 @@ def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, where=None
     def work():
         try:
             _, r, _ = _run_driver(data, cs, backend, threads, window, None, "sharpe", on_rows, progress, where,
-                                  analysis=analysis)
+                                  analysis=analysis, verify=verify)
             L.lib.sebt_sweep_result_free(C.byref(r))
             item = END
         except StopIteration:

@@ -101,22 +101,10 @@ fi
 export SEBT_CACHE_DIR=$work/cache
 if ! "$sebt" --version | grep -q '^series cache: *off'; then
   caught cached_volume_from_close "a cached series' volume read from its close column" \
-    "cached series .* differs from a fresh parse in volume" small.npy --grid small.grid --format npy --verify full
+    "series read from the cache differs from a fresh parse of .* in volume" small.npy --grid small.grid --format npy --verify full
 else
   echo "skipped: a cached series (this sebt caches no series)"
 fi
-# The sweep's default proof (no --verify: the sample it sizes itself, at
-# least 256 combos or all of them) on bugs of fast_cpu's sweep that touch
-# some rows only, each where a user would meet it. --seed fixes the sample.
-printf 'ema_fast = 6:40:1\nreward_r = 1.0:3.0:0.5\nvol_z = 1.5, 2.0\nz_window = 48\nmax_hold = 24, 48\n' > pairs.grid
-printf 'use_rsi = true\nrsi_max = 30, 45\nrsi_window = 14, 28\nema_fast = 6:40:2\nz_window = 48\nvol_z = 1.0, 1.5\n' > filter.grid
-printf 'fee_bp = 0, 5, 10\nslippage_bp = 0, 2\nema_fast = 6:40:2\nz_window = 48\nreward_r = 1.0:3.0:0.5\n' > twins.grid
-caught pair_hop_second_gets_first_signal "the pair hop giving the second combo the first's signal" \
-  "the reference's" pairs.csv --grid pairs.grid --seed 3
-caught filter_switch_read_as_off "a filter's switch read as off in the sweep's signal" \
-  "the reference's" filter.csv --grid filter.grid --seed 3
-caught cost_twins_summed_with_first_costs "cost twins summed with the first twin's costs" \
-  "the reference's" twins.npy --grid twins.grid --format npy --seed 3
 # A cached series read wrong: the default proof parses the file afresh
 # when the series came from the cache (a first run, with nothing planted,
 # stores the entry: each build keeps its own entries).
