@@ -3,6 +3,7 @@
  * nothing: every shard must be there once, and all must come from the
  * same data, grid, backend, options and version of sebt. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +24,10 @@ const cli_command cli_cmd_merge_spec = {
              "(in any order) into the output of the whole sweep: the same bytes as the\n"
              "sweep run in one go, with the --format, --top and --by the shards were given.\n"
              "Refuses a missing or repeated shard, a damaged one, and shards of different\n"
-             "data, grids, backends, options or versions of sebt.\n",
+             "data, grids, backends, options or versions of sebt. Each shard proved its\n"
+             "own rows before writing them (its first line records the proof); merge\n"
+             "reads every row of a CSV or npy output back before publishing it, and\n"
+             "says whether every shard was verified.\n",
     .opts = CLI_OPTS(merge_opts),
     .positional = "SHARD_FILE...",
     .fn = cli_cmd_merge,
@@ -62,6 +66,27 @@ static bool header_u64(const char *line, const char *key, uint64_t *out, int bas
     return !*end && !errno;
 }
 
+/* "verified=BEST/SAMPLED seed=HEX", or "verified=no": the shard's own proof. */
+static bool read_verified(const char *line, sweep_shard_header *h)
+{
+    char v[48];
+    if (!header_value(line, "verified", v, sizeof v) || !header_value(line, "seed", h->seed, sizeof h->seed))
+        return false;
+    h->verified = strcmp(v, "no") != 0;
+    if (!h->verified)
+        return true;
+    char *slash = strchr(v, '/'), *end;
+    if (!slash || slash == v || v[0] == '-' || slash[1] == '-')
+        return false;
+    *slash = '\0';
+    errno = 0;
+    h->v_best = strtoull(v, &end, 10);
+    if (*end || errno)
+        return false;
+    h->v_sampled = strtoull(slash + 1, &end, 10);
+    return !*end && !errno;
+}
+
 /* Reads the file and its header line. Prints and returns an exit code. */
 static int read_shard(const char *cmd, shard_file *sf)
 {
@@ -90,7 +115,9 @@ static int read_shard(const char *cmd, shard_file *sf)
         snprintf(said, sizeof said, "%.*s", (int)strcspn(line + strlen(prefix), " "), line + strlen(prefix));
         fprintf(stderr, "sebt %s: error: %s is a shard file of format '%s'; this sebt (%s) reads format %d%s\n", cmd,
                 sf->path, said, SEBT_VERSION, SWEEP_SHARD_FORMAT,
-                fmt == 1 ? " (format 1 had no checksum: run that shard again)" : "");
+                fmt == 1   ? " (format 1 had no checksum: run that shard again)"
+                : fmt == 2 ? " (format 2 recorded no proof: run that shard again)"
+                           : "");
         return CLI_EXIT_USAGE;
     }
     *nl = '\n';
@@ -127,7 +154,8 @@ static int read_shard(const char *cmd, shard_file *sf)
               header_value(line, "format", h->format, sizeof h->format) &&
               header_value(line, "by", h->by, sizeof h->by);
     uint64_t top = 0;
-    ok = ok && header_u64(line, "top", &top, 10) && i >= 1 && i <= n && n <= 1000000;
+    ok = ok && header_u64(line, "top", &top, 10) && i >= 1 && i <= n && n <= 1000000 &&
+         read_verified(line, h);
     if (!ok) {
         fprintf(stderr, "sebt %s: error: %s: damaged shard header: %s\n", cmd, sf->path, line);
         return CLI_EXIT_USAGE;
@@ -150,6 +178,137 @@ static int read_shard(const char *cmd, shard_file *sf)
     }
     sf->rows = nl2 + 1;
     return CLI_EXIT_OK;
+}
+
+/* ---- the merged file, read back ---------------------------------------------
+ * Each shard proved its own rows before writing them (its header's
+ * verified=); what is left to prove is the merge itself: every row of the
+ * file as written, read back by the library's row readers, is its shard's
+ * row. */
+typedef struct {
+    const sebt_params *combos;
+    const sebt_result *results;
+    bool npy, csv;
+    bool read_back;
+} merge_check;
+
+static bool same_row(const merge_check *m, size_t k, size_t want, uint64_t combo, const sebt_params *p,
+                     const sebt_sweep_record *rec, char *why, size_t why_size)
+{
+    const sebt_result *r = &m->results[want];
+    const char *field = NULL;
+    for (int i = 0; i < SEBT_N_PARAMS && !field; i++) {
+        double x = sebt_params_get_double(p, i), y = sebt_params_get_double(&m->combos[want], i);
+        if (memcmp(&x, &y, sizeof x) != 0)
+            field = sebt_param_table[i].name;
+    }
+    if (combo != want)
+        snprintf(why, why_size, "verification failed: row %zu of the merged file reads back as combo %" PRIu64
+                 ", the shards' row there is combo %zu", k + 1, combo, want);
+    else if (field || memcmp(&rec->metrics, &r->metrics, sizeof r->metrics) != 0 ||
+             rec->valid_bars != (uint64_t)r->valid_bars || (rec->open_at_end != 0) != r->open_at_end.open)
+        snprintf(why, why_size, "verification failed: row %zu of the merged file (combo %zu) reads back other "
+                 "than its shard's row (%s)", k + 1, want, field ? field : "a result field");
+    else
+        return true;
+    return false;
+}
+
+static bool check_csv(const merge_check *m, char *text, const size_t *rows, size_t n_rows, char *why,
+                      size_t why_size)
+{
+    char *line = strchr(text, '\n');
+    for (size_t k = 0; k < n_rows; k++) {
+        char *nl = line ? strchr(++line, '\n') : NULL;
+        uint64_t combo;
+        sebt_params p;
+        sebt_sweep_record rec;
+        char perr[200];
+        if (!nl) {
+            snprintf(why, why_size, "verification failed: the merged file holds %zu rows, expected %zu", k, n_rows);
+            return false;
+        }
+        *nl = '\0';
+        if (!sebt_sweep_csv_row_read(line, false, &combo, &p, &rec, perr, sizeof perr)) {
+            snprintf(why, why_size, "verification failed: row %zu of the merged file does not read back: %s", k + 1,
+                     perr);
+            return false;
+        }
+        if (!same_row(m, k, rows[k], combo, &p, &rec, why, why_size))
+            return false;
+        line = nl;
+    }
+    if (line && line[1]) {
+        snprintf(why, why_size, "verification failed: the merged file holds more than its %zu rows", n_rows);
+        return false;
+    }
+    return true;
+}
+
+static bool check_npy(const merge_check *m, const unsigned char *b, size_t len, const size_t *rows, size_t n_rows,
+                      char *why, size_t why_size)
+{
+    size_t row = sebt_sweep_npy_row_bytes_ex(false);
+    size_t start = len >= 10 ? 10 + (size_t)b[8] + ((size_t)b[9] << 8) : len + 1;
+    if (len < 10 || memcmp(b, "\x93NUMPY\x01\x00", 8) != 0 || start > len || (len - start) != n_rows * row) {
+        snprintf(why, why_size, "verification failed: the merged npy file does not hold %zu rows of %zu bytes",
+                 n_rows, row);
+        return false;
+    }
+    for (size_t k = 0; k < n_rows; k++) {
+        uint64_t combo;
+        sebt_params p;
+        sebt_sweep_record rec;
+        sebt_sweep_npy_row_read_ex(b + start + k * row, false, &combo, &p, &rec);
+        if (!same_row(m, k, rows[k], combo, &p, &rec, why, why_size))
+            return false;
+    }
+    return true;
+}
+
+static bool check_merged(void *ctx, const char *tmp, const size_t *rows, size_t n_rows, char *why, size_t why_size)
+{
+    merge_check *m = ctx;
+    if (!m->npy && !m->csv)
+        return true;   /* JSON and text: no independent reader here; the shards' own proofs stand */
+    char *text = NULL;
+    size_t len = 0;
+    sebt_error err = { 0 };
+    if (sebt_read_file(tmp, &text, &len, &err) != SEBT_OK) {
+        snprintf(why, why_size, "cannot read the merged file back: %s", err.msg);
+        return false;
+    }
+    bool ok = m->npy ? check_npy(m, (const unsigned char *)text, len, rows, n_rows, why, why_size)
+                     : check_csv(m, text, rows, n_rows, why, why_size);
+    free(text);
+    m->read_back = ok;
+    return ok;
+}
+
+/* What the merged output rests on, for people. */
+static void say_proof(const char *cmd, const shard_file *files, size_t n_files, const merge_check *m,
+                      const char *output)
+{
+    uint64_t best = 0, sampled = 0;
+    const shard_file *unverified = NULL;
+    for (size_t k = 0; k < n_files; k++) {
+        if (!files[k].h.verified && !unverified)
+            unverified = &files[k];
+        best += files[k].h.v_best;
+        sampled += files[k].h.v_sampled;
+    }
+    if (unverified)
+        fprintf(stderr, "sebt %s: not verified: shard %u/%u (%s) ran with --no-verify", cmd, unverified->h.index,
+                unverified->h.count, unverified->path);
+    else
+        fprintf(stderr, "sebt %s: verified: each of the %zu shards re-checked its best combo and a sample against "
+                "the reference before it was written (%" PRIu64 " best, %" PRIu64 " sampled in all)", cmd, n_files,
+                best, sampled);
+    if (m->read_back)
+        fprintf(stderr, "; every row read back from %s equals its shard's row\n", output);
+    else
+        fprintf(stderr, "; the merged rows were not read back (%s)\n",
+                m->npy || m->csv ? "written to stdout" : "JSON and text are not read back");
 }
 
 /* The first field where two shards disagree, or NULL. */
@@ -321,7 +480,13 @@ int cli_cmd_merge(int argc, char **argv)
                                    .bars = (size_t)h0->bars, .n_combos = n_combos };
         if (spec.metric < 0)
             spec.metric = SWEEP_N_METRICS - 1;
+        merge_check mc = { .combos = combos, .results = results, .npy = spec.npy,
+                           .csv = !spec.npy && !spec.json && !spec.text };
+        spec.check_written = check_merged;
+        spec.check_ctx = &mc;
         rc = sweep_write_output(cmd, output, &spec, combos, results, NULL, NULL);
+        if (rc == CLI_EXIT_OK)
+            say_proof(cmd, files, n_files, &mc, output ? output : "stdout");
     }
     for (size_t k = 0; k < n_files; k++)
         free(files[k].text);

@@ -739,10 +739,15 @@ static int write_shard(const char *cmd, const sweep_run *r, const sebt_result *a
         return CLI_EXIT_NOMEM;
     }
     fprintf(hw.f, "# sebt-shard %d version=%s shard=%u/%u combos=%zu rows=%zu bars=%zu data=%016llx grid=%016llx "
-            "backend=%s format=%s top=%ld by=%s\n", SWEEP_SHARD_FORMAT, SEBT_VERSION, a->shard_i, a->shard_n,
+            "backend=%s format=%s top=%ld by=%s ", SWEEP_SHARD_FORMAT, SEBT_VERSION, a->shard_i, a->shard_n,
             r->n_combos, r->n_shard, r->s.n, (unsigned long long)r->ck.data_fp, (unsigned long long)r->ck.grid_fp,
             r->b->name, a->format ? a->format : "csv", a->have_top ? a->top : 0L,
             sebt_metric_name(r->metric));
+    if (a->verify != PROOF_OFF)
+        fprintf(hw.f, "verified=%zu/%zu seed=%#" PRIx64 "\n", r->proof.core.best, r->proof.core.sampled,
+                r->proof.core.seed);
+    else
+        fprintf(hw.f, "verified=no seed=0\n");
     sweep_write_csv_header(hw.f);
     for (size_t k = 0; k < r->n_shard; k++)
         sweep_write_csv_row(hw.f, r->shard[k], &r->combos[r->shard[k]], &all[r->shard[k]]);
@@ -766,27 +771,34 @@ static sebt_sweep_record record_of(size_t combo, const sebt_result *r)
                                 .open_at_end = r->open_at_end.open ? 1 : 0 };
 }
 
-/* The whole-sweep paths (checkpoints, MPI ranks, --format text): the best
- * combo and a sample of the results held, against the reference, before
- * the output is written. Rank 0; shards are checked where they merge. */
+/* The whole-sweep paths (checkpoints, MPI ranks, --format text, a
+ * --shard): the best combo and a sample of the results held, against the
+ * reference, before the output is written. Rank 0. A shard's sample and
+ * best are drawn from its own combos; its file records the proof for
+ * `sebt merge`. */
 static int prove_whole(const char *cmd, sweep_run *r, const sebt_result *all)
 {
     sweep_args *a = &r->a;
-    size_t n = r->n_combos;
-    if (a->verify == PROOF_OFF || a->shard_n || n == 0)
+    size_t n = r->n_combos, m = r->n_shard;
+    if (a->verify == PROOF_OFF || m == 0)
         return CLI_EXIT_OK;
     r->proof = (sweep_proof){ .mode = a->verify, .core = { .fixed = a->verify_n, .seed = a->seed } };
     if (!a->have_seed)
         r->proof.core.seed = (uint64_t)(cli_now() * 1e9) ^ ((uint64_t)getpid() << 32);
-    int rc = sweep_proof_plan(cmd, &r->proof, n, n);
+    int rc = sweep_proof_plan(cmd, &r->proof, m, m);
     if (rc != CLI_EXIT_OK)
         return rc;
-    size_t best = 0;
-    for (size_t i = 1; i < n; i++)
+    /* The plan numbers the shard's combos 0..m-1; r->shard names them. */
+    size_t best = r->shard[0];
+    for (size_t k = 1; k < m; k++) {
+        size_t i = r->shard[k];
         if (sebt_rank_compare(&all[i].metrics, i, &all[best].metrics, best, r->metric) < 0)
             best = i;
-    for (size_t i = 0; i < r->proof.core.n_cand; i++)
+    }
+    for (size_t i = 0; i < r->proof.core.n_cand; i++) {
+        r->proof.core.cand[i] = r->shard[r->proof.core.cand[i]];
         r->proof.core.mem[i] = record_of(r->proof.core.cand[i], &all[r->proof.core.cand[i]]);
+    }
     sebt_sweep_record b = record_of(best, &all[best]);
     sweep_proof_ctx c = { .b = r->b, .s = &r->s, .combos = r->combos, .n_combos = n, .window = n,
                           .threads = (int)a->threads, .sweep_seconds = cli_now() - r->t_start, .data = a->data,

@@ -31,6 +31,11 @@ typedef struct {
     const char *backend;
     size_t bars;
     size_t n_combos;
+    /* Called on the written file before it is published (NULL: none);
+     * false, with why, discards it (exit 1: the previous file stays). */
+    bool (*check_written)(void *ctx, const char *tmp, const size_t *rows, size_t n_rows, char *why,
+                          size_t why_size);
+    void *check_ctx;
 } sweep_output_spec;
 
 /* Writes the sweep's output for all spec->n_combos combos (results[i] is
@@ -51,13 +56,17 @@ size_t sweep_passing(size_t *rows, size_t n, const sebt_where *where, const sebt
 void sweep_rank(size_t *rows, size_t n, const sebt_result *results, int metric);
 
 /* ---- shard files ------------------------------------------------------------
- * Line 1: "# sebt-shard 1 version=V shard=I/N combos=C rows=R bars=B
- *          data=HEX grid=HEX backend=NAME format=csv|json top=K by=METRIC"
+ * Line 1: "# sebt-shard 3 version=V shard=I/N combos=C rows=R bars=B
+ *          data=HEX grid=HEX backend=NAME format=csv|json top=K by=METRIC
+ *          verified=BEST/SAMPLED|no seed=HEX": the shard's own proof (its
+ *          best combo on the reference, SAMPLED of its combos on the exact
+ *          path; "no": run with --no-verify).
  * Line 2: the sweep's CSV header; then the shard's R rows in input order.
  * Last line: "# sebt-shard-end fnv1a64=HEX": the FNV-1a 64 hash (sebt_fnv1a)
  * of every byte before that line, so merge refuses a shard damaged or cut
- * anywhere. Format 1 had no checksum; merge refuses it by its number. */
-#define SWEEP_SHARD_FORMAT 2
+ * anywhere. Format 1 had no checksum, format 2 no proof; merge refuses
+ * them by their number. */
+#define SWEEP_SHARD_FORMAT 3
 #define SWEEP_SHARD_END "# sebt-shard-end fnv1a64="
 typedef struct {
     char version[32];
@@ -68,6 +77,9 @@ typedef struct {
     char format[8];
     long top;                  /* 0: no --top */
     char by[16];
+    bool verified;             /* the shard proved its rows before writing them */
+    uint64_t v_best, v_sampled;
+    char seed[24];
 } sweep_shard_header;
 
 /* f hashes what is written to it, then passes it on to under. */

@@ -274,6 +274,16 @@ int sweep_write_output(const char *cmd, const char *path, const sweep_output_spe
         for (size_t k = 0; k < n_rows; k++)
             sweep_write_csv_row(af.f, rows[k], &combos[rows[k]], &results[rows[k]]);
     }
+    if (spec->check_written && !af.is_stdout && af.o.atomic) {
+        bool flushed = fflush(af.f) == 0;
+        if (!flushed || !spec->check_written(spec->check_ctx, af.o.tmp, rows, n_rows, why, sizeof why)) {
+            atomic_discard(&af);
+            fprintf(stderr, "sebt %s: error: %s; the output is not written (the previous file, if any, is "
+                    "unchanged)\n", cmd, flushed ? why : "writing the output failed");
+            free(rows);
+            return flushed ? CLI_EXIT_CHECK_FAILED : CLI_EXIT_USAGE;
+        }
+    }
     if (!atomic_commit(&af, why, sizeof why)) {
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
         free(rows);

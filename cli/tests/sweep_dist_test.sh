@@ -60,6 +60,21 @@ shard)
     [ "$rows" -gt 0 ] || fail "shard $i/4 is empty: the partition does not spread the work"
   done
   [ "$total" -eq 96 ] || fail "the 4 shards hold $total rows, expected 96"
+  # Each shard proves its own rows and records it; merge reads every row
+  # of its file back and says what the output rests on.
+  for i in 1 2 3 4; do
+    head -1 "s$i.shard" | grep -q " verified=1/$(rows_of "s$i.shard") seed=0x" ||
+      fail "shard $i/4's header records no proof of its $(rows_of "s$i.shard") rows: $(head -1 "s$i.shard")"
+  done
+  "$sebt" merge s1.shard s2.shard s3.shard s4.shard --output proven.csv 2> merge.err || fail "merge: $(cat merge.err)"
+  grep -q "verified: each of the 4 shards re-checked its best combo and a sample against the reference before it was written (4 best, 96 sampled in all); every row read back from proven.csv equals its shard's row" merge.err ||
+    fail "merge does not say what its output rests on: $(cat merge.err)"
+  "$sebt" sweep --data "$data" --grid grid.txt --shard 3/4 --no-verify --output u3.shard 2>/dev/null
+  head -1 u3.shard | grep -q ' verified=no seed=0$' || fail "an unverified shard is not marked: $(head -1 u3.shard)"
+  "$sebt" merge s1.shard s2.shard u3.shard s4.shard --output unproven.csv 2> merge.err || fail "merge: $(cat merge.err)"
+  grep -q "not verified: shard 3/4 (u3.shard) ran with --no-verify" merge.err ||
+    fail "merge of an unverified shard does not say so: $(cat merge.err)"
+  same unproven.csv whole.csv "a shard run with --no-verify merges to the same bytes"
   # One indicator group larger than a shard's share is cut across shards.
   printf 'vol_z = 1.0, 1.5, 2.0\ntr_z = 0.5, 1.0, 1.5\nreward_r = 1, 2, 3, 4\n' > onegroup.txt
   "$sebt" sweep --data "$data" --grid onegroup.txt --output onegroup.csv
@@ -90,7 +105,7 @@ shard)
   sed '1s/version=[^ ]*/version=0.0.1/' s2.shard > old0.shard && resign old0.shard old.shard
   expect_error 2 "version of sebt" "$sebt" merge s1.shard old.shard s3.shard s4.shard
   expect_error 2 "different sweeps" "$sebt" merge s1.shard t2.shard s3.shard s4.shard
-  # The checksum (shard format 2): one changed character anywhere, a cut, a
+  # The checksum (shard format 2 on): one changed character anywhere, a cut, a
   # lost checksum line, an old format; each named by its file.
   head -n -2 s2.shard > cut0.shard && resign cut0.shard cut.shard
   expect_error 2 "incomplete" "$sebt" merge s1.shard cut.shard s3.shard s4.shard
@@ -101,8 +116,12 @@ shard)
   # A Sharpe of 0.5 made 8.5 by one character: the failure the campaign saw.
   awk -F, 'NR == 3 { $NF = $NF "7" } { print }' OFS=, s2.shard > flipped.shard
   expect_error 2 "flipped.shard is damaged: its bytes hash to" "$sebt" merge s1.shard flipped.shard s3.shard s4.shard
-  sed '1s/^# sebt-shard 2 /# sebt-shard 1 /' s2.shard > format1.shard
+  sed '1s/^# sebt-shard 3 /# sebt-shard 1 /' s2.shard > format1.shard
   expect_error 2 "format1.shard is a shard file of format .1." "$sebt" merge s1.shard format1.shard s3.shard s4.shard
+  sed '1s/^# sebt-shard 3 /# sebt-shard 2 /; 1s/ verified=.*//' s2.shard > format2.shard
+  expect_error 2 "format 2 recorded no proof" "$sebt" merge s1.shard format2.shard s3.shard s4.shard
+  sed '1s/ verified=[^ ]*/ verified=x/' s2.shard > badproof0.shard && resign badproof0.shard badproof.shard
+  expect_error 2 "damaged shard header" "$sebt" merge s1.shard badproof.shard s3.shard s4.shard
   resign s2.shard s2again.shard
   same s2again.shard s2.shard "the test's own checksum equals the one sebt writes"
   sed '3s/^\([0-9]*\),24,/\1,25,/' s2.shard > edited0.shard && resign edited0.shard edited.shard
@@ -187,8 +206,8 @@ mpi)
   same mpi_onegroup.csv onegroup.csv "one indicator group cut across 3 ranks equals the single-process sweep"
   run -np 2 "$sebt" sweep --data "$data" --grid grid.txt --format json --top 7 --by total_pnl --output mpi2.json
   same mpi2.json whole_top.json "mpirun -np 2 --format json --top 7 equals the single-process sweep"
-  "$sebt" sweep --data "$data" --grid grid.txt --shard 2/3 --output plain.shard
-  run -np 2 "$sebt" sweep --data "$data" --grid grid.txt --shard 2/3 --output mpi.shard
+  "$sebt" sweep --data "$data" --grid grid.txt --shard 2/3 --seed 5 --output plain.shard
+  run -np 2 "$sebt" sweep --data "$data" --grid grid.txt --shard 2/3 --seed 5 --output mpi.shard
   same mpi.shard plain.shard "shard 2/3 on 2 ranks equals shard 2/3 on one process"
 
   # One rank per GPU: the node-local rank picks BACKTEST_GPU_ID unless set.

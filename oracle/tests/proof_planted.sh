@@ -5,7 +5,7 @@
 # sebt_fast_planted): each slip changes some rows only, and each makes a
 # plain `sebt sweep` fail: exit 1, "verification failed" naming a combo
 # and a field, the previous output kept, no temporary file. The same sweep
-# on fast_cpu passes. --seed fixes the sample, so the verdict is the same
+# on fast_cpu passes; so does a --shard of it. --seed fixes the sample, so the verdict is the same
 # on every run.
 #   proof_planted.sh SEBT DATA PLUGIN_DIR
 set -u
@@ -43,5 +43,16 @@ caught() {
 caught pair_hop pairs.grid csv "the pair hop giving the second combo the first's signal"
 caught filter_switch filter.grid npy "a filter's switch read as off in the sweep's signal"
 caught twin_cost twins.grid csv "cost twins summed with the first twin's costs"
+# A --shard proves its own combos before writing its file: the pair hop's
+# slip in shard 2 of 3 fails it (exit 1, the previous shard file kept).
+echo old > s2.shard
+"$sebt" sweep --data "$data" --grid pairs.grid --backend "$plugins/libfast_pair_hop.so" --threads "$threads" \
+  --shard 2/3 --output s2.shard --seed 3 2> shard.err
+rc=$?
+if [ "$rc" -eq 1 ] && grep -q "verification failed: combo [0-9]*: [a-z_]* is" shard.err && [ "$(cat s2.shard)" = old ]; then
+  pass "a shard with the pair hop's slip: exit 1, '$(grep -o 'verification failed: [^;]*' shard.err | head -c 160)'"
+else
+  fail "a shard with the pair hop's slip: exit $rc, expected 1 with the previous file kept: $(tail -2 shard.err)"
+fi
 [ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
 echo "all passed"
