@@ -236,6 +236,26 @@ static sebt_status make_heatmap(void *ctx, const sebt_plot_opts *o, char **s, si
 
 #define MAX_FIX 12
 
+/* An axis is a parameter of SPEC §2; a name that is not one is named, with
+ * the parameter it was likely meant to be. */
+static int check_axis(const char *cmd, const char *opt, const char *name)
+{
+    if (sebt_param_index(name) >= 0)
+        return CLI_EXIT_OK;
+    const char *names[SEBT_N_PARAMS];
+    for (int i = 0; i < SEBT_N_PARAMS; i++)
+        names[i] = sebt_param_table[i].name;
+    int near = sebt_nearest_name(name, names, SEBT_N_PARAMS);
+    if (near >= 0)
+        return cli_usage_error(cmd, "%s %s: no parameter named '%s'; did you mean %s?", opt, name, name, names[near]);
+    char all[1024];
+    size_t used = 0;
+    for (int i = 0; i < SEBT_N_PARAMS && used < sizeof all; i++)
+        used += (size_t)snprintf(all + used, sizeof all - used, "%s%s", i ? ", " : "", names[i]);
+    return cli_usage_error(cmd, "%s %s: no parameter named '%s'; an axis is a parameter (SPEC.md section 2): %s", opt,
+                           name, name, all);
+}
+
 static int plot_heatmap(plot_job *j, const cli_args *a)
 {
     const char *cmd = j->cmd;
@@ -246,14 +266,19 @@ static int plot_heatmap(plot_job *j, const cli_args *a)
     const char *metric = cli_given(a, P_METRIC) ? cli_str(a, P_METRIC) : "sharpe";
     if (!path || !x || !y)
         return cli_usage_error(cmd, "plot heatmap needs --sweep FILE, --x PARAM and --y PARAM");
-    if (sebt_param_index(x) < 0 || sebt_param_index(y) < 0 || strcmp(x, y) == 0)
-        return cli_usage_error(cmd, "--x %s --y %s: expected two different parameters (SPEC.md section 2)", x, y);
+    int rc = check_axis(cmd, "--x", x);
+    if (rc == CLI_EXIT_OK)
+        rc = check_axis(cmd, "--y", y);
+    if (rc != CLI_EXIT_OK)
+        return rc;
+    if (strcmp(x, y) == 0)
+        return cli_usage_error(cmd, "--x and --y are both %s: a heatmap needs two different parameters", x);
     const sebt_path_use paths[] = {
         { "--sweep", path, SEBT_PATH_INPUT, NULL },
         { "--output", j->output, SEBT_PATH_OUTPUT, NULL },
         { "--script", j->script_out, SEBT_PATH_OUTPUT, NULL },
     };
-    int rc = cli_check_paths(cmd, paths, sizeof paths / sizeof paths[0]);
+    rc = cli_check_paths(cmd, paths, sizeof paths / sizeof paths[0]);
     if (rc != CLI_EXIT_OK)
         return rc;
     int n_fix = a->v[P_FIX].count;

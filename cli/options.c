@@ -104,14 +104,21 @@ static int check_value(const char *cmd, const cli_opt *o, const char *v, cli_opt
         out->r = x;
         return CLI_EXIT_OK;
     }
-    case CLI_CHOICE:
-        for (int i = 0; o->choices[i]; i++)
-            if (strcmp(o->choices[i], v) == 0) {
-                out->choice = i;
+    case CLI_CHOICE: {
+        size_t n = 0;
+        for (; o->choices[n]; n++)
+            if (strcmp(o->choices[n], v) == 0) {
+                out->choice = (int)n;
                 return CLI_EXIT_OK;
             }
-        choice_list(o, what, sizeof what);
-        return cli_usage_error(cmd, "%s expects %s, got '%s'", o->name, what, v);
+        /* Every choice, however many: a list cut short hides the one meant. */
+        char all[2048];
+        choice_list(o, all, sizeof all);
+        int near = sebt_nearest_name(v, o->choices, n);
+        if (near >= 0)
+            return cli_usage_error(cmd, "%s expects %s, got '%s'; did you mean %s?", o->name, all, v, o->choices[near]);
+        return cli_usage_error(cmd, "%s expects %s, got '%s'", o->name, all, v);
+    }
     }
     return CLI_EXIT_USAGE;
 }

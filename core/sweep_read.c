@@ -9,6 +9,7 @@
 
 #include "sebt/plot.h"
 #include "sebt/sebt.h"
+#include "sebt/sweep.h"
 
 #include "sweep_columns.h"
 
@@ -40,6 +41,24 @@ static void drop(columns *c)
         free(c->cols[k]);
         c->cols[k] = NULL;
     }
+}
+
+/* A column the file lacks, told apart: an analysis column of a sweep run
+ * without them, a likely typo of a column, or none a sweep writes. The
+ * file's columns were checked as a sweep's before this is asked. */
+static sebt_status no_column(const char *path, const char *name, sebt_error *err)
+{
+    const char *names[SEBT_SWEEP_MAX_COLUMNS];
+    bool is_bool[SEBT_SWEEP_MAX_COLUMNS];
+    size_t n = sebt_sweep_columns_ex(names, is_bool, true);
+    for (size_t i = SEBT_SWEEP_N_COLUMNS; i < n; i++)
+        if (strcmp(names[i], name) == 0)
+            return sebt_fail(err, SEBT_ERR_INPUT, "%s has no column '%s': it is an analysis column, written only by "
+                             "a sweep run with --analysis", path, name);
+    int near = sebt_nearest_name(name, names, n);
+    if (near >= 0)
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s has no column '%s'; did you mean '%s'?", path, name, names[near]);
+    return sebt_fail(err, SEBT_ERR_INPUT, "%s has no column '%s': no sweep writes one by that name", path, name);
 }
 
 /* ---- npy ------------------------------------------------------------------ */
@@ -86,7 +105,7 @@ static sebt_status read_npy(FILE *fp, const char *path, const char *const *names
     npy_field f[16];
     for (size_t k = 0; st == SEBT_OK && k < c->n_cols; k++)
         if (!npy_find(L, names[k], &f[k]))
-            st = sebt_fail(err, SEBT_ERR_INPUT, "%s has no column '%s' (not a sweep's npy?)", path, names[k]);
+            st = no_column(path, names[k], err);
     size_t row = L->row_bytes;
     unsigned long long rows = L->n_rows;
     free(L);
@@ -160,8 +179,7 @@ static sebt_status read_csv(FILE *fp, const char *path, const char *const *names
     for (size_t k = 0; k < c->n_cols; k++)
         if (at[k] < 0) {
             free(line);
-            return sebt_fail(err, SEBT_ERR_INPUT, "%s:1: no column '%s' in the header (not a sweep's CSV?)", path,
-                             names[k]);
+            return no_column(path, names[k], err);
         }
     while ((len = getline(&line, &cap, fp)) > 0 && st == SEBT_OK) {
         lineno++;

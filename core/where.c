@@ -189,6 +189,31 @@ static sebt_status emit(parser *p, op o)
 
 static sebt_status parse_or(parser *p, value_type *type);
 
+/* The text tables (`sebt sweep --format text`, split, walkforward) head
+ * some columns with words a reader sees ("trades", "win rate", "max dd");
+ * a condition names the file's columns, one name each, so a heading typed
+ * as a name (or the first word of one) is answered with the column it
+ * heads. Sets near to that column when it is among the names. */
+static const char *table_heading_at(const parser *p, const char *name, int *near)
+{
+    static const struct {
+        const char *word, *heading, *column;
+    } headings[] = {
+        { "trades", "trades", "n" },      { "win", "win rate", "win_rate" }, { "avg", "avg R", "avg_r" },
+        { "total", "total pnl", "total_pnl" }, { "max", "max dd", "max_dd" },
+    };
+    for (size_t h = 0; h < sizeof headings / sizeof headings[0]; h++) {
+        if (strcmp(name, headings[h].word) != 0)
+            continue;
+        for (size_t i = 0; i < p->n_columns; i++)
+            if (p->names[i] && strcmp(p->names[i], headings[h].column) == 0) {
+                *near = (int)i;
+                return headings[h].heading;
+            }
+    }
+    return NULL;
+}
+
 static sebt_status parse_name(parser *p, value_type *type)
 {
     const token *tk = &p->tok;
@@ -204,8 +229,12 @@ static sebt_status parse_name(parser *p, value_type *type)
             return st ? st : next(p);
         }
     int near = sebt_nearest_name(name, p->names, p->n_columns);
-    char what[160];
-    if (near >= 0)
+    const char *heading = table_heading_at(p, name, &near);
+    char what[240];
+    if (heading)
+        snprintf(what, sizeof what, "no column named '%s': the text table's '%s' is the column '%s' (a condition "
+                 "names the columns of the CSV and npy)", name, heading, p->names[near]);
+    else if (near >= 0)
         snprintf(what, sizeof what, "no column named '%s'; did you mean '%s'?", name, p->names[near]);
     else
         snprintf(what, sizeof what, "no column named '%s' (the columns are the sweep's output columns)", name);

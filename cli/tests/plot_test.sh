@@ -59,6 +59,14 @@ bad "an axis that is not a parameter" heatmap --sweep s.csv --x sharpe --y vol_z
 bad "a fix no row has" heatmap --sweep s.csv --x ema_fast --y vol_z --fix vol_z=7 --output out.png
 bad "a column the sweep lacks" heatmap --sweep s.csv --x ema_fast --y vol_z --metric nope --output out.png
 grep -q "no column 'nope'" err.txt || fail "a missing column is not named: $(cat err.txt)"
+bad "an axis that is no parameter" heatmap --sweep s.csv --x volz --y ema_fast --output out.png
+grep -q "no parameter named 'volz'; did you mean vol_z?" err.txt || fail "a misspelt axis: $(cat err.txt)"
+for f in csv npy; do
+  bad "an analysis column of a sweep without them ($f)" heatmap --sweep s.$f --x ema_fast --y vol_z \
+    --metric profit_factor --output out.png
+  grep -q "no column 'profit_factor': it is an analysis column, written only by a sweep run with --analysis" err.txt \
+    || fail "an analysis column of a sweep without them ($f): $(cat err.txt)"
+done
 bad "--combo for a heatmap" heatmap --sweep s.csv --combo s.csv:3 --x ema_fast --y vol_z --output out.png
 bad "a combo the sweep lacks" equity --data "$data" --combo s.npy:99 --output out.png
 bad "a heatmap option for equity" equity --data "$data" --x ema_fast --output out.png

@@ -109,6 +109,22 @@ Test(conventions, a_mistyped_name_gets_did_you_mean)
     cr_assert_null(strstr(p->err, "did you mean"), "%s", p->err);
 }
 
+/* A message names what went wrong and what was meant: every choice of a
+ * long list (none cut off) and the nearest; a heading of the text table
+ * typed as a column name gets the column it heads. */
+Test(conventions, a_wrong_key_or_column_is_answered_with_the_right_one)
+{
+    proc *p = run("sweep", "--data", DATA, "--by", "Sharpe", NULL);
+    cr_assert_eq(p->code, 2);
+    cr_assert_not_null(strstr(p->err, "bars_in_market, exposure or sharpe_annual, got 'Sharpe'; did you mean sharpe?"),
+                       "%s", p->err);
+    const char *grid = write_file("msg.grid", "ema_fast = 24, 48\n");
+    p = run("sweep", "--data", DATA, "--grid", grid, "--top", "1", "--where", "trades >= 30", NULL);
+    cr_assert_eq(p->code, 2);
+    cr_assert_not_null(strstr(p->err, "no column named 'trades': the text table's 'trades' is the column 'n'"), "%s",
+                       p->err);
+}
+
 /* "vol_z = 1.5, 2,0" is not three values: refused, naming file:line and
  * the two ways to write what was meant (docs/cli.md, "Grid files"). */
 Test(conventions, a_decimal_comma_in_a_grid_is_refused)

@@ -133,16 +133,62 @@ def _as_ms(t):
     raise TypeError("time must be integers (ms since the epoch, UTC) or datetime64, got %s" % t.dtype)
 
 
-def from_columns(ts, open, high, low, close, volume, source="arrays"):
+# The loader's bound on the bars a fill inserts (core/loader.c): 4 per row,
+# at least 10^6, or SEBT_MAX_GAP_FILL.
+_FILL_PER_ROW, _FILL_MIN = 4, 1000000
+
+
+def _fill_gaps(cols, source):
+    """cols (ts, then the five prices) with a missing bar (NaN in all five)
+    at each timestamp a step skips, as the loader's fill_gaps does: the
+    interval is the most common step (the smallest on a tie); a step that
+    is not a whole number of intervals is an error naming its row."""
+    ts = cols[0]
+    if len(ts) < 2:
+        return cols, 0
+    step = np.diff(ts)
+    if (step <= 0).any():
+        return cols, 0   # sebt_series_check names the row out of order
+    values, counts = np.unique(step, return_counts=True)
+    interval = int(values[np.argmax(counts)])   # unique sorts: the first maximum is the smallest step
+    odd = np.nonzero(step % interval)[0]
+    if len(odd):
+        i = int(odd[0]) + 1
+        raise ValueError("%s: the step of %d ms before row %d is not a whole number of the series' interval "
+                         "(%d ms, its most common step), so the gap cannot be filled"
+                         % (source, int(step[i - 1]), i, interval))
+    extra = int((step // interval - 1).sum())
+    if extra == 0:
+        return cols, 0
+    env = os.environ.get("SEBT_MAX_GAP_FILL", "")
+    limit = int(env) if env.isdigit() else max(_FILL_PER_ROW * len(ts), _FILL_MIN)
+    if extra > limit:
+        raise ValueError("%s: filling the gaps would insert %d missing bars into %d rows, more than the limit of %d "
+                         "(set SEBT_MAX_GAP_FILL=N to allow N)" % (source, extra, len(ts), limit))
+    at = (ts - ts[0]) // interval
+    out = [ts[0] + np.arange(int(at[-1]) + 1, dtype=np.int64) * interval]
+    for v in cols[1:]:
+        f = np.full(len(out[0]), np.nan)
+        f[at] = v
+        out.append(f)
+    return out, extra
+
+
+def from_columns(ts, open, high, low, close, volume, source="arrays", fill_gaps=False):
     """A series from columns: ts as ms since the epoch (int) or datetime64;
     prices and volume as floats, NaN in all five on a missing bar. Checked
-    as a loaded file is (SPEC §1: increasing ts, a bar present or missing)."""
+    as a loaded file is (SPEC §1: increasing ts, a bar present or missing).
+    fill_gaps: a missing bar at each timestamp a step skips, as for a file."""
     cols = [np.ascontiguousarray(_as_ms(ts), np.int64)]
     cols += [np.ascontiguousarray(np.asarray(v, dtype=np.float64)) for v in (open, high, low, close, volume)]
     n = len(cols[0])
     for name, v in zip(("ts",) + _COLUMNS, cols):
         if v.ndim != 1 or len(v) != n:
             raise ValueError("column %s: expected %d values in one dimension, got shape %s" % (name, n, v.shape))
+    filled = 0
+    if fill_gaps:
+        cols, filled = _fill_gaps(cols, source)
+        n = len(cols[0])
     c = L.Series()
     err = L.Error()
     L.check(L.lib.sebt_series_alloc(C.byref(c), n, C.byref(err)), err)
@@ -152,12 +198,13 @@ def from_columns(ts, open, high, low, close, volume, source="arrays"):
         for name, v in zip(_COLUMNS, cols[1:]):
             C.memmove(getattr(c, name), v.ctypes.data, 8 * n)
     L.lib.sebt_series_recount(C.byref(c))
+    c.n_gap_filled = filled
     L.check(L.lib.sebt_series_check(C.byref(c), C.byref(err)), err)
     _warn_gaps(s)
     return s
 
 
-def _from_frame(df):
+def _from_frame(df, fill_gaps):
     names = {str(k).lower(): k for k in df.columns}
     t = None
     for k in _TIME_NAMES:
@@ -175,7 +222,7 @@ def _from_frame(df):
         cols = [df[names[k]].values for k in _COLUMNS]
     except KeyError as e:
         raise ValueError("missing column %s (need open, high, low, close, volume)" % e)
-    return from_columns(t, *cols, source="DataFrame")
+    return from_columns(t, *cols, source="DataFrame", fill_gaps=fill_gaps)
 
 
 def load(data, lenient=False, fill_gaps=False, cache=True):
@@ -183,15 +230,17 @@ def load(data, lenient=False, fill_gaps=False, cache=True):
     .gz read as gzip: what `sebt run --data` reads), a pandas DataFrame
     (a time column or a DatetimeIndex, and open, high, low, close, volume),
     a numpy structured array or a dict of columns with those names. A Series
-    is returned as it is."""
+    is returned as it is. fill_gaps inserts a missing bar at each timestamp
+    a step skips, for a file and for columns alike; lenient is a file's."""
     if isinstance(data, Series):
         return data
     if isinstance(data, (str, bytes, os.PathLike)):
         return load_file(data, lenient, fill_gaps, cache)
-    if lenient or fill_gaps:
-        raise ValueError("lenient and fill_gaps apply to files; give columns with NaN bars where bars are missing")
+    if lenient:
+        raise ValueError("lenient applies to files (a bad row read as a missing bar); give columns with NaN bars "
+                         "where bars are bad")
     if hasattr(data, "columns") and hasattr(data, "index"):
-        return _from_frame(data)
+        return _from_frame(data, fill_gaps)
     if isinstance(data, np.ndarray) and data.dtype.names:
         data = {k: data[k] for k in data.dtype.names}
     if isinstance(data, dict):
@@ -202,6 +251,6 @@ def load(data, lenient=False, fill_gaps=False, cache=True):
         missing = [k for k in _COLUMNS if k not in d]
         if missing:
             raise ValueError("missing column(s) %s (need open, high, low, close, volume)" % ", ".join(missing))
-        return from_columns(t, *(d[k] for k in _COLUMNS))
+        return from_columns(t, *(d[k] for k in _COLUMNS), fill_gaps=fill_gaps)
     raise TypeError("sebt.load: expected a path, a DataFrame, a structured array or a dict of columns, got %s"
                     % type(data).__name__)
