@@ -1,0 +1,449 @@
+/* The deflated Sharpe ratio and the probability of backtest overfitting
+ * (sebt/overfit.h; docs/formats.md, "Overfitting", gives every formula and
+ * the order of every sum, which a literal implementation (core/tests/
+ * overfit_literal.py) follows to the bit). */
+#include "sebt/overfit.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "sebt/sebt.h"
+
+double sebt_norm_cdf(double x)
+{
+    return 0.5 * erfc(-x / sqrt(2.0));
+}
+
+/* Wichura, M. J. (1988), Algorithm AS241: The Percentage Points of the
+ * Normal Distribution, Applied Statistics 37(3), 477-484: PPND16, its
+ * three rational approximations evaluated in Horner form as printed. */
+double sebt_norm_ppf(double p)
+{
+    if (isnan(p) || p < 0.0 || p > 1.0)
+        return NAN;
+    if (p == 0.0)
+        return -INFINITY;
+    if (p == 1.0)
+        return INFINITY;
+    double q = p - 0.5;
+    if (fabs(q) <= 0.425) {
+        double r = 0.180625 - q * q;
+        double num = (((((((2.5090809287301226727e+3 * r + 3.3430575583588128105e+4) * r +
+                           6.7265770927008700853e+4) * r + 4.5921953931549871457e+4) * r +
+                         1.3731693765509461125e+4) * r + 1.9715909503065514427e+3) * r +
+                       1.3314166789178437745e+2) * r + 3.3871328727963666080e+0) * q;
+        double den = (((((((5.2264952788528545610e+3 * r + 2.8729085735721942674e+4) * r +
+                           3.9307895800092710610e+4) * r + 2.1213794301586595867e+4) * r +
+                         5.3941960214247511077e+3) * r + 6.8718700749205790830e+2) * r +
+                       4.2313330701600911252e+1) * r + 1.0);
+        return num / den;
+    }
+    double r = q <= 0.0 ? p : 1.0 - p;
+    r = sqrt(-log(r));
+    double num, den;
+    if (r <= 5.0) {
+        r = r - 1.6;
+        num = (((((((7.74545014278341407640e-4 * r + 2.27238449892691845833e-2) * r +
+                    2.41780725177450611770e-1) * r + 1.27045825245236838258e+0) * r +
+                  3.64784832476320460504e+0) * r + 5.76949722146069140550e+0) * r +
+                4.63033784615654529590e+0) * r + 1.42343711074968357734e+0);
+        den = (((((((1.05075007164441684324e-9 * r + 5.47593808499534494600e-4) * r +
+                    1.51986665636164571966e-2) * r + 1.48103976427480074590e-1) * r +
+                  6.89767334985100004550e-1) * r + 1.67638483018380384940e+0) * r +
+                2.05319162663775882187e+0) * r + 1.0);
+    } else {
+        r = r - 5.0;
+        num = (((((((2.01033439929228813265e-7 * r + 2.71155556874348757815e-5) * r +
+                    1.24266094738807843860e-3) * r + 2.65321895265761230930e-2) * r +
+                  2.96560571828504891230e-1) * r + 1.78482653991729133580e+0) * r +
+                5.46378491116411436990e+0) * r + 6.65790464350110377720e+0);
+        den = (((((((2.04426310338993978564e-15 * r + 1.42151175831644588870e-7) * r +
+                    1.84631831751005468180e-5) * r + 7.86869131145613259100e-4) * r +
+                  1.48753612908506148525e-2) * r + 1.36929880922735805310e-1) * r +
+                5.99832206555887937690e-1) * r + 1.0);
+    }
+    double x = num / den;
+    return q < 0.0 ? -x : x;
+}
+
+#define EULER_GAMMA 0.57721566490153286061
+
+double sebt_expected_max_sharpe(uint64_t n_trials, double var_sr)
+{
+    if (!(var_sr >= 0.0) || !isfinite(var_sr))
+        return NAN;
+    if (n_trials < 2)
+        return 0.0;
+    double n = (double)n_trials;
+    double z1 = sebt_norm_ppf(1.0 - 1.0 / n);
+    double z2 = sebt_norm_ppf(1.0 - 1.0 / (n * M_E));
+    return sqrt(var_sr) * ((1.0 - EULER_GAMMA) * z1 + EULER_GAMMA * z2);
+}
+
+double sebt_probabilistic_sharpe(double sr, double sr0, uint64_t t, double skew, double kurt)
+{
+    if (t < 2 || isnan(sr) || isnan(sr0) || isnan(skew) || isnan(kurt))
+        return NAN;
+    double d = 1.0 - skew * sr + (kurt - 1.0) / 4.0 * sr * sr;
+    if (!(d > 0.0) || !isfinite(d))
+        return NAN;
+    return sebt_norm_cdf((sr - sr0) * sqrt((double)(t - 1)) / sqrt(d));
+}
+
+void sebt_dsr_compute(sebt_dsr *d)
+{
+    d->sr0 = sebt_expected_max_sharpe(d->n_trials, d->var_sr);
+    d->dsr = sebt_probabilistic_sharpe(d->sr, d->sr0, d->t, d->skew, d->kurt);
+}
+
+void sebt_moments(const double *x, size_t n, double *skew, double *kurt)
+{
+    *skew = *kurt = NAN;
+    if (n < 2)
+        return;
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        s += x[i];
+    double m = s / (double)n, m2 = 0.0, m3 = 0.0, m4 = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = x[i] - m, d2 = d * d;
+        m2 += d2;
+        m3 += d2 * d;
+        m4 += d2 * d2;
+    }
+    m2 /= (double)n;
+    m3 /= (double)n;
+    m4 /= (double)n;
+    if (!(m2 > 0.0))
+        return;
+    *skew = m3 / (m2 * sqrt(m2));
+    *kurt = m4 / (m2 * m2);
+}
+
+/* ---- the statistics matrix -------------------------------------------------------- */
+
+int sebt_overfit_block(size_t t, size_t n_bars, int s)
+{
+    if (n_bars == 0 || t >= n_bars)
+        return s - 1;
+    return (int)(t * (size_t)s / n_bars);
+}
+
+void sebt_overfit_add_trades(double *row, int s, size_t n_bars, const sebt_result *r)
+{
+    for (size_t k = 0; r->trades && k < r->n_trades; k++) {
+        const sebt_trade *t = &r->trades[k];
+        double *c = row + SEBT_OVERFIT_STATS * sebt_overfit_block((size_t)t->exit_index, n_bars, s);
+        c[0] += 1.0;
+        c[1] += t->r;
+        c[2] += t->r * t->r;
+    }
+}
+
+double sebt_overfit_sharpe(double n, double s, double q)
+{
+    if (!(n >= 2.0))
+        return NAN;
+    double m = s / n;
+    double var = (q - s * m) / (n - 1.0);
+    if (!(var > 0.0))
+        return NAN;
+    return m / sqrt(var);
+}
+
+/* ---- PBO -------------------------------------------------------------------------- */
+
+/* A set of blocks' sums: the low half's blocks (0 .. S/2-1) added in
+ * increasing order from 0, the high half's likewise, then low + high. Each
+ * thread keeps, for a chunk of combos, every subset's sums of each half
+ * (one add per subset from the subset without its highest block: the same
+ * order), combos side by side. */
+typedef struct {
+    const double *stats;
+    size_t n_combos;
+    int s, h;
+    size_t n_splits;
+    const uint32_t *masks;
+    size_t chunk;
+    sebt_pbo *out;
+    size_t split_lo, split_hi;
+    double *tab;   /* 6 * 2^h * chunk: n, s, q of the low half, then of the high half */
+} pbo_job;
+
+static void build_tables(pbo_job *j, size_t c0, size_t nc)
+{
+    size_t sub = (size_t)1 << j->h, C = j->chunk;
+    for (int half = 0; half < 2; half++) {
+        double *t = j->tab + (size_t)half * 3 * sub * C;
+        for (int k = 0; k < 3; k++)
+            for (size_t c = 0; c < nc; c++)
+                t[k * sub * C + c] = 0.0;
+        for (size_t m = 1; m < sub; m++) {
+            int hb = 31 - __builtin_clz((unsigned)m);
+            size_t prev = m ^ ((size_t)1 << hb);
+            int blk = half * j->h + hb;
+            for (int k = 0; k < 3; k++) {
+                double *dst = t + k * sub * C + m * C;
+                const double *src = t + k * sub * C + prev * C;
+                for (size_t c = 0; c < nc; c++)
+                    dst[c] = src[c] + j->stats[(c0 + c) * (size_t)(3 * j->s) + (size_t)(3 * blk + k)];
+            }
+        }
+    }
+}
+
+/* The Sharpe of combo c0 + c over blocks mask (from the chunk's tables). */
+static inline double tab_sharpe(const pbo_job *j, uint32_t mask, size_t c)
+{
+    size_t sub = (size_t)1 << j->h, C = j->chunk;
+    size_t lo = mask & (sub - 1), hi = mask >> j->h;
+    const double *a = j->tab, *b = j->tab + 3 * sub * C;
+    double n = a[lo * C + c] + b[hi * C + c];
+    double s = a[sub * C + lo * C + c] + b[sub * C + hi * C + c];
+    double q = a[2 * sub * C + lo * C + c] + b[2 * sub * C + hi * C + c];
+    return sebt_overfit_sharpe(n, s, q);
+}
+
+/* The same sums straight from one combo's row. */
+static double set_sharpe(const double *row, int h, uint32_t mask)
+{
+    double v[2][3] = { { 0.0, 0.0, 0.0 }, { 0.0, 0.0, 0.0 } };
+    for (int half = 0; half < 2; half++)
+        for (int b = half * h; b < (half + 1) * h; b++)
+            if (mask >> b & 1u)
+                for (int k = 0; k < 3; k++)
+                    v[half][k] += row[3 * b + k];
+    return sebt_overfit_sharpe(v[0][0] + v[1][0], v[0][1] + v[1][1], v[0][2] + v[1][2]);
+}
+
+static void *pbo_thread(void *arg)
+{
+    pbo_job *j = arg;
+    sebt_pbo *o = j->out;
+    uint32_t all = (j->s == 32) ? 0xffffffffu : ((1u << j->s) - 1u);
+    for (size_t sp = j->split_lo; sp < j->split_hi; sp++) {
+        o->best[sp] = SIZE_MAX;
+        o->is_sharpe[sp] = NAN;
+    }
+    for (size_t c0 = 0; c0 < j->n_combos; c0 += j->chunk) {
+        size_t nc = j->n_combos - c0 < j->chunk ? j->n_combos - c0 : j->chunk;
+        build_tables(j, c0, nc);
+        for (size_t sp = j->split_lo; sp < j->split_hi; sp++) {
+            size_t best = o->best[sp];
+            double bv = o->is_sharpe[sp];
+            for (size_t c = 0; c < nc; c++) {
+                double v = tab_sharpe(j, j->masks[sp], c);
+                if (!isnan(v) && (best == SIZE_MAX || v > bv)) {
+                    best = c0 + c;
+                    bv = v;
+                }
+            }
+            o->best[sp] = best;
+            o->is_sharpe[sp] = bv;
+        }
+    }
+    /* The best's out-of-sample Sharpe, then how the others compare with it. */
+    size_t *below = calloc(j->split_hi - j->split_lo, sizeof *below);
+    size_t *equal = calloc(j->split_hi - j->split_lo, sizeof *equal);
+    if (!below || !equal) {
+        free(below);
+        free(equal);
+        return (void *)1;
+    }
+    for (size_t sp = j->split_lo; sp < j->split_hi; sp++)
+        if (o->best[sp] != SIZE_MAX)
+            o->oos_sharpe[sp] = set_sharpe(j->stats + o->best[sp] * (size_t)(3 * j->s), j->h, all & ~j->masks[sp]);
+    for (size_t c0 = 0; c0 < j->n_combos; c0 += j->chunk) {
+        size_t nc = j->n_combos - c0 < j->chunk ? j->n_combos - c0 : j->chunk;
+        build_tables(j, c0, nc);
+        for (size_t sp = j->split_lo; sp < j->split_hi; sp++) {
+            size_t best = o->best[sp];
+            if (best == SIZE_MAX)
+                continue;
+            uint32_t oos = all & ~j->masks[sp];
+            double ob = o->oos_sharpe[sp];
+            size_t lo = 0, eq = 0;
+            for (size_t c = 0; c < nc; c++) {
+                if (c0 + c == best)
+                    continue;
+                double v = tab_sharpe(j, oos, c);
+                if (isnan(ob)) {
+                    eq += isnan(v);
+                } else {
+                    lo += isnan(v) || v < ob;
+                    eq += v == ob;
+                }
+            }
+            below[sp - j->split_lo] += lo;
+            equal[sp - j->split_lo] += eq;
+        }
+    }
+    for (size_t sp = j->split_lo; sp < j->split_hi; sp++) {
+        if (o->best[sp] == SIZE_MAX) {
+            o->omega[sp] = o->logit[sp] = NAN;
+            continue;
+        }
+        size_t k = sp - j->split_lo;
+        o->omega[sp] = (double)(2 * below[k] + equal[k] + 2) / (double)(2 * (j->n_combos + 1));
+        o->logit[sp] = log(o->omega[sp] / (1.0 - o->omega[sp]));
+    }
+    free(below);
+    free(equal);
+    return NULL;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* PBO, the degradation fit and the logits' median from the splits. */
+static sebt_status pbo_summary(sebt_pbo *o, sebt_error *err)
+{
+    double *lg = malloc((o->n_splits ? o->n_splits : 1) * sizeof *lg);
+    if (!lg)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "overfit: out of memory for %zu logits", o->n_splits);
+    size_t le = 0, n = 0, nf = 0, loss = 0;
+    double sx = 0.0, sy = 0.0;
+    for (size_t i = 0; i < o->n_splits; i++) {
+        if (o->best[i] == SIZE_MAX)
+            continue;
+        lg[n++] = o->logit[i];
+        le += o->logit[i] <= 0.0;
+        if (!isnan(o->oos_sharpe[i])) {
+            nf++;
+            sx += o->is_sharpe[i];
+            sy += o->oos_sharpe[i];
+            loss += o->oos_sharpe[i] < 0.0;
+        }
+    }
+    o->n_counted = n;
+    o->pbo = n ? (double)le / (double)n : NAN;
+    qsort(lg, n, sizeof *lg, cmp_double);
+    o->logit_median = n == 0 ? NAN : n % 2 ? lg[n / 2] : 0.5 * (lg[n / 2 - 1] + lg[n / 2]);
+    free(lg);
+    o->n_fit = nf;
+    o->prob_oos_loss = nf ? (double)loss / (double)nf : NAN;
+    o->slope = o->intercept = NAN;
+    if (nf < 2)
+        return SEBT_OK;
+    double mx = sx / (double)nf, my = sy / (double)nf, sxx = 0.0, sxy = 0.0;
+    for (size_t i = 0; i < o->n_splits; i++) {
+        if (o->best[i] == SIZE_MAX || isnan(o->oos_sharpe[i]))
+            continue;
+        double dx = o->is_sharpe[i] - mx;
+        sxx += dx * dx;
+        sxy += dx * (o->oos_sharpe[i] - my);
+    }
+    if (sxx > 0.0) {
+        o->slope = sxy / sxx;
+        o->intercept = my - o->slope * mx;
+    }
+    return SEBT_OK;
+}
+
+static size_t choose(int n, int k)
+{
+    size_t c = 1;
+    for (int i = 1; i <= k; i++)
+        c = c * (size_t)(n - k + i) / (size_t)i;
+    return c;
+}
+
+void sebt_pbo_free(sebt_pbo *p)
+{
+    free(p->mask);
+    free(p->best);
+    free(p->is_sharpe);
+    free(p->oos_sharpe);
+    free(p->omega);
+    free(p->logit);
+    p->mask = NULL;
+    p->best = NULL;
+    p->is_sharpe = p->oos_sharpe = p->omega = p->logit = NULL;
+}
+
+static size_t chunk_for(int h, size_t n_combos)
+{
+    size_t per = 6 * ((size_t)1 << h) * sizeof(double);
+    size_t c = ((size_t)4 << 20) / per;
+    c = c < 16 ? 16 : c > 256 ? 256 : c;
+    return c < n_combos ? c : n_combos;
+}
+
+sebt_status sebt_pbo_compute(const double *stats, size_t n_combos, int s, int threads, sebt_pbo *out,
+                             sebt_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (s < 2 || s > SEBT_OVERFIT_MAX_BLOCKS || s % 2)
+        return sebt_fail(err, SEBT_ERR_USAGE, "overfit: blocks %d: expected an even number from 2 to %d", s,
+                         SEBT_OVERFIT_MAX_BLOCKS);
+    if (n_combos < 2)
+        return sebt_fail(err, SEBT_ERR_USAGE, "overfit: PBO ranks combos against each other: %zu combo%s", n_combos,
+                         n_combos == 1 ? "" : "s");
+    out->blocks = s;
+    out->n_combos = n_combos;
+    out->n_splits = choose(s, s / 2);
+    size_t n = out->n_splits;
+    out->mask = malloc(n * sizeof *out->mask);
+    out->best = malloc(n * sizeof *out->best);
+    out->is_sharpe = malloc(n * sizeof(double));
+    out->oos_sharpe = malloc(n * sizeof(double));
+    out->omega = malloc(n * sizeof(double));
+    out->logit = malloc(n * sizeof(double));
+    if (!out->mask || !out->best || !out->is_sharpe || !out->oos_sharpe || !out->omega || !out->logit) {
+        sebt_pbo_free(out);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "overfit: out of memory for %zu splits", n);
+    }
+    size_t k = 0;
+    for (uint32_t m = 0; m < (1u << s) && k < n; m++)
+        if (__builtin_popcount(m) == s / 2)
+            out->mask[k++] = m;
+    for (size_t i = 0; i < n; i++)
+        out->oos_sharpe[i] = NAN;
+    if (threads <= 0)
+        threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
+    if (threads < 1)
+        threads = 1;
+    if ((size_t)threads > n)
+        threads = (int)n;
+    pbo_job *jobs = calloc((size_t)threads, sizeof *jobs);
+    pthread_t *tid = calloc((size_t)threads, sizeof *tid);
+    size_t chunk = chunk_for(s / 2, n_combos);
+    bool ok = jobs && tid;
+    for (int t = 0; ok && t < threads; t++) {
+        jobs[t] = (pbo_job){ .stats = stats, .n_combos = n_combos, .s = s, .h = s / 2, .n_splits = n,
+                             .masks = out->mask, .chunk = chunk, .out = out, .split_lo = n * (size_t)t / (size_t)threads,
+                             .split_hi = n * (size_t)(t + 1) / (size_t)threads };
+        jobs[t].tab = malloc(6 * ((size_t)1 << (s / 2)) * chunk * sizeof(double));
+        ok = jobs[t].tab != NULL;
+    }
+    int started = 0;
+    for (int t = 1; ok && t < threads; t++, started++)
+        ok = pthread_create(&tid[t], NULL, pbo_thread, &jobs[t]) == 0;
+    bool failed = !ok;
+    if (ok)
+        failed = pbo_thread(&jobs[0]) != NULL;
+    for (int t = 1; t <= started; t++) {
+        void *rv = NULL;
+        pthread_join(tid[t], &rv);
+        failed |= rv != NULL;
+    }
+    for (int t = 0; jobs && t < threads; t++)
+        free(jobs[t].tab);
+    free(jobs);
+    free(tid);
+    if (failed) {
+        sebt_pbo_free(out);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "overfit: out of memory for PBO's tables (%d threads)", threads);
+    }
+    sebt_status st = pbo_summary(out, err);
+    if (st != SEBT_OK)
+        sebt_pbo_free(out);
+    return st;
+}

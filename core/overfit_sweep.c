@@ -1,0 +1,137 @@
+/* A sweep's overfitting in one pass over its combos (sebt/overfit.h): the
+ * combos run with their trades through the streamed sweep driver, each
+ * combo's trades folded into its row of the CSCV statistics, the best
+ * combo's trade R kept for its skew and kurtosis. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sebt/overfit.h"
+#include "sebt/sebt.h"
+#include "sebt/sweep.h"
+
+typedef struct {
+    int s;
+    size_t n_bars;
+    double *stats;      /* n_combos rows of 3 s */
+    double *sharpe;     /* each combo's SPEC §7 Sharpe (NaN with < 2 trades) */
+    size_t best;
+    double best_sharpe;
+    double *best_r;
+    size_t best_n, best_cap;
+    bool nomem;
+} pass;
+
+static int take_window(void *user, const sebt_sweep_window *w)
+{
+    pass *p = user;
+    for (size_t k = 0; k < w->count; k++) {
+        size_t i = (size_t)w->first + k;
+        const sebt_result *r = &w->results[k];
+        sebt_overfit_add_trades(p->stats + i * (size_t)(SEBT_OVERFIT_STATS * p->s), p->s, p->n_bars, r);
+        p->sharpe[i] = r->metrics.n >= 2 ? r->metrics.sharpe : NAN;
+        if (p->best != SIZE_MAX && !(r->metrics.sharpe > p->best_sharpe))
+            continue;
+        if (r->n_trades > p->best_cap) {
+            double *g = realloc(p->best_r, r->n_trades * sizeof *g);
+            if (!g) {
+                p->nomem = true;
+                return 1;
+            }
+            p->best_r = g;
+            p->best_cap = r->n_trades;
+        }
+        for (size_t t = 0; t < r->n_trades; t++)
+            p->best_r[t] = r->trades[t].r;
+        p->best_n = r->n_trades;
+        p->best = i;
+        p->best_sharpe = r->metrics.sharpe;
+    }
+    return 0;
+}
+
+static double wall_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The sample variance (n - 1) of the defined Sharpe ratios; *count of them. */
+static double sharpe_variance(const double *x, size_t n, size_t *count)
+{
+    double s = 0.0;
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(x[i])) {
+            s += x[i];
+            c++;
+        }
+    *count = c;
+    if (c < 2)
+        return NAN;
+    double m = s / (double)c, v = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(x[i]))
+            v += (x[i] - m) * (x[i] - m);
+    return v / (double)(c - 1);
+}
+
+void sebt_overfit_free(sebt_overfit *o)
+{
+    sebt_pbo_free(&o->pbo);
+}
+
+sebt_status sebt_overfit_sweep(const sebt_backend *b, const sebt_series *s, const sebt_grid *grid,
+                               const sebt_params *combos, size_t n_combos, int blocks, int threads,
+                               sebt_overfit *out, sebt_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (blocks == 0)
+        blocks = SEBT_OVERFIT_BLOCKS;
+    if (blocks < 2 || blocks > SEBT_OVERFIT_MAX_BLOCKS || blocks % 2)
+        return sebt_fail(err, SEBT_ERR_USAGE, "overfit: blocks %d: expected an even number from 2 to %d", blocks,
+                         SEBT_OVERFIT_MAX_BLOCKS);
+    if (n_combos < 2)
+        return sebt_fail(err, SEBT_ERR_USAGE, "overfit: PBO ranks combos against each other: %zu combo%s", n_combos,
+                         n_combos == 1 ? "" : "s");
+    double t0 = wall_s();
+    pass p = { .s = blocks, .n_bars = s->n, .best = SIZE_MAX };
+    p.stats = calloc(n_combos * (size_t)(SEBT_OVERFIT_STATS * blocks), sizeof *p.stats);
+    p.sharpe = malloc(n_combos * sizeof *p.sharpe);
+    if (!p.stats || !p.sharpe) {
+        free(p.stats);
+        free(p.sharpe);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "overfit: out of memory for %zu combos' block statistics (%zu bytes)",
+                         n_combos, n_combos * (size_t)(SEBT_OVERFIT_STATS * blocks) * sizeof(double));
+    }
+    /* With the analysis on, the driver sizes its windows by their trades. */
+    sebt_sweep_opts so = { .grid = grid, .combos = grid ? NULL : combos, .n_combos = n_combos, .threads = threads,
+                           .want_trades = true, .analysis = true, .rows = SEBT_ROWS_NONE,
+                           .on_window = take_window, .user = &p, .verify = SEBT_VERIFY_OFF };
+    sebt_sweep_result sr;
+    memset(&sr, 0, sizeof sr);
+    sebt_status st = sebt_sweep_run(b, s, &so, &sr, err);
+    sebt_sweep_result_free(&sr);
+    if (st == SEBT_OK && p.nomem)
+        st = sebt_fail(err, SEBT_ERR_NOMEM, "overfit: out of memory for the best combo's trades");
+    if (st == SEBT_OK) {
+        out->version = SEBT_OVERFIT_VERSION;
+        out->best = p.best;
+        out->dsr.n_trials = n_combos;
+        out->dsr.var_sr = sharpe_variance(p.sharpe, n_combos, &out->with_sharpe);
+        out->dsr.sr = p.best_sharpe;
+        out->dsr.t = p.best_n;
+        sebt_moments(p.best_r, p.best_n, &out->dsr.skew, &out->dsr.kurt);
+        sebt_dsr_compute(&out->dsr);
+        double t1 = wall_s();
+        st = sebt_pbo_compute(p.stats, n_combos, blocks, threads, &out->pbo, err);
+        out->pbo_seconds = wall_s() - t1;
+    }
+    out->seconds = wall_s() - t0;
+    free(p.stats);
+    free(p.sharpe);
+    free(p.best_r);
+    return st;
+}

@@ -1,0 +1,133 @@
+/* The overfitting measures (sebt/overfit.h) against values worked out
+ * apart from the code: Φ⁻¹ and the DSR example against mpmath at 40
+ * digits (the inverse by root finding on its own normal distribution
+ * function), PBO on two-combo grids by hand. The literal recomputation
+ * from a real sweep's trades is overfit_literal.py's (cli/tests). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sebt/overfit.h"
+
+static void near(double got, double want, double rel)
+{
+    cr_expect(fabs(got - want) <= rel * fabs(want), "got %.17g, want %.17g", got, want);
+}
+
+Test(overfit, ppf_known_values)
+{
+    near(sebt_norm_ppf(0.975), 1.9599639845400542355, 1e-15);
+    near(sebt_norm_ppf(0.025), -1.9599639845400542355, 1e-15);
+    near(sebt_norm_ppf(0.999), 3.0902323061678135415, 1e-15);
+    near(sebt_norm_ppf(1e-10), -6.3613409024040562047, 1e-15);
+    near(sebt_norm_ppf(0.02), -2.0537489106318230529, 1e-15);
+    near(sebt_norm_ppf(0.99), 2.3263478740408411009, 1e-15);
+    cr_expect(sebt_norm_ppf(0.5) == 0.0);
+    cr_expect(sebt_norm_ppf(0.0) == -INFINITY && sebt_norm_ppf(1.0) == INFINITY);
+    cr_expect(isnan(sebt_norm_ppf(-0.1)) && isnan(sebt_norm_ppf(1.5)) && isnan(sebt_norm_ppf(NAN)));
+    for (double p = 1e-12; p < 1.0; p *= 1.7)
+        near(sebt_norm_cdf(sebt_norm_ppf(p)), p, 1e-13);
+}
+
+Test(overfit, dsr_example)
+{
+    /* N = 100 trials of per-trade Sharpe variance 0.01; the best, 0.2 over
+     * 50 trades of skew -0.5 and kurtosis 4. */
+    near(sebt_expected_max_sharpe(100, 1.0), 2.5306028932016820309, 1e-14);
+    sebt_dsr d = { .n_trials = 100, .var_sr = 0.01, .sr = 0.2, .skew = -0.5, .kurt = 4.0, .t = 50 };
+    sebt_dsr_compute(&d);
+    near(d.sr0, 0.25306028932016820309, 1e-14);
+    near(d.dsr, 0.36339284644650659822, 1e-13);
+    cr_expect(sebt_expected_max_sharpe(1, 1.0) == 0.0);
+    cr_expect(isnan(sebt_expected_max_sharpe(10, -1.0)) && isnan(sebt_expected_max_sharpe(10, NAN)));
+    cr_expect(isnan(sebt_probabilistic_sharpe(0.2, 0.1, 1, 0.0, 3.0)));
+    /* 1 - skew sr + (kurt-1)/4 sr² = 1 - 10 + 0 <= 0: no variance, NaN. */
+    cr_expect(isnan(sebt_probabilistic_sharpe(1.0, 0.0, 30, 10.0, 1.0)));
+}
+
+Test(overfit, moments)
+{
+    const double x[] = { 1, 2, 3, 10 };
+    double sk, ku;
+    /* mean 4; deviations -3 -2 -1 6: m2 = 50/4, m3 = 180/4, m4 = 1394/4. */
+    sebt_moments(x, 4, &sk, &ku);
+    near(sk, 45.0 / pow(12.5, 1.5), 1e-15);
+    near(ku, 348.5 / (12.5 * 12.5), 1e-15);
+    const double flat[] = { 2, 2, 2 };
+    sebt_moments(flat, 3, &sk, &ku);
+    cr_expect(isnan(sk) && isnan(ku));
+}
+
+Test(overfit, blocks_and_sharpe)
+{
+    cr_expect(sebt_overfit_block(0, 10, 4) == 0 && sebt_overfit_block(2, 10, 4) == 0);
+    cr_expect(sebt_overfit_block(3, 10, 4) == 1 && sebt_overfit_block(9, 10, 4) == 3);
+    /* R 1 and 2: mean 1.5, sample variance 0.5. */
+    near(sebt_overfit_sharpe(2, 3, 5), 1.5 / sqrt(0.5), 1e-15);
+    cr_expect(isnan(sebt_overfit_sharpe(1, 3, 9)) && isnan(sebt_overfit_sharpe(2, 2, 2)));
+    sebt_trade t[3];
+    memset(t, 0, sizeof t);
+    t[0].exit_index = 1, t[0].r = 1.0;
+    t[1].exit_index = 2, t[1].r = -2.0;
+    t[2].exit_index = 9, t[2].r = 0.5;
+    sebt_result r = { .n_trades = 3, .trades = t };
+    double row[12] = { 0 };
+    sebt_overfit_add_trades(row, 4, 10, &r);
+    const double want[12] = { 2, -1, 5, 0, 0, 0, 0, 0, 0, 1, 0.5, 0.25 };
+    for (int i = 0; i < 12; i++)
+        cr_expect(row[i] == want[i], "row[%d] %g, want %g", i, row[i], want[i]);
+}
+
+/* A: R 1, 2 in block 0 (Sharpe 1.5/sqrt 0.5) and -1, 0 in block 1
+ * (-0.5/sqrt 0.5); B the other way round. Each half's best is the other
+ * half's worst: ω = (0 + 0 + 1)/3 = 1/3, logit ln(1/2) < 0, PBO 1. */
+Test(overfit, pbo_by_hand_always_overfit)
+{
+    const double stats[] = { 2, 3, 5, 2, -1, 1, /* A */ 2, -1, 1, 2, 3, 5 /* B */ };
+    sebt_pbo p;
+    sebt_error e = { 0 };
+    cr_assert(sebt_pbo_compute(stats, 2, 2, 1, &p, &e) == SEBT_OK, "%s", e.msg);
+    cr_expect(p.n_splits == 2 && p.n_counted == 2);
+    cr_expect(p.mask[0] == 1 && p.mask[1] == 2);
+    cr_expect(p.best[0] == 0 && p.best[1] == 1);
+    near(p.omega[0], 1.0 / 3.0, 1e-16);
+    near(p.logit[1], log(0.5), 1e-15);
+    cr_expect(p.pbo == 1.0);
+    near(p.oos_sharpe[0], -0.5 / sqrt(0.5), 1e-15);
+    cr_expect(p.prob_oos_loss == 1.0);
+    cr_expect(isnan(p.slope));   /* both splits' in-sample Sharpe equal: no spread */
+    sebt_pbo_free(&p);
+}
+
+/* A better than B in both halves: ω = (2 + 0 + 2)/6 = 2/3, PBO 0. A third
+ * combo with one trade (no Sharpe anywhere) ranks below both. */
+Test(overfit, pbo_by_hand_never_overfit)
+{
+    const double stats[] = { 2, 3, 5, 2, 3, 5, /* A */ 2, -1, 1, 2, -1, 1, /* B */ 1, 9, 81, 0, 0, 0 };
+    sebt_pbo p;
+    sebt_error e = { 0 };
+    cr_assert(sebt_pbo_compute(stats, 2, 2, 2, &p, &e) == SEBT_OK, "%s", e.msg);
+    near(p.omega[0], 2.0 / 3.0, 1e-16);
+    near(p.logit[0], log(2.0), 1e-15);
+    cr_expect(p.pbo == 0.0);
+    near(p.logit_median, log(2.0), 1e-15);
+    sebt_pbo_free(&p);
+    cr_assert(sebt_pbo_compute(stats, 3, 2, 0, &p, &e) == SEBT_OK, "%s", e.msg);
+    near(p.omega[0], 6.0 / 8.0, 1e-16);   /* (2*2 + 0 + 2) / (2*4) */
+    sebt_pbo_free(&p);
+}
+
+Test(overfit, pbo_refuses)
+{
+    double stats[12] = { 0 };
+    sebt_pbo p;
+    sebt_error e = { 0 };
+    cr_expect(sebt_pbo_compute(stats, 2, 3, 1, &p, &e) == SEBT_ERR_USAGE);
+    cr_expect(sebt_pbo_compute(stats, 1, 2, 1, &p, &e) == SEBT_ERR_USAGE);
+    cr_expect(sebt_pbo_compute(stats, 2, 26, 1, &p, &e) == SEBT_ERR_USAGE);
+    /* No combo has a Sharpe in any half: no split counted, PBO NaN. */
+    cr_assert(sebt_pbo_compute(stats, 2, 2, 1, &p, &e) == SEBT_OK);
+    cr_expect(p.n_counted == 0 && isnan(p.pbo) && p.best[0] == SIZE_MAX);
+    sebt_pbo_free(&p);
+}
