@@ -56,7 +56,8 @@ typedef struct {
     long top;
     long chunk;
     unsigned shard_i, shard_n;   /* 0/0: no --shard */
-    bool have_top, lenient, fill_gaps, analysis;
+    bool have_top, lenient, fill_gaps, analysis, overfit;
+    int overfit_blocks;
     const char *where_text;     /* --where COND */
     sebt_where *where;
     sweep_proof_mode verify;
@@ -97,7 +98,7 @@ static bool parse_shard(const char *v, unsigned *i, unsigned *n)
 
 enum { OPT_DATA, OPT_GRID, OPT_COMBOS, OPT_BACKEND, OPT_THREADS, OPT_TOP, OPT_BY, OPT_WHERE, OPT_TRADES, OPT_FORMAT,
        OPT_ANALYSIS, OPT_OUTPUT, OPT_LENIENT, OPT_FILL_GAPS, OPT_VERIFY, OPT_NO_VERIFY, OPT_SEED, OPT_SHARD,
-       OPT_CHECKPOINT, OPT_CHUNK };
+       OPT_CHECKPOINT, OPT_CHUNK, OPT_OVERFIT, OPT_OVERFIT_BLOCKS };
 static const char *const sweep_formats[] = { "csv", "json", "npy", "text", NULL };
 static const char *const sweep_metrics[] = { "sharpe", "n", "win_rate", "avg_r", "total_pnl", "max_dd",
                                               "exits_stop_gap", "exits_stop", "exits_tp", "exits_time",
@@ -158,6 +159,14 @@ static const cli_opt sweep_opts[] = {
                          "command after a crash or a kill resumes where it stopped" },
     [OPT_CHUNK] = { "--chunk", CLI_UINT, "N", "combos per checkpoint chunk (default: 1% of the work)", .umin = 1,
                     .umax = 1000000000 },
+    [OPT_OVERFIT] = { "--overfit", CLI_FLAG, NULL, "is the best combo a fluke? the deflated Sharpe ratio of the best\n"
+                      "by Sharpe and the probability of backtest overfitting (CSCV)\n"
+                      "over all combos, after the sweep: a block after the text table,\n"
+                      "an \"overfit\" section in JSON, else on stderr (docs/formats.md).\n"
+                      "Runs every combo again with its trades. One process",
+                      .section = "Overfitting (docs/formats.md, \"Overfitting\"):" },
+    [OPT_OVERFIT_BLOCKS] = { "--overfit-blocks", CLI_UINT, "S", "blocks the bars are cut into for PBO: even, 2 to 24\n"
+                             "(default 16: 12,870 splits)", .umin = 2, .umax = SEBT_OVERFIT_MAX_BLOCKS },
 };
 
 const cli_command cli_cmd_sweep_spec = {
@@ -224,6 +233,13 @@ static int parse_args(int argc, char **argv, sweep_args *a)
     a->lenient = cli_given(&o, OPT_LENIENT);
     a->fill_gaps = cli_given(&o, OPT_FILL_GAPS);
     a->analysis = cli_given(&o, OPT_ANALYSIS);
+    a->overfit = cli_given(&o, OPT_OVERFIT);
+    a->overfit_blocks = cli_given(&o, OPT_OVERFIT_BLOCKS) ? (int)o.v[OPT_OVERFIT_BLOCKS].u : SEBT_OVERFIT_BLOCKS;
+    if (cli_given(&o, OPT_OVERFIT_BLOCKS) && !a->overfit)
+        return cli_usage_error(argv[0], "--overfit-blocks sizes --overfit's blocks: give --overfit too");
+    if (a->overfit && a->overfit_blocks % 2)
+        return cli_usage_error(argv[0], "--overfit-blocks %d: expected an even number (each split takes half the "
+                               "blocks)", a->overfit_blocks);
     int vrc = parse_verify(cmd, &o, a);
     if (vrc >= 0)
         return vrc;
@@ -248,6 +264,8 @@ static int parse_args(int argc, char **argv, sweep_args *a)
     if (a->analysis && (text || v || a->checkpoint || a->verify == PROOF_FULL))
         return cli_usage_error(cmd, "--analysis runs in one streamed sweep: not with %s",
                                text ? "--format text" : v ? "--shard" : a->checkpoint ? "--checkpoint" : "--verify full");
+    if (a->overfit && v)
+        return cli_usage_error(cmd, "--overfit ranks the whole sweep's combos: a --shard holds only part of it");
     if (a->where_text) {
         sebt_error err = { 0 };
         if (sebt_sweep_where_ex(a->where_text, a->analysis, &a->where, &err) != SEBT_OK)
@@ -295,12 +313,16 @@ typedef struct {
     bool direct_out;
     /* The sweep's own proof (sweep_proof.c) and when the command started. */
     sweep_proof proof;
+    /* --overfit's measures, once taken. */
+    sebt_overfit overfit;
+    bool overfit_done;
     bool series_cached;   /* read from a cache entry, not parsed from --data */
     double t_start;
 } sweep_run;
 
 static void free_run(sweep_run *r)
 {
+    sebt_overfit_free(&r->overfit);
     sebt_grid_close(r->grid);
     free(r->combos);
     sebt_series_free(&r->s);
@@ -436,6 +458,8 @@ static int setup(int argc, char **argv, sweep_run *r)
                   !(a->format && strcmp(a->format, "text") == 0);
     if (a->analysis && !r->streamed)
         return cli_usage_error(cmd, "--analysis runs in one streamed sweep: not across MPI ranks");
+    if (a->overfit && cli_mpi.active && cli_mpi.size > 1)
+        return cli_usage_error(cmd, "--overfit runs in one process: not across MPI ranks");
     sebt_status st = a->grid && r->streamed ? sebt_grid_open(a->grid, &r->grid, &r->n_combos, &err)
                      : a->grid ? sebt_grid_load(a->grid, &r->combos, &r->n_combos, &err)
                                : sebt_combos_load(a->combos, &r->combos, &r->n_combos, &err);
@@ -1156,6 +1180,8 @@ static int close_stream(const char *cmd, sweep_run *r, stream_out *o, const sebt
     bool json_now = o->json && (!o->proof || (!o->af.is_stdout && o->af.o.atomic));
     if (rc == CLI_EXIT_OK && o->json)
         cli_json_end_array(j);
+    if (rc == CLI_EXIT_OK && o->json && r->overfit_done)
+        sweep_overfit_json(j, &r->overfit);
     if (rc == CLI_EXIT_OK && json_now) {
         cli_json_end_object(j);
         cli_json_finish(j);
@@ -1179,6 +1205,24 @@ static int close_stream(const char *cmd, sweep_run *r, stream_out *o, const sebt
         sweep_proof_say(cmd, &r->proof, a->output ? a->output : "stdout");
     }
     return rc;
+}
+
+/* --overfit's pass over the combos, after the sweep. */
+static int take_overfit(const char *cmd, sweep_run *r)
+{
+    int rc = sweep_overfit_run(cmd, r->b, &r->s, r->grid, r->combos, r->n_combos, r->a.overfit_blocks,
+                               (int)r->a.threads, &r->overfit);
+    r->overfit_done = rc == CLI_EXIT_OK;
+    return rc;
+}
+
+/* The text block: after the table of --format text on stdout, else on stderr. */
+static void say_overfit(const sweep_run *r)
+{
+    const sweep_args *a = &r->a;
+    bool text = a->format && strcmp(a->format, "text") == 0;
+    bool to_stdout = text && (!a->output || strcmp(a->output, "-") == 0);
+    sweep_overfit_text(to_stdout ? stdout : stderr, &r->overfit);
 }
 
 static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
@@ -1218,6 +1262,8 @@ static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
     sebt_status st = sebt_sweep_run(r->b, &r->s, &so, sr, &err);
     cli_progress_finish(&prog);
     rc = st != SEBT_OK ? cli_report_error(cmd, &err) : sink.rc;
+    if (rc == CLI_EXIT_OK && a->overfit)
+        rc = take_overfit(cmd, r);
     r->rows_by = sr->rows_by_backtest_threads ? "the backtests' threads, between windows" : "the writer thread";
     return close_stream(cmd, r, &o, sr, rc, sink.write_errno);
 }
@@ -1280,6 +1326,8 @@ int cli_cmd_sweep(int argc, char **argv)
         sebt_sweep_result sr;
         memset(&sr, 0, sizeof sr);
         rc = stream_sweep(cmd, &r, &sr);
+        if (rc == CLI_EXIT_OK && r.overfit_done)
+            say_overfit(&r);
         const char *want = getenv("SEBT_SWEEP_STATS");
         if (rc == CLI_EXIT_OK && want && strcmp(want, "1") == 0) {
             r.n_local = r.n_shard = r.n_combos;
@@ -1316,6 +1364,15 @@ int cli_cmd_sweep(int argc, char **argv)
         rc = write_results(cmd, &r, all);
     if (rc == CLI_EXIT_OK && cli_mpi.rank == 0 && r.proof.core.best)
         sweep_proof_say(cmd, &r.proof, r.a.output ? r.a.output : "stdout");
+    if (rc == CLI_EXIT_OK && cli_mpi.rank == 0 && r.a.overfit && !r.a.shard_n) {
+        free(all);
+        all = NULL;
+        rc = take_overfit(cmd, &r);
+        if (rc == CLI_EXIT_OK) {
+            fflush(stdout);
+            say_overfit(&r);
+        }
+    }
     free(all);
     if (cli_mpi.active)
         rc = cli_mpi_agree(rc);

@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "sebt/outfile.h"
+#include "sebt/overfit.h"
 #include "sebt/sweep.h"
 #include "sebt/sweep_proof.h"
 
@@ -100,6 +101,13 @@ void sweep_json_begin(cli_json *j, FILE *f, const sweep_output_spec *spec);
 /* a: the row's analysis columns, an "analysis" object after valid_bars (NULL: none). */
 void sweep_json_row(cli_json *j, size_t i, const sebt_params *p, const sebt_result *r, const sebt_trade_stats *a);
 void sweep_json_end(cli_json *j);
+
+/* --overfit (sweep_overfit.c): the pass over the sweep's combos (prints
+ * its error and returns an exit code), its text block and JSON section. */
+int sweep_overfit_run(const char *cmd, const sebt_backend *b, const sebt_series *s, const sebt_grid *grid,
+                      const sebt_params *combos, size_t n_combos, int blocks, int threads, sebt_overfit *out);
+void sweep_overfit_text(FILE *f, const sebt_overfit *o);
+void sweep_overfit_json(cli_json *j, const sebt_overfit *o);
 /* npy: the CSV's columns as a NumPy structured array (docs/formats.md;
  * sebt_sweep_npy_header and sebt_sweep_npy_row write the bytes). */
 void sweep_write_npy_header(FILE *f, uint64_t n_rows);

@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""`sebt sweep --overfit` against a literal recomputation, bit for bit.
+
+Written from the papers' words (Bailey and López de Prado 2014, "The
+Deflated Sharpe Ratio"; Bailey, Borwein, López de Prado and Zhu 2015, "The
+Probability of Backtest Overfitting") and docs/formats.md's order of sums,
+sharing no code with core/overfit.c: every combo's trades from `--trades`,
+each trade's R in the block of its exit bar, every half of the blocks as
+in-sample (itertools), the in-sample best's out-of-sample rank, its logit;
+DSR with Python's own statistics.NormalDist for Φ and Φ⁻¹. The JSON's
+shortest round-trip numbers read back as the doubles written, so equal
+means equal bits.
+
+    overfit_literal.py SEBT DATA GRID S [S ...]
+"""
+import csv
+import itertools
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+EULER_GAMMA = 0.57721566490153286061
+NAN = float("nan")
+
+
+def sharpe_of(n, s, q):
+    if not n >= 2:
+        return NAN
+    m = s / n
+    var = (q - s * m) / (n - 1)
+    if not var > 0:
+        return NAN
+    return m / math.sqrt(var)
+
+
+def set_sums(row, blocks, S):
+    """The sums over a set of blocks: each half of the blocks in increasing order from 0, then low + high."""
+    h = S // 2
+    low, high = [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]
+    for b in range(S):
+        if b in blocks:
+            part = low if b < h else high
+            for k in range(3):
+                part[k] += row[b][k]
+    return [low[k] + high[k] for k in range(3)]
+
+
+def pbo_literal(rows, S):
+    N = len(rows)
+    everything = set(range(S))
+    splits = sorted(itertools.combinations(range(S), S // 2), key=lambda c: sum(1 << b for b in c))
+    logits, xs, ys = [], [], []
+    for half in splits:
+        ins, oos = set(half), everything - set(half)
+        perf_is = [sharpe_of(*set_sums(r, ins, S)) for r in rows]
+        perf_oos = [sharpe_of(*set_sums(r, oos, S)) for r in rows]
+        best = None
+        for i, v in enumerate(perf_is):
+            if not math.isnan(v) and (best is None or v > perf_is[best]):
+                best = i
+        if best is None:
+            continue
+        ob = perf_oos[best]
+        below = equal = 0
+        for j, v in enumerate(perf_oos):
+            if j == best:
+                continue
+            if math.isnan(ob):
+                equal += math.isnan(v)
+            else:
+                below += math.isnan(v) or v < ob
+                equal += v == ob
+        omega = (2 * below + equal + 2) / (2 * (N + 1))
+        logits.append(math.log(omega / (1 - omega)))
+        if not math.isnan(ob):
+            xs.append(perf_is[best])
+            ys.append(ob)
+    out = {"splits": len(splits), "counted": len(logits),
+           "pbo": sum(1 for v in logits if v <= 0) / len(logits) if logits else NAN,
+           "logit_median": statistics.median(logits) if logits else NAN, "logits": logits,
+           "fitted": len(xs), "prob_oos_loss": sum(1 for y in ys if y < 0) / len(ys) if ys else NAN,
+           "slope": NAN, "intercept": NAN}
+    if len(xs) >= 2:
+        sx = sy = 0.0
+        for x, y in zip(xs, ys):
+            sx += x
+            sy += y
+        mx, my = sx / len(xs), sy / len(xs)
+        sxx = sxy = 0.0
+        for x, y in zip(xs, ys):
+            sxx += (x - mx) * (x - mx)
+            sxy += (x - mx) * (y - my)
+        if sxx > 0:
+            out["slope"] = sxy / sxx
+            out["intercept"] = my - out["slope"] * mx
+    return out
+
+
+def dsr_literal(sharpes, trades_r):
+    N = len(sharpes)
+    sr_all = [v for n, v in sharpes if n >= 2]
+    best = max(range(N), key=lambda i: (sharpes[i][1], -i))
+    s = 0.0
+    for v in sr_all:
+        s += v
+    m = s / len(sr_all)
+    v = 0.0
+    for x in sr_all:
+        v += (x - m) * (x - m)
+    var = v / (len(sr_all) - 1)
+    nd = statistics.NormalDist()
+    sr0 = math.sqrt(var) * ((1 - EULER_GAMMA) * nd.inv_cdf(1 - 1 / N) + EULER_GAMMA * nd.inv_cdf(1 - 1 / (N * math.e)))
+    r = trades_r[best]
+    T = len(r)
+    s = 0.0
+    for x in r:
+        s += x
+    mean = s / T
+    m2 = m3 = m4 = 0.0
+    for x in r:
+        d = x - mean
+        m2 += d * d
+        m3 += d * d * d
+        m4 += (d * d) * (d * d)
+    m2, m3, m4 = m2 / T, m3 / T, m4 / T
+    skew, kurt = m3 / (m2 * math.sqrt(m2)), m4 / (m2 * m2)
+    sr = sharpes[best][1]
+    z = (sr - sr0) * math.sqrt(T - 1) / math.sqrt(1 - skew * sr + (kurt - 1) / 4 * sr * sr)
+    return best, {"trials": N, "with_sharpe": len(sr_all), "sharpe_variance": var, "sharpe": sr, "trades": T,
+                  "skew": skew, "kurtosis": kurt, "expected_max_sharpe": sr0, "dsr": nd.cdf(z)}
+
+
+def same(a, b):
+    if a is None or b is None:
+        return a is None and (b is None or (isinstance(b, float) and math.isnan(b)))
+    if isinstance(b, float) and math.isnan(b):
+        return False
+    return a == b
+
+
+def refusals(sebt, data, grid):
+    """Usage errors exit 2 and name the option."""
+    failures = 0
+    base = [sebt, "sweep", "--data", data, "--grid", grid, "--no-verify"]
+    for extra, word in ((["--overfit", "--overfit-blocks", "5"], "--overfit-blocks 5"),
+                        (["--overfit-blocks", "4"], "--overfit-blocks"),
+                        (["--overfit", "--overfit-blocks", "26"], "--overfit-blocks"),
+                        (["--overfit", "--shard", "1/2"], "--overfit")):
+        p = subprocess.run(base + extra, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 2 or word not in p.stderr:
+            print("FAIL: %s: exit %d, stderr %r" % (" ".join(extra), p.returncode, p.stderr))
+            failures += 1
+    return failures
+
+
+def main():
+    sebt, data, grid = sys.argv[1:4]
+    failures = refusals(sebt, data, grid)
+    with tempfile.TemporaryDirectory() as work:
+        for S in map(int, sys.argv[4:]):
+            tr = os.path.join(work, "trades%d" % S)
+            p = subprocess.run([sebt, "sweep", "--data", data, "--fill-gaps", "--grid", grid, "--format", "json",
+                                "--no-verify", "--threads", "2", "--trades", tr, "--overfit", "--overfit-blocks",
+                                str(S)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            if p.returncode != 0:
+                print("FAIL: S=%d: exit %d\n%s" % (S, p.returncode, p.stderr))
+                return 1
+            doc = json.loads(p.stdout)
+            n_bars, rows_out = doc["bars"], doc["results"]
+            got = doc["overfit"]
+            rows, sharpes, trades_r = [], [], []
+            for res in rows_out:
+                row = [[0.0, 0.0, 0.0] for _ in range(S)]
+                rs = []
+                with open(os.path.join(tr, "combo_%d.csv" % res["combo"])) as f:
+                    for t in csv.DictReader(f):
+                        r = float(t["r"])
+                        b = int(t["exit_index"]) * S // n_bars
+                        row[b][0] += 1.0
+                        row[b][1] += r
+                        row[b][2] += r * r
+                        rs.append(r)
+                if len(rs) != res["metrics"]["n"]:
+                    print("FAIL: combo %d: %d trades in its file, n %d" % (res["combo"], len(rs), res["metrics"]["n"]))
+                    failures += 1
+                rows.append(row)
+                trades_r.append(rs)
+                sharpes.append((res["metrics"]["n"], res["metrics"]["sharpe"]))
+            best, want_dsr = dsr_literal(sharpes, trades_r)
+            want_pbo = pbo_literal(rows, S)
+            checks = [("best", got["best"], best), ("version", got["version"], 1)]
+            checks += [("dsr." + k, got["dsr"][k], v) for k, v in want_dsr.items()]
+            checks += [("pbo." + k, got["pbo"][k], v) for k, v in want_pbo.items() if k != "logits"]
+            checks.append(("pbo.logits count", len(got["pbo"]["logits"]), len(want_pbo["logits"])))
+            checks += [("pbo.logits[%d]" % i, a, b) for i, (a, b) in enumerate(zip(got["pbo"]["logits"], want_pbo["logits"]))]
+            bad = [(k, a, b) for k, a, b in checks if not same(a, b)]
+            for k, a, b in bad:
+                print("FAIL: S=%d %s: sebt %r, literal %r" % (S, k, a, b))
+            failures += len(bad)
+            print("S=%d: %d combos, %d values compared, %d differ (PBO %r, DSR %r)"
+                  % (S, len(rows), len(checks), len(bad), got["pbo"]["pbo"], got["dsr"]["dsr"]))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
