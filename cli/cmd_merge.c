@@ -196,19 +196,14 @@ static bool same_row(const merge_check *m, size_t k, size_t want, uint64_t combo
                      const sebt_sweep_record *rec, char *why, size_t why_size)
 {
     const sebt_result *r = &m->results[want];
-    const char *field = NULL;
-    for (int i = 0; i < SEBT_N_PARAMS && !field; i++) {
-        double x = sebt_params_get_double(p, i), y = sebt_params_get_double(&m->combos[want], i);
-        if (memcmp(&x, &y, sizeof x) != 0)
-            field = sebt_param_table[i].name;
-    }
+    sebt_sweep_record shard = { .combo = want, .metrics = r->metrics, .valid_bars = r->valid_bars,
+                                .open_at_end = r->open_at_end.open ? 1 : 0 };
     if (combo != want)
         snprintf(why, why_size, "verification failed: row %zu of the merged file reads back as combo %" PRIu64
                  ", the shards' row there is combo %zu", k + 1, combo, want);
-    else if (field || memcmp(&rec->metrics, &r->metrics, sizeof r->metrics) != 0 ||
-             rec->valid_bars != (uint64_t)r->valid_bars || (rec->open_at_end != 0) != r->open_at_end.open)
+    else if (!sebt_params_same(p, &m->combos[want]) || !sebt_sweep_record_same(rec, &shard))
         snprintf(why, why_size, "verification failed: row %zu of the merged file (combo %zu) reads back other "
-                 "than its shard's row (%s)", k + 1, want, field ? field : "a result field");
+                 "than its shard's row", k + 1, want);
     else
         return true;
     return false;

@@ -19,28 +19,6 @@ typedef struct {
     char what[700];
 } full_cmp;
 
-static bool same_bits(double a, double b)
-{
-    return (isnan(a) && isnan(b)) || memcmp(&a, &b, sizeof a) == 0;
-}
-
-static bool same_params(const sebt_params *a, const sebt_params *b)
-{
-    for (int i = 0; i < SEBT_N_PARAMS; i++)
-        if (!same_bits(sebt_params_get_double(a, i), sebt_params_get_double(b, i)))
-            return false;
-    return true;
-}
-
-static bool same_record(const sebt_sweep_record *a, const sebt_sweep_record *b)
-{
-    const sebt_metrics *x = &a->metrics, *y = &b->metrics;
-    return x->n == y->n && same_bits(x->win_rate, y->win_rate) && same_bits(x->avg_r, y->avg_r) &&
-           same_bits(x->total_pnl, y->total_pnl) && same_bits(x->max_dd, y->max_dd) &&
-           same_bits(x->sharpe, y->sharpe) && a->valid_bars == b->valid_bars &&
-           (a->open_at_end != 0) == (b->open_at_end != 0);
-}
-
 /* ---- the written file's rows -------------------------------------------------- */
 
 /* The number after "KEY": in a JSON row (null: NaN, true 1, false 0). */
@@ -189,7 +167,7 @@ static int compare_window(void *user, const sebt_sweep_window *w)
                 snprintf(k->what, sizeof k->what, "the file ends after %zu rows, the sweep has more", k->rows - 1);
             return 1;
         }
-        if (a != w->first + i || b != a || !same_params(&pa, &pb) || !same_record(&ra, &rb)) {
+        if (a != w->first + i || b != a || !sebt_params_same(&pa, &pb) || !sebt_sweep_record_same(&ra, &rb)) {
             snprintf(k->what, sizeof k->what, "row %zu of the file (combo %" PRIu64 ") differs from combo %" PRIu64
                      " of the sweep run another way%s", k->rows - 1, a, w->first + i,
                      a != w->first + i ? " (another combo's number)" : "");

@@ -200,3 +200,13 @@ double sebt_params_get_double(const sebt_params *p, int idx)
     }
     return 0.0;
 }
+
+bool sebt_params_same(const sebt_params *a, const sebt_params *b)
+{
+    for (int i = 0; i < SEBT_N_PARAMS; i++) {
+        double x = sebt_params_get_double(a, i), y = sebt_params_get_double(b, i);
+        if (memcmp(&x, &y, sizeof x) != 0 && !(isnan(x) && isnan(y)))
+            return false;
+    }
+    return true;
+}

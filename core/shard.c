@@ -1,5 +1,6 @@
 /* Partitions and fingerprints for shards, ranks and checkpoints
  * (include/sebt/shard.h). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -283,4 +284,18 @@ void sebt_sweep_record_unpack(const unsigned char in[SEBT_SWEEP_RECORD_BYTES], s
     r->metrics.sharpe = get_f64(in + 48);
     r->valid_bars = get_u64(in + 56);
     r->open_at_end = get_u64(in + 64);
+}
+
+static bool same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));
+}
+
+bool sebt_sweep_record_same(const sebt_sweep_record *a, const sebt_sweep_record *b)
+{
+    const sebt_metrics *x = &a->metrics, *y = &b->metrics;
+    return x->n == y->n && same_bits(x->win_rate, y->win_rate) && same_bits(x->avg_r, y->avg_r) &&
+           same_bits(x->total_pnl, y->total_pnl) && same_bits(x->max_dd, y->max_dd) &&
+           same_bits(x->sharpe, y->sharpe) && a->valid_bars == b->valid_bars &&
+           (a->open_at_end != 0) == (b->open_at_end != 0);
 }

@@ -179,16 +179,6 @@ static void combo_params(const sebt_sweep_proof_ctx *c, uint64_t idx, sebt_param
         *p = c->combos[idx];
 }
 
-static bool same_params(const sebt_params *a, const sebt_params *b)
-{
-    for (int i = 0; i < SEBT_N_PARAMS; i++) {
-        double x = sebt_params_get_double(a, i), y = sebt_params_get_double(b, i);
-        if (memcmp(&x, &y, sizeof x) != 0)
-            return false;
-    }
-    return true;
-}
-
 /* Reads combo idx's row back from the file at fd; false with why set when
  * it is not there, does not parse, or is another combo's row. */
 static bool read_row(const sebt_sweep_proof_ctx *c, int fd, uint64_t idx, uint64_t offset, sebt_sweep_record *rec,
@@ -217,7 +207,7 @@ static bool read_row(const sebt_sweep_proof_ctx *c, int fd, uint64_t idx, uint64
         }
     }
     combo_params(c, idx, &mine);
-    if (row_idx != idx || !same_params(&p, &mine)) {
+    if (row_idx != idx || !sebt_params_same(&p, &mine)) {
         snprintf(why, why_size, "the row written for combo %" PRIu64 " reads back as combo %" PRIu64 "%s", idx, row_idx,
                  row_idx == idx ? " with other parameters" : "");
         return false;

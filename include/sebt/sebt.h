@@ -80,6 +80,9 @@ void sebt_param_rule(int idx, char *buf, size_t bufsize);
  * (sebt/number.h: shortest exact), booleans true|false. */
 void sebt_params_format(const sebt_params *p, int idx, char *buf, size_t bufsize);
 double sebt_params_get_double(const sebt_params *p, int idx); /* any type, as double */
+/* Every parameter the same, bit for bit (field by field: struct padding
+ * makes memcmp of sebt_params meaningless). */
+bool sebt_params_same(const sebt_params *a, const sebt_params *b);
 
 /* ---- the strategy's columns and terms (core/strategy.c) ---------------- */
 

@@ -54,6 +54,10 @@ typedef struct {
 #define SEBT_SWEEP_RECORD_BYTES 72
 /* Fixed-size little-endian encoding, so records read back bit-exact on
  * any host. */
+/* What a sweep's row prints of two records is the same: every metric bit
+ * for bit (any NaN equal to any NaN, as every output writes one NaN),
+ * valid_bars and open_at_end (not the combo, not the analysis columns). */
+bool sebt_sweep_record_same(const sebt_sweep_record *a, const sebt_sweep_record *b);
 void sebt_sweep_record_pack(const sebt_sweep_record *r, unsigned char out[SEBT_SWEEP_RECORD_BYTES]);
 void sebt_sweep_record_unpack(const unsigned char in[SEBT_SWEEP_RECORD_BYTES], sebt_sweep_record *r);
 

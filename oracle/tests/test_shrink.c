@@ -11,17 +11,6 @@
 #include "sebt/oracle.h"
 #include "sebt/sebt.h"
 
-/* Field by field: struct padding makes memcmp of sebt_params meaningless. */
-static bool same_params(const sebt_params *a, const sebt_params *b)
-{
-    for (int i = 0; i < SEBT_N_PARAMS; i++) {
-        double x = sebt_params_get_double(a, i), y = sebt_params_get_double(b, i);
-        if (memcmp(&x, &y, sizeof x) != 0)
-            return false;
-    }
-    return true;
-}
-
 /* A generated case of at least min_bars on which b diverges. */
 static bool find_big_case(const sebt_backend *b, size_t min_bars, sebt_series *s, sebt_params *p)
 {
@@ -113,7 +102,7 @@ Test(shrink, a_fixture_reads_back_as_the_reference_wrote_it)
         cr_expect(memcmp(&f.series.close[t], &c.series.close[t], sizeof(double)) == 0 ||
                   (isnan(f.series.close[t]) && isnan(c.series.close[t])), "bar %zu", t);
     }
-    cr_expect(same_params(&f.params, &c.combos[0]));
+    cr_expect(sebt_params_same(&f.params, &c.combos[0]));
     cr_expect_eq(f.expected.n_trades, want.n_trades);
     for (size_t i = 0; i < want.n_trades && i < f.expected.n_trades; i++) {
         cr_expect_eq(f.expected.trades[i].exit_index, want.trades[i].exit_index);
