@@ -43,8 +43,8 @@ void sweep_overfit_text(FILE *f, const sebt_overfit *o)
     fprintf(f, " over %zu of %zu splits of %d blocks (logit median %.3f): how often the in-sample best\n"
             "       ranks in the lower half out of sample\n", p->n_counted, p->n_splits, p->blocks,
             p->logit_median);
-    fprintf(f, "  degradation: out-of-sample Sharpe = %.4f + %.4f x in-sample Sharpe of the in-sample best;"
-            " out-of-sample loss in ", p->intercept, p->slope);
+    fprintf(f, "  degradation: out-of-sample Sharpe = %.4f %c %.4f x in-sample Sharpe of the in-sample best;"
+            " out-of-sample loss in ", p->intercept, p->slope < 0 ? '-' : '+', fabs(p->slope));
     put_share(f, p->prob_oos_loss);
     fprintf(f, " of splits\n");
     bool fluke = !(d->dsr >= 0.95) || !(p->pbo < 0.5);

@@ -236,6 +236,27 @@ class SweepResult(C.Structure):
                 ("rows_by_backtest_threads", C.c_bool), ("verification", Verification)]
 
 
+# ---- overfit.h ---------------------------------------------------------------
+
+class Dsr(C.Structure):
+    _fields_ = [("n_trials", C.c_uint64), ("var_sr", C.c_double), ("sr", C.c_double), ("skew", C.c_double),
+                ("kurt", C.c_double), ("t", C.c_uint64), ("sr0", C.c_double), ("dsr", C.c_double)]
+
+
+class Pbo(C.Structure):
+    _fields_ = [("blocks", C.c_int), ("n_combos", c_size_t), ("n_splits", c_size_t), ("n_counted", c_size_t),
+                ("pbo", C.c_double), ("slope", C.c_double), ("intercept", C.c_double), ("n_fit", c_size_t),
+                ("prob_oos_loss", C.c_double), ("logit_median", C.c_double), ("mask", C.POINTER(C.c_uint32)),
+                ("best", C.POINTER(c_size_t)), ("is_sharpe", C.POINTER(C.c_double)),
+                ("oos_sharpe", C.POINTER(C.c_double)), ("omega", C.POINTER(C.c_double)),
+                ("logit", C.POINTER(C.c_double))]
+
+
+class Overfit(C.Structure):
+    _fields_ = [("version", C.c_int), ("best", c_size_t), ("with_sharpe", c_size_t), ("dsr", Dsr), ("pbo", Pbo),
+                ("seconds", C.c_double), ("pbo_seconds", C.c_double)]
+
+
 # ---- oracle.h ----------------------------------------------------------------
 
 
@@ -338,6 +359,9 @@ _DECLS = {
     "sebt_sweep_where_ex": (C.c_int, [C.c_char_p, C.c_bool, _P(C.c_void_p), _P(Error)]),
     "sebt_sweep_run": (C.c_int, [_P(Backend), _P(Series), _P(SweepOpts), _P(SweepResult), _P(Error)]),
     "sebt_sweep_result_free": (None, [_P(SweepResult)]),
+    "sebt_overfit_sweep": (C.c_int, [_P(Backend), _P(Series), C.c_void_p, _P(Params), c_size_t, C.c_int, C.c_int,
+                                     _P(Overfit), _P(Error)]),
+    "sebt_overfit_free": (None, [_P(Overfit)]),
     "sebt_sweep_where": (C.c_int, [C.c_char_p, _P(C.c_void_p), _P(Error)]),
     "sebt_where_free": (None, [C.c_void_p]),
     "sebt_oracle_check": (C.c_int, [_P(Backend), _P(Series), _P(Params), c_size_t, _P(OracleOpts),

@@ -279,6 +279,8 @@ class SweepResult:
         # What the sweep's own proof checked (docs/formats.md "Verification"),
         # or None when it ran with verify=False.
         self.verification = verification
+        # overfit=: DSR and PBO (docs/formats.md "Overfitting"), else None.
+        self.overfit = None
 
     def __len__(self):
         return len(self.rows)
@@ -373,8 +375,51 @@ def where_mask(rows, text):
         L.lib.sebt_where_free(w)
 
 
+def _nan_none(v):
+    return None if v != v else v
+
+
+def _overfit(series, backend_name, cs, blocks, threads):
+    """`sebt sweep --overfit`'s measures over every combo of cs, as a dict
+    shaped like its JSON section (docs/formats.md "Overfitting"; NaN as
+    None, the logits a numpy array with NaN)."""
+    o = L.Overfit()
+    err = L.Error()
+    arr = C.cast(cs.array, C.POINTER(L.Params)) if cs.array is not None else None
+    L.check(L.lib.sebt_overfit_sweep(backend(backend_name), C.byref(series._c), cs.grid, arr, cs.n, blocks, threads,
+                                     C.byref(o), C.byref(err)), err)
+    try:
+        d, p = o.dsr, o.pbo
+        logits = np.array([p.logit[i] for i in range(p.n_splits)], np.float64)
+        return {"version": o.version, "best": o.best,
+                "dsr": {"trials": d.n_trials, "with_sharpe": o.with_sharpe, "sharpe_variance": _nan_none(d.var_sr),
+                        "sharpe": _nan_none(d.sr), "trades": d.t, "skew": _nan_none(d.skew),
+                        "kurtosis": _nan_none(d.kurt), "expected_max_sharpe": _nan_none(d.sr0),
+                        "dsr": _nan_none(d.dsr)},
+                "pbo": {"blocks": p.blocks, "splits": p.n_splits, "counted": p.n_counted, "pbo": _nan_none(p.pbo),
+                        "logit_median": _nan_none(p.logit_median), "slope": _nan_none(p.slope),
+                        "intercept": _nan_none(p.intercept), "fitted": p.n_fit,
+                        "prob_oos_loss": _nan_none(p.prob_oos_loss), "logits": logits},
+                "seconds": o.seconds, "pbo_seconds": o.pbo_seconds}
+    finally:
+        L.lib.sebt_overfit_free(C.byref(o))
+
+
+def _overfit_blocks(overfit):
+    """overfit= as a block count (0: none): True is 16, else an even whole number from 2 to 24."""
+    if overfit is False or overfit is None:
+        return 0
+    if overfit is True:
+        return 16
+    if isinstance(overfit, bool) or not isinstance(overfit, (int, np.integer)) or not 2 <= overfit <= 24 \
+            or overfit % 2:
+        raise ValueError("overfit: expected True, False or an even number of blocks from 2 to 24 "
+                         "(the CLI's --overfit-blocks), got %r" % (overfit,))
+    return int(overfit)
+
+
 def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="sharpe", where=None, out=None,
-          progress=None, window=0, analysis=False, verify=True):
+          progress=None, window=0, analysis=False, verify=True, overfit=False):
     """Backtests every combo of a grid (a dict {parameter: values}, the
     first varying slowest as in a grid file; or a grid file's path) or of
     combos (a list of dicts, a DataFrame, a combos CSV's path) over data.
@@ -397,9 +442,15 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
     --verify N`) is the sweep's own proof: the best combo re-run on the
     reference, at least 256 sampled combos on the exact path, a cached
     series against a fresh parse; a difference raises SebtError (status
-    "verify") and writes nothing; SweepResult.verification records it."""
+    "verify") and writes nothing; SweepResult.verification records it.
+    overfit=True (or a number of blocks S, even, 2 to 24; True is 16) then
+    measures whether the best combo is a fluke, over every combo (`sebt
+    sweep --overfit`): the deflated Sharpe ratio and the probability of
+    backtest overfitting, in SweepResult.overfit (a dict shaped like the
+    CLI's JSON section); it runs every combo again with its trades."""
     if top is not None:
         top = _top_count("top", top)
+    blocks = _overfit_blocks(overfit)
     cs = _Combos(grid, combos)
     try:
         n_rows = min(top, cs.n) if top else cs.n
@@ -409,8 +460,11 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
                                  "filter the result, or use iter_sweep(where=...)")
             L.check_paths(("data", data, L.PATH_INPUT), ("grid", grid, L.PATH_INPUT),
                           ("combos", combos, L.PATH_INPUT), ("out", out, L.PATH_OUTPUT))
-            return _sweep_to_file(data, cs, backend, threads, top, by, out, progress, window, n_rows, analysis,
-                                  verify)
+            res = _sweep_to_file(data, cs, backend, threads, top, by, out, progress, window, n_rows, analysis,
+                                 verify)
+            if blocks:
+                res.overfit = _overfit(res.series, res.backend, cs, blocks, threads)
+            return res
         rows = np.empty(n_rows, _row_dtype(analysis))
         at = [rows.ctypes.data]
 
@@ -430,7 +484,10 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
             proof = _verification(r.verification)
         finally:
             L.lib.sebt_sweep_result_free(C.byref(r))
-        return SweepResult(rows, s, bname, cs, verification=proof)
+        res = SweepResult(rows, s, bname, cs, verification=proof)
+        if blocks:
+            res.overfit = _overfit(s, bname, cs, blocks, threads)
+        return res
     except BaseException:
         cs.close()
         raise

@@ -37,6 +37,9 @@ STRUCTS = {
     "sebt_oracle_opts": (L.OracleOpts, ["memory_budget", "stop_first", "progress_user"]),
     "sebt_error": (L.Error, ["msg"]),
     "sebt_trade_stats": (L.TradeStats, ["gross_profit", "bars_in_market", "sharpe_annual"]),
+    "sebt_dsr": (L.Dsr, ["var_sr", "t", "sr0", "dsr"]),
+    "sebt_pbo": (L.Pbo, ["n_splits", "pbo", "n_fit", "logit_median", "mask", "logit"]),
+    "sebt_overfit": (L.Overfit, ["best", "dsr", "pbo", "pbo_seconds"]),
 }
 
 
@@ -46,7 +49,7 @@ def test_structs_match_the_headers(tmp_path):
     if not cc or not inc:
         pytest.skip("no C compiler or SEBT_INCLUDE_DIR")
     src = ["#include <stdio.h>", "#include <stddef.h>", "#include <sebt/sebt.h>", "#include <sebt/sweep.h>",
-           "#include <sebt/oracle.h>", "#include <sebt/analysis.h>", "#include <sebt/outfile.h>",
+           "#include <sebt/oracle.h>", "#include <sebt/analysis.h>", "#include <sebt/outfile.h>", "#include <sebt/overfit.h>",
            "int main(void) {"]
     for c_name, (_, fields) in STRUCTS.items():
         src.append('printf("%s %%zu\\n", sizeof(%s));' % (c_name, c_name))
