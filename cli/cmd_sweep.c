@@ -513,6 +513,13 @@ static bool test_hook(const char *name)
     return v && *v && atoi(v) == cli_mpi.rank;
 }
 
+/* A chunk count from a test hook's variable; -1 when unset. */
+static long chunk_hook(const char *name)
+{
+    const char *v = getenv(name);
+    return v && *v ? atol(v) : -1;
+}
+
 /* What this process has left, bucketed into chunks: rem[k] positions into
  * local, gidx[k] their global indices; chunk c is order[start[c] ..
  * start[c + 1]), each bucket in input order. */
@@ -673,8 +680,10 @@ static int compute(const char *cmd, sweep_run *r)
         b.prog.tty = false;    /* one bar per job: rank 0's */
     b.done = r->n_local - p.n_rem;
     bool kill_me = test_hook("SEBT_TEST_KILL_RANK");
-    const char *kill_after = getenv("SEBT_TEST_KILL_AFTER_CHUNKS");
-    long kill_chunks = kill_after && *kill_after ? atol(kill_after) : -1;
+    long kill_chunks = chunk_hook("SEBT_TEST_KILL_AFTER_CHUNKS");
+    /* Stopped, not killed: a test then kills it from outside at a known
+     * point of the sweep, on a machine of any speed. */
+    long stop_chunks = chunk_hook("SEBT_TEST_STOP_AFTER_CHUNKS");
     for (size_t c = 0; c < p.n_chunks && rc == CLI_EXIT_OK; c++) {
         if (p.start[c + 1] == p.start[c])
             continue;
@@ -682,6 +691,10 @@ static int compute(const char *cmd, sweep_run *r)
         if (rc == CLI_EXIT_OK && (kill_me || (kill_chunks >= 0 && (long)c + 1 >= kill_chunks))) {
             fflush(NULL);
             raise(SIGKILL);
+        }
+        if (rc == CLI_EXIT_OK && stop_chunks >= 0 && (long)c + 1 == stop_chunks) {
+            fflush(NULL);
+            raise(SIGSTOP);
         }
     }
     cli_progress_finish(&b.prog);

@@ -147,23 +147,21 @@ checkpoint)
   "$sebt" sweep --data "$data" --grid grid.txt --checkpoint ck --format json --top 7 --by total_pnl --output ck.json
   same ck.json whole_top.json "a complete checkpoint rewrites the output without recomputing"
 
-  # SIGKILL from outside, while the (slow) reference backend works.
+  # SIGKILL from outside, mid-sweep: the sweep stops itself after its 2nd
+  # chunk (a test hook), so the kill lands there on a machine of any speed.
   head -4 grid.txt > small.txt
   "$sebt" sweep --data "$data" --grid small.txt --backend reference --threads 1 --output small_whole.csv
-  "$sebt" sweep --data "$data" --grid small.txt --backend reference --threads 1 --checkpoint ck2 --chunk 2 --output small.csv &
+  SEBT_TEST_STOP_AFTER_CHUNKS=2 "$sebt" sweep --data "$data" --grid small.txt --backend reference --threads 1 \
+    --checkpoint ck2 --chunk 2 --output small.csv &
   pid=$!
-  for _ in $(seq 1 600); do
-    [ "$(ls ck2/chunk-*.sebt 2>/dev/null | wc -l)" -ge 2 ] && break
-    sleep 0.02
-  done
+  # Until it has stopped itself (or ended, which the exit code below fails).
+  while kill -0 "$pid" 2>/dev/null && [[ $(ps -o stat= -p "$pid") != T* ]]; do sleep 0.05; done
   kill -9 "$pid" 2>/dev/null
   wait "$pid"; rc=$?
-  if [ "$rc" -eq 137 ]; then
-    pass "killed from outside mid-sweep with $(ls ck2/chunk-*.sebt | wc -l) chunk(s) done"
-    [ ! -e small.csv ] || fail "output exists after the outside kill"
-  else
-    echo "note: the sweep finished (rc $rc) before the outside kill landed; resume still checked"
-  fi
+  [ "$rc" -eq 137 ] && pass "killed from outside mid-sweep" || fail "the stopped sweep exited $rc, expected 137 (SIGKILL)"
+  [ ! -e small.csv ] || fail "output exists after the outside kill"
+  n=$(ls ck2/chunk-*.sebt 2>/dev/null | wc -l)
+  [ "$n" -eq 2 ] && pass "2 chunks on disk after the outside kill" || fail "$n chunks on disk, expected 2"
   "$sebt" sweep --data "$data" --grid small.txt --backend reference --threads 1 --checkpoint ck2 --chunk 2 --output small.csv
   same small.csv small_whole.csv "resumed after the outside SIGKILL equals the uninterrupted sweep"
 
@@ -234,13 +232,16 @@ mpi)
   run -np 3 "$sebt" sweep --data "$data" --grid grid.txt --checkpoint mck --chunk 12 --output mck.csv || fail "resume on 3 ranks"
   same mck.csv whole.csv "checkpoint of a killed 2-rank job resumed on 3 ranks equals the single-process sweep"
   # Fuzzing on ranks: each rank its own stream, the summary counts all.
+  # For a time, each rank's own clock: how many cases each runs depends on
+  # the machine, so only what any duration gives is asserted (a count per
+  # rank, summed in the summary); --iterations below fixes the counts.
   jnum() { sed -n "s/^ *\"$1\":\([0-9]*\),*$/\1/p" "$2" | head -1; }
   run -np 2 "$sebt" fuzz --backend fast_cpu --time 3 --no-save --format json > fz.json 2>err.txt
   rc=$?
   [ "$rc" -eq 0 ] || fail "mpirun -np 2 fuzz fast_cpu: exit $rc: $(cat err.txt)"
   per=$(sed -n 's/^ *"cases_per_rank":\[\([0-9]*\),\([0-9]*\)\],*$/\1 \2/p' fz.json)
   set -- $per
-  if [ $# -eq 2 ] && [ "$1" -gt 0 ] && [ "$2" -gt 0 ] && [ "$(jnum cases fz.json)" -eq $(($1 + $2)) ]; then
+  if [ $# -eq 2 ] && [ "$(jnum cases fz.json)" -eq $(($1 + $2)) ]; then
     pass "fuzz on 2 ranks: rank 0 ran $1 cases, rank 1 ran $2, the summary counts $(jnum cases fz.json)"
   else
     fail "fuzz on 2 ranks: cases per rank '$per', total $(jnum cases fz.json)"
