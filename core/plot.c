@@ -263,12 +263,84 @@ static bool ranks_before(double a, uint64_t ca, double b, uint64_t cb)
     return ca < cb;
 }
 
+static const char *const agg_names[SEBT_HEATMAP_AGGS] = { "best", "median", "mean", "q25", "q75" };
+
+const char *sebt_heatmap_agg_name(int agg)
+{
+    return agg >= 0 && agg < SEBT_HEATMAP_AGGS ? agg_names[agg] : NULL;
+}
+
+/* The quantile p of v[0..m) sorted increasing (sebt/plot.h). */
+static double quantile(const double *v, size_t m, double p)
+{
+    double h = (double)(m - 1) * p;
+    size_t lo = (size_t)h;
+    double frac = h - (double)lo;
+    return frac == 0 ? v[lo] : v[lo] + frac * (v[lo + 1] - v[lo]);
+}
+
+/* Each cell's aggregate over its rows with a value: the values gathered
+ * cell by cell in row order (a counting sort), then summed or sorted. */
+static sebt_status aggregate(sebt_heatmap *h, const size_t *cell_of, const double *metric, size_t n, sebt_error *err)
+{
+    size_t cells = h->nx * h->ny;
+    size_t *start = calloc(cells + 1, sizeof *start);
+    double *v = malloc((n ? n : 1) * sizeof *v);
+    if (!start || !v) {
+        free(start);
+        free(v);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "out of memory for a heatmap's aggregates over %zu rows", n);
+    }
+    for (size_t k = 0; k < n; k++)
+        if (!isnan(metric[k]))
+            start[cell_of[k] + 1]++;
+    for (size_t c = 0; c < cells; c++) {
+        h->counted[c] = start[c + 1];
+        start[c + 1] += start[c];
+    }
+    for (size_t k = 0; k < n; k++)
+        if (!isnan(metric[k]))
+            v[start[cell_of[k]]++] = metric[k];
+    /* start[c] is now the end of cell c's values; they begin at its
+     * predecessor's end. */
+    for (size_t c = 0; c < cells; c++) {
+        size_t m = h->counted[c];
+        double *cv = v + start[c] - m;
+        if (m == 0) {
+            h->value[c] = NAN;
+            continue;
+        }
+        if (h->agg == SEBT_HEATMAP_MEAN) {
+            double sum = 0;
+            for (size_t i = 0; i < m; i++)
+                sum += cv[i];
+            h->value[c] = sum / (double)m;
+            continue;
+        }
+        qsort(cv, m, sizeof *cv, cmp_double);
+        double p = h->agg == SEBT_HEATMAP_MEDIAN ? 0.5 : h->agg == SEBT_HEATMAP_Q25 ? 0.25 : 0.75;
+        h->value[c] = quantile(cv, m, p);
+    }
+    free(start);
+    free(v);
+    return SEBT_OK;
+}
+
 sebt_status sebt_heatmap_make(const double *x, const double *y, const double *metric, const uint64_t *combo,
                               size_t n, sebt_heatmap *h, sebt_error *err)
+{
+    return sebt_heatmap_make_agg(x, y, metric, combo, n, SEBT_HEATMAP_BEST, h, err);
+}
+
+sebt_status sebt_heatmap_make_agg(const double *x, const double *y, const double *metric, const uint64_t *combo,
+                                  size_t n, int agg, sebt_heatmap *h, sebt_error *err)
 {
     memset(h, 0, sizeof *h);
     if (!x || !y || !metric || n == 0)
         return sebt_fail(err, SEBT_ERR_USAGE, "a heatmap needs at least one row");
+    if (!sebt_heatmap_agg_name(agg))
+        return sebt_fail(err, SEBT_ERR_USAGE, "heatmap aggregate %d: expected best, median, mean, q25 or q75", agg);
+    h->agg = agg;
     sebt_status st = distinct(x, n, "x", &h->x, &h->nx, err);
     if (st == SEBT_OK)
         st = distinct(y, n, "y", &h->y, &h->ny, err);
@@ -280,7 +352,10 @@ sebt_status sebt_heatmap_make(const double *x, const double *y, const double *me
     h->value = malloc(cells * sizeof *h->value);
     h->combo = malloc(cells * sizeof *h->combo);
     h->rows = calloc(cells, sizeof *h->rows);
-    if (!h->value || !h->combo || !h->rows) {
+    h->counted = calloc(cells, sizeof *h->counted);
+    size_t *cell_of = malloc(n * sizeof *cell_of);
+    if (!h->value || !h->combo || !h->rows || !h->counted || !cell_of) {
+        free(cell_of);
         sebt_heatmap_free(h);
         return sebt_fail(err, SEBT_ERR_NOMEM, "out of memory for a heatmap of %zu cells", cells);
     }
@@ -289,13 +364,20 @@ sebt_status sebt_heatmap_make(const double *x, const double *y, const double *me
         h->combo[c] = UINT64_MAX;
     }
     for (size_t k = 0; k < n; k++) {
-        size_t c = find(h->y, h->ny, y[k]) * h->nx + find(h->x, h->nx, x[k]);
+        size_t c = cell_of[k] = find(h->y, h->ny, y[k]) * h->nx + find(h->x, h->nx, x[k]);
         uint64_t id = combo ? combo[k] : (uint64_t)k;
+        h->counted[c] += !isnan(metric[k]);
         if (h->rows[c]++ == 0 || ranks_before(metric[k], id, h->value[c], h->combo[c])) {
             h->value[c] = metric[k];
             h->combo[c] = id;
         }
     }
+    if (agg != SEBT_HEATMAP_BEST && (st = aggregate(h, cell_of, metric, n, err)) != SEBT_OK) {
+        free(cell_of);
+        sebt_heatmap_free(h);
+        return st;
+    }
+    free(cell_of);
     h->best = cells;
     for (size_t c = 0; c < cells; c++)
         if (h->rows[c] && !isnan(h->value[c]) &&
@@ -313,6 +395,7 @@ void sebt_heatmap_free(sebt_heatmap *h)
     free(h->value);
     free(h->combo);
     free(h->rows);
+    free(h->counted);
     memset(h, 0, sizeof *h);
 }
 
@@ -333,10 +416,59 @@ sebt_status sebt_plot_heatmap_script(const sebt_heatmap *h, const char *x_name, 
                                      const char *metric_name, const char *fixed, const sebt_plot_opts *o,
                                      char **out, size_t *len, sebt_error *err)
 {
+    return sebt_plot_heatmap_script_ex(h, x_name, y_name, metric_name, fixed, NULL, o, out, len, err);
+}
+
+/* The default title: what each cell is, what chose the rows, and the
+ * highest cell. A cell's best row flatters it (the highest of many noisy
+ * figures); the title says which aggregate is drawn so no picture of a
+ * median passes for one of the best, or the reverse. */
+static void heatmap_title(const sebt_heatmap *h, const char *x_name, const char *y_name, const char *metric_name,
+                          const char *fixed, const char *where, char *t, size_t size)
+{
+    const char *agg = sebt_heatmap_agg_name(h->agg);
+    char chosen[1200] = "";
+    size_t k = 0;
+    if (fixed) {
+        int n = snprintf(chosen, sizeof chosen, "%s fixed; ", fixed);
+        k = n > 0 && (size_t)n < sizeof chosen ? (size_t)n : 0;
+    }
+    if (where)
+        snprintf(chosen + k, sizeof chosen - k, "rows where %s; ", where);
+    char cell[200];
+    if (h->agg == SEBT_HEATMAP_BEST)
+        snprintf(cell, sizeof cell, "each cell its best row: the other parameters at their best");
+    else
+        snprintf(cell, sizeof cell, "each cell the %s of its rows over the other parameters, NaN rows left out", agg);
+    if (h->best >= h->nx * h->ny) {
+        snprintf(t, size, "%s of %s over %s and %s (%s%s): no cell has a value", agg, metric_name, x_name, y_name,
+                 chosen, cell);
+        return;
+    }
+    char bx[SEBT_DOUBLE_CHARS], by[SEBT_DOUBLE_CHARS];
+    sebt_format_double(h->x[h->best % h->nx], bx);
+    sebt_format_double(h->y[h->best / h->nx], by);
+    if (h->agg == SEBT_HEATMAP_BEST)
+        snprintf(t, size, "best %s over %s and %s (%s%s)\nbest: %s %.6g at %s=%s %s=%s (combo %llu)", metric_name,
+                 x_name, y_name, chosen, cell, metric_name, h->value[h->best], x_name, bx, y_name, by,
+                 (unsigned long long)h->combo[h->best]);
+    else
+    {
+        size_t m = h->counted ? h->counted[h->best] : h->rows[h->best];
+        snprintf(t, size, "%s %s over %s and %s (%s%s)\nhighest %s: %.6g at %s=%s %s=%s (of %zu row%s)", agg,
+                 metric_name, x_name, y_name, chosen, cell, agg, h->value[h->best], x_name, bx, y_name, by, m,
+                 m == 1 ? "" : "s");
+    }
+}
+
+sebt_status sebt_plot_heatmap_script_ex(const sebt_heatmap *h, const char *x_name, const char *y_name,
+                                        const char *metric_name, const char *fixed, const char *where,
+                                        const sebt_plot_opts *o, char **out, size_t *len, sebt_error *err)
+{
     sebt_status st = check_opts(o, out, len, err);
     if (st != SEBT_OK)
         return st;
-    if (!h || !h->nx || !h->ny || !x_name || !y_name || !metric_name)
+    if (!h || !h->nx || !h->ny || !x_name || !y_name || !metric_name || !sebt_heatmap_agg_name(h->agg))
         return sebt_fail(err, SEBT_ERR_USAGE, "a heatmap plot needs a heatmap and the names of its axes and metric");
     script sc;
     if (script_open(&sc, err) != SEBT_OK)
@@ -348,7 +480,7 @@ sebt_status sebt_plot_heatmap_script(const sebt_heatmap *h, const char *x_name, 
     put_quoted(f, x_name);
     fputs(" and ", f);
     put_quoted(f, y_name);
-    fputs(", the best row of each cell\n", f);
+    fprintf(f, ", each cell's %s\n", sebt_heatmap_agg_name(h->agg));
     put_terminal(f, o);
     fputs("$map << EOD\n", f);
     for (size_t j = 0; j < h->ny; j++) {
@@ -363,19 +495,11 @@ sebt_status sebt_plot_heatmap_script(const sebt_heatmap *h, const char *x_name, 
     }
     fputs("EOD\n", f);
     fputs("set title ", f);
-    char t[1400];
-    if (o->title) {
+    char t[2400];
+    if (o->title)
         snprintf(t, sizeof t, "%s", o->title);
-    } else if (h->best < h->nx * h->ny) {
-        char bx[SEBT_DOUBLE_CHARS], by[SEBT_DOUBLE_CHARS];
-        sebt_format_double(h->x[h->best % h->nx], bx);
-        sebt_format_double(h->y[h->best / h->nx], by);
-        snprintf(t, sizeof t, "%s over %s and %s (%s%sthe other parameters at their best)\nbest: %s %.6g at %s=%s %s=%s (combo %llu)",
-                 metric_name, x_name, y_name, fixed ? fixed : "", fixed ? " fixed; " : "", metric_name,
-                 h->value[h->best], x_name, bx, y_name, by, (unsigned long long)h->combo[h->best]);
-    } else {
-        snprintf(t, sizeof t, "%s over %s and %s: no row has a value", metric_name, x_name, y_name);
-    }
+    else
+        heatmap_title(h, x_name, y_name, metric_name, fixed, where, t, sizeof t);
     put_quoted(f, t);
     fputc('\n', f);
     fprintf(f, "set xrange [-0.5:%zu.5]\nset yrange [-0.5:%zu.5]\n", h->nx - 1, h->ny - 1);
@@ -388,7 +512,9 @@ sebt_status sebt_plot_heatmap_script(const sebt_heatmap *h, const char *x_name, 
     fputs("\nset ylabel ", f);
     put_quoted(f, y_name);
     fputs("\nset cblabel ", f);
-    put_quoted(f, metric_name);
+    char cb[300];
+    snprintf(cb, sizeof cb, "%s %s of the cell's rows", sebt_heatmap_agg_name(h->agg), metric_name);
+    put_quoted(f, cb);
     /* A perceptually even palette (viridis' ends and middle). */
     fputs("\nset palette defined (0 '#440154', 0.25 '#3b528b', 0.5 '#21918c', 0.75 '#5ec962', 1 '#fde725')\n"
           "set tics out nomirror\nset border lw 1\nunset key\n"
@@ -401,7 +527,10 @@ sebt_status sebt_plot_heatmap_script(const sebt_heatmap *h, const char *x_name, 
     }
     /* SVG: each cell a rectangle (an embedded bitmap would be smoothed
      * when scaled); PNG: one bitmap (rectangles leave seams between cells). */
-    fprintf(f, "plot $map using 1:2:3 with image%s", o->format == SEBT_PLOT_SVG ? " pixels" : "");
+    if (h->nx == 1 || h->ny == 1)   /* gnuplot's image draws nothing one cell wide or high */
+        fputs("plot $map using 1:2:(0.5):(0.5):3 with boxxyerror fs solid 1.0 noborder lc palette", f);
+    else
+        fprintf(f, "plot $map using 1:2:3 with image%s", o->format == SEBT_PLOT_SVG ? " pixels" : "");
     if (h->nx * h->ny <= 400)
         fprintf(f, ", \\\n     $map using 1:2:(sprintf('%%.3g', $3)) with labels boxed font ',%d' tc rgb '#000000'",
                 o->format == SEBT_PLOT_SVG ? 12 : 9);

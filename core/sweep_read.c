@@ -102,7 +102,7 @@ static sebt_status read_npy(FILE *fp, const char *path, const char *const *names
     if (!L)
         return sebt_fail(err, SEBT_ERR_NOMEM, "out of memory reading %s", path);
     sebt_status st = sweep_npy_read_header(fp, path, L, err);
-    npy_field f[16];
+    npy_field f[SEBT_SWEEP_READ_MAX_NAMES];
     for (size_t k = 0; st == SEBT_OK && k < c->n_cols; k++)
         if (!npy_find(L, names[k], &f[k]))
             st = no_column(path, names[k], err);
@@ -153,7 +153,7 @@ static sebt_status read_csv(FILE *fp, const char *path, const char *const *names
         free(line);
         return sebt_fail(err, SEBT_ERR_INPUT, "%s is empty", path);
     }
-    int at[16];
+    int at[SEBT_SWEEP_READ_MAX_NAMES];
     for (size_t k = 0; k < c->n_cols; k++)
         at[k] = -1;
     line[strcspn(line, "\r\n")] = '\0';
@@ -224,8 +224,9 @@ static sebt_status read_csv(FILE *fp, const char *path, const char *const *names
 sebt_status sebt_sweep_columns_read(const char *path, const char *const *names, size_t n_names, double **cols,
                                     size_t *n_rows, sebt_error *err)
 {
-    if (!path || !names || !cols || !n_rows || n_names == 0 || n_names > 16)
-        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_sweep_columns_read: a path and 1 to 16 column names");
+    if (!path || !names || !cols || !n_rows || n_names == 0 || n_names > SEBT_SWEEP_READ_MAX_NAMES)
+        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_sweep_columns_read: a path and 1 to %d column names",
+                         SEBT_SWEEP_READ_MAX_NAMES);
     FILE *fp = sweep_file_open(path, err);
     if (!fp)
         return err ? err->code : SEBT_ERR_IO;

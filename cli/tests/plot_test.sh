@@ -32,7 +32,55 @@ for f in csv npy; do
     || fail "plot heatmap from $f"
 done
 cmp -s h-csv.svg h-npy.svg || fail "the heatmap of the CSV and of the npy differ"
-grep -q "avg_r over ema_fast and vol_z (the other parameters at their best)" h-csv.gp || fail "heatmap title"
+grep -q "median avg_r over ema_fast and vol_z (each cell the median of its rows over the other parameters" h-csv.gp \
+  || fail "the heatmap's title does not name its default aggregate, median"
+"$sebt" plot heatmap --sweep s.csv --x ema_fast --y vol_z --agg best --output h.svg --script best.gp || fail "--agg best"
+grep -q "best sharpe over ema_fast and vol_z (each cell its best row: the other parameters at their best)" best.gp \
+  || fail "the best heatmap's title"
+
+# Each aggregate over a hand-made sweep: s.csv's first row with combo,
+# ema_fast, vol_z and sharpe (columns 1, 2, 6, 25) replaced. The cells, as
+# worked out by hand from docs/cli.md's definitions:
+#   ema_fast=12 vol_z=1: 4 1 NaN 2 8 -> median 3, mean 3.75, q25 1.75, q75 5, best 8
+#   ema_fast=24 vol_z=1: -1 3 0.5    -> median 0.5, q25 -0.25, q75 1.75, best 3
+#   ema_fast=12 vol_z=2: NaN NaN     -> NaN
+#   ema_fast=24 vol_z=2: 2.5         -> 2.5
+[[ $(head -1 s.csv | cut -d, -f1,2,6,25) == combo,ema_fast,vol_z,sharpe ]] || fail "s.csv's columns moved"
+{
+  head -1 s.csv
+  k=10
+  for r in "12 1 4" "24 1 -1" "12 1 1" "12 2 NaN" "24 2 2.5" "12 1 NaN" "24 1 3" "12 2 NaN" "12 1 2" "24 1 0.5" "12 1 8"; do
+    set -- $r
+    sed -n 2p s.csv | awk -F, -v OFS=, -v c=$k -v x=$1 -v y=$2 -v m=$3 '{ $1 = c; $2 = x; $6 = y; $25 = m; print }'
+    k=$((k + 1))
+  done
+} >hand.csv
+cells() {   # the $map block of a script, one "i j value" per cell
+  awk '/^\$map << EOD/ { on = 1; next } /^EOD/ { on = 0 } on && NF' "$1" | tr '\n' ';'
+}
+want_cells() {
+  local agg=$1 want=$2; shift 2
+  "$sebt" plot heatmap --sweep hand.csv --x ema_fast --y vol_z --agg "$agg" "$@" --output hand.svg --script hand.gp \
+    || fail "hand.csv --agg $agg $*"
+  [[ $(cells hand.gp) == "$want" ]] || fail "hand.csv --agg $agg $*: cells $(cells hand.gp), want $want"
+}
+want_cells median "0 0 3;1 0 0.5;0 1 NaN;1 1 2.5;"
+grep -q "highest median: 3 at ema_fast=12 vol_z=1 (of 4 rows)" hand.gp || fail "the highest median cell"
+want_cells mean "0 0 3.75;1 0 0.83333333333333337;0 1 NaN;1 1 2.5;"
+want_cells q25 "0 0 1.75;1 0 -0.25;0 1 NaN;1 1 2.5;"
+want_cells q75 "0 0 5;1 0 1.75;0 1 NaN;1 1 2.5;"
+want_cells best "0 0 8;1 0 3;0 1 NaN;1 1 2.5;"
+# --where before aggregating: without combo 20 (the 8) the best is 4 and
+# the median of 4 1 2 is 2; the condition is named in the title.
+want_cells best "0 0 4;1 0 3;0 1 NaN;1 1 2.5;" --where "combo != 20"
+want_cells median "0 0 2;1 0 0.5;0 1 NaN;1 1 2.5;" --where "combo != 20"
+grep -q "rows where combo != 20;" hand.gp || fail "the title does not say --where's condition"
+# With the rows of one vol_z left, a row of cells is still drawn.
+want_cells median "0 0 3;1 0 0.5;" --where "vol_z < 1.5"
+"$sebt" plot heatmap --sweep hand.csv --x ema_fast --y vol_z --where "vol_z < 1.5" --output one-row.png \
+  || fail "a heatmap one cell high"
+"$sebt" help plot | grep -q "median (the" || fail "--help does not state the default aggregate"
+
 "$sebt" plot heatmap --sweep s.npy --x ema_fast --y vol_z --fix use_tp=false --output h.png || fail "heatmap --fix"
 
 # --combo FILE:ID draws the sweep's row: combo 3 of g.grid (first parameter
@@ -50,6 +98,15 @@ bad() {
   [[ ! -e out.png ]] || fail "$what: wrote out.png"
 }
 bad "no picture" --data "$data" --output out.png
+# A parameter the sweep never varied: refused, naming its one value.
+bad "a parameter the sweep did not vary" heatmap --sweep s.csv --x ema_fast --y ema_slow --output out.png
+grep -q "the sweep s.csv did not vary ema_slow: all its 12 rows have ema_slow=672" err.txt \
+  || fail "an unvaried parameter: $(cat err.txt)"
+bad "a boolean the sweep did not vary" heatmap --sweep s.csv --x ema_fast --y use_stop --output out.png
+grep -q "use_stop=true" err.txt || fail "an unvaried boolean: $(cat err.txt)"
+bad "a --where no row meets" heatmap --sweep s.csv --x ema_fast --y vol_z --where "n > 1e9" --output out.png
+bad "a --where naming a table heading" heatmap --sweep s.csv --x ema_fast --y vol_z --where "trades > 1" --output out.png
+bad "an unknown --agg" heatmap --sweep s.csv --x ema_fast --y vol_z --agg max --output out.png
 bad "an unknown picture" candles --data "$data" --output out.png
 bad "no output" equity --data "$data"
 bad "an output that is neither png nor svg" equity --data "$data" --output out.pdf
