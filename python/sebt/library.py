@@ -288,7 +288,7 @@ class PlotOpts(C.Structure):
 class Heatmap(C.Structure):
     _fields_ = [("nx", c_size_t), ("ny", c_size_t), ("x", C.POINTER(C.c_double)), ("y", C.POINTER(C.c_double)),
                 ("value", C.POINTER(C.c_double)), ("combo", C.POINTER(C.c_uint64)), ("rows", C.POINTER(c_size_t)),
-                ("best", c_size_t)]
+                ("best", c_size_t), ("agg", C.c_int), ("counted", C.POINTER(c_size_t))]
 
 
 # ---- outfile.h: no output replaces an input --------------------------------
@@ -373,7 +373,13 @@ _DECLS = {
                                           _P(c_size_t), _P(Error)]),
     "sebt_heatmap_make": (C.c_int, [_P(C.c_double), _P(C.c_double), _P(C.c_double), _P(C.c_uint64), c_size_t,
                                     _P(Heatmap), _P(Error)]),
+    "sebt_heatmap_make_agg": (C.c_int, [_P(C.c_double), _P(C.c_double), _P(C.c_double), _P(C.c_uint64), c_size_t,
+                                        C.c_int, _P(Heatmap), _P(Error)]),
     "sebt_heatmap_free": (None, [_P(Heatmap)]),
+    "sebt_plot_heatmap_script_ex": (C.c_int, [_P(Heatmap), C.c_char_p, C.c_char_p, C.c_char_p, C.c_char_p,
+                                              C.c_char_p, _P(PlotOpts), _P(C.c_void_p), _P(c_size_t), _P(Error)]),
+    "sebt_sweep_columns_ex": (c_size_t, [_P(C.c_char_p), _P(C.c_bool), C.c_bool]),
+    "sebt_where_uses": (C.c_bool, [C.c_void_p, c_size_t]),
     "sebt_plot_heatmap_script": (C.c_int, [_P(Heatmap), C.c_char_p, C.c_char_p, C.c_char_p, C.c_char_p,
                                            _P(PlotOpts), _P(C.c_void_p), _P(c_size_t), _P(Error)]),
     "sebt_outfile_open": (C.c_int, [_P(OutFile), C.c_char_p, _P(Error)]),

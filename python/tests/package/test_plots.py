@@ -49,7 +49,7 @@ def test_the_library_curve_is_the_package_curve(data_15m):
 
 
 def test_each_cell_is_the_best_row_of_its_pair(demo_sweep):
-    xs, ys, value, combo, rows = sebt.heatmap(demo_sweep, "ema_fast", "vol_z", "sharpe")
+    xs, ys, value, combo, rows = sebt.heatmap(demo_sweep, "ema_fast", "vol_z", "sharpe", agg="best")
     assert list(xs) == GRID["ema_fast"] and list(ys) == GRID["vol_z"]
     r = demo_sweep.rows
     for j, yv in enumerate(ys):
@@ -61,13 +61,64 @@ def test_each_cell_is_the_best_row_of_its_pair(demo_sweep):
 
 
 def test_fix_keeps_only_the_rows_with_that_value(demo_sweep):
-    _, _, value, combo, rows = sebt.heatmap(demo_sweep, "ema_fast", "vol_z", "avg_r", fix={"use_tp": False,
-                                                                                           "reward_r": 3.0})
+    _, _, value, combo, rows = sebt.heatmap(demo_sweep, "ema_fast", "vol_z", "avg_r", agg="best",
+                                            fix={"use_tp": False, "reward_r": 3.0})
     assert (rows == 1).all()
     r = demo_sweep.rows
     for c, v in zip(combo.ravel(), value.ravel()):
         row = r[r["combo"] == c][0]
         assert not row["use_tp"] and row["reward_r"] == 3.0 and row["avg_r"] == v
+
+
+# A hand-made sweep, every cell worked out by hand from the definitions
+# (docs/cli.md: linear interpolation between the sorted values at
+# h = (m - 1) p; NaN rows left out; the mean a sum over the count):
+#   ema_fast=12 vol_z=1: 4 1 NaN 2 8 -> sorted 1 2 4 8
+#   ema_fast=24 vol_z=1: -1 3 0.5    -> sorted -1 0.5 3
+#   ema_fast=12 vol_z=2: NaN NaN     -> NaN
+#   ema_fast=24 vol_z=2: 2.5
+HAND = {"combo": np.arange(10, 21, dtype=float),
+        "ema_fast": np.array([12, 24, 12, 12, 24, 12, 24, 12, 12, 24, 12], float),
+        "vol_z": np.array([1, 1, 1, 2, 2, 1, 1, 2, 1, 1, 1], float),
+        "n": np.array([40, 40, 40, 40, 40, 40, 40, 40, 40, 40, 5], float),
+        "sharpe": np.array([4, -1, 1, np.nan, 2.5, np.nan, 3, np.nan, 2, 0.5, 8])}
+HAND_CELLS = {"median": [[3, 0.5], [np.nan, 2.5]], "mean": [[3.75, 2.5 / 3], [np.nan, 2.5]],
+              "q25": [[1.75, -0.25], [np.nan, 2.5]], "q75": [[5, 1.75], [np.nan, 2.5]],
+              "best": [[8, 3], [np.nan, 2.5]]}
+
+
+def test_each_aggregate_of_a_hand_made_sweep():
+    for agg, want in HAND_CELLS.items():
+        xs, ys, value, combo, rows = sebt.heatmap(HAND, "ema_fast", "vol_z", agg=agg)
+        assert list(xs) == [12, 24] and list(ys) == [1, 2]
+        assert np.array_equal(value, np.array(want), equal_nan=True), (agg, value)
+        assert rows.tolist() == [[5, 3], [2, 1]]
+        assert combo[0].tolist() == [20, 16]   # the best row's, whatever the aggregate
+    # The default is the median.
+    assert np.array_equal(sebt.heatmap(HAND, "ema_fast", "vol_z")[2], np.array(HAND_CELLS["median"]), equal_nan=True)
+
+
+def test_where_applies_before_aggregating(tmp_path):
+    # Without combo 20 (n = 5, sharpe 8): best 4, median of 4 1 2 is 2.
+    for agg, want in (("best", 4), ("median", 2)):
+        value = sebt.heatmap(HAND, "ema_fast", "vol_z", agg=agg, where="n >= 30")[2]
+        assert value[0, 0] == want and value[0, 1] == HAND_CELLS[agg][0][1]
+    with pytest.raises(sebt.SebtError, match="the text table's 'trades' is the column 'n'"):
+        sebt.heatmap(HAND, "ema_fast", "vol_z", where="trades >= 30")
+    with pytest.raises(ValueError, match="no row has where n > 100"):
+        sebt.heatmap(HAND, "ema_fast", "vol_z", where="n > 100")
+
+
+def test_axes_and_aggregates_are_checked():
+    with pytest.raises(ValueError, match="no parameter named 'volz'; did you mean vol_z"):
+        sebt.heatmap(HAND, "ema_fast", "volz")
+    with pytest.raises(ValueError, match="agg='medain'.*did you mean median"):
+        sebt.heatmap(HAND, "ema_fast", "vol_z", agg="medain")
+    rows = dict(HAND, ema_slow=np.full(11, 672.0), use_stop=np.ones(11))
+    with pytest.raises(ValueError, match="did not vary ema_slow: all its 11 rows have ema_slow=672.0"):
+        sebt.heatmap(rows, "ema_fast", "ema_slow")
+    with pytest.raises(ValueError, match="use_stop=true"):
+        sebt.heatmap(rows, "use_stop", "vol_z")
 
 
 def test_a_file_reads_as_the_array(cli, data_15m, demo_sweep, tmp_path):
@@ -76,15 +127,16 @@ def test_a_file_reads_as_the_array(cli, data_15m, demo_sweep, tmp_path):
     for fmt in ("csv", "npy"):
         out = tmp_path / ("s." + fmt)
         cli("sweep", "--data", data_15m, "--grid", grid, "--format", fmt, "--output", out)
-        a = sebt.heatmap(out, "reward_r", "ema_fast", "total_pnl")
-        b = sebt.heatmap(demo_sweep, "reward_r", "ema_fast", "total_pnl")
-        for u, v in zip(a, b):
-            assert u.tobytes() == v.tobytes()
+        for agg in ("best", "median", "q75"):
+            a = sebt.heatmap(out, "reward_r", "ema_fast", "total_pnl", agg=agg, where="use_tp and n >= 20")
+            b = sebt.heatmap(demo_sweep, "reward_r", "ema_fast", "total_pnl", agg=agg, where="use_tp and n >= 20")
+            for u, v in zip(a, b):
+                assert u.tobytes() == v.tobytes()
 
 
 def test_a_continuous_axis_is_refused():
     n = 1000
-    rows = {"ema_fast": np.arange(n, dtype=float), "vol_z": np.zeros(n), "sharpe": np.zeros(n),
+    rows = {"ema_fast": np.arange(n, dtype=float), "vol_z": np.arange(n) % 2.0, "sharpe": np.zeros(n),
             "combo": np.arange(n, dtype=float)}
     with pytest.raises(sebt.SebtError, match="distinct values"):
         sebt.heatmap(rows, "ema_fast", "vol_z")
@@ -100,11 +152,12 @@ def test_pictures_from_the_package_and_the_cli(cli, data_15m, demo_sweep, tmp_pa
     assert gp_pkg.read_text().replace(str(png), "X") == gp_cli.read_text().replace(str(tmp_path / "c.png"), "X")
     npy = tmp_path / "s.npy"
     np.save(npy, demo_sweep.rows)
-    sebt.plot_heatmap(npy, "ema_fast", "vol_z", svg, metric="win_rate", fix={"use_tp": True})
+    sebt.plot_heatmap(npy, "ema_fast", "vol_z", svg, metric="win_rate", fix={"use_tp": True}, where="n >= 10")
     text = svg.read_text()
-    assert "<svg" in text and "win_rate over ema_fast and vol_z" in text and "use_tp=true fixed; the other parameters at their best" in text
+    assert "<svg" in text and "median win_rate over ema_fast and vol_z" in text
+    assert "use_tp=true fixed; rows where n >= 10; each cell the median of its rows" in text
     cli("plot", "heatmap", "--sweep", npy, "--x", "ema_fast", "--y", "vol_z", "--metric", "win_rate",
-        "--fix", "use_tp=true", "--output", tmp_path / "c.svg")
+        "--fix", "use_tp=true", "--where", "n >= 10", "--output", tmp_path / "c.svg")
     assert (tmp_path / "c.svg").read_text() == text
 
 
