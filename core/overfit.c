@@ -144,15 +144,18 @@ void sebt_overfit_add_trades(double *row, int s, size_t n_bars, const sebt_resul
     }
 }
 
+/* One square root and one division, no branch: the chunks' loops below
+ * compute it for many combos at once. */
+static inline double sharpe_of_sums(double n, double s, double q)
+{
+    double d = n * q - s * s;
+    double v = s * sqrt((n - 1.0) / (n * d));
+    return n >= 2.0 && d > 0.0 ? v : NAN;
+}
+
 double sebt_overfit_sharpe(double n, double s, double q)
 {
-    if (!(n >= 2.0))
-        return NAN;
-    double m = s / n;
-    double var = (q - s * m) / (n - 1.0);
-    if (!(var > 0.0))
-        return NAN;
-    return m / sqrt(var);
+    return sharpe_of_sums(n, s, q);
 }
 
 /* ---- PBO -------------------------------------------------------------------------- */
@@ -172,6 +175,7 @@ typedef struct {
     sebt_pbo *out;
     size_t split_lo, split_hi;
     double *tab;   /* 6 * 2^h * chunk: n, s, q of the low half, then of the high half */
+    double *v;     /* chunk: one split's Sharpe of each combo of the chunk */
 } pbo_job;
 
 static void build_tables(pbo_job *j, size_t c0, size_t nc)
@@ -196,16 +200,50 @@ static void build_tables(pbo_job *j, size_t c0, size_t nc)
     }
 }
 
-/* The Sharpe of combo c0 + c over blocks mask (from the chunk's tables). */
-static inline double tab_sharpe(const pbo_job *j, uint32_t mask, size_t c)
+/* v[c]: the Sharpe over blocks mask of each combo c0 + c of the chunk
+ * (from its tables), c < nc. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void chunk_sharpe(const pbo_job *j, uint32_t mask, size_t nc, double *restrict v)
 {
     size_t sub = (size_t)1 << j->h, C = j->chunk;
     size_t lo = mask & (sub - 1), hi = mask >> j->h;
-    const double *a = j->tab, *b = j->tab + 3 * sub * C;
-    double n = a[lo * C + c] + b[hi * C + c];
-    double s = a[sub * C + lo * C + c] + b[sub * C + hi * C + c];
-    double q = a[2 * sub * C + lo * C + c] + b[2 * sub * C + hi * C + c];
-    return sebt_overfit_sharpe(n, s, q);
+    const double *restrict an = j->tab + lo * C, *restrict bn = j->tab + 3 * sub * C + hi * C;
+    const double *restrict as = an + sub * C, *restrict bs = bn + sub * C;
+    const double *restrict aq = as + sub * C, *restrict bq = bs + sub * C;
+    for (size_t c = 0; c < nc; c++)
+        v[c] = sharpe_of_sums(an[c] + bn[c], as[c] + bs[c], aq[c] + bq[c]);
+}
+
+/* The largest number of v[0..n) (NaN passed over); -inf when none. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static double chunk_max(const double *restrict v,
+                                                                                     size_t n)
+{
+    /* Eight running maxima side by side: a reduction the compiler puts in
+     * vector registers without reordering anything that changes the result. */
+    double m8[8] = { -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY, -INFINITY };
+    size_t c = 0;
+    for (; c + 8 <= n; c += 8)
+        for (int k = 0; k < 8; k++)
+            m8[k] = v[c + k] > m8[k] ? v[c + k] : m8[k];
+    double mx = -INFINITY;
+    for (; c < n; c++)
+        mx = v[c] > mx ? v[c] : mx;
+    for (int k = 0; k < 8; k++)
+        mx = m8[k] > mx ? m8[k] : mx;
+    return mx;
+}
+
+/* How many of v[0..n) are below ob or NaN (*lo), and equal to it (*eq). */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void chunk_count(const double *restrict v,
+                                                                                    size_t n, double ob,
+                                                                                    size_t *lo, size_t *eq)
+{
+    int64_t l = 0, e = 0;
+    for (size_t c = 0; c < n; c++) {
+        l += (v[c] < ob) | (v[c] != v[c]);
+        e += v[c] == ob;
+    }
+    *lo += (size_t)l;
+    *eq += (size_t)e;
 }
 
 /* The same sums straight from one combo's row. */
@@ -217,7 +255,7 @@ static double set_sharpe(const double *row, int h, uint32_t mask)
             if (mask >> b & 1u)
                 for (int k = 0; k < 3; k++)
                     v[half][k] += row[3 * b + k];
-    return sebt_overfit_sharpe(v[0][0] + v[1][0], v[0][1] + v[1][1], v[0][2] + v[1][2]);
+    return sharpe_of_sums(v[0][0] + v[1][0], v[0][1] + v[1][1], v[0][2] + v[1][2]);
 }
 
 static void *pbo_thread(void *arg)
@@ -235,11 +273,18 @@ static void *pbo_thread(void *arg)
         for (size_t sp = j->split_lo; sp < j->split_hi; sp++) {
             size_t best = o->best[sp];
             double bv = o->is_sharpe[sp];
-            for (size_t c = 0; c < nc; c++) {
-                double v = tab_sharpe(j, j->masks[sp], c);
-                if (!isnan(v) && (best == SIZE_MAX || v > bv)) {
-                    best = c0 + c;
-                    bv = v;
+            chunk_sharpe(j, j->masks[sp], nc, j->v);
+            /* The chunk's largest first, then (rarely: when it beats the
+             * best so far) where it is; the first of equals wins. -inf is
+             * no Sharpe a sum of trades gives, but is scanned for anyway. */
+            double mx = chunk_max(j->v, nc);
+            if (best == SIZE_MAX || mx > bv || mx == -INFINITY) {
+                for (size_t c = 0; c < nc; c++) {
+                    double v = j->v[c];
+                    if (!isnan(v) && (best == SIZE_MAX || v > bv)) {
+                        best = c0 + c;
+                        bv = v;
+                    }
                 }
             }
             o->best[sp] = best;
@@ -264,19 +309,15 @@ static void *pbo_thread(void *arg)
             size_t best = o->best[sp];
             if (best == SIZE_MAX)
                 continue;
-            uint32_t oos = all & ~j->masks[sp];
             double ob = o->oos_sharpe[sp];
+            const double *v = j->v;
             size_t lo = 0, eq = 0;
-            for (size_t c = 0; c < nc; c++) {
-                if (c0 + c == best)
-                    continue;
-                double v = tab_sharpe(j, oos, c);
-                if (isnan(ob)) {
-                    eq += isnan(v);
-                } else {
-                    lo += isnan(v) || v < ob;
-                    eq += v == ob;
-                }
+            chunk_sharpe(j, all & ~j->masks[sp], nc, j->v);
+            if (isnan(ob)) {
+                for (size_t c = 0; c < nc; c++)
+                    eq += isnan(v[c]);
+            } else {
+                chunk_count(v, nc, ob, &lo, &eq);
             }
             below[sp - j->split_lo] += lo;
             equal[sp - j->split_lo] += eq;
@@ -288,6 +329,7 @@ static void *pbo_thread(void *arg)
             continue;
         }
         size_t k = sp - j->split_lo;
+        equal[k]--;   /* the best itself, counted as equal to itself above */
         o->omega[sp] = (double)(2 * below[k] + equal[k] + 2) / (double)(2 * (j->n_combos + 1));
         o->logit[sp] = log(o->omega[sp] / (1.0 - o->omega[sp]));
     }
@@ -421,7 +463,8 @@ sebt_status sebt_pbo_compute(const double *stats, size_t n_combos, int s, int th
                              .masks = out->mask, .chunk = chunk, .out = out, .split_lo = n * (size_t)t / (size_t)threads,
                              .split_hi = n * (size_t)(t + 1) / (size_t)threads };
         jobs[t].tab = malloc(6 * ((size_t)1 << (s / 2)) * chunk * sizeof(double));
-        ok = jobs[t].tab != NULL;
+        jobs[t].v = malloc(chunk * sizeof(double));
+        ok = jobs[t].tab && jobs[t].v;
     }
     int started = 0;
     for (int t = 1; ok && t < threads; t++, started++)
@@ -434,8 +477,10 @@ sebt_status sebt_pbo_compute(const double *stats, size_t n_combos, int s, int th
         pthread_join(tid[t], &rv);
         failed |= rv != NULL;
     }
-    for (int t = 0; jobs && t < threads; t++)
+    for (int t = 0; jobs && t < threads; t++) {
         free(jobs[t].tab);
+        free(jobs[t].v);
+    }
     free(jobs);
     free(tid);
     if (failed) {

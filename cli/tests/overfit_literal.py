@@ -28,13 +28,11 @@ NAN = float("nan")
 
 
 def sharpe_of(n, s, q):
-    if not n >= 2:
+    """Mean over sample deviation, (s/n) / sqrt((n q - s^2) / (n (n-1))), written as docs/formats.md fixes it."""
+    d = n * q - s * s
+    if not (n >= 2 and d > 0):
         return NAN
-    m = s / n
-    var = (q - s * m) / (n - 1)
-    if not var > 0:
-        return NAN
-    return m / math.sqrt(var)
+    return s * math.sqrt((n - 1) / (n * d))
 
 
 def set_sums(row, blocks, S):

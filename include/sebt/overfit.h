@@ -103,8 +103,8 @@ typedef struct {
 } sebt_pbo;
 
 /* The Sharpe of the trades in a set of blocks from their sums (count n,
- * sum s, sum of squares q): mean m = s/n, var = (q - s*m)/(n-1),
- * m / sqrt(var); NaN when n < 2 or var <= 0. */
+ * sum s, sum of squares q): with d = n*q - s*s, s * sqrt((n-1) / (n*d)),
+ * the mean over the sample deviation; NaN when n < 2 or d <= 0. */
 double sebt_overfit_sharpe(double n, double s, double q);
 
 /* PBO over stats (n_combos rows of 3 s doubles, as above), s even, 2 to
