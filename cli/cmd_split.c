@@ -74,10 +74,10 @@ static int on_window(void *user, const sebt_split_window *w)
     return 0;
 }
 
-static void text_side(FILE *f, const sebt_metrics *m)
+static void text_side(FILE *f, const sebt_metrics *m, bool last)
 {
-    fprintf(f, " %6" PRId64 " %6.3f %7.3f %10.2f %10.2f %7.3f", m->n, m->win_rate, m->avg_r, m->total_pnl, m->max_dd,
-            m->sharpe);
+    fprintf(f, " %6" PRId64 " %6.3f %7.3f %10.2f %10.2f %7.3f%s", m->n, m->win_rate, m->avg_r, m->total_pnl, m->max_dd,
+            m->sharpe, cli_oos_few_mark(m->n, last));
 }
 
 /* The listed combos' parameters (those that differ between them first). */
@@ -112,17 +112,21 @@ static void text_report(FILE *f, const cli_oos_job *j, const sebt_split_result *
             j->where_text ? ": " : "", j->where_text ? j->where_text : "");
     fprintf(f, "the best %zu by in-sample %s, with their out-of-sample numbers:\n\n", r->n_top,
             sebt_metric_name(j->metric));
-    fprintf(f, "%-5s %9s |%52s |%52s\n", "rank", "combo", "in sample", "out of sample");
+    fprintf(f, "%-5s %9s |%53s |%52s\n", "rank", "combo", "in sample", "out of sample");
     fprintf(f, "%-5s %9s |", "", "");
     for (int k = 0; k < 2; k++)
-        fprintf(f, " %6s %6s %7s %10s %10s %7s%s", "n", "win", "avg_R", "pnl", "max_dd", "sharpe", k ? "\n" : " |");
+        fprintf(f, " %6s %6s %7s %10s %10s %7s%s", "n", "win", "avg_R", "pnl", "max_dd", "sharpe", k ? "\n" : "  |");
+    bool few = false;
     for (size_t i = 0; i < r->n_top; i++) {
+        const sebt_metrics *is = &r->top[i].in_sample.metrics, *oos = &r->top[i].out_sample.metrics;
         fprintf(f, "%-5zu %9" PRIu64 " |", i + 1, r->top[i].combo);
-        text_side(f, &r->top[i].in_sample.metrics);
+        text_side(f, is, false);
         fputs(" |", f);
-        text_side(f, &r->top[i].out_sample.metrics);
+        text_side(f, oos, true);
         fputc('\n', f);
+        few |= is->n < SEBT_FEW_TRADES || oos->n < SEBT_FEW_TRADES;
     }
+    cli_oos_few_footnote(f, few);
     text_params(f, r);
 }
 

@@ -49,6 +49,8 @@ static void json_window(cli_json *j, const sebt_series *s, const sebt_wf_window 
         cli_json_params(j, "params", &w->params);
         cli_json_metrics(j, "train", &w->train.metrics);
         cli_json_metrics(j, "test", &w->test.metrics);
+        cli_json_bool(j, "train_few_trades", w->train.metrics.n < SEBT_FEW_TRADES);
+        cli_json_bool(j, "test_few_trades", w->test.metrics.n < SEBT_FEW_TRADES);
         cli_json_bool(j, "test_open_at_end", w->test.open_at_end.open);
     }
     cli_json_end_object(j);
@@ -76,6 +78,7 @@ static void json_report(FILE *f, const cli_oos_job *jb, const wf_cli *c, const s
         json_window(&j, &jb->s, &r->windows[k], k);
     cli_json_end_array(&j);
     cli_json_metrics(&j, "chained", &r->metrics);
+    cli_json_bool(&j, "chained_few_trades", r->metrics.n < SEBT_FEW_TRADES);
     cli_json_begin_object(&j, "check");
     cli_json_bool(&j, "run", c->checked);
     cli_json_int(&j, "compared", (int64_t)c->compared);
@@ -103,9 +106,10 @@ static void text_window(FILE *f, const sebt_series *s, const wf_cli *c, const se
         return;
     }
     const sebt_metrics *m = &w->test.metrics;
-    fprintf(f, " %9" PRIu64 " %6" PRId64 " %7.3f | %6" PRId64 " %6.3f %7.3f %10.2f %10.2f %7.3f\n", w->combo,
-            w->train.metrics.n, sebt_metric_value(&w->train.metrics, SEBT_METRIC_SHARPE), m->n, m->win_rate, m->avg_r,
-            m->total_pnl, m->max_dd, m->sharpe);
+    fprintf(f, " %9" PRIu64 " %6" PRId64 " %7.3f%s | %6" PRId64 " %6.3f %7.3f %10.2f %10.2f %7.3f%s\n", w->combo,
+            w->train.metrics.n, sebt_metric_value(&w->train.metrics, SEBT_METRIC_SHARPE),
+            cli_oos_few_mark(w->train.metrics.n, false), m->n, m->win_rate, m->avg_r, m->total_pnl, m->max_dd,
+            m->sharpe, cli_oos_few_mark(m->n, true));
 }
 
 /* The picks' parameters (those that differ between picks first). */
@@ -141,14 +145,21 @@ static void text_report(FILE *f, const cli_oos_job *jb, const wf_cli *c, const s
             jb->where_text ? " among combos meeting: " : "", jb->where_text ? jb->where_text : "");
     fprintf(f, "%zu windows; bars %zu .. %zu tested, %zu after the last whole test window not tested\n\n",
             r->n_windows, r->windows[0].test_from, last->test_to - 1, jb->s.n - last->test_to);
-    fprintf(f, "%4s  %-16s  %-16s  %8s %9s %6s %7s | %6s %6s %7s %10s %10s %7s\n", "win", "train from", "test from",
+    fprintf(f, "%4s  %-16s  %-16s  %8s %9s %6s %7s  | %6s %6s %7s %10s %10s %7s\n", "win", "train from", "test from",
             "passing", "combo", "n", "sharpe", "n", "win", "avg_R", "pnl", "max_dd", "sharpe");
-    for (size_t k = 0; k < r->n_windows; k++)
-        text_window(f, &jb->s, c, &r->windows[k], k);
+    bool few = false;
+    for (size_t k = 0; k < r->n_windows; k++) {
+        const sebt_wf_window *w = &r->windows[k];
+        text_window(f, &jb->s, c, w, k);
+        few |= w->picked && (w->train.metrics.n < SEBT_FEW_TRADES || w->test.metrics.n < SEBT_FEW_TRADES);
+    }
+    cli_oos_few_footnote(f, few);
     text_picks(f, r);
     const sebt_metrics *m = &r->metrics;
     fprintf(f, "\nchained out of sample: %" PRId64 " trades, win_rate %.4f, avg_R %.4f, total_pnl %.2f, "
-            "max_dd %.2f, sharpe %.4f\n", m->n, m->win_rate, m->avg_r, m->total_pnl, m->max_dd, m->sharpe);
+            "max_dd %.2f, sharpe %.4f%s\n", m->n, m->win_rate, m->avg_r, m->total_pnl, m->max_dd, m->sharpe,
+            cli_oos_few_mark(m->n, true));
+    cli_oos_few_footnote(f, m->n < SEBT_FEW_TRADES);
     if (c->checked)
         fprintf(f, "reference check: %zu runs (each pick on its train and test window, %zu sampled combos on "
                 "each train window) %s\n", c->compared, r->n_sample,

@@ -171,3 +171,14 @@ void cli_oos_print_params(FILE *f, const sebt_params *p, const char *const *labe
     }
     fputc('\n', f);
 }
+
+const char *cli_oos_few_mark(int64_t n, bool last)
+{
+    return n < SEBT_FEW_TRADES ? "?" : last ? "" : " ";
+}
+
+void cli_oos_few_footnote(FILE *f, bool any)
+{
+    if (any)
+        fprintf(f, "? a Sharpe from fewer than %d trades: too few to tell an edge from noise\n", SEBT_FEW_TRADES);
+}

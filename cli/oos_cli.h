@@ -66,6 +66,13 @@ int cli_oos_parse_span(const char *cmd, const char *flag, const char *text, int6
  * line per combo, then the ones they share on one line. */
 void cli_oos_print_params(FILE *f, const sebt_params *p, const char *const *labels, size_t n);
 
+/* A text table's mark after a Sharpe from n trades: '?' when n is below
+ * SEBT_FEW_TRADES, else ' ' (last, a column at the end of a line: nothing,
+ * so no line ends in a space). */
+const char *cli_oos_few_mark(int64_t n, bool last);
+/* The footnote that explains the mark, when any Sharpe had it. */
+void cli_oos_few_footnote(FILE *f, bool any);
+
 /* "2021-03-04 05:06" (UTC), for text tables. */
 void cli_oos_minute(int64_t ms, char *buf, size_t size);
 

@@ -91,6 +91,36 @@ diff <(tail -n +2 "$t/test1.trades" | cut -d, -f4-) <(sed -n "2,$((k + 1))p" "$t
 grep -q "reference check: not run" "$t/wf.txt" && grep -q "^ *5  2019-01-21 00:00" "$t/wf.txt" \
   || { cat "$t/wf.txt"; fail "walkforward text in days"; }
 
+# ---- a Sharpe from fewer than 10 trades is marked '?' in the text tables (each
+# row's own n decides, read back from the row), with a footnote; JSON says so
+# per window. Short windows and a late cut make both kinds of rows.
+few_rows() {   # rows of a split or walkforward table: fields 8/9 or 4/9, 11/16 are n and sharpe
+  awk -v nf="$2" '$10 == "|" && NF == 16 {
+      marked_l = ($9 ~ /[?]$/); marked_r = ($16 ~ /[?]$/); few_l = ($nf < 10); few_r = ($11 < 10)
+      if (marked_l != few_l || marked_r != few_r) { print "wrong mark: " $0; bad = 1 }
+      few += few_l + few_r; many += !few_l + !few_r
+    } END { if (bad) exit 1; if (!few || !many) { print "not both kinds: " few " few, " many " not"; exit 1 } }' "$1"
+}
+"$sebt" walkforward --data "$data" --grid "$t/g.grid" --train 2d --test 12h --backend fast_cpu --check 0 >"$t/few.txt" \
+  || fail "walkforward with short windows"
+few_rows "$t/few.txt" 8 || { cat "$t/few.txt"; fail "walkforward: a Sharpe's mark does not follow its trades"; }
+grep -q "^? a Sharpe from fewer than 10 trades" "$t/few.txt" || fail "walkforward: no footnote for the marks"
+"$sebt" split --data "$data" --grid "$t/g.grid" --split 2019-01-31T06:00 --format text >"$t/few-split.txt" \
+  || fail "split with a short out-of-sample part"
+few_rows "$t/few-split.txt" 4 || { cat "$t/few-split.txt"; fail "split: a Sharpe's mark does not follow its trades"; }
+grep -q "^? a Sharpe from fewer than 10 trades" "$t/few-split.txt" || fail "split: no footnote for the marks"
+! grep -q "^?" "$t/s.txt" && ! grep -q "[?]$" "$t/s.txt" || fail "split: a mark where every part has 10 trades or more"
+"$sebt" walkforward --data "$data" --grid "$t/g.grid" --train 2d --test 12h --backend fast_cpu --check 0 \
+  --format json >"$t/few.json" || fail "walkforward json with short windows"
+grep -o '{"window":[^]]*"test_few_trades":[a-z]*' "$t/few.json" | awk '
+  { tr = $0; sub(/.*"train":\{"n":/, "", tr); sub(/,.*/, "", tr)
+    te = $0; sub(/.*"test":\{"n":/, "", te); sub(/,.*/, "", te)
+    want = (tr + 0 < 10 ? "true" : "false") "," (te + 0 < 10 ? "true" : "false")
+    got = $0; sub(/.*"train_few_trades":/, "", got); sub(/"test_few_trades":/, "", got)
+    if (got != want) { print "window: " got " for n " tr ", " te; bad = 1 }; k++ }
+  END { exit bad || k < 2 }' || fail "walkforward json: train_few_trades/test_few_trades do not follow n"
+grep -q '"chained_few_trades":false' "$t/few.json" || fail "walkforward json: chained_few_trades"
+
 # ---- a hole in the data: days 1-6 of the fixture without day 4 (in time, window 3 tests on day 4, window 4 trains
 # on it). Both are skipped alike by the sweep, the reference check and the report; the others are checked.
 awk -F, 'NR == 1 || ($1 < 1546300800000 + 6 * 86400000 && ($1 < 1546300800000 + 3 * 86400000 ||

@@ -37,6 +37,12 @@ void sebt_trades_metrics(const sebt_trade *trades, size_t n, sebt_metrics *m);
 /* The first bar whose open time is >= ts (s->n when none). */
 size_t sebt_series_cut(const sebt_series *s, int64_t ts);
 
+/* A Sharpe (SPEC §7: per trade, mean R over its sample standard deviation)
+ * from fewer trades than this is flagged wherever split and walk-forward
+ * show one: its standard error is about 1/sqrt(n), larger than any Sharpe
+ * a combo of this strategy earns, so it says nothing of an edge. */
+#define SEBT_FEW_TRADES 10
+
 /* ---- split ------------------------------------------------------------------- */
 
 /* One window of combos, both parts' results side by side. */

@@ -23,9 +23,11 @@ def test_walkforward_equals_the_cli(cli, data_1m, tmp_path):
     assert len(wf.windows) == len(doc["windows"]) == 5
     for mine, theirs in zip(wf.windows, doc["windows"]):
         for k in ("window", "train_from", "train_to", "test_from", "test_to", "passing", "picked", "combo", "params",
-                  "train", "test"):
+                  "train", "test", "train_few_trades", "test_few_trades"):
             assert mine[k] == theirs[k], (mine["window"], k)
+        assert mine["test_few_trades"] == (theirs["test"]["n"] < 10)
     assert wf.metrics == doc["chained"]
+    assert wf.few_trades == doc["chained_few_trades"] == (doc["chained"]["n"] < 10)
     assert wf.checked == doc["check"]["compared"] > 0
     with open(trades) as f:
         rows = list(csv.DictReader(f))
@@ -72,12 +74,18 @@ def test_structs_match_oos_h(tmp_path):
     inc = os.environ.get("SEBT_INCLUDE_DIR")
     if not cc or not inc:
         pytest.skip("no C compiler or SEBT_INCLUDE_DIR")
-    structs = {"sebt_wf_opts": oos.WfOpts, "sebt_wf_window": oos.WfWindow, "sebt_wf_result": oos.WfResult}
-    src = ["#include <stdio.h>", "#include <stddef.h>", "#include <sebt/oos.h>", "int main(void) {"]
+    from sebt import library as L
+    structs = {"sebt_wf_opts": oos.WfOpts, "sebt_wf_window": oos.WfWindow, "sebt_wf_result": oos.WfResult,
+               "sebt_split_window": oos.SplitWindow, "sebt_split_opts": oos.SplitOpts,
+               "sebt_split_pick": oos.SplitPick, "sebt_split_result": oos.SplitResult,
+               "sebt_heatmap": L.Heatmap, "sebt_plot_opts": L.PlotOpts}
+    src = ["#include <stdio.h>", "#include <stddef.h>", "#include <sebt/oos.h>", "#include <sebt/plot.h>",
+           "int main(void) {"]
     for c_name, py in structs.items():
         src.append('printf("%s %%zu\\n", sizeof(%s));' % (c_name, c_name))
         for f, _ in py._fields_:
             src.append('printf("%s.%s %%zu\\n", offsetof(%s, %s));' % (c_name, f, c_name, f))
+    src.append('printf("SEBT_FEW_TRADES %d\\n", SEBT_FEW_TRADES);')
     src.append("return 0; }")
     (tmp_path / "layout.c").write_text("\n".join(src))
     exe = tmp_path / "layout"
@@ -88,3 +96,4 @@ def test_structs_match_oos_h(tmp_path):
         assert C.sizeof(py) == int(want[c_name]), c_name
         for f, _ in py._fields_:
             assert getattr(py, f).offset == int(want[c_name + "." + f]), c_name + "." + f
+    assert oos.FEW_TRADES == int(want["SEBT_FEW_TRADES"])
