@@ -117,6 +117,30 @@ class WalkForward:
                                                                           self.metrics["sharpe"])
 
 
+def _oos_inputs(data, grid, combos, by):
+    """The series, the combos and the rank key of a split or walk-forward."""
+    s = load(data)
+    cs = _Combos(grid, combos)
+    metric = L.lib.sebt_metric_index(by.encode())
+    if metric < 0:
+        cs.close()
+        raise ValueError("by=%r: expected one of %s" % (by, ", ".join(L.METRICS)))
+    return s, cs, metric
+
+
+def _oos_where(where, cs):
+    """where compiled over the in-sample (train) columns; a NULL pointer
+    without one. cs is closed when it does not compile."""
+    w = C.c_void_p()
+    if where:
+        err = L.Error()
+        st = L.lib.sebt_sweep_where(where.encode(), C.byref(w), C.byref(err))
+        if st != L.SEBT_OK:
+            cs.close()
+        L.check(st, err)
+    return w
+
+
 def walkforward(data, grid=None, combos=None, train=None, test=None, where=None, by="sharpe", backend_name=None,
                 threads=0, check=16):
     """Rolling train and test windows over data (what `sebt walkforward`
@@ -128,15 +152,9 @@ def walkforward(data, grid=None, combos=None, train=None, test=None, where=None,
     (tr, tr_time), (te, te_time) = _span(train), _span(test)
     if tr_time != te_time:
         raise ValueError("train %r and test %r: give both in bars or both in time" % (train, test))
-    s = load(data)
-    cs = _Combos(grid, combos)
-    metric = L.lib.sebt_metric_index(by.encode())
-    if metric < 0:
-        raise ValueError("by=%r: expected one of %s" % (by, ", ".join(L.METRICS)))
+    s, cs, metric = _oos_inputs(data, grid, combos, by)
     err = L.Error()
-    w = C.c_void_p()
-    if where:
-        L.check(L.lib.sebt_sweep_where(where.encode(), C.byref(w), C.byref(err)), err)
+    w = _oos_where(where, cs)
     b = backend(backend_name)
     o = WfOpts(grid=cs.grid, combos=C.cast(cs.array, _P(L.Params)) if cs.array is not None else None,
                n_combos=cs.n, train=tr, test=te, by_time=tr_time, metric=metric, where=w, threads=threads,
@@ -231,13 +249,9 @@ def split(data, at, grid=None, combos=None, where=None, by="sharpe", top=None, b
     at_ms = _split_ts(at)
     if top is not None and (isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1):
         raise ValueError("top=%r: expected a whole number >= 1" % (top,))
-    s = load(data)
-    cs = _Combos(grid, combos)
-    metric = L.lib.sebt_metric_index(by.encode())
-    if metric < 0:
-        raise ValueError("by=%r: expected one of %s" % (by, ", ".join(L.METRICS)))
+    s, cs, metric = _oos_inputs(data, grid, combos, by)
     err = L.Error()
-    w = C.c_void_p()
+    w = _oos_where(where, cs)
     rows = []
 
     def on_window(_user, win):
@@ -250,8 +264,6 @@ def split(data, at, grid=None, combos=None, where=None, by="sharpe", top=None, b
     cb = SPLIT_WINDOW_FN(on_window)
     r = SplitResult()
     try:
-        if where:
-            L.check(L.lib.sebt_sweep_where(where.encode(), C.byref(w), C.byref(err)), err)
         o = SplitOpts(grid=cs.grid, combos=C.cast(cs.array, _P(L.Params)) if cs.array is not None else None,
                       n_combos=cs.n, split_ts=at_ms, threads=threads, top=top or 0, metric=metric, where=w,
                       on_window=cb if not top else SPLIT_WINDOW_FN())
