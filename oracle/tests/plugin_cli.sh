@@ -67,6 +67,10 @@ fi
 # --cases, not --time: the same fuzz cases however loaded the machine is
 # (under --time 1 a slow machine may stop before the case that crashes).
 v=(validate --cases 100 --no-speed --data "$data")
+# Where only the first failing check is asserted: the run stops there
+# (--fail-fast), not through the stages after it that the runs of the
+# crashing and the passing plugin above and below go through.
+vf=("${v[@]}" --fail-fast)
 expect 1 "crash +parity .*crashed with SIGSEGV" -- "$sebt" "${v[@]}" --backend "$dir/libbroken_crash.so" --junit "$tmp/crash.xml"
 grep -q "replay: sebt parity --backend $dir/libbroken_crash.so" "$tmp/out" || { echo "FAIL: no replay for the crash"; fail=1; }
 grep -q '<error message="the backend broken crashed with SIGSEGV' "$tmp/crash.xml" || { echo "FAIL: crash.xml"; cat "$tmp/crash.xml"; fail=1; }
@@ -75,7 +79,7 @@ grep -Eq 'ok +anti-vacuity +mutant:sma' "$tmp/out" || { echo "FAIL: checks after
 # more combos: case 18 of seed 1 carries its own 2 threads) names the case,
 # its threads, and a command that runs that one case, which crashes again.
 expect 1 "crash +fuzz .*crashed with SIGSEGV.* in fuzz case [0-9]+ of seed [0-9]+ \(2 threads\)" -- \
-  "$sebt" "${v[@]}" --threads 3 --backend "$dir/libcrash2.so"
+  "$sebt" "${vf[@]}" --threads 3 --backend "$dir/libcrash2.so"
 one=$(grep -m1 '^replay: sebt fuzz ' "$tmp/out" | sed 's/^replay: sebt //')
 if [[ $one != "fuzz --backend $dir/libcrash2.so --seed "*" --threads 2 --case "* ]]; then
   echo "FAIL: the crash's replay is not one case:"; grep -v '^ok' "$tmp/out"; fail=1
@@ -124,7 +128,7 @@ fi
 # the case saved as generated (not "does not diverge to begin with", exit 2).
 expect 1 'NON-DETERMINISTIC' -- "$sebt" fuzz --backend "$dir/libracy.so" --iterations 300 --save "$tmp/racy"
 grep -q 'NON-DETERMINISTIC' "$tmp"/racy/*/README.txt 2>/dev/null || { echo "FAIL: racy reproducer not saved"; fail=1; }
-expect 1 'fail +fuzz .*non-deterministic' -- "$sebt" "${v[@]}" --backend "$dir/libracy.so" --save "$tmp/racy2"
+expect 1 'fail +fuzz .*non-deterministic' -- "$sebt" "${vf[@]}" --backend "$dir/libracy.so" --save "$tmp/racy2"
 # A kernel that carries a value from one call into the next (right alone,
 # wrong after a call on other data): the finding names the state kept
 # between calls, the reproducer keeps the cases before it that it needs, and
@@ -139,7 +143,7 @@ else
   mv "$stale_dir/before" "$tmp/stale-before"
   expect 0 'ok +replay' -- "$sebt" ${line#sebt }
 fi
-expect 1 'fail +fuzz .*state kept between calls' -- "$sebt" "${v[@]}" --backend "$dir/libstale.so" --save "$tmp/stale2"
+expect 1 'fail +fuzz .*state kept between calls' -- "$sebt" "${vf[@]}" --backend "$dir/libstale.so" --save "$tmp/stale2"
 # A true data race (two threads summing total_pnl into one unguarded
 # accumulator): validate says non-deterministic, exit 1, from the fuzz
 # stage's re-runs or the determinism stage (whichever sees it first; both
@@ -157,7 +161,7 @@ if ! grep -Eq '^fail +(fuzz .*non-deterministic|determinism )' "$tmp/out" || ! g
   cat "$tmp/out"; fail=1
 fi
 # A kernel that computes invalid combos and series instead of refusing them.
-expect 1 'fail +bad-input' -- "$sebt" "${v[@]}" --backend "$dir/liblax.so"
+expect 1 'fail +bad-input' -- "$sebt" "${vf[@]}" --backend "$dir/liblax.so"
 grep -q 'accepted combo 2 with ema_fast 0' "$tmp/out" || { echo "FAIL: lax plugin: no detail"; fail=1; }
 # Every case comes back by the command printed for it (seed, threads, kind,
 # number, base), with the plugin's path.
