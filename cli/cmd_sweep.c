@@ -465,6 +465,8 @@ static int setup(int argc, char **argv, sweep_run *r)
                                : sebt_combos_load(a->combos, &r->combos, &r->n_combos, &err);
     if (st != SEBT_OK)
         return cli_report_error(cmd, &err);
+    if (a->overfit && r->n_combos < 2)
+        return cli_usage_error(cmd, "--overfit ranks combos against each other: the sweep has %zu combo", r->n_combos);
     sebt_cache_use use = SEBT_CACHE_OFF;
     rc = cli_load_series_use(cmd, a->data, a->lenient, a->fill_gaps, &r->s, &use);
     r->series_cached = use == SEBT_CACHE_HIT;

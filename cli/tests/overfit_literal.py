@@ -152,6 +152,16 @@ def refusals(sebt, data, grid):
         if p.returncode != 2 or word not in p.stderr:
             print("FAIL: %s: exit %d, stderr %r" % (" ".join(extra), p.returncode, p.stderr))
             failures += 1
+    # One combo: nothing to rank it against, refused before the sweep runs (no output).
+    with tempfile.TemporaryDirectory() as work:
+        one = os.path.join(work, "one.grid")
+        with open(one, "w") as f:
+            f.write("vol_z = 2.0\n")
+        p = subprocess.run([sebt, "sweep", "--data", data, "--grid", one, "--no-verify", "--overfit"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if p.returncode != 2 or "--overfit" not in p.stderr or p.stdout:
+            print("FAIL: one combo: exit %d, stdout %r, stderr %r" % (p.returncode, p.stdout[:80], p.stderr))
+            failures += 1
     return failures
 
 
