@@ -37,6 +37,22 @@ if(SEBT_FAULT_INJECTION AND BUILD_TESTING AND SEBT_FAULTSIM_BASH AND TARGET sebt
   if(SEBT_SANITIZE)
     list(APPEND _fs_labels sanitize)
   endif()
+  # The validate scenario (nine tenths of the test's time) runs in a
+  # sanitized build only, where a leak or a bad access on a failed
+  # allocation's path is caught too; the plain build runs the sweep and
+  # parity scenarios. -DSEBT_FAULTSIM_VALIDATE=ON runs it here too.
+  if(SEBT_SANITIZE)
+    set(_fs_validate_default ON)
+  else()
+    set(_fs_validate_default OFF)
+  endif()
+  option(SEBT_FAULTSIM_VALIDATE "cli_faultsim fails allocations in sebt validate too (default: in a sanitized build)"
+         ${_fs_validate_default})
+  if(SEBT_FAULTSIM_VALIDATE)
+    set(_fs_validate 1)
+  else()
+    set(_fs_validate 0)
+  endif()
   set_tests_properties(cli_faultsim PROPERTIES LABELS "${_fs_labels}" TIMEOUT 900
-    ENVIRONMENT "ASAN_OPTIONS=detect_leaks=1;LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/ci/lsan.supp")
+    ENVIRONMENT "SEBT_FAULTSIM_VALIDATE=${_fs_validate};ASAN_OPTIONS=detect_leaks=1;LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/ci/lsan.supp")
 endif()
