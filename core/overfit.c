@@ -418,16 +418,24 @@ static size_t chunk_for(int h, size_t n_combos)
     return c < n_combos ? c : n_combos;
 }
 
-sebt_status sebt_pbo_compute(const double *stats, size_t n_combos, int s, int threads, sebt_pbo *out,
-                             sebt_error *err)
+sebt_status sebt_pbo_check(int s, size_t n_combos, sebt_error *err)
 {
-    memset(out, 0, sizeof *out);
     if (s < 2 || s > SEBT_OVERFIT_MAX_BLOCKS || s % 2)
         return sebt_fail(err, SEBT_ERR_USAGE, "overfit: blocks %d: expected an even number from 2 to %d", s,
                          SEBT_OVERFIT_MAX_BLOCKS);
     if (n_combos < 2)
         return sebt_fail(err, SEBT_ERR_USAGE, "overfit: PBO ranks combos against each other: %zu combo%s", n_combos,
                          n_combos == 1 ? "" : "s");
+    return SEBT_OK;
+}
+
+sebt_status sebt_pbo_compute(const double *stats, size_t n_combos, int s, int threads, sebt_pbo *out,
+                             sebt_error *err)
+{
+    memset(out, 0, sizeof *out);
+    sebt_status st = sebt_pbo_check(s, n_combos, err);
+    if (st != SEBT_OK)
+        return st;
     out->blocks = s;
     out->n_combos = n_combos;
     out->n_splits = choose(s, s / 2);
@@ -487,7 +495,7 @@ sebt_status sebt_pbo_compute(const double *stats, size_t n_combos, int s, int th
         sebt_pbo_free(out);
         return sebt_fail(err, SEBT_ERR_NOMEM, "overfit: out of memory for PBO's tables (%d threads)", threads);
     }
-    sebt_status st = pbo_summary(out, err);
+    st = pbo_summary(out, err);
     if (st != SEBT_OK)
         sebt_pbo_free(out);
     return st;

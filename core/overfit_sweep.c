@@ -90,12 +90,9 @@ sebt_status sebt_overfit_sweep(const sebt_backend *b, const sebt_series *s, cons
     memset(out, 0, sizeof *out);
     if (blocks == 0)
         blocks = SEBT_OVERFIT_BLOCKS;
-    if (blocks < 2 || blocks > SEBT_OVERFIT_MAX_BLOCKS || blocks % 2)
-        return sebt_fail(err, SEBT_ERR_USAGE, "overfit: blocks %d: expected an even number from 2 to %d", blocks,
-                         SEBT_OVERFIT_MAX_BLOCKS);
-    if (n_combos < 2)
-        return sebt_fail(err, SEBT_ERR_USAGE, "overfit: PBO ranks combos against each other: %zu combo%s", n_combos,
-                         n_combos == 1 ? "" : "s");
+    sebt_status st = sebt_pbo_check(blocks, n_combos, err);
+    if (st != SEBT_OK)
+        return st;
     double t0 = wall_s();
     pass p = { .s = blocks, .n_bars = s->n, .best = SIZE_MAX };
     p.stats = calloc(n_combos * (size_t)(SEBT_OVERFIT_STATS * blocks), sizeof *p.stats);
@@ -112,7 +109,7 @@ sebt_status sebt_overfit_sweep(const sebt_backend *b, const sebt_series *s, cons
                            .on_window = take_window, .user = &p, .verify = SEBT_VERIFY_OFF };
     sebt_sweep_result sr;
     memset(&sr, 0, sizeof sr);
-    sebt_status st = sebt_sweep_run(b, s, &so, &sr, err);
+    st = sebt_sweep_run(b, s, &so, &sr, err);
     sebt_sweep_result_free(&sr);
     if (st == SEBT_OK && p.nomem)
         st = sebt_fail(err, SEBT_ERR_NOMEM, "overfit: out of memory for the best combo's trades");
