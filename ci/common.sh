@@ -54,6 +54,9 @@ ticker() {
   done
 }
 
+# Each step's seconds and name, in order, for a summary at the end.
+SEBT_STEP_TIMES=()
+
 # step NAME COMMAND...: runs COMMAND with its output in a log; prints one
 # line when it works, and the log's tail and where the log is when it fails.
 # While it runs, the ticker above speaks for it.
@@ -75,6 +78,7 @@ step() {
     wait "$tick" 2>/dev/null || true
     if [[ $SEBT_PROGRESS_MODE == live ]]; then printf '\r\033[K'; fi
   fi
+  SEBT_STEP_TIMES+=("$(printf '%6ds  %s' $((SECONDS - start)) "$name")")
   if [[ $rc -eq 0 ]]; then
     printf '  ok   %-40s %4ds\n' "$name" $((SECONDS - start))
   else
