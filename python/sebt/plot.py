@@ -192,7 +192,8 @@ def _heatmap(sweep, x, y, metric, fix, agg, where):
         near = difflib.get_close_matches(str(agg), AGGS, n=1)
         raise ValueError("agg=%r: expected %s%s" % (agg, ", ".join(AGGS), "; did you mean %s?" % near[0] if near else ""))
     fix = dict(fix or {})
-    wnames = _where_columns(where) if where is not None else []
+    # A condition of constants only ("true") still needs a column for its row count.
+    wnames = (_where_columns(where) or ["combo"]) if where is not None else []
     names = list(dict.fromkeys([x, y, metric, "combo"] + list(fix) + wnames))
     cols = _sweep_columns(sweep, names)
     _refuse_unvaried("x", x, cols[x])

@@ -103,6 +103,8 @@ def test_where_applies_before_aggregating(tmp_path):
     for agg, want in (("best", 4), ("median", 2)):
         value = sebt.heatmap(HAND, "ema_fast", "vol_z", agg=agg, where="n >= 30")[2]
         assert value[0, 0] == want and value[0, 1] == HAND_CELLS[agg][0][1]
+    assert np.array_equal(sebt.heatmap(HAND, "ema_fast", "vol_z", where="true")[2], np.array(HAND_CELLS["median"]),
+                          equal_nan=True)
     with pytest.raises(sebt.SebtError, match="the text table's 'trades' is the column 'n'"):
         sebt.heatmap(HAND, "ema_fast", "vol_z", where="trades >= 30")
     with pytest.raises(ValueError, match="no row has where n > 100"):
