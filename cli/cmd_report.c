@@ -58,7 +58,9 @@ static void report_about(FILE *f)
             "repetition gives one ratio; the two runs' ratios are compared with a\n"
             "Mann-Whitney U test (two-sided, alpha %.2f). A ratio whose median fell by more\n"
             "than PCT percent (default %.0f, the minimum effect size) is a regression when\n"
-            "the test confirms it (p < alpha), and inconclusive when it does not.\n"
+            "the test confirms it (p < alpha) and every new repetition fell by more than\n"
+            "PCT percent from the old median, and inconclusive when either does not: a\n"
+            "loaded or noisy run is inconclusive (exit 4), never a regression.\n"
             "Absolute times are shown, not gated. With --out DIR too, it draws NEW.json's report\n"
             "into DIR with the comparison as its verdict and a section of its own (the same\n"
             "exit codes).\n",
@@ -437,7 +439,8 @@ static int compare_runs(const char *old_path, const char *new_path, double thres
     }
     printf("Ratios within each run (how many times faster; median and min-max over the repetitions).\n"
            "A drop beyond %g%% is a regression when a Mann-Whitney U test of the two runs' ratios\n"
-           "gives p < %g, inconclusive when it does not.\n", threshold, b.alpha);
+           "gives p < %g and every new repetition fell that far below the old median, inconclusive\n"
+           "when either does not.\n", threshold, b.alpha);
     printf("  %-68s %4s %10s %-17s %10s %-17s %8s %7s  %s\n", "work: faster/slower backend", "time", "old",
            " (range, n)", "new", " (range, n)", "change", "p", "verdict");
     for (size_t i = 0; i < b.n_ratios; i++) {

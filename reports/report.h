@@ -188,8 +188,8 @@ bool sebt_report_has_big_figure(const sebt_big_sweeps *bs);
  * (as Google Benchmark's compare.py does) and a minimum effect size. */
 typedef enum {
     SEBT_VERDICT_OK,            /* no drop beyond the threshold */
-    SEBT_VERDICT_REGRESSION,    /* a drop beyond the threshold, and significant */
-    SEBT_VERDICT_INCONCLUSIVE,  /* a drop beyond the threshold the test cannot confirm */
+    SEBT_VERDICT_REGRESSION,    /* a drop beyond the threshold, significant, in every repetition */
+    SEBT_VERDICT_INCONCLUSIVE,  /* a drop beyond the threshold the repetitions do not confirm */
     SEBT_VERDICT_IMPROVED,      /* a significant gain beyond the threshold */
     SEBT_VERDICT_NOT_COMPARED   /* in one run only, or not timed */
 } sebt_verdict;
@@ -233,6 +233,15 @@ typedef struct sebt_baseline_s {
 
 #define SEBT_BASELINE_ALPHA 0.05
 
+/* The verdict on one gated ratio from its per-repetition values in the
+ * old and the new run (each value: the slower backend's time over the
+ * faster's, in one repetition): fills row's change_pct, p_value, verdict
+ * and note. A regression needs all three: the median fell by more than
+ * threshold_pct, the rank test gives p < alpha, and every new repetition
+ * lies below the old median less threshold_pct. A drop that misses either
+ * of the last two is inconclusive, never a regression. */
+sebt_verdict sebt_ratio_judge(const double *old_r, size_t old_n, const double *new_r, size_t new_n,
+                              double threshold_pct, double alpha, const char *fast, sebt_ratio_row *row);
 sebt_status sebt_baseline_compare(const sebt_bench_set *old_set, const sebt_bench_set *new_set,
                                   double threshold_pct, sebt_baseline *out, sebt_error *err);
 void sebt_baseline_free(sebt_baseline *b);

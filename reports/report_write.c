@@ -718,7 +718,8 @@ static void write_baseline(FILE *f, fmt k, const sebt_baseline *b, const char *o
     char line[1024];
     snprintf(line, sizeof line, "Against %s: ratios within each run (how many times faster; median and min-max "
              "over the repetitions). A gated ratio whose median fell by more than %g%% is a regression when a "
-             "Mann-Whitney U test of the two runs' repetitions gives p < %g, inconclusive when it does not. "
+             "Mann-Whitney U test of the two runs' repetitions gives p < %g and every new repetition fell that far "
+             "below the old median, inconclusive when either does not. "
              "Ratios marked not gated are shown, and a drop beyond %g%% in them flagged, but they decide nothing.",
              old_name, b->threshold_pct, b->alpha, b->threshold_pct);
     note_para(f, k, line);
