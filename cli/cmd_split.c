@@ -8,8 +8,9 @@
 
 #include "../core/oos_check.h"
 #include "oos_cli.h"
+#include "sweep.h"
 
-enum { OPT_SPLIT = OOS_N_SHARED, OPT_TOP, OPT_FORMAT };
+enum { OPT_SPLIT = OOS_N_SHARED, OPT_TOP, OPT_FORMAT, OPT_OVERFIT, OPT_OVERFIT_BLOCKS };
 static const char *const split_formats[] = { "csv", "text", NULL };
 
 static void csv_header(FILE *f)
@@ -136,7 +137,24 @@ static void write_top_csv(FILE *f, const sebt_split_result *r)
         csv_row(f, r->top[i].combo, &r->top[i].params, &r->top[i].in_sample, &r->top[i].out_sample);
 }
 
-static int run_split(cli_oos_job *j, int64_t at, size_t top, bool text)
+/* --overfit: the sweep's measures over the in-sample bars, a series of
+ * their own as the split backtests them. */
+static int split_overfit(cli_oos_job *j, size_t cut, int blocks, FILE *f)
+{
+    sebt_series part;
+    sebt_error err = { 0 };
+    if (sebt_series_slice(&j->s, 0, cut, &part, &err) != SEBT_OK)
+        return cli_report_error(j->cmd, &err);
+    sebt_overfit o;
+    int rc = sweep_overfit_run(j->cmd, j->b, &part, j->grid, j->combos, j->n_combos, blocks, j->threads, &o);
+    if (rc == CLI_EXIT_OK)
+        sweep_overfit_text(f, &o, " of the in-sample bars");
+    sebt_overfit_free(&o);
+    sebt_series_free(&part);
+    return rc;
+}
+
+static int run_split(cli_oos_job *j, int64_t at, size_t top, bool text, int overfit_blocks)
 {
     FILE *f = cli_open_output(j->cmd, j->output);
     if (!f)
@@ -170,7 +188,15 @@ static int run_split(cli_oos_job *j, int64_t at, size_t top, bool text)
         text_report(f, j, &r);
     else if (top)
         write_top_csv(f, &r);
+    size_t cut = r.cut;
     sebt_split_result_free(&r);
+    if (overfit_blocks) {
+        int orc = split_overfit(j, cut, overfit_blocks, text ? f : stderr);
+        if (orc != CLI_EXIT_OK) {
+            cli_abandon_output(f);
+            return orc;
+        }
+    }
     if (cli_close_output(f) != 0)
         return CLI_EXIT_USAGE;
     return CLI_EXIT_OK;
@@ -191,9 +217,17 @@ int cli_cmd_split(int argc, char **argv)
         return rc;
     bool text = cli_given(&a, OPT_FORMAT) && strcmp(cli_str(&a, OPT_FORMAT), "text") == 0;
     size_t top = cli_given(&a, OPT_TOP) ? (size_t)a.v[OPT_TOP].u : text ? 10 : 0;
+    int blocks = 0;
+    if (cli_given(&a, OPT_OVERFIT_BLOCKS) && !cli_given(&a, OPT_OVERFIT))
+        return cli_usage_error(cmd, "--overfit-blocks sizes --overfit's blocks: give --overfit too");
+    if (cli_given(&a, OPT_OVERFIT))
+        blocks = cli_given(&a, OPT_OVERFIT_BLOCKS) ? (int)a.v[OPT_OVERFIT_BLOCKS].u : SEBT_OVERFIT_BLOCKS;
+    if (blocks % 2)
+        return cli_usage_error(cmd, "--overfit-blocks %d: expected an even number (each split takes half the "
+                               "blocks)", blocks);
     rc = cli_oos_open(&j);
     if (rc == CLI_EXIT_OK)
-        rc = run_split(&j, at, top, text);
+        rc = run_split(&j, at, top, text, blocks);
     cli_oos_close(&j);
     return rc;
 }
@@ -207,6 +241,11 @@ static const cli_opt split_opts[] = {
                   .umax = 100000 },
     [OPT_FORMAT] = { "--format", CLI_CHOICE, "FMT", "csv (default): every combo meeting --where, in input order;\n"
                      "text: for people, the top K as a table", .choices = split_formats },
+    [OPT_OVERFIT] = { "--overfit", CLI_FLAG, NULL, "is the in-sample best a fluke? `sebt sweep --overfit`'s DSR and\n"
+                      "PBO over every combo on the in-sample bars: a block after the\n"
+                      "text table, else on stderr (docs/formats.md, \"Overfitting\")" },
+    [OPT_OVERFIT_BLOCKS] = { "--overfit-blocks", CLI_UINT, "S", "PBO's blocks of the in-sample bars: even, 2 to 24\n"
+                             "(default 16)", .umin = 2, .umax = SEBT_OVERFIT_MAX_BLOCKS },
 };
 
 const cli_command cli_cmd_split_spec = {

@@ -1237,7 +1237,7 @@ static void say_overfit(const sweep_run *r)
     const sweep_args *a = &r->a;
     bool text = a->format && strcmp(a->format, "text") == 0;
     bool to_stdout = text && (!a->output || strcmp(a->output, "-") == 0);
-    sweep_overfit_text(to_stdout ? stdout : stderr, &r->overfit);
+    sweep_overfit_text(to_stdout ? stdout : stderr, &r->overfit, "");
 }
 
 static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)

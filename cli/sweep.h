@@ -106,7 +106,8 @@ void sweep_json_end(cli_json *j);
  * its error and returns an exit code), its text block and JSON section. */
 int sweep_overfit_run(const char *cmd, const sebt_backend *b, const sebt_series *s, const sebt_grid *grid,
                       const sebt_params *combos, size_t n_combos, int blocks, int threads, sebt_overfit *out);
-void sweep_overfit_text(FILE *f, const sebt_overfit *o);
+/* scope follows "Overfitting" in the heading ("" for the whole series). */
+void sweep_overfit_text(FILE *f, const sebt_overfit *o, const char *scope);
 void sweep_overfit_json(cli_json *j, const sebt_overfit *o);
 /* npy: the CSV's columns as a NumPy structured array (docs/formats.md;
  * sebt_sweep_npy_header and sebt_sweep_npy_row write the bytes). */

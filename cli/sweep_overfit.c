@@ -26,11 +26,11 @@ static void put_share(FILE *f, double v)
         fprintf(f, "%.3f", v);
 }
 
-void sweep_overfit_text(FILE *f, const sebt_overfit *o)
+void sweep_overfit_text(FILE *f, const sebt_overfit *o, const char *scope)
 {
     const sebt_dsr *d = &o->dsr;
     const sebt_pbo *p = &o->pbo;
-    fprintf(f, "\nOverfitting (per-trade Sharpe of R; docs/formats.md, \"Overfitting\"):\n");
+    fprintf(f, "\nOverfitting%s (per-trade Sharpe of R; docs/formats.md, \"Overfitting\"):\n", scope);
     fprintf(f, "  best combo %zu: Sharpe %.4f over %llu trades (skew %.3f, kurtosis %.3f)\n", o->best, d->sr,
             (unsigned long long)d->t, d->skew, d->kurt);
     fprintf(f, "  expected best Sharpe of %llu combos of pure noise: %.4f (Sharpe variance %.6f over the %zu "

@@ -9,7 +9,9 @@ each trade's R in the block of its exit bar, every half of the blocks as
 in-sample (itertools), the in-sample best's out-of-sample rank, its logit;
 DSR with Python's own statistics.NormalDist for Φ and Φ⁻¹. The JSON's
 shortest round-trip numbers read back as the doubles written, so equal
-means equal bits.
+means equal bits. Then `sebt split --overfit`'s in-sample block against
+`sebt sweep --overfit` over a file of the in-sample bars alone, and the
+usage errors.
 
     overfit_literal.py SEBT DATA GRID S [S ...]
 """
@@ -165,9 +167,38 @@ def refusals(sebt, data, grid):
     return failures
 
 
+def split_block(sebt, data, grid):
+    """`sebt split --overfit`'s block is `sebt sweep --overfit`'s over the
+    in-sample bars alone, written to a file of their own."""
+    import gzip
+    cut_ms = 1577836800000   # 2020-01-01
+    with tempfile.TemporaryDirectory() as work:
+        part = os.path.join(work, "in-sample.csv")
+        with gzip.open(data, "rt") as f, open(part, "w") as g:
+            for i, line in enumerate(f):
+                if i == 0 or int(line.split(",", 1)[0]) < cut_ms:
+                    g.write(line)
+        common = ["--fill-gaps", "--grid", grid, "--overfit", "--overfit-blocks", "4"]
+        a = subprocess.run([sebt, "split", "--data", data, "--split", "2020-01-01", "--format", "text"] + common,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        b = subprocess.run([sebt, "sweep", "--data", part, "--format", "text", "--no-verify"] + common,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if a.returncode or b.returncode:
+            print("FAIL: split/sweep --overfit: exit %d/%d\n%s%s" % (a.returncode, b.returncode, a.stderr, b.stderr))
+            return 1
+        block = lambda out, head: out[out.index(head) + 1:].split("\n", 1)[1]
+        x = block(a.stdout, "\nOverfitting of the in-sample bars (")
+        y = block(b.stdout, "\nOverfitting (")
+        if x != y or "deflated Sharpe ratio" not in x:
+            print("FAIL: split's in-sample block differs from the sweep's over the in-sample bars:\n%s\n%s" % (x, y))
+            return 1
+        print("split --overfit: the in-sample block equals sweep --overfit over the in-sample bars")
+    return 0
+
+
 def main():
     sebt, data, grid = sys.argv[1:4]
-    failures = refusals(sebt, data, grid)
+    failures = refusals(sebt, data, grid) + split_block(sebt, data, grid)
     with tempfile.TemporaryDirectory() as work:
         for S in map(int, sys.argv[4:]):
             tr = os.path.join(work, "trades%d" % S)
