@@ -76,6 +76,21 @@ Test(report_baseline, planted_slowdown_is_flagged_quiet_and_loaded)
     cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
 }
 
+/* Three runs of one later commit on another machine (data/README.md): the
+ * quick report committed as the baseline, the same with both cores busy
+ * beside it, and the gated groups with the planted slowdown. */
+Test(report_baseline, both_cores_busy_is_never_a_regression_and_the_planted_slowdown_is)
+{
+    baseline("recorded/main-quick.json", "recorded/main-busy.json", "", &r);
+    cr_assert(r.status == 0 || r.status == 4, "exit %d:\n%s", r.status, r.out);
+    cr_assert_null(strstr(r.out, "REGRESSION"), "%s", r.out);
+    baseline("recorded/main-quick.json", "recorded/main-planted.json", "", &r);
+    cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
+    cr_assert(strstr(r.out, "REGRESSION: 3 of 3 ratio(s) flagged"), "%s", r.out);
+    baseline("recorded/main-busy.json", "recorded/main-planted.json", "", &r);
+    cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
+}
+
 Test(report_baseline, the_gated_ratio_is_cpu_time_on_one_thread)
 {
     baseline("recorded/normal.json", "recorded/normal.json", "", &r);

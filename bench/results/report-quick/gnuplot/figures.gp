@@ -12,6 +12,8 @@ set key outside below center Left reverse box maxcols 1
 set bmargin 11
 set border 3
 set tics nomirror
+set label 2 'MEASURED UNDER LOAD: 9 of 9 points, others used up to 82% of the CPUs' at graph 0,1.02 left textcolor rgb '#c00000'
+set tmargin 5
 set logscale x
 set format x '%.0s%c'
 set logscale y
@@ -39,6 +41,8 @@ set key outside below center Left reverse box maxcols 1
 set bmargin 8
 set border 3
 set tics nomirror
+set label 2 'MEASURED UNDER LOAD: 7 of 7 points, others used up to 84% of the CPUs' at graph 0,1.02 left textcolor rgb '#c00000'
+set tmargin 5
 set logscale x
 set format x '%.0s%c'
 set logscale y
@@ -63,6 +67,8 @@ set key outside below center Left reverse box maxcols 1
 set bmargin 11
 set border 3
 set tics nomirror
+set label 2 'MEASURED UNDER LOAD: 18 of 18 points, others used up to 84% of the CPUs' at graph 0,1.02 left textcolor rgb '#c00000'
+set tmargin 5
 set logscale x
 set format x '%.0s%c'
 set logscale y
@@ -91,8 +97,8 @@ set key outside below center Left reverse box maxcols 1
 set bmargin 8
 set border 3
 set tics nomirror
-set label 2 'MACHINE LOADED: other processes used 89% of the CPUs while it measured (median)' at graph 0.02,0.95 left textcolor rgb '#c00000'
-set label 3 'load average up to 16.29 on 2 cores: thread scaling measured this way says little' at graph 0.02,0.89 left textcolor rgb '#c00000'
+set label 2 'MEASURED UNDER LOAD: 2 of 2 points, others used up to 80% of the CPUs' at graph 0,1.02 left textcolor rgb '#c00000'
+set tmargin 5
 set xtics 1
 set xrange [0.8:2.2]
 set yrange [0:*]
@@ -113,22 +119,51 @@ set xlabel 'report (oldest first; commit)'
 set ylabel 'times faster (x, log scale)'
 set grid
 set key outside below center Left reverse box maxcols 1
-set bmargin 10
+set bmargin 6
 set border 3
 set tics nomirror
 set logscale y
 set format y '%.0s%c'
 set format y '%g'
-set xrange [0.5:6.5]
-set xtics rotate by -30 font ',10'
-set terminal svg size 900,656 dynamic noenhanced font 'sans,13' background rgb 'white'
+unset logscale
+set xrange [0:1]
+set yrange [0:1]
+unset key
+set label 1 'no history yet: each new report appends one point' at graph 0.5,0.5 center
+set terminal svg size 900,560 dynamic noenhanced font 'sans,13' background rgb 'white'
 set output 'history.svg'
-plot 'gnuplot/history.0.dat' using 1:2:3:4:xtic(5) with yerrorlines lw 2 pt 5 ps 1.2 lc rgb '#d62728' title 'fast_cpu / reference (the gated pair, CPU time)', \
-     'gnuplot/history.1.dat' using 1:2:3:4 with yerrorlines lw 2 pt 7 ps 1.2 lc rgb '#1f77b4' title 'fast_cpu / numba, every core each (largest common sweep)', \
-     'gnuplot/history.2.dat' using 1:2:3:4 with yerrorlines lw 2 pt 9 ps 1.2 lc rgb '#2ca02c' title 'fast_cpu / numba, one thread each', \
-     'gnuplot/history.3.dat' using 1:2 with points pt 6 ps 3 lw 2 lc rgb '#c00000' title 'machine loaded (others used > 25% of the CPUs, or load > cores)'
+plot 2 notitle
 set output
-set terminal @pngterm size 900,656 noenhanced
+set terminal @pngterm size 900,560 noenhanced
 set output 'history.png'
+replot
+set output
+
+# ---- big_sweeps
+reset
+set title 'Big sweeps: end-to-end seconds vs combos (median of the repetitions; bench/run_big_sweeps.sh)'
+set xlabel 'combos in the sweep (log scale)'
+set ylabel 'end-to-end seconds (log scale)'
+set grid
+set key outside below center Left reverse box maxcols 1
+set border 3
+set tics nomirror
+set logscale xy
+set format x '%.0s%c'
+set format y '%g'
+set bmargin 14
+set terminal svg size 900,752 dynamic noenhanced font 'sans,13' background rgb 'white'
+set output 'big_sweeps.svg'
+plot 'gnuplot/big_sweeps.0.dat' using 1:2 with linespoints lw 2 pt 5 ps 1.2 lc rgb '#d62728' title 'sebt 68ad0fb csv, 2 threads', \
+     'gnuplot/big_sweeps.1.dat' using 1:2 with linespoints lw 2 pt 7 ps 1.2 lc rgb '#1f77b4' title 'sebt 68ad0fb json, 2 threads', \
+     'gnuplot/big_sweeps.2.dat' using 1:2 with linespoints lw 2 pt 9 ps 1.2 lc rgb '#2ca02c' title 'sebt 68ad0fb npy, 2 threads', \
+     'gnuplot/big_sweeps.3.dat' using 1:2 with linespoints lw 2 pt 11 ps 1.2 lc rgb '#9467bd' title 'numba peer, 2 threads', \
+     'gnuplot/big_sweeps.4.dat' using 1:2 with linespoints lw 2 pt 5 ps 1.2 lc rgb '#ff7f0e' title 'sebt 68ad0fb, series cached csv, 2 threads', \
+     'gnuplot/big_sweeps.5.dat' using 1:2 with linespoints lw 2 pt 7 ps 1.2 lc rgb '#8c564b' title 'older sebt (OLD) csv, 2 threads', \
+     'gnuplot/big_sweeps.6.dat' using 1:2 with linespoints lw 2 pt 9 ps 1.2 lc rgb '#e377c2' title 'older sebt (OLD) json, 2 threads', \
+     'gnuplot/big_sweeps.7.dat' using 1:2 with linespoints lw 2 pt 11 ps 1.2 lc rgb '#7f7f7f' title 'older sebt (OLD) npy, 2 threads'
+set output
+set terminal @pngterm size 900,752 noenhanced
+set output 'big_sweeps.png'
 replot
 set output
