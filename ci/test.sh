@@ -80,6 +80,25 @@ else
   echo "validate numba_peer: skipped (python3-numba is not installed)"
 fi
 
+# The README's speed gate: a quick report, then its ratios against the
+# committed baseline (docs/performance.md). A regression fails CI; a runner
+# too loaded to tell is inconclusive (exit 4), said here, and passes.
+speed_gate() {
+  local rc=0
+  "$plain/sebt" report --out "$SEBT_LOG_DIR/report-quick" --quick --history none || return
+  "$plain/sebt" report --baseline "$SEBT_ROOT/bench/results/report-quick/bench.json" \
+    "$SEBT_LOG_DIR/report-quick/bench.json" >"$SEBT_LOG_DIR/speed-gate.txt" || rc=$?
+  cat "$SEBT_LOG_DIR/speed-gate.txt"
+  if [[ $rc -eq 4 ]]; then echo "speed gate: inconclusive (exit 4), not a regression: passes"; rc=0; fi
+  return "$rc"
+}
+if [[ -x "$plain/sebt_bench" ]]; then
+  step "speed gate (report --quick --baseline)" speed_gate
+  grep -E '^(ok|REGRESSION|INCONCLUSIVE)' "$SEBT_LOG_DIR/speed-gate.txt" | sed 's/^/       /' || true
+else
+  echo "speed gate: skipped (no sebt_bench: Google Benchmark is not installed)"
+fi
+
 # Every optional part absent, as on a machine with none of them installed
 # (docs/ci.md): each optional library or tool is forced not-found, nvcc,
 # MPI, Google Benchmark and libFuzzer are off, under -Werror; the unit and
