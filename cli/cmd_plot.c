@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "options.h"
 #include "sebt/number.h"
+#include "sebt/outfile.h"
 #include "sebt/plot.h"
 #include "sebt/spawn.h"
 #include "sebt/sweep.h"
@@ -103,13 +104,11 @@ static int draw(plot_job *j, sebt_status (*make)(void *ctx, const sebt_plot_opts
                                                  sebt_error *err), void *ctx)
 {
     const char *cmd = j->cmd;
-    const char *tmp = getenv("TMPDIR");
-    snprintf(j->dir, sizeof j->dir, "%s/sebt-plot-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    if (!mkdtemp(j->dir)) {
-        fprintf(stderr, "sebt %s: error: cannot make a temporary folder in %s: %s\n", cmd,
-                tmp && *tmp ? tmp : "/tmp", strerror(errno));
-        return CLI_EXIT_USAGE;
-    }
+    sebt_error err = { 0 };
+    /* Removed by the signal handler too (cli/main.c): an interrupted plot
+     * leaves no folder. */
+    if (sebt_scratch_open(j->dir, sizeof j->dir, "sebt-plot", &err) != SEBT_OK)
+        return cli_report_error(cmd, &err);
     snprintf(j->picture, sizeof j->picture, "%s/picture", j->dir);
     char gp[4200], log[4200];
     snprintf(gp, sizeof gp, "%s/plot.gp", j->dir);
@@ -117,7 +116,6 @@ static int draw(plot_job *j, sebt_status (*make)(void *ctx, const sebt_plot_opts
     j->o.output = j->picture;
     char *script = NULL, *pic = NULL;
     size_t len = 0, pic_len = 0;
-    sebt_error err = { 0 };
     int rc = CLI_EXIT_OK;
     if (make(ctx, &j->o, &script, &len, &err) != SEBT_OK) {
         rc = cli_report_error(cmd, &err);
@@ -164,10 +162,7 @@ static int draw(plot_job *j, sebt_status (*make)(void *ctx, const sebt_plot_opts
 done:
     free(script);
     free(pic);
-    unlink(gp);
-    unlink(log);
-    unlink(j->picture);
-    rmdir(j->dir);
+    sebt_scratch_remove(j->dir);
     return rc;
 }
 

@@ -91,20 +91,25 @@ static void install_signal_handlers(void)
     if (sigaction(SIGXFSZ, NULL, &old_xfsz) == 0 && old_xfsz.sa_handler != SIG_IGN)
         sigaction(SIGXFSZ, &xfsz, NULL);
 
+    /* Every signal that would end sebt (sebt_ending_signals), and SIGBUS:
+     * one handler, during which none of them interrupts the clean-up. */
+    sigset_t ending;
+    sebt_ending_signals(&ending);
+    sigaddset(&ending, SIGBUS);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_fatal_signal;
-    sigemptyset(&sa.sa_mask);
+    sa.sa_mask = ending;
     /* SIGPIPE always: a closed pipe (sebt run | head -1) ends sebt quietly
      * the Unix way even when a parent left SIGPIPE ignored, where each
      * write would otherwise fail with an error message. The others keep
      * an inherited "ignore" (nohup). */
-    const int sigs[] = { SIGPIPE, SIGINT, SIGTERM, SIGHUP, SIGBUS };
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+    for (int sig = 1; sig < NSIG; sig++) {
         struct sigaction old;
-        if (sigs[i] != SIGPIPE && sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+        if (sigismember(&ending, sig) != 1 ||
+            (sig != SIGPIPE && sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_IGN))
             continue;
-        sigaction(sigs[i], &sa, NULL);
+        sigaction(sig, &sa, NULL);
     }
     atexit(sebt_outfile_remove_temps);
     atexit(sebt_children_stop); /* runs first: nothing writes while temps go */

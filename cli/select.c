@@ -77,9 +77,14 @@ static char *trim(char *s)
 static int read_crossover_file(const char *cmd, const char *path, const sebt_gpu_device *d,
                                double *bar_combos, int *threads, char *device, size_t devsize)
 {
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
+    FILE *f;
+    sebt_error err = { 0 };
+    if (sebt_open_input(path, false, &f, &err) != SEBT_OK) {
+        if (err.code != SEBT_ERR_INPUT)
+            return 0; /* none saved */
+        fprintf(stderr, "sebt %s: error: %s\n", cmd, err.msg);
+        return CLI_EXIT_USAGE;
+    }
     char line[512];
     int lineno = 0;
     bool have_value = false;

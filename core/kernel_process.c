@@ -18,6 +18,7 @@
  * as a divergence (the reference accepted the input) and can shrink. */
 #define _GNU_SOURCE
 #include "kernel_internal.h"
+#include "sebt/spawn.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -287,10 +288,7 @@ sebt_status kp_start_process(kproc *k, sebt_error *err)
     /* No signal between fork and kernel_group naming the kernel: the
      * handler (sebt_kernels_kill) would miss it. */
     sigset_t stop, old;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGHUP);
+    sebt_ending_signals(&stop);
     pthread_sigmask(SIG_BLOCK, &stop, &old);
     fflush(NULL);
     pid_t pid = fork();
@@ -316,12 +314,12 @@ sebt_status kp_start_process(kproc *k, sebt_error *err)
         dup2(in_p[0], 0);
         dup2(out_p[1], 1);
         dup2(err_p[1], 2);
+        /* Defaults before the unblocking: a signal in between would run
+         * sebt's handler in the child. */
+        sebt_ending_signals_default();
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        signal(SIGPIPE, SIG_DFL);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
         execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
         _exit(127);
     }

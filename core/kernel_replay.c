@@ -177,9 +177,10 @@ sebt_status sebt_kernel_replay(const sebt_backend *b, const char *path, uint64_t
     if (!k)
         return sebt_fail(err, SEBT_ERR_USAGE, "%s holds the requests of a kernel command; --backend %s is not one",
                          path, b && b->name ? b->name : "?");
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sebt_fail(err, SEBT_ERR_IO, "%s: %s", path, strerror(errno));
+    FILE *f;
+    sebt_status ost = sebt_open_input(path, false, &f, err);
+    if (ost != SEBT_OK)
+        return ost;
     pthread_mutex_lock(&k->mu);
     /* A fresh process, so the requests are its first, as they were. */
     if (k->pid > 0 && k->owner == getpid())

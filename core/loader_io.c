@@ -1,10 +1,12 @@
 /* Bytes for the loader: a whole file into memory, and gzip inflated with
  * zlib (when built with it; libdeflate first where it is found). */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #ifdef SEBT_HAVE_ZLIB
 #include <zlib.h>
 #endif
@@ -16,21 +18,55 @@
 #include "limits.h"
 #include "loader_io.h"
 
+sebt_status sebt_open_input(const char *path, bool stream_ok, FILE **out, sebt_error *err)
+{
+    *out = NULL;
+    /* Where a FIFO is refused, O_NONBLOCK opens it without a writer, so
+     * that fstat can refuse it instead of open() blocking for ever; where
+     * it is read, open() waits for its writer, as a reader of a pipe should. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | (stream_ok ? 0 : O_NONBLOCK));
+    if (fd < 0)
+        return sebt_fail(err, SEBT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    struct stat st;
+    int flags = fcntl(fd, F_GETFL);
+    if (fstat(fd, &st) != 0 || flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0) {
+        int e = errno;
+        close(fd);
+        return sebt_fail(err, SEBT_ERR_IO, "%s: cannot read: %s", path, strerror(e));
+    }
+    /* A device (/dev/zero, /dev/urandom, a disk) never ends or is not a
+     * file of ours; a socket is not a file either. */
+    const char *what = S_ISCHR(st.st_mode) ? "a character device" : S_ISBLK(st.st_mode) ? "a block device"
+                       : S_ISSOCK(st.st_mode) ? "a socket" : S_ISDIR(st.st_mode) ? "a folder"
+                       : S_ISFIFO(st.st_mode) && !stream_ok ? "a FIFO or pipe" : NULL;
+    if (what) {
+        close(fd);
+        if (S_ISFIFO(st.st_mode))
+            return sebt_fail(err, SEBT_ERR_INPUT, "%s: not a regular file (%s); this input is read as a file, not "
+                             "a stream: save it to a file first", path, what);
+        return sebt_fail(err, SEBT_ERR_INPUT, "%s: not a regular file (%s); sebt reads its inputs from files%s",
+                         path, what, stream_ok ? " or pipes" : "");
+    }
+    *out = fdopen(fd, "rb");
+    if (!*out) {
+        int e = errno;
+        close(fd);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: cannot open: %s", path, strerror(e));
+    }
+    return SEBT_OK;
+}
+
 sebt_status sebt_read_file(const char *path, char **data, size_t *len, sebt_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return sebt_fail(err, SEBT_ERR_IO, "%s: cannot open: %s", path, strerror(errno));
+    FILE *f;
+    sebt_status ost = sebt_open_input(path, true, &f, err);
+    if (ost != SEBT_OK)
+        return ost;
     /* One read of the right size for a regular file; pipes grow as they go,
-     * up to a bound. A device (/dev/zero, /dev/urandom, a disk) never ends
-     * or is not a file of ours: refused before a byte is read. */
+     * up to a bound. */
     struct stat st;
-    if (fstat(fileno(f), &st) == 0 && (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode))) {
-        fclose(f);
-        return sebt_fail(err, SEBT_ERR_INPUT, "%s: not a regular file (a %s); sebt reads data, grids, combos, "
-                         "shards and checkpoints from files or pipes", path,
-                         S_ISCHR(st.st_mode) ? "character device" : S_ISBLK(st.st_mode) ? "block device" : "socket");
-    }
+    if (fstat(fileno(f), &st) != 0)
+        memset(&st, 0, sizeof st);
     bool regular = S_ISREG(st.st_mode);
     size_t stream_mb = 0;
     sebt_status lst = sebt_env_limit("SEBT_MAX_STREAM_MB", SEBT_MAX_STREAM_MB_DEFAULT, &stream_mb, NULL, err);

@@ -2,6 +2,9 @@
  * on success (include/sebt/outfile.h). */
 #define _GNU_SOURCE   /* O_DIRECT, fopencookie */
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
@@ -14,6 +17,7 @@
 
 #include "sebt/outfile.h"
 #include "sebt/sebt.h"
+#include "sebt/spawn.h"
 #include "test_faults.h"
 
 #ifndef PATH_MAX
@@ -38,6 +42,11 @@ static atomic_int dir_state[SEBT_OUTDIR_MAX_OPEN];
 static char dir_tmp[SEBT_OUTDIR_MAX_OPEN][PATH_MAX];
 static char dir_target[SEBT_OUTDIR_MAX_OPEN][PATH_MAX];
 static char dir_old[SEBT_OUTDIR_MAX_OPEN][PATH_MAX];
+
+/* The scratch folders (sebt_scratch_open): LIVE while scratch_dir is to be
+ * removed. */
+static atomic_int scratch_state[SEBT_SCRATCH_MAX_OPEN];
+static char scratch_dir[SEBT_SCRATCH_MAX_OPEN][PATH_MAX];
 
 /* rm -r of dirfd/name without malloc or stdio (getdents64, unlinkat), so
  * that a signal handler can call it. Entries are removed while the folder
@@ -86,6 +95,11 @@ void sebt_outfile_remove_temps(void)
             unlink(slot_path[i]);
             atomic_store(&slot_state[i], SLOT_FREE);
         }
+    for (int i = 0; i < SEBT_SCRATCH_MAX_OPEN; i++)
+        if (atomic_load(&scratch_state[i]) == SLOT_LIVE) {
+            remove_tree(scratch_dir[i]);
+            atomic_store(&scratch_state[i], SLOT_FREE);
+        }
     for (int i = 0; i < SEBT_OUTDIR_MAX_OPEN; i++) {
         int s = atomic_load(&dir_state[i]);
         if (s == DIR_ASIDE && rename(dir_old[i], dir_target[i]) != 0)
@@ -95,6 +109,49 @@ void sebt_outfile_remove_temps(void)
             atomic_store(&dir_state[i], SLOT_FREE);
         }
     }
+}
+
+sebt_status sebt_scratch_open(char *dir, size_t size, const char *prefix, sebt_error *err)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || !*tmp)
+        tmp = "/tmp";
+    int slot = -1;
+    for (int i = 0; i < SEBT_SCRATCH_MAX_OPEN && slot < 0; i++) {
+        int expect = SLOT_FREE;
+        if (atomic_compare_exchange_strong(&scratch_state[i], &expect, SLOT_CLAIMED))
+            slot = i;
+    }
+    if (slot < 0)
+        return sebt_fail(err, SEBT_ERR_INTERNAL, "more than %d scratch folders at once", SEBT_SCRATCH_MAX_OPEN);
+    int n = snprintf(scratch_dir[slot], PATH_MAX, "%s/%s-XXXXXX", tmp, prefix);
+    if (n < 0 || (size_t)n >= size || n >= PATH_MAX) {
+        atomic_store(&scratch_state[slot], SLOT_FREE);
+        return sebt_fail(err, SEBT_ERR_USAGE, "cannot make a temporary folder in %s: the path is too long", tmp);
+    }
+    /* No signal between the folder's making and its slot going live: the
+     * handler would leave it. */
+    sigset_t ending, old;
+    sebt_ending_signals(&ending);
+    pthread_sigmask(SIG_BLOCK, &ending, &old);
+    bool made = mkdtemp(scratch_dir[slot]) != NULL;
+    int e = errno;
+    atomic_store(&scratch_state[slot], made ? SLOT_LIVE : SLOT_FREE);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (!made)
+        return sebt_fail(err, SEBT_ERR_IO, "cannot make a temporary folder in %s: %s", tmp, strerror(e));
+    memcpy(dir, scratch_dir[slot], (size_t)n + 1);
+    return SEBT_OK;
+}
+
+void sebt_scratch_remove(const char *dir)
+{
+    for (int i = 0; i < SEBT_SCRATCH_MAX_OPEN; i++)
+        if (atomic_load(&scratch_state[i]) == SLOT_LIVE && strcmp(scratch_dir[i], dir) == 0) {
+            remove_tree(scratch_dir[i]);
+            atomic_store(&scratch_state[i], SLOT_FREE);
+            return;
+        }
 }
 
 static int claim_slot(void)
@@ -540,8 +597,14 @@ sebt_status sebt_outdir_open(sebt_outdir *d, const char *path, sebt_error *err)
     }
     memcpy(dir_tmp[d->slot], d->tmp, strlen(d->tmp) + 1);
     memcpy(dir_target[d->slot], d->path, strlen(d->path) + 1);
-    snprintf(dir_old[d->slot], PATH_MAX, "%.*s.%s.old-%ld-%u", (int)(base - target), target, base,
-             (long)getpid(), atomic_fetch_add(&temp_counter, 1));
+    /* The name the old folder is set aside under; like the temporary
+     * folder's, it must fit, or the swap could not put it back. */
+    int old_len = snprintf(dir_old[d->slot], PATH_MAX, "%.*s.%s.old-%ld-%u", (int)(base - target), target, base,
+                           (long)getpid(), atomic_fetch_add(&temp_counter, 1));
+    if (old_len < 0 || old_len >= PATH_MAX) {
+        dir_release(d);
+        return sebt_fail(err, SEBT_ERR_USAGE, "cannot write %s: the path is too long", path);
+    }
     if (mkdir(d->tmp, 0755) != 0) {
         int e = errno;
         sebt_status s = sebt_fail(err, SEBT_ERR_IO, "cannot write %s: cannot create a temporary folder in %s: %s",

@@ -18,6 +18,26 @@
  * pid (= the process group) of a child not yet reaped. */
 static atomic_int child_pid[SEBT_CHILD_MAX];
 
+void sebt_ending_signals(sigset_t *set)
+{
+    static const int ending[] = { SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGUSR1, SIGUSR2,
+                                  SIGPOLL, SIGPROF, SIGVTALRM, SIGXCPU, SIGSTKFLT, SIGPWR };
+    sigemptyset(set);
+    for (size_t i = 0; i < sizeof ending / sizeof ending[0]; i++)
+        sigaddset(set, ending[i]);
+    for (int s = SIGRTMIN; s <= SIGRTMAX; s++)
+        sigaddset(set, s);
+}
+
+void sebt_ending_signals_default(void)
+{
+    sigset_t set;
+    sebt_ending_signals(&set);
+    for (int s = 1; s < NSIG; s++)
+        if (sigismember(&set, s) == 1)
+            signal(s, SIG_DFL);
+}
+
 static int claim(void)
 {
     for (int i = 0; i < SEBT_CHILD_MAX; i++) {
@@ -119,18 +139,13 @@ sebt_status sebt_child_start(sebt_child *c, const char *path, char *const argv[]
     /* No signal between fork and the slot naming the child: the handler
      * would miss it. */
     sigset_t stop, old;
-    sigemptyset(&stop);
-    sigaddset(&stop, SIGINT);
-    sigaddset(&stop, SIGTERM);
-    sigaddset(&stop, SIGHUP);
+    sebt_ending_signals(&stop);
     sigprocmask(SIG_BLOCK, &stop, &old);
     pid_t parent = getpid();
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) {
-        const int dfl[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-        for (size_t i = 0; i < sizeof dfl / sizeof dfl[0]; i++)
-            signal(dfl[i], SIG_DFL);
+        sebt_ending_signals_default();
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);

@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "sebt/sebt.h"
 #include "sebt/sweep.h"
@@ -83,27 +82,10 @@ sebt_status sweep_columns_check(const char *where, const char *const *names, siz
     return SEBT_OK;
 }
 
-FILE *sweep_file_open(const char *path, sebt_error *err)
+FILE *sweep_file_open(const char *path, bool stream_ok, sebt_error *err)
 {
-    FILE *f = fopen(path, "rb");
-    struct stat st;
-    if (!f) {
-        sebt_fail(err, SEBT_ERR_IO, "cannot open %s: %s", path, strerror(errno));
-        return NULL;
-    }
-    if (fstat(fileno(f), &st) != 0) {
-        sebt_fail(err, SEBT_ERR_IO, "cannot read %s: %s", path, strerror(errno));
-        fclose(f);
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
-        sebt_fail(err, SEBT_ERR_INPUT, "%s: %s, not a sweep's output file", path,
-                  S_ISDIR(st.st_mode) ? "a folder" : S_ISCHR(st.st_mode) ? "a character device"
-                  : S_ISBLK(st.st_mode) ? "a block device" : S_ISSOCK(st.st_mode) ? "a socket" : "not a regular file");
-        fclose(f);
-        return NULL;
-    }
-    return f;
+    FILE *f = NULL;
+    return sebt_open_input(path, stream_ok, &f, err) == SEBT_OK ? f : NULL;
 }
 
 char *sweep_skip_bom(char *line)

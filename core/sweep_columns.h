@@ -28,9 +28,10 @@ bool sweep_column_kind(const char *name, sweep_col_kind *kind, int *index);
  * and name, and the nearest name sebt writes. */
 sebt_status sweep_columns_check(const char *where, const char *const *names, size_t n, sebt_error *err);
 
-/* Opens path for reading when it is a regular file or a pipe; a folder or
- * a device is refused, named (a folder once read as "empty"). */
-FILE *sweep_file_open(const char *path, sebt_error *err);
+/* Opens path for reading through sebt_open_input: a folder, a device or a
+ * socket is refused, named (a folder once read as "empty"); a FIFO or pipe
+ * only where stream_ok (a reader that keeps one row at a time). */
+FILE *sweep_file_open(const char *path, bool stream_ok, sebt_error *err);
 
 /* The header line past a UTF-8 byte order mark (spreadsheets write one;
  * the data, grid and combos readers skip it too). line is NUL-terminated. */

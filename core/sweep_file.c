@@ -384,7 +384,8 @@ sebt_status sebt_sweep_file_combo_columns(const char *path, uint64_t combo, sebt
     layout L = { .path = path, .err = err ? err : &scratch, .param_column = columns };
     *p = sebt_params_default();
     memset(rec, 0, sizeof *rec);
-    FILE *f = sweep_file_open(path, L.err);
+    /* Read row by row, so a pipe is read in bounded memory. */
+    FILE *f = sweep_file_open(path, true, L.err);
     if (!f)
         return L.err->code;
     int c = getc(f);

@@ -227,7 +227,9 @@ sebt_status sebt_sweep_columns_read(const char *path, const char *const *names, 
     if (!path || !names || !cols || !n_rows || n_names == 0 || n_names > SEBT_SWEEP_READ_MAX_NAMES)
         return sebt_fail(err, SEBT_ERR_USAGE, "sebt_sweep_columns_read: a path and 1 to %d column names",
                          SEBT_SWEEP_READ_MAX_NAMES);
-    FILE *fp = sweep_file_open(path, err);
+    /* Every row is kept: a file, bounded by its size; a FIFO could grow
+     * without end. */
+    FILE *fp = sweep_file_open(path, false, err);
     if (!fp)
         return err ? err->code : SEBT_ERR_IO;
     columns c = { .cols = cols, .n_cols = n_names };

@@ -81,6 +81,29 @@ expect 2 "zero.txt: not a regular file" "$sebt" sweep --data "$data" --combos ze
 expect 2 "zero.txt: not a regular file" "$sebt" merge zero.txt --output out.csv
 mkdir ck && ln -s /dev/zero "ck/chunk-0-2-0.sebt"
 expect 2 "not a regular file" "$sebt" sweep --data "$data" --grid grid.txt --checkpoint ck --output out.csv
+# plot heatmap --sweep read /dev/zero without end (2.6 GB in 6 s) and
+# waited on a FIFO without a writer: every reader goes through one check
+# (sebt_open_input). heatmap keeps every row, so it takes only a file;
+# run --combo keeps one row at a time, so it reads a pipe too. Bounded
+# here in memory and time only so that the unfixed reader fails instead of
+# eating the machine; the refusal itself comes before a byte is read.
+bounded() {
+  if "$sebt" --version | grep -q 'ASan'; then timeout 60 "$@"; else (ulimit -v 4194304; timeout 60 "$@"); fi
+}
+export SEBT_GNUPLOT=/bin/true # a gnuplot, never run: the sweep file is refused first
+expect 2 "/dev/zero: not a regular file (a character device)" \
+  bounded "$sebt" plot heatmap --sweep /dev/zero --x ema_fast --y vol_z --format png --output out.csv
+expect 2 "ck: not a regular file (a folder)" \
+  bounded "$sebt" plot heatmap --sweep ck --x ema_fast --y vol_z --format png --output out.csv
+expect 2 "zero.txt: not a regular file (a character device)" \
+  bounded "$sebt" plot heatmap --sweep zero.txt --x ema_fast --y vol_z --format png --output out.csv
+expect 2 "zero.txt: not a regular file (a character device)" bounded "$sebt" run --data "$data" --combo zero.txt:0 \
+  --output out.csv
+mkfifo sweep.fifo
+expect 2 "sweep.fifo: not a regular file (a FIFO or pipe)" \
+  bounded "$sebt" plot heatmap --sweep sweep.fifo --x ema_fast --y vol_z --format png --output out.csv
+unset SEBT_GNUPLOT
+expect 2 "ck: not a regular file (a folder)" "$sebt" run --data "$data" --combo ck:0 --output out.csv
 # A pipe is read, up to a bound.
 SEBT_MAX_STREAM_MB=1 expect 2 "not a regular file, and more than 1 MiB came out of it" \
   "$sebt" run --data <(yes 1) --output out.csv

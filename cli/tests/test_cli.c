@@ -781,7 +781,7 @@ Test(cli, run_combo_check_names_the_parameter_columns_the_file_lacks)
 Test(cli, run_combo_names_the_real_cause_of_a_refusal)
 {
     const char *data = write_file("hand.csv", HAND_CSV);
-    assert_combo_refused(data, tmpdir, "7", ": a folder, not a sweep's output file");
+    assert_combo_refused(data, tmpdir, "7", ": not a regular file (a folder)");
     const char *nul = tmp_path("nul.csv");
     FILE *f = fopen(nul, "wb");
     cr_assert_not_null(f);

@@ -139,6 +139,15 @@ typedef struct {
 
 sebt_status sebt_paths_check(const sebt_path_use *uses, size_t n, sebt_error *err);
 
+/* Scratch folders: a private folder for a run's working files (gnuplot's
+ * script, log and picture), $TMPDIR/PREFIX-XXXXXX (/tmp without TMPDIR),
+ * made by mkdtemp. sebt_scratch_remove removes it and all it holds; so
+ * does sebt_outfile_remove_temps, which a signal handler calls, so an
+ * interrupted run leaves none. dir receives the folder's path. */
+#define SEBT_SCRATCH_MAX_OPEN 4
+sebt_status sebt_scratch_open(char *dir, size_t size, const char *prefix, sebt_error *err);
+void sebt_scratch_remove(const char *dir);
+
 #ifdef __cplusplus
 }
 #endif

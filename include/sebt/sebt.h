@@ -221,6 +221,14 @@ sebt_status sebt_write_csv(const sebt_series *s, FILE *f, sebt_error *err);
 /* Reads a whole file into a malloc'd, NUL-terminated buffer (*len excludes
  * the NUL); errors name the path (core/loader_io.c). */
 sebt_status sebt_read_file(const char *path, char **text, size_t *len, sebt_error *err);
+/* Opens a file the user named, for reading: what every reader of an input
+ * goes through. A device (/dev/zero, /dev/urandom, a disk), a socket or a
+ * folder is refused (SEBT_ERR_INPUT) before a byte is read; so is a FIFO or
+ * pipe unless stream_ok (the reader bounds what it reads from one, as
+ * sebt_read_file does with SEBT_MAX_STREAM_MB; a reader that seeks or
+ * measures its file passes false). Never blocks on a FIFO without a
+ * writer when it refuses it. */
+sebt_status sebt_open_input(const char *path, bool stream_ok, FILE **f, sebt_error *err);
 
 /* ---- where sebt's own files are (core/paths.c) ------------------------- */
 

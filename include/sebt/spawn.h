@@ -9,7 +9,7 @@
  *     if (sebt_child_wait(&c, &status, &err) != SEBT_OK) ...;
  *
  * A program that must leave no child behind when it is interrupted calls
- * sebt_children_stop() from its SIGINT/SIGTERM/SIGHUP handler and atexit
+ * sebt_children_stop() from its handler of every sebt_ending_signals() and atexit
  * (cli/main.c does both): each group still running gets SIGTERM, then
  * SIGKILL after a grace period, and its leader is reaped. A SIGKILL of sebt
  * itself cannot be caught: the direct child is then killed by the kernel
@@ -17,6 +17,7 @@
 #ifndef SEBT_SPAWN_H
 #define SEBT_SPAWN_H
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include "sebt/types.h"
@@ -47,6 +48,22 @@ sebt_status sebt_child_start(sebt_child *c, const char *path, char *const argv[]
 sebt_status sebt_child_wait(sebt_child *c, int *status, sebt_error *err);
 /* SIGTERM to its group, SIGKILL after SEBT_CHILD_GRACE_MS, reaped. */
 void sebt_child_stop(sebt_child *c);
+/* The signals whose default action ends a process and that a program can
+ * catch: SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGALRM, SIGTERM, SIGUSR1,
+ * SIGUSR2, SIGPOLL, SIGPROF, SIGVTALRM, SIGXCPU, SIGSTKFLT, SIGPWR and the
+ * real-time signals. One list for every place that must act on any of
+ * them: a handler that stops children and removes temporary files
+ * (cli/main.c catches each), a fork that must name its child before a
+ * handler runs (each is blocked across it), and a child that gets each
+ * one's default action back. Not in it: SIGKILL and SIGSTOP (cannot be
+ * caught), the crash signals (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+ * SIGTRAP, SIGSYS: a sanitizer or a debugger owns them), SIGXFSZ (a write
+ * past the file-size limit, turned into EFBIG by cli/main.c). */
+void sebt_ending_signals(sigset_t *set);
+/* In a child between fork and exec: each of sebt_ending_signals() back to
+ * its default action, an inherited "ignore" included, so that stopping
+ * the child's group stops it. Async-signal-safe. */
+void sebt_ending_signals_default(void);
 /* sebt_child_stop of every child not yet waited for. Safe in a signal
  * handler (kill, waitpid and nanosleep only). */
 void sebt_children_stop(void);

@@ -16,7 +16,9 @@ and then, on the first RUN or FEATURES request:
   chatty      print a greeting on stdout before the handshake
   exit_mid    exit 4 on the request
   hang        sleep forever on the request (with a child process that
-              sleeps too: ending the kernel must end its whole group)
+              sleeps too: ending the kernel must end its whole group); with
+              FAULT_KERNEL_STARTED=FIFO, first writes "KERNEL_PID CHILD_PID"
+              there
   garbage     print text on stdout instead of a reply
   short_text  print a line shorter than a frame header, then wait
   truncated   send half a RESULTS frame, then exit
@@ -125,7 +127,11 @@ while True:
     if mode == "exit_mid":
         sys.exit(4)
     if mode == "hang":
-        subprocess.Popen(["sleep", "3600"])
+        child = subprocess.Popen(["sleep", "3600"])
+        started = os.environ.get("FAULT_KERNEL_STARTED")
+        if started:   # a FIFO the test reads: both pids, once in the request
+            with open(started, "w") as f:
+                f.write("%d %d\n" % (os.getpid(), child.pid))
         time.sleep(3600)
     if mode == "short_text":
         out.write(b"50%\n")

@@ -100,26 +100,43 @@ check validate_die 2 "exited with status 3 during the HELLO request" -- "$sebt" 
 check validate_hang 1 "^crash +replay +fast_cpu-seed1-case12 .*did not answer the RUN \(1 combo, 10 bars\) request within 2 s \(20 x the reference's time for this work, at least --call-timeout 2 s" -- \
   env -u SEBT_KERNEL_TIMEOUT "$sebt" validate --no-speed --time 1 --call-timeout 2 --save "$tmp/save" --backend "$(k hang)"
 
-# sebt ended by SIGTERM or SIGINT (a CI timeout, Ctrl-C) during a request
-# ends the kernel's whole process group, also behind a /bin/sh -c that
-# waits for it (the "; true" keeps the shell from handing over with exec).
-for sig in TERM INT; do
+# sebt ended during a request by SIGTERM or SIGINT (a CI timeout, Ctrl-C),
+# or by any other signal that ends a process (SIGQUIT, SIGUSR1, ...: one
+# list, sebt_ending_signals), ends the kernel's whole process group, also
+# behind a /bin/sh -c that waits for it (the "; true" keeps the shell from
+# handing over with exec). Certain: the kernel writes its pid and its
+# child's to a FIFO once in the request; only then is sebt signalled. (A
+# background job of a script starts with SIGINT and SIGQUIT ignored:
+# restored first.)
+ulimit -c 0   # SIGQUIT's default action dumps core
+mkfifo "$tmp/started"
+exec 3<> "$tmp/started"   # read and write: never blocks opening
+alive() { [ -e "/proc/$1" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2> /dev/null; }
+for sig in TERM INT QUIT USR1; do
   name="signal_$sig"
-  # (a background job of a script starts with SIGINT ignored: restored first)
-  "$py" -c 'import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])' \
+  FAULT_KERNEL_STARTED="$tmp/started" "$py" -c 'import os, signal, sys
+for s in (signal.SIGINT, signal.SIGQUIT): signal.signal(s, signal.SIG_DFL)
+os.execv(sys.argv[1], sys.argv[1:])' \
     "$sebt" run --data "$data" --backend "exec:$py $here/fault_kernel.py hang $tag-$name; true" > /dev/null 2>&1 &
   pid=$!
-  for _ in $(seq 50); do pgrep -f "$tag-$name" > /dev/null && break; sleep 0.1; done
-  sleep 1   # into the RUN request
+  kpid="" cpid=""
+  read -r -t 300 kpid cpid <&3
+  if [ -z "$cpid" ]; then
+    echo "FAIL $name: the kernel never reached its request"; fails=$((fails + 1))
+    kill -KILL $pid; wait $pid; continue
+  fi
   kill -$sig $pid; wait $pid; rc=$?
-  sleep 0.3
-  if pgrep -f "$tag-$name" > /dev/null; then
-    echo "FAIL $name: left running after sebt ended: $(pgrep -af "$tag-$name" | head -3)"
-    pkill -KILL -f "$tag-$name"   # only this test's own leftovers, by their unique tag
+  # SIGKILLed by sebt's handler before it died: gone within moments (a
+  # bound, not a wait for luck: left alive, they would live for an hour).
+  for _ in $(seq 200); do alive "$kpid" || alive "$cpid" || break; sleep 0.05; done
+  if alive "$kpid" || alive "$cpid"; then
+    echo "FAIL $name: left running after sebt ended (exit $rc): $(ps -o pid=,args= -p "$kpid,$cpid")"
+    kill -KILL "$kpid" "$cpid" 2> /dev/null
     fails=$((fails + 1))
+  elif [ $rc -ne $((128 + $(kill -l $sig))) ]; then
+    echo "FAIL $name: sebt exited $rc, not by SIG$sig"; fails=$((fails + 1))
   else
-    [ $rc -gt 128 ] && echo "ok   $name: sebt ended (exit $rc), nothing of the kernel left" ||
-      { echo "FAIL $name: sebt exited $rc, not by the signal"; fails=$((fails + 1)); }
+    echo "ok   $name: sebt ended (exit $rc), the kernel ($kpid) and its child ($cpid) with it"
   fi
 done
 
