@@ -96,6 +96,16 @@ bool cli_find_program(const char *name, char *out, size_t size);
  * ("draw pictures"), and CLI_EXIT_USAGE. */
 int cli_find_gnuplot(const char *cmd, const char *purpose, char *out, size_t size);
 int cli_close_output(FILE *f);
+/* Called just before a command's own output is first renamed into place:
+ * from then to sebt's exit, an ending signal (SIGINT, SIGTERM, SIGHUP, ...;
+ * not SIGPIPE) no longer stops the run, so exit 128+N always means every
+ * previous file was kept (docs/decisions.md). cli_close_output calls it;
+ * so does the sweep before its shard or --output. Never for what is
+ * written mid-run (checkpoints, per-combo trades), after which the run
+ * goes on for long. */
+void cli_outputs_landing(void);
+/* Whether it was called: a lock-free atomic load, for a signal handler. */
+bool cli_outputs_are_landing(void);
 /* Flushes stdout itself (what a command printed there); nonzero after
  * printing "writing stdout failed" and the reason where stdio kept it. */
 int cli_close_stdout(const char *cmd);

@@ -797,6 +797,7 @@ static int write_shard(const char *cmd, const sweep_run *r, const sebt_result *a
         return CLI_EXIT_USAGE;
     }
     fprintf(af.f, SWEEP_SHARD_END "%016llx\n", (unsigned long long)sum);
+    cli_outputs_landing();
     if (!atomic_commit(&af, why, sizeof why)) {
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
         return CLI_EXIT_USAGE;
@@ -1213,7 +1214,7 @@ static int close_stream(const char *cmd, sweep_run *r, stream_out *o, const sebt
             fflush(stdout);
         else
             atomic_discard(&o->af);
-    } else if (!atomic_commit(&o->af, why, sizeof why)) {
+    } else if (cli_outputs_landing(), !atomic_commit(&o->af, why, sizeof why)) {
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
         rc = CLI_EXIT_USAGE;
     } else if (o->proof) {

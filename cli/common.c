@@ -2,6 +2,7 @@
 #include <limits.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <string.h>
@@ -208,6 +209,18 @@ static int find_output(FILE *f)
     return -1;
 }
 
+static atomic_bool outputs_landing;
+
+void cli_outputs_landing(void)
+{
+    atomic_store(&outputs_landing, true);
+}
+
+bool cli_outputs_are_landing(void)
+{
+    return atomic_load(&outputs_landing);
+}
+
 int cli_close_output(FILE *f)
 {
     if (!f)
@@ -232,6 +245,7 @@ int cli_close_output(FILE *f)
         return bad;
     }
     sebt_error err = { 0 };
+    cli_outputs_landing();
     sebt_status st = sebt_outfile_commit(&outputs[k].o, &err);
     outputs[k].f = NULL;
     if (st != SEBT_OK) {

@@ -53,6 +53,13 @@ static void unknown_command(const char *who, const char *word)
  * happened. */
 static void on_fatal_signal(int sig)
 {
+    /* Once the command's output is being put in place, the run ends as it
+     * would have without the signal: exit 0 with the new file complete, or
+     * its own error. 128+N is kept for a run that changed no file. SIGPIPE
+     * is sebt's own write failing, and SIGBUS a mapped file cut short: not
+     * a request to stop, so never held. */
+    if (sig != SIGPIPE && sig != SIGBUS && cli_outputs_are_landing())
+        return;
     if (sig == SIGBUS) {
         /* What sebt maps is a series cache entry (core/series_cache.c): one
          * cut short while in use ends the run here, not in wrong numbers. */

@@ -284,6 +284,7 @@ int sweep_write_output(const char *cmd, const char *path, const sweep_output_spe
             return flushed ? CLI_EXIT_CHECK_FAILED : CLI_EXIT_USAGE;
         }
     }
+    cli_outputs_landing();
     if (!atomic_commit(&af, why, sizeof why)) {
         fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
         free(rows);

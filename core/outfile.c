@@ -497,6 +497,12 @@ sebt_status sebt_outfile_commit(sebt_outfile *o, sebt_error *err)
         return s;
     }
     release(o);
+    /* A signal just after the rename, made certain for the tests (only in
+     * the test-only SEBT_TEST_FAULTS build). */
+    if (o->atomic && SEBT_FAULT("sigterm_after_rename"))
+        raise(SIGTERM);
+    if (o->atomic && SEBT_FAULT("sigint_after_rename"))
+        raise(SIGINT);
     return SEBT_OK;
 }
 

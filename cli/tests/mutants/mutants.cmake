@@ -50,3 +50,10 @@ if(BUILD_TESTING AND SEBT_MUTANTS_BASH AND TARGET sebt_cli)
             ${SEBT_FIXTURES_DIR}/data/BTCUSDT-1m-2018-02-08.raw.csv last_digit_dropped)
   set_tests_properties(cli_validate_written_mutants PROPERTIES LABELS "cli;slow" TIMEOUT 900)
 endif()
+# A signal just after the output's rename: the run ends as without it.
+if(BUILD_TESTING AND SEBT_MUTANTS_BASH AND TARGET sebt_mutants)
+  add_test(NAME cli_signal_commit
+    COMMAND ${SEBT_MUTANTS_BASH} ${CMAKE_CURRENT_LIST_DIR}/signal_commit_test.sh $<TARGET_FILE:sebt_mutants>
+            $<TARGET_FILE:sebt_cli> ${SEBT_FIXTURES_DIR})
+  set_tests_properties(cli_signal_commit PROPERTIES LABELS cli TIMEOUT 300)
+endif()
