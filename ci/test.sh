@@ -130,5 +130,13 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 # second series through the same code (docs/ci.md lists each).
 ctest_step "ctest ${sanitized##*/} (ASan+UBSan)" "$sanitized" "ctest-${sanitized##*/}" -LE sanitize_skip
 
+# Debug (-O0) warns where -O2 does not (gcc's format-truncation): what
+# ships (sebt and the libraries it links) built as Debug with ASan+UBSan
+# under -Werror, build only.
+debug_san="${SEBT_DEBUG_SAN_BUILD_DIR:-$SEBT_ROOT/build-ci-debug-san}"
+step "configure ${debug_san##*/}" cmake -S "$SEBT_ROOT" -B "$debug_san" -DSEBT_WERROR=ON -DCMAKE_BUILD_TYPE=Debug \
+  -DSEBT_SANITIZE=ON -DSEBT_BUILD_CUDA=OFF -DSEBT_BUILD_BENCH=OFF -DSEBT_BUILD_FUZZ=OFF
+step "build ${debug_san##*/} (sebt only)" cmake --build "$debug_san" -j "$SEBT_JOBS" --target sebt_cli
+
 echo "sebt tests: all passed in $((SECONDS - start))s; each step:"
 printf '%s\n' "${SEBT_STEP_TIMES[@]}"
