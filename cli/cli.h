@@ -247,10 +247,12 @@ typedef struct {
     sebt_sweep_record sweep_row;
     bool sweep_param_column[SEBT_N_PARAMS];   /* the file has the parameter's column */
     bool sets;               /* --set was given */
+    sebt_relative_opts relative;   /* run's --capital and --fraction (else the defaults) */
 } cli_combo_args;
-/* The options both tables list first, in this order (run adds --format). */
+/* The options both tables list first, in this order (run adds --format,
+ * --capital and --fraction). */
 enum cli_combo_opt { COMBO_DATA, COMBO_SET, COMBO_PICK, COMBO_BACKEND, COMBO_OUTPUT, COMBO_LENIENT, COMBO_FILL_GAPS,
-                     COMBO_FORMAT };
+                     COMBO_FORMAT, COMBO_CAPITAL, COMBO_FRACTION };
 struct cli_command;
 /* Parses argv (argv[0] is the command) by c's table. Returns -1 when the
  * command should go on, else the exit code (0 after --help, 2 after a usage

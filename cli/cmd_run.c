@@ -14,15 +14,25 @@ typedef enum { FORMAT_JSON, FORMAT_CSV, FORMAT_TEXT } run_format;
 
 /* Beside SPEC §7's metrics, what a backtest tool shows (sebt/analysis.h;
  * docs/formats.md "JSON of sebt run"). */
-static void write_json_stats(cli_json *j, const sebt_series *s, const sebt_result *r)
+static void write_json_stats(cli_json *j, const sebt_series *s, const sebt_result *r,
+                             const sebt_relative_stats *rel)
 {
     sebt_trade_stats st;
     sebt_trade_stats_of(s, r, &st);
     cli_json_analysis(j, "analysis", &st);
+    cli_json_begin_object(j, "relative");
+    for (int i = 0; i < SEBT_N_RELATIVE; i++) {
+        double v = sebt_relative_value(rel, i);
+        if (sebt_relative_fields[i].count)
+            cli_json_int(j, sebt_relative_fields[i].name, (int64_t)v);
+        else
+            cli_json_double(j, sebt_relative_fields[i].name, v);
+    }
+    cli_json_end_object(j);
 }
 
 static void write_json(FILE *f, const char *backend, const sebt_params *p, const sebt_series *s,
-                       const sebt_result *r)
+                       const sebt_result *r, const sebt_relative_stats *rel)
 {
     cli_json j;
     cli_json_init(&j, f, 2);
@@ -74,7 +84,7 @@ static void write_json(FILE *f, const char *backend, const sebt_params *p, const
         cli_json_null(&j, "open_at_end");
     }
     cli_json_metrics(&j, "metrics", &r->metrics);
-    write_json_stats(&j, s, r);
+    write_json_stats(&j, s, r, rel);
     cli_json_end_object(&j);
     cli_json_finish(&j);
 }
@@ -105,7 +115,35 @@ static void write_summary_stats(FILE *f, const sebt_series *s, const sebt_result
  * figures disagree in ways that look like bugs: pnl adds price units (a
  * trade at 60,000 weighs fifteen times one at 4,000) while R and the
  * Sharpe weigh every trade alike, so their signs can differ. */
-static void write_summary(FILE *f, const char *backend, const sebt_series *s, const sebt_result *r)
+/* The relative measures, one a line: a percent, a count of bars (with
+ * its days), or a ratio; "-" where undefined. */
+static void write_relative(FILE *f, const sebt_series *s, const sebt_relative_stats *rel)
+{
+    fprintf(f, "relative: trade returns (pnl / entry price) compounded from a capital of %.10g at %.4g of the "
+               "equity a trade, marked at exits\n", rel->capital, rel->fraction);
+    for (int i = 2; i < SEBT_N_RELATIVE; i++) {
+        const sebt_relative_field *fd = &sebt_relative_fields[i];
+        double v = sebt_relative_value(rel, i);
+        size_t len = strlen(fd->name);
+        bool pct = len > 4 && strcmp(fd->name + len - 4, "_pct") == 0;
+        char value[48];
+        if (isnan(v) || (fd->count && v < 0))
+            snprintf(value, sizeof value, "%12s ", "-");
+        else if (pct)
+            snprintf(value, sizeof value, "%11.2f%%", v);
+        else if (fd->count)
+            snprintf(value, sizeof value, "%12.0f ", v);
+        else
+            snprintf(value, sizeof value, "%12.4f ", v);
+        fprintf(f, "  %-18s %s  %s", fd->name, value, fd->what);
+        if (fd->count && v >= 0 && s->interval_ms > 0)
+            fprintf(f, " (%.1f days)", v * (double)s->interval_ms / 86400000.0);
+        fputc('\n', f);
+    }
+}
+
+static void write_summary(FILE *f, const char *backend, const sebt_series *s, const sebt_result *r,
+                          const sebt_relative_stats *rel)
 {
     const sebt_metrics *m = &r->metrics;
     char first[40] = "-", last[40] = "-";
@@ -144,6 +182,7 @@ static void write_summary(FILE *f, const char *backend, const sebt_series *s, co
     fprintf(f, "  %-11s %12.4f   mean R / sample std of R over the %" PRId64 " trade%s: per trade, "
                "not annualised, no risk-free rate\n", "sharpe", m->sharpe, m->n, m->n == 1 ? "" : "s");
     write_summary_stats(f, s, r);
+    write_relative(f, s, rel);
     if ((m->total_pnl > 0 && (m->avg_r < 0 || m->sharpe < 0)) ||
         (m->total_pnl < 0 && (m->avg_r > 0 || m->sharpe > 0)))
         fprintf(f, "  total pnl and R disagree in sign: pnl weighs each trade by its price level and "
@@ -222,7 +261,8 @@ static int check_against_sweep(const char *cmd, const cli_combo_args *a, const c
     return CLI_EXIT_CHECK_FAILED;
 }
 
-static void write_text(FILE *f, const char *backend, const sebt_series *s, const sebt_result *r)
+static void write_text(FILE *f, const char *backend, const sebt_series *s, const sebt_result *r,
+                       const sebt_relative_stats *rel)
 {
     char sig[40], ent[40], ex[40];
     if (r->n_trades) {
@@ -246,7 +286,7 @@ static void write_text(FILE *f, const char *backend, const sebt_series *s, const
         fprintf(f, "open at end (not a trade): signal %s, entry %s at %.8g, stop %.8g, tp %.8g, %d bars held\n",
                 sig, ent, o->entry_price, o->stop, o->tp, (int)o->bars_held);
     }
-    write_summary(f, backend, s, r);
+    write_summary(f, backend, s, r, rel);
 }
 
 int cli_cmd_run(int argc, char **argv)
@@ -300,15 +340,20 @@ int cli_cmd_run(int argc, char **argv)
     if (rc != CLI_EXIT_OK)
         goto done;
 
+    sebt_relative_stats rel;
+    if (sebt_relative_stats_of(&s, &result, &a.relative, &rel, &err) != SEBT_OK) {
+        rc = cli_report_error(cmd, &err);
+        goto done;
+    }
     FILE *f = cli_open_output(cmd, a.output);
     if (!f) {
         rc = CLI_EXIT_USAGE;
         goto done;
     }
     switch (format) {
-    case FORMAT_JSON: write_json(f, b->name, &a.params, &s, &result); break;
+    case FORMAT_JSON: write_json(f, b->name, &a.params, &s, &result, &rel); break;
     case FORMAT_CSV: cli_write_trades_csv(f, &s, &result); break;
-    case FORMAT_TEXT: write_text(f, b->name, &s, &result); break;
+    case FORMAT_TEXT: write_text(f, b->name, &s, &result, &rel); break;
     }
     if (cli_close_output(f) != 0)
         rc = CLI_EXIT_USAGE;
@@ -340,12 +385,16 @@ static const cli_opt run_opts[] = {
     [COMBO_FORMAT] = { "--format", CLI_CHOICE, "FMT", "json (default; the stable machine format), csv (one row per\n"
                        "trade) or text (aligned columns, then a summary that says what\n"
                        "each figure means)", .choices = run_formats },
+    [COMBO_CAPITAL] = { "--capital", CLI_REAL, "X", "the equity before the first trade, for the relative measures\n"
+                        "(default 10000)", .rmin = 0, .rmax = 1e15, .flags = CLI_ABOVE_MIN },
+    [COMBO_FRACTION] = { "--fraction", CLI_REAL, "F", "the share of the equity put in each trade, in (0, 1]\n"
+                         "(default 1: all of it, no leverage)", .rmin = 0, .rmax = 1, .flags = CLI_ABOVE_MIN },
 };
 
 const cli_command cli_cmd_run_spec = {
     .name = "run",
     .summary = "one backtest of one combo over a data file",
-    .usage = "--data FILE [--combo FILE:ID] [--set NAME=VALUE]... [--backend NAME] [--format json|csv|text] [--output FILE] [--lenient] [--fill-gaps]\n",
+    .usage = "--data FILE [--combo FILE:ID] [--set NAME=VALUE]... [--backend NAME] [--format json|csv|text] [--output FILE] [--lenient] [--fill-gaps] [--capital X] [--fraction F]\n",
     .about = "One backtest of one parameter combo over a data file.\n",
     .opts = CLI_OPTS(run_opts),
     .epilog = "Exit codes: 0 ok, 1 --combo's run differs from its sweep's row, 2 bad usage,\n"

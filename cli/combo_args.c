@@ -51,6 +51,13 @@ int cli_parse_combo_args(const cli_command *c, int argc, char **argv, cli_combo_
     out->fill_gaps = cli_given(&a, COMBO_FILL_GAPS);
     if (c->n_opts > COMBO_FORMAT)
         out->format = cli_str(&a, COMBO_FORMAT);
+    out->relative = (sebt_relative_opts){ SEBT_RELATIVE_CAPITAL, SEBT_RELATIVE_FRACTION };
+    if (c->n_opts > COMBO_FRACTION) {
+        if (cli_given(&a, COMBO_CAPITAL))
+            out->relative.capital = a.v[COMBO_CAPITAL].r;
+        if (cli_given(&a, COMBO_FRACTION))
+            out->relative.fraction = a.v[COMBO_FRACTION].r;
+    }
     const char *pick = cli_str(&a, COMBO_PICK);
     if (pick && (rc = cli_pick_combo(cmd, pick, out)) != CLI_EXIT_OK)
         return rc;

@@ -95,11 +95,13 @@ class RunResult:
     """One combo's backtest: metrics (dict: n, win_rate, avg_r, total_pnl,
     max_dd, sharpe), trades (TRADE_DTYPE array; trades_frame() for pandas),
     open_at_end (dict or None), valid_bars, bars, backend, params, and
-    stats: what `sebt run` shows as "analysis" beside the metrics (dict:
-    exits, a dict by reason; gross_profit, gross_loss, profit_factor, NaN
-    when no trade lost; bars_in_market, exposure, years, sharpe_annual)."""
+    stats: what `sebt run` shows as "analysis" and "relative" beside the
+    metrics (dict: exits, a dict by reason; gross_profit, gross_loss,
+    profit_factor, NaN when no trade lost; bars_in_market, exposure, years,
+    sharpe_annual; then the relative measures of docs/formats.md, from
+    capital to sqn, at the run's capital and fraction)."""
 
-    def __init__(self, backend_name, p, series, c_result):
+    def __init__(self, backend_name, p, series, c_result, capital=10000.0, fraction=1.0):
         self.backend = backend_name
         self.params = params_dict(p)
         self.bars = series.n
@@ -118,6 +120,7 @@ class RunResult:
         L.lib.sebt_trade_stats_of(C.byref(series._c), C.byref(c_result), C.byref(st))
         self.stats = {"exits": dict(zip(EXIT_REASONS, (int(x) for x in st.exits)))}
         self.stats.update({k: getattr(st, k) for k in L.TRADE_STATS})
+        self.stats.update(L.relative_stats(series._c, c_result, capital, fraction))
         self._series = series
         self._params = p
 
@@ -176,12 +179,13 @@ class _CRun:
         self.free()
 
 
-def run(data, combo=None, backend_name=None, threads=0, **kwargs):
+def run(data, combo=None, backend_name=None, threads=0, *, capital=10000.0, fraction=1.0, **kwargs):
     """Backtests one combo over data (anything sebt.load takes); the
     parameters are combo (a dict or a sweep row) and kwargs. The result is
-    checked as `sebt run` checks it."""
+    checked as `sebt run` checks it. capital and fraction set the relative
+    measures' equity (`sebt run --capital --fraction`): fraction in (0, 1]."""
     with _CRun(data, combo, backend_name, threads, kwargs) as c:
-        return RunResult(c.backend, c.params, c.series, c.result)
+        return RunResult(c.backend, c.params, c.series, c.result, capital, fraction)
 
 
 FEATURE_COLUMNS = L.FEATURE_NAMES + ("signal", "valid")

@@ -155,6 +155,38 @@ class TradeStats(C.Structure):
 TRADE_STATS = tuple(name for name, _ in TradeStats._fields_[1:])   # the figures after the exit counts
 
 
+class RelativeOpts(C.Structure):
+    _fields_ = [("capital", C.c_double), ("fraction", C.c_double)]
+
+
+class RelativeField(C.Structure):
+    _fields_ = [("name", C.c_char_p), ("count", C.c_bool), ("what", C.c_char_p), ("offset", c_size_t)]
+
+
+# sebt_relative_stats' fields, in order, from libsebt's table: every field is
+# 8 bytes (a double, or an int64_t where count is set), so a record is read
+# as that many 8-byte words at the table's offsets.
+RELATIVE_TABLE = (RelativeField * C.c_int.in_dll(lib, "sebt_relative_count").value).in_dll(lib, "sebt_relative_fields")
+RELATIVE_NAMES = tuple(f.name.decode() for f in RELATIVE_TABLE)
+
+
+def relative_stats(series, result, capital, fraction):
+    """The relative measures of result over series (sebt_relative_stats_of),
+    as a dict in the table's order."""
+    room = (C.c_double * (len(RELATIVE_TABLE) + 1))()
+    err = Error()
+    o = RelativeOpts(float(capital), float(fraction))
+    check(lib.sebt_relative_stats_of(C.byref(series), C.byref(result), C.byref(o), C.cast(room, C.c_void_p), C.byref(err)), err)
+    raw = C.cast(room, C.c_void_p).value
+    out = {}
+    for f in RELATIVE_TABLE:
+        if f.count:
+            out[f.name.decode()] = C.c_int64.from_address(raw + f.offset).value
+        else:
+            out[f.name.decode()] = C.c_double.from_address(raw + f.offset).value
+    return out
+
+
 # ---- backend.h ---------------------------------------------------------------
 
 PROGRESS_FN = C.CFUNCTYPE(None, C.c_void_p, c_size_t, c_size_t)
@@ -369,6 +401,7 @@ _DECLS = {
     "sebt_divergence_text": (None, [_P(Divergence), C.c_char_p, c_size_t]),
     "sebt_equity_curve": (None, [_P(Result), _P(C.c_double), _P(C.c_double)]),
     "sebt_trade_stats_of": (None, [_P(Series), _P(Result), _P(TradeStats)]),
+    "sebt_relative_stats_of": (C.c_int, [_P(Series), _P(Result), _P(RelativeOpts), C.c_void_p, _P(Error)]),
     "sebt_plot_equity_script": (C.c_int, [_P(Series), _P(Params), _P(Result), _P(PlotOpts), _P(C.c_void_p),
                                           _P(c_size_t), _P(Error)]),
     "sebt_heatmap_make": (C.c_int, [_P(C.c_double), _P(C.c_double), _P(C.c_double), _P(C.c_uint64), c_size_t,
