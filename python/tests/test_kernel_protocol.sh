@@ -20,7 +20,7 @@ cd "$tmp"
 kernel="exec:$py $here/fault_proxy.py 5 garbage $tmp/once $py $here/../examples/spec_kernel.py"
 fail() { echo "FAIL: $*"; exit 1; }
 
-"$sebt" validate --backend "$kernel" --time 1 --no-speed --data "$data" --save "$tmp/save" > v.txt 2>&1
+"$sebt" validate --backend "$kernel" --cases 2 --no-speed --data "$data" --save "$tmp/save" > v.txt 2>&1
 rc=$?
 [ $rc -eq 1 ] || { tail -20 v.txt; fail "validate exited $rc, not 1"; }
 bad=$(grep -Ec '^(fail|crash|error) ' v.txt)
@@ -28,6 +28,7 @@ bad=$(grep -Ec '^(fail|crash|error) ' v.txt)
 grep -Eq "^fail +[a-z-]+ .*protocol: kernel .*, request 5 since it started \((RUN|FEATURES) \(.*not a protocol frame on stdout" v.txt ||
   { grep -Ev '^ok ' v.txt | head; fail "no protocol failure naming request 5"; }
 grep -Eq '^ok +fuzz ' v.txt && grep -Eq '^ok +determinism ' v.txt || fail "the checks after the fault did not pass"
+grep -q "^validate spec_python (exact)" v.txt || fail "the example kernel is not validated as exact"
 echo "ok: one check failed as protocol at request 5; the kernel was started again and the rest passed"
 
 replay=$(grep -A3 ': fail: protocol: ' v.txt | grep -m1 '^replay: ' | sed 's/^replay: //')
