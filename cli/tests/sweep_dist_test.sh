@@ -154,8 +154,10 @@ checkpoint)
   SEBT_TEST_STOP_AFTER_CHUNKS=2 "$sebt" sweep --data "$data" --grid small.txt --backend reference --threads 1 \
     --checkpoint ck2 --chunk 2 --output small.csv &
   pid=$!
-  # Until it has stopped itself (or ended, which the exit code below fails).
-  while kill -0 "$pid" 2>/dev/null && [[ $(ps -o stat= -p "$pid") != T* ]]; do sleep 0.05; done
+  # Until it has stopped itself (or ended, which the exit code below fails):
+  # its state, the field after the command's name in /proc/PID/stat, is T.
+  stopped() { [[ $(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) == T* ]]; }
+  while kill -0 "$pid" 2>/dev/null && ! stopped "$pid"; do sleep 0.05; done
   kill -9 "$pid" 2>/dev/null
   wait "$pid"; rc=$?
   [ "$rc" -eq 137 ] && pass "killed from outside mid-sweep" || fail "the stopped sweep exited $rc, expected 137 (SIGKILL)"
