@@ -309,7 +309,7 @@ static int deliver(driver *d, int slot, uint64_t first, size_t m, sebt_status *s
                               .passes = passes, .part_first = w->first,
                               .row_at = w->n_parts ? w->row_at : NULL, .analysis = d->ca[slot] };
     if (*st == SEBT_OK && d->proving)
-        sebt_sweep_proof_window(&d->proof, &win, false);
+        sebt_sweep_proof_window(&d->proof, &win, d->o->verify_file != NULL);
     if (*st == SEBT_OK && d->o->on_window)
         stop = d->o->on_window(d->o->user, &win);
     sebt_results_free(cr, m);
@@ -517,6 +517,7 @@ static sebt_status check_opts(const sebt_backend *b, const sebt_series *s, const
                       : !o->grid == !o->combos && o->n_combos ? "give exactly one of grid and combos"
                       : o->rows != SEBT_ROWS_NONE && o->rows != SEBT_ROWS_CSV && o->rows != SEBT_ROWS_NPY
                           ? "rows: expected SEBT_ROWS_NONE, SEBT_ROWS_CSV or SEBT_ROWS_NPY"
+                      : o->verify_file && o->rows == SEBT_ROWS_NONE ? "verify_file: the rows are not formatted (rows)"
                       : ranks && (o->metric < 0 || o->metric >= SEBT_SWEEP_N_RANK_KEYS) ? "metric: not a rank key"
                       : ranks && o->metric >= SEBT_N_METRICS && !o->analysis
                           ? "metric: an analysis column ranks only a sweep with analysis"
@@ -592,7 +593,8 @@ static sebt_status start_proof(driver *d, sebt_error *err)
     if (!d->proving)
         return SEBT_OK;
     uint64_t clock_seed = (uint64_t)(now_s() * 1e9);
-    d->proof = (sebt_sweep_proof){ .fixed = o->verify_n, .seed = o->verify_seeded ? o->verify_seed : clock_seed };
+    d->proof = (sebt_sweep_proof){ .fixed = o->verify_n, .seed = o->verify_seeded ? o->verify_seed : clock_seed,
+                                   .written = o->verify_file_start };
     if (d->top_cap < SEBT_VERIFY_BEST)
         d->top_cap = SEBT_VERIFY_BEST < d->n ? SEBT_VERIFY_BEST : d->n;   /* the best is re-checked */
     return sebt_sweep_proof_plan(&d->proof, d->n, d->window, err);
@@ -607,14 +609,16 @@ static sebt_status finish_proof(driver *d, sebt_sweep_verification *out, sebt_er
     sebt_sweep_proof_ctx c = { .b = d->b, .s = d->s, .grid = o->grid, .combos = o->combos, .n_combos = d->n,
                                .threads = o->threads, .analysis = o->analysis, .where = o->where,
                                .sweep_seconds = now_s() - d->t_start, .series_file = o->series_file,
-                               .series_load = o->series_load };
+                               .series_load = o->series_load, .file = o->verify_file,
+                               .npy = o->rows == SEBT_ROWS_NPY };
     size_t n_best = d->n_kept < SEBT_VERIFY_BEST ? d->n_kept : SEBT_VERIFY_BEST;
     sebt_status st = sebt_sweep_proof_best(p, &c, d->kept, n_best, err);
     if (st == SEBT_OK)
         st = sebt_sweep_proof_rest(p, &c, err);
     *out = (sebt_sweep_verification){ .done = st == SEBT_OK, .version = SEBT_VERIFICATION_VERSION,
                                       .best = p->best, .sampled = p->sampled,
-                                      .series_fresh_checked = p->series_fresh_checked, .seed = p->seed,
+                                      .series_fresh_checked = p->series_fresh_checked,
+                                      .rows_read_back = p->read_back, .seed = p->seed,
                                       .seconds = p->seconds, .sweep_seconds = p->sweep_seconds };
     return st;
 }

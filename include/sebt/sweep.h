@@ -245,6 +245,13 @@ typedef struct {
      * compares it with a fresh parse. NULL: the series was parsed. */
     const char *series_file;
     sebt_load_opts series_load;
+    /* The file the caller writes every window's formatted rows to (rows
+     * CSV or npy, every part in order, after verify_file_start bytes of
+     * its own), flushed by the time on_window returns for the last window:
+     * the proof reads its sampled rows back from there, as written. NULL:
+     * it compares what it handed over. */
+    const char *verify_file;
+    uint64_t verify_file_start;
 } sebt_sweep_opts;
 
 enum { SEBT_VERIFY_DEFAULT = 0, SEBT_VERIFY_OFF = 1 };

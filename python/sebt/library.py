@@ -246,7 +246,8 @@ class SweepOpts(C.Structure):
                 ("user", C.c_void_p),
                 ("progress", PROGRESS_FN), ("progress_user", C.c_void_p), ("analysis", C.c_bool),
                 ("verify", C.c_int), ("verify_n", c_size_t), ("verify_seeded", C.c_bool), ("verify_seed", C.c_uint64),
-                ("series_file", C.c_char_p), ("series_load", LoadOpts)]
+                ("series_file", C.c_char_p), ("series_load", LoadOpts), ("verify_file", C.c_char_p),
+                ("verify_file_start", C.c_uint64)]
 
 
 VERIFY_DEFAULT = 0
@@ -419,6 +420,7 @@ _DECLS = {
     "sebt_outfile_direct": (C.c_bool, [_P(OutFile)]),
     "sebt_outfile_write_failed": (None, [_P(OutFile), C.c_int]),
     "sebt_outfile_commit": (C.c_int, [_P(OutFile), _P(Error)]),
+    "sebt_outfile_sync": (C.c_int, [_P(OutFile), _P(Error)]),
     "sebt_outfile_abort": (None, [_P(OutFile)]),
     "sebt_paths_check": (C.c_int, [_P(PathUse), c_size_t, _P(Error)]),
     "sebt_sweep_columns_read": (C.c_int, [C.c_char_p, _P(C.c_char_p), c_size_t, _P(_P(C.c_double)), _P(c_size_t),

@@ -161,18 +161,24 @@ def _verification(v):
         return None
     return {"version": v.version, "against": "reference", "best": v.best, "sampled": v.sampled,
             "sampled_on": "exact-path", "series": "cache-equals-fresh-parse" if v.series_fresh_checked else "parsed",
-            "seed": "%#x" % v.seed, "seconds": v.seconds, "sweep_seconds": v.sweep_seconds}
+            "seed": "%#x" % v.seed, "rows_read_back": bool(v.rows_read_back), "seconds": v.seconds,
+            "sweep_seconds": v.sweep_seconds}
 
 
 def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progress, where=None, what="sweep",
-                analysis=False, verify=True):
+                analysis=False, verify=True, written=None):
     """Runs sebt_sweep_run; on_rows(first, count, parts) gets each window's
     npy rows (a list of (address, bytes): with where, only the rows that
     pass) unless top is set. Returns the Series, the driver's result, the
     backend name. The driver proves what it hands out unless verify is
-    False (a SebtError with status "verify" on a difference)."""
+    False (a SebtError with status "verify" on a difference); written =
+    (path, bytes before the rows): the file on_rows writes every row to,
+    flushed by the last window's return, from which the proof reads its
+    sampled rows back."""
     s = load(data)
     vo = _verify_opts(verify, s)
+    if written and verify is not False and not top:
+        vo.update(verify_file=written[0], verify_file_start=written[1])
     b = backend(backend_name)
     cond = C.c_void_p()
     if where is not None:
@@ -524,9 +530,15 @@ def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, wind
         def on_rows(first, count, parts):
             for addr, nbytes in parts:
                 put(addr, nbytes)
+            if first + count == cs.n and not top:
+                # Written out (the tail of a direct file too) and synced: the
+                # proof reads its rows back once this returns; commit then
+                # only renames.
+                serr = L.Error()
+                L.check(L.lib.sebt_outfile_sync(C.byref(o), C.byref(serr)), serr)
 
         s, r, bname = _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progress,
-                                  analysis=analysis, verify=verify)
+                                  analysis=analysis, verify=verify, written=(o.tmp, len(head)))
         try:
             if top:
                 rows = np.empty(n_rows, _row_dtype(analysis))

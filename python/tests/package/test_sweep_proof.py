@@ -68,3 +68,30 @@ def test_the_planted_slip_passes_unproven(data_1m):
     good = sebt.sweep(data_1m, PAIRS_GRID, progress=False).rows
     assert (bad["n"] != good["n"]).sum() > 0
     assert np.array_equal(bad["combo"], good["combo"])
+
+
+def test_out_rows_are_read_back_from_the_file_as_written(data_1m, tmp_path, monkeypatch):
+    out = tmp_path / "s.npy"
+    r = sebt.sweep(data_1m, PAIRS_GRID, out=out, progress=False)
+    assert r.verification["rows_read_back"] is True and r.verification["sampled"] >= 256
+    assert sebt.sweep(data_1m, PAIRS_GRID, progress=False).verification["rows_read_back"] is False
+    # A writer slip: the file's last byte (the last row's valid_bars, a row
+    # the proof always reads) changed on its way out; the rows the driver
+    # handed over are right, the file is not.
+    import ctypes
+    real = sebt.library.libc
+    row = sebt.library.lib.sebt_sweep_npy_row_bytes()
+
+    class Slipping:
+        def fwrite(self, addr, size, n, f):
+            buf = bytearray(ctypes.string_at(addr, size * n))
+            if len(buf) % row == 0:   # a window's rows (not the header): the last row's last byte flipped
+                buf[-1] ^= 1
+            return real.fwrite(bytes(buf), size, n, f)
+
+    monkeypatch.setattr(sebt.library, "libc", Slipping())
+    bad = tmp_path / "bad.npy"
+    with pytest.raises(sebt.SebtError) as e:
+        sebt.sweep(data_1m, PAIRS_GRID, out=bad, progress=False)
+    assert e.value.status == "verify" and "combo 699" in str(e.value), str(e.value)
+    assert not bad.exists()
