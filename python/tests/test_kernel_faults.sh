@@ -29,7 +29,9 @@ check() {
   [ "$rc" -eq "$want" ] || bad="exit $rc, not $want"
   cat "$tmp/out" >> "$tmp/err"
   grep -Eq "$regex" "$tmp/err" || bad="$bad; no message matching /$regex/"
-  sleep 0.2
+  # A killed kernel's group may take a moment to be gone on a loaded
+  # machine; a real leftover stays, so wait for it to go (up to 10 s).
+  for _ in $(seq 100); do pgrep -f "$tag-$name" > /dev/null || break; sleep 0.1; done
   if pgrep -f "$tag-$name" > /dev/null; then
     bad="$bad; left running: $(pgrep -af "$tag-$name" | head -3)"
     pkill -KILL -f "$tag-$name"   # only this test's own leftovers, by their unique tag
