@@ -75,6 +75,63 @@ static int on_window(void *user, const sebt_split_window *w)
     return 0;
 }
 
+/* --format text: every passing combo's Sharpe on both sides, for the
+ * summary's medians. */
+typedef struct {
+    const sebt_where *where;
+    double *is, *oos;
+    size_t n, cap;
+    bool nomem;
+} sharpe_collector;
+
+static int collect_window(void *user, const sebt_split_window *w)
+{
+    sharpe_collector *c = user;
+    for (size_t i = 0; i < w->count; i++) {
+        if (c->where && !sebt_sweep_row_passes(c->where, w->first + i, &w->combos[i], &w->in_sample[i]))
+            continue;
+        if (c->n == c->cap) {
+            size_t cap = c->cap ? 2 * c->cap : 4096;
+            double *a = realloc(c->is, cap * sizeof *a), *b = a ? realloc(c->oos, cap * sizeof *b) : NULL;
+            if (a)
+                c->is = a;
+            if (!a || !b) {
+                c->nomem = true;
+                return 1;
+            }
+            c->oos = b;
+            c->cap = cap;
+        }
+        c->is[c->n] = w->in_sample[i].metrics.sharpe;
+        c->oos[c->n++] = w->out_sample[i].metrics.sharpe;
+    }
+    return 0;
+}
+
+/* One summary and a plain verdict: does the in-sample pick hold out of
+ * sample, against the median combo. */
+static void text_summary(FILE *f, sharpe_collector *c, const sebt_split_result *r)
+{
+    if (!r->n_top)
+        return;
+    double med_is = cli_oos_median(c->is, c->n), med_oos = cli_oos_median(c->oos, c->n);
+    const sebt_metrics *is = &r->top[0].in_sample.metrics, *oos = &r->top[0].out_sample.metrics;
+    fprintf(f, "\nsummary: the %zu combos meeting the condition: median sharpe %.3f in sample, %.3f out of sample; "
+               "the first ranked (combo %" PRIu64 "): %.3f in sample, %.3f out of sample (%+.3f)\n",
+            c->n, med_is, med_oos, r->top[0].combo, is->sharpe, oos->sharpe, oos->sharpe - is->sharpe);
+    const char *v;
+    if (is->n < SEBT_FEW_TRADES || oos->n < SEBT_FEW_TRADES)
+        v = "too few trades to judge (fewer than 10 on a side)";
+    else if (!(oos->sharpe > med_oos))
+        v = "the in-sample pick does no better out of sample than the median combo: its in-sample rank does "
+            "not carry over (likely overfit)";
+    else if (!(oos->sharpe > 0))
+        v = "the in-sample pick beats the median combo out of sample but still loses: no edge shown";
+    else
+        v = "the in-sample pick keeps a positive Sharpe out of sample, above the median combo";
+    fprintf(f, "verdict: %s\n", v);
+}
+
 static void text_side(FILE *f, const sebt_metrics *m, bool last)
 {
     fprintf(f, " %6" PRId64 " %6.3f %7.3f %10.2f %10.2f %7.3f%s", m->n, m->win_rate, m->avg_r, m->total_pnl, m->max_dd,
@@ -160,23 +217,33 @@ static int run_split(cli_oos_job *j, int64_t at, size_t top, bool text, int over
     if (!f)
         return CLI_EXIT_USAGE;
     csv_writer cw = { f, j->where, false };
+    sharpe_collector col = { .where = j->where };
     cli_progress bar;
     cli_progress_init(&bar, "split");
     cli_progress_units(&bar, "combos", 1);
     sebt_split_opts o = { .grid = j->grid, .combos = j->combos, .n_combos = j->n_combos, .split_ts = at,
                           .threads = j->threads, .top = top, .metric = j->metric, .where = j->where,
-                          .on_window = text || top ? NULL : on_window, .user = &cw,
+                          .on_window = text ? collect_window : top ? NULL : on_window,
+                          .user = text ? (void *)&col : (void *)&cw,
                           .progress = cli_progress_update, .progress_user = &bar };
     sebt_split_result r;
     sebt_error err = { 0 };
     sebt_status st = sebt_split_run(j->b, &j->s, &o, &r, &err);
     cli_progress_finish(&bar);
+    if (st == SEBT_OK && col.nomem) {
+        sebt_split_result_free(&r);
+        st = sebt_fail(&err, SEBT_ERR_NOMEM, "out of memory for the Sharpe ratios of %zu combos", col.n);
+    }
     if (st) {
+        free(col.is);
+        free(col.oos);
         cli_abandon_output(f);
         return cli_report_error(j->cmd, &err);
     }
     char what[300];
     if (!sebt_split_cut_agrees(&j->s, at, r.cut, what, sizeof what)) {
+        free(col.is);
+        free(col.oos);
         sebt_split_result_free(&r);
         cli_abandon_output(f);
         fprintf(stderr, "sebt %s: error: verification failed: %s; the output is not written\n", j->cmd, what);
@@ -184,10 +251,14 @@ static int run_split(cli_oos_job *j, int64_t at, size_t top, bool text, int over
     }
     if (!text)
         csv_header_once(&cw);
-    if (text)
+    if (text) {
         text_report(f, j, &r);
-    else if (top)
+        text_summary(f, &col, &r);
+    } else if (top) {
         write_top_csv(f, &r);
+    }
+    free(col.is);
+    free(col.oos);
     size_t cut = r.cut;
     sebt_split_result_free(&r);
     if (overfit_blocks) {

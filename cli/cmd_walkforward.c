@@ -136,6 +136,33 @@ static void text_picks(FILE *f, const sebt_wf_result *r)
     free(labels);
 }
 
+/* One summary of the picks and a plain verdict on the chained result. */
+static void text_summary(FILE *f, const sebt_wf_result *r)
+{
+    double *train = malloc((r->n_windows + 1) * sizeof *train), *test = malloc((r->n_windows + 1) * sizeof *test);
+    size_t n = 0, above = 0;
+    for (size_t k = 0; train && test && k < r->n_windows; k++) {
+        if (!r->windows[k].picked)
+            continue;
+        train[n] = r->windows[k].train.metrics.sharpe;
+        test[n] = r->windows[k].test.metrics.sharpe;
+        above += test[n] > 0;
+        n++;
+    }
+    if (train && test && n) {
+        double mtr = cli_oos_median(train, n), mte = cli_oos_median(test, n);
+        fprintf(f, "\nsummary: %zu windows with a pick: median sharpe %.3f on their train windows, %.3f on their "
+                   "test windows (%+.3f); %zu of %zu tests above 0\n", n, mtr, mte, mte - mtr, above, n);
+    }
+    free(train);
+    free(test);
+    const sebt_metrics *m = &r->metrics;
+    const char *v = m->n < SEBT_FEW_TRADES ? "too few trades out of sample to judge (fewer than 10 chained)"
+                    : !(m->sharpe > 0)     ? "the walk-forward picks lose out of sample: no edge shown"
+                                           : "the walk-forward picks keep a positive Sharpe out of sample";
+    fprintf(f, "verdict: %s\n", v);
+}
+
 static void text_report(FILE *f, const cli_oos_job *jb, const wf_cli *c, const sebt_wf_result *r)
 {
     const sebt_wf_window *last = &r->windows[r->n_windows - 1];
@@ -166,6 +193,7 @@ static void text_report(FILE *f, const cli_oos_job *jb, const wf_cli *c, const s
                 c->agreed ? "agree bit for bit" : "DISAGREE");
     else
         fputs("reference check: not run (the backend is the reference)\n", f);
+    text_summary(f, r);
 }
 
 static int write_trades(const cli_oos_job *jb, const char *path, const sebt_wf_result *r)

@@ -1,6 +1,7 @@
 /* What `sebt split` and `sebt walkforward` share: their common options, the
  * job they open, dates and window lengths. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -181,4 +182,22 @@ void cli_oos_few_footnote(FILE *f, bool any)
 {
     if (any)
         fprintf(f, "? a Sharpe from fewer than %d trades: too few to tell an edge from noise\n", SEBT_FEW_TRADES);
+}
+
+static int cmp_nan_last(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    if (isnan(x) || isnan(y))
+        return isnan(x) - isnan(y);
+    return (x > y) - (x < y);
+}
+
+double cli_oos_median(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, cmp_nan_last);
+    while (n && isnan(v[n - 1]))
+        n--;
+    if (!n)
+        return NAN;
+    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2.0;
 }

@@ -72,6 +72,9 @@ void cli_oos_print_params(FILE *f, const sebt_params *p, const char *const *labe
 const char *cli_oos_few_mark(int64_t n, bool last);
 /* The footnote that explains the mark, when any Sharpe had it. */
 void cli_oos_few_footnote(FILE *f, bool any);
+/* The median of the n values of v that are not NaN (sorted in place, NaN
+ * last); NaN when none is. */
+double cli_oos_median(double *v, size_t n);
 
 /* "2021-03-04 05:06" (UTC), for text tables. */
 void cli_oos_minute(int64_t ms, char *buf, size_t size);

@@ -65,6 +65,14 @@ printf 'ema_fast,vol_z,reward_r,ema_slow,z_window,atr_window,tr_z,cloc_min,max_h
 grep -q "in sample: *28800 bars" "$t/s.txt" && [[ $(grep -c '^[123]  ' "$t/s.txt") -eq 3 ]] && \
   grep -q '^rank 1 (combo [0-9]*): ema_fast=' "$t/s.txt" && grep -q '^same in every one: .*ema_slow=96' "$t/s.txt" \
   || { cat "$t/s.txt"; fail "split text"; }
+# The summary's medians, worked out here from the CSV of every combo, and a
+# verdict that follows from the first-ranked row's out-of-sample Sharpe.
+median() {
+  tail -n +2 "$t/split.csv" | cut -d, -f"$(col "$1" "$t/split.csv")" | grep -v nan | sort -g |
+    awk '{ v[NR] = $1 } END { printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+grep -q "^summary: the 12 combos meeting the condition: median sharpe $(median is_sharpe) in sample, $(median oos_sharpe) out of sample; the first ranked (combo [0-9]*): " "$t/s.txt" \
+  && grep -q '^verdict: ' "$t/s.txt" || { tail -3 "$t/s.txt"; fail "split summary: medians $(median is_sharpe), $(median oos_sharpe)"; }
 
 # ---- walk-forward: train 8000 bars, test 6000 -------------------------------------
 "$sebt" walkforward --data "$data" --grid "$t/g.grid" --train 8000 --test 6000 --where 'n >= 10' --check 3 \
@@ -72,6 +80,10 @@ grep -q "in sample: *28800 bars" "$t/s.txt" && [[ $(grep -c '^[123]  ' "$t/s.txt
 grep -q '"schema":"sebt-walkforward/1"' "$t/wf.json" || fail "no schema"
 [[ $(grep -c '{"window":' "$t/wf.json") -eq 6 ]] || fail "expected 6 windows"
 grep -q '"agreed":true' "$t/wf.json" || fail "the reference check did not agree"
+"$sebt" walkforward --data "$data" --grid "$t/g.grid" --train 8000 --test 6000 --where 'n >= 10' >"$t/wf.txt" \
+  || fail "walkforward text exited $?"
+grep -q '^summary: [0-9]* windows with a pick: median sharpe ' "$t/wf.txt" && grep -q '^verdict: ' "$t/wf.txt" \
+  || { tail -3 "$t/wf.txt"; fail "walkforward summary"; }
 n=$(sed -n '/"chained":{/,/}/p' "$t/wf.json" | grep -o '"n":[0-9]*' | cut -d: -f2)
 [[ $(($(wc -l <"$t/chain.csv") - 1)) -eq $n ]] || fail "the chained trades CSV has not $n rows"
 w1=$(grep '{"window":1,' "$t/wf.json")
