@@ -17,9 +17,9 @@ mkfifo started
 exec 3<> started   # read and write: never blocks opening, even if no gnuplot comes
 cat > gnuplot <<'G'
 #!/bin/sh
-# Never draws: its pid into the FIFO, then it waits to be stopped.
+# Never draws: its pid into the FIFO, then it waits to be stopped (no timer).
 echo $$ > "$PLOT_STARTED"
-exec sleep 3600
+exec tail -f /dev/null   # until signalled: no clock
 G
 chmod +x gnuplot
 # Job control: a background job keeps SIGINT at its default action.
