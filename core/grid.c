@@ -479,16 +479,25 @@ void sebt_grid_close(sebt_grid *g)
     free(g);
 }
 
-sebt_status sebt_grid_load(const char *path, sebt_params **out, size_t *n_out, sebt_error *err)
+typedef sebt_status (*combo_text_parser)(const char *, const char *, size_t, sebt_params **, size_t *,
+                                         sebt_error *);
+
+static sebt_status load_parsed(const char *path, combo_text_parser parse, sebt_params **out, size_t *n_out,
+                               sebt_error *err)
 {
     char *text;
     size_t len;
     sebt_status st = sebt_read_file(path, &text, &len, err);
     if (st != SEBT_OK)
         return st;
-    st = sebt_grid_parse(path, text, len, out, n_out, err);
+    st = parse(path, text, len, out, n_out, err);
     free(text);
     return st;
+}
+
+sebt_status sebt_grid_load(const char *path, sebt_params **out, size_t *n_out, sebt_error *err)
+{
+    return load_parsed(path, sebt_grid_parse, out, n_out, err);
 }
 
 /* ---- combos CSV ----------------------------------------------------------- */
@@ -618,12 +627,5 @@ sebt_status sebt_combos_parse(const char *name, const char *text, size_t len, se
 
 sebt_status sebt_combos_load(const char *path, sebt_params **out, size_t *n_out, sebt_error *err)
 {
-    char *text;
-    size_t len;
-    sebt_status st = sebt_read_file(path, &text, &len, err);
-    if (st != SEBT_OK)
-        return st;
-    st = sebt_combos_parse(path, text, len, out, n_out, err);
-    free(text);
-    return st;
+    return load_parsed(path, sebt_combos_parse, out, n_out, err);
 }
