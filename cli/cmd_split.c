@@ -198,16 +198,12 @@ static void write_top_csv(FILE *f, const sebt_split_result *r)
  * their own as the split backtests them. */
 static int split_overfit(cli_oos_job *j, size_t cut, int blocks, FILE *f)
 {
-    sebt_series part;
-    sebt_error err = { 0 };
-    if (sebt_series_slice(&j->s, 0, cut, &part, &err) != SEBT_OK)
-        return cli_report_error(j->cmd, &err);
     sebt_overfit o;
-    int rc = sweep_overfit_run(j->cmd, j->b, &part, j->grid, j->combos, j->n_combos, blocks, j->threads, &o);
-    if (rc == CLI_EXIT_OK)
+    int rc = cli_oos_overfit(j, 0, cut, blocks, &o);
+    if (rc == CLI_EXIT_OK) {
         sweep_overfit_text(f, &o, " of the in-sample bars");
-    sebt_overfit_free(&o);
-    sebt_series_free(&part);
+        sebt_overfit_free(&o);
+    }
     return rc;
 }
 
@@ -288,14 +284,9 @@ int cli_cmd_split(int argc, char **argv)
         return rc;
     bool text = cli_given(&a, OPT_FORMAT) && strcmp(cli_str(&a, OPT_FORMAT), "text") == 0;
     size_t top = cli_given(&a, OPT_TOP) ? (size_t)a.v[OPT_TOP].u : text ? 10 : 0;
-    int blocks = 0;
-    if (cli_given(&a, OPT_OVERFIT_BLOCKS) && !cli_given(&a, OPT_OVERFIT))
-        return cli_usage_error(cmd, "--overfit-blocks sizes --overfit's blocks: give --overfit too");
-    if (cli_given(&a, OPT_OVERFIT))
-        blocks = cli_given(&a, OPT_OVERFIT_BLOCKS) ? (int)a.v[OPT_OVERFIT_BLOCKS].u : SEBT_OVERFIT_BLOCKS;
-    if (blocks % 2)
-        return cli_usage_error(cmd, "--overfit-blocks %d: expected an even number (each split takes half the "
-                               "blocks)", blocks);
+    int blocks;
+    if ((rc = cli_oos_overfit_blocks(cmd, &a, OPT_OVERFIT, OPT_OVERFIT_BLOCKS, &blocks)) >= 0)
+        return rc;
     rc = cli_oos_open(&j);
     if (rc == CLI_EXIT_OK)
         rc = run_split(&j, at, top, text, blocks);

@@ -9,8 +9,9 @@
 
 #include "../core/oos_check.h"
 #include "oos_cli.h"
+#include "sweep.h"
 
-enum { OPT_TRAIN = OOS_N_SHARED, OPT_TEST, OPT_CHECK, OPT_TRADES, OPT_FORMAT };
+enum { OPT_TRAIN = OOS_N_SHARED, OPT_TEST, OPT_CHECK, OPT_TRADES, OPT_FORMAT, OPT_OVERFIT, OPT_OVERFIT_BLOCKS };
 
 typedef struct {
     const char *train_text, *test_text, *trades;
@@ -21,6 +22,11 @@ typedef struct {
     bool checked, agreed;
     size_t compared;
     sebt_error check_err;
+    /* --overfit: a record per window with train bars (done[k]), 0 blocks without. */
+    int blocks;
+    sebt_overfit *overfit;
+    bool *done;
+    cli_wf_overfit_summary overfit_sum;
 } wf_cli;
 
 /* Why window w is skipped, or NULL. */
@@ -31,7 +37,7 @@ static const char *skip_reason(const sebt_wf_window *w)
     return w->train_to == w->train_from ? "no bars in its train span" : "no bars in its test span";
 }
 
-static void json_window(cli_json *j, const sebt_series *s, const sebt_wf_window *w, size_t k)
+static void json_window(cli_json *j, const sebt_series *s, const wf_cli *c, const sebt_wf_window *w, size_t k)
 {
     cli_json_begin_object(j, NULL);
     cli_json_int(j, "window", (int64_t)k + 1);
@@ -53,6 +59,10 @@ static void json_window(cli_json *j, const sebt_series *s, const sebt_wf_window 
         cli_json_bool(j, "test_few_trades", w->test.metrics.n < SEBT_FEW_TRADES);
         cli_json_bool(j, "test_open_at_end", w->test.open_at_end.open);
     }
+    if (c->blocks && c->done[k])
+        sweep_overfit_json(j, &c->overfit[k]);
+    else if (c->blocks)
+        cli_json_null(j, "overfit");
     cli_json_end_object(j);
 }
 
@@ -75,10 +85,12 @@ static void json_report(FILE *f, const cli_oos_job *jb, const wf_cli *c, const s
     cli_json_int(&j, "combos", (int64_t)jb->n_combos);
     cli_json_begin_array(&j, "windows");
     for (size_t k = 0; k < r->n_windows; k++)
-        json_window(&j, &jb->s, &r->windows[k], k);
+        json_window(&j, &jb->s, c, &r->windows[k], k);
     cli_json_end_array(&j);
     cli_json_metrics(&j, "chained", &r->metrics);
     cli_json_bool(&j, "chained_few_trades", r->metrics.n < SEBT_FEW_TRADES);
+    if (c->blocks)
+        cli_wf_overfit_json(&j, &c->overfit_sum, c->blocks);
     cli_json_begin_object(&j, "check");
     cli_json_bool(&j, "run", c->checked);
     cli_json_int(&j, "compared", (int64_t)c->compared);
@@ -136,8 +148,9 @@ static void text_picks(FILE *f, const sebt_wf_result *r)
     free(labels);
 }
 
-/* One summary of the picks and a plain verdict on the chained result. */
-static void text_summary(FILE *f, const sebt_wf_result *r)
+/* One summary of the picks and a plain verdict on the chained result
+ * (with --overfit, on the train windows' selections too). */
+static void text_summary(FILE *f, const wf_cli *c, const sebt_wf_result *r)
 {
     double *train = malloc((r->n_windows + 1) * sizeof *train), *test = malloc((r->n_windows + 1) * sizeof *test);
     size_t n = 0, above = 0;
@@ -156,11 +169,22 @@ static void text_summary(FILE *f, const sebt_wf_result *r)
     }
     free(train);
     free(test);
+    const cli_wf_overfit_summary *o = &c->overfit_sum;
+    if (c->blocks)
+        fprintf(f, "overfitting: %zu train windows: median DSR %.3f, median PBO %.3f; %zu of %zu windows' best "
+                   "stand out from luck\n", o->windows, o->median_dsr, o->median_pbo, o->stand_out, o->windows);
     const sebt_metrics *m = &r->metrics;
     const char *v = m->n < SEBT_FEW_TRADES ? "too few trades out of sample to judge (fewer than 10 chained)"
                     : !(m->sharpe > 0)     ? "the walk-forward picks lose out of sample: no edge shown"
                                            : "the walk-forward picks keep a positive Sharpe out of sample";
-    fprintf(f, "verdict: %s\n", v);
+    fprintf(f, "verdict: %s", v);
+    if (c->blocks)
+        fprintf(f, "; %s", o->median_dsr >= 0.95 && o->median_pbo < 0.5
+                               ? "the train windows' best combos stand out from luck (median DSR >= 0.95, "
+                                 "median PBO < 0.5)"
+                               : "the train windows' best combos may well be flukes (median DSR < 0.95 or "
+                                 "median PBO >= 0.5)");
+    fputc('\n', f);
 }
 
 static void text_report(FILE *f, const cli_oos_job *jb, const wf_cli *c, const sebt_wf_result *r)
@@ -193,7 +217,9 @@ static void text_report(FILE *f, const cli_oos_job *jb, const wf_cli *c, const s
                 c->agreed ? "agree bit for bit" : "DISAGREE");
     else
         fputs("reference check: not run (the backend is the reference)\n", f);
-    text_summary(f, r);
+    if (c->blocks)
+        cli_wf_overfit_text(f, c->overfit, c->done, r->n_windows);
+    text_summary(f, c, r);
 }
 
 static int write_trades(const cli_oos_job *jb, const char *path, const sebt_wf_result *r)
@@ -227,6 +253,39 @@ static int report(cli_oos_job *jb, wf_cli *c, const sebt_wf_result *r)
         return CLI_EXIT_CHECK_FAILED;
     }
     return CLI_EXIT_OK;
+}
+
+/* --overfit: each train window's selection measured over every combo on
+ * its train bars, a series of their own as the window backtests them. */
+static int window_overfit(cli_oos_job *jb, wf_cli *c, const sebt_wf_result *r)
+{
+    c->overfit = calloc(r->n_windows + 1, sizeof *c->overfit);
+    c->done = calloc(r->n_windows + 1, sizeof *c->done);
+    if (!c->overfit || !c->done) {
+        fprintf(stderr, "sebt %s: error: out of memory for %zu windows' overfitting records\n", jb->cmd,
+                r->n_windows);
+        return CLI_EXIT_NOMEM;
+    }
+    for (size_t k = 0; k < r->n_windows; k++) {
+        const sebt_wf_window *w = &r->windows[k];
+        if (w->train_to == w->train_from)
+            continue;
+        int rc = cli_oos_overfit(jb, w->train_from, w->train_to - w->train_from, c->blocks, &c->overfit[k]);
+        if (rc != CLI_EXIT_OK)
+            return rc;
+        c->done[k] = true;
+    }
+    cli_wf_overfit_medians(c->overfit, c->done, r->n_windows, &c->overfit_sum);
+    return CLI_EXIT_OK;
+}
+
+static void wf_cli_free(wf_cli *c, size_t n_windows)
+{
+    for (size_t k = 0; c->done && k < n_windows; k++)
+        if (c->done[k])
+            sebt_overfit_free(&c->overfit[k]);
+    free(c->overfit);
+    free(c->done);
 }
 
 static int run_walkforward(cli_oos_job *jb, wf_cli *c, const sebt_wf_opts *base)
@@ -272,7 +331,10 @@ static int run_walkforward(cli_oos_job *jb, wf_cli *c, const sebt_wf_opts *base)
         }
         c->agreed = st == SEBT_OK;
     }
-    int rc = report(jb, c, &r);
+    int rc = c->blocks ? window_overfit(jb, c, &r) : CLI_EXIT_OK;
+    if (rc == CLI_EXIT_OK)
+        rc = report(jb, c, &r);
+    wf_cli_free(c, r.n_windows);
     sebt_walkforward_free(&r);
     return rc;
 }
@@ -294,6 +356,8 @@ int cli_cmd_walkforward(int argc, char **argv)
     bool train_time, test_time;
     if ((rc = cli_oos_parse_span(cmd, "--train", c.train_text, &o.train, &train_time)) != CLI_EXIT_OK ||
         (rc = cli_oos_parse_span(cmd, "--test", c.test_text, &o.test, &test_time)) != CLI_EXIT_OK)
+        return rc;
+    if ((rc = cli_oos_overfit_blocks(cmd, &a, OPT_OVERFIT, OPT_OVERFIT_BLOCKS, &c.blocks)) >= 0)
         return rc;
     if (train_time != test_time)
         return cli_usage_error(cmd, "--train %s and --test %s: give both in bars or both in time", c.train_text,
@@ -320,6 +384,12 @@ static const cli_opt walkforward_opts[] = {
                     "only); any difference exits 1", .umin = 0, .umax = 100000 },
     [OPT_TRADES] = { "--trades", CLI_FILE, "FILE", "write the chained out-of-sample trades there as CSV" },
     [OPT_FORMAT] = { "--format", CLI_CHOICE, "FMT", "text (default) or json", .choices = cli_text_json },
+    [OPT_OVERFIT] = { "--overfit", CLI_FLAG, NULL, "is each train window's best a fluke? `sebt sweep --overfit`'s\n"
+                      "DSR and PBO over every combo on each train window's bars: a\n"
+                      "table, their medians in the summary and the verdict, JSON\n"
+                      "\"overfit\" per window (docs/formats.md, \"Overfitting\")" },
+    [OPT_OVERFIT_BLOCKS] = { "--overfit-blocks", CLI_UINT, "S", "PBO's blocks of each train window: even, 2 to 24\n"
+                             "(default 16)", .umin = 2, .umax = SEBT_OVERFIT_MAX_BLOCKS },
 };
 
 const cli_command cli_cmd_walkforward_spec = {

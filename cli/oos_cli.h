@@ -7,6 +7,7 @@
 
 #include "sebt/grid.h"
 #include "sebt/oos.h"
+#include "sebt/overfit.h"
 #include "sebt/sweep.h"
 
 #include "cli.h"
@@ -75,6 +76,27 @@ void cli_oos_few_footnote(FILE *f, bool any);
 /* The median of the n values of v that are not NaN (sorted in place, NaN
  * last); NaN when none is. */
 double cli_oos_median(double *v, size_t n);
+
+/* --overfit and --overfit-blocks S of a command's options (cli/oos_overfit.c):
+ * *blocks 0 without --overfit, else S (default SEBT_OVERFIT_BLOCKS).
+ * Returns -1 to go on, else an exit code. */
+int cli_oos_overfit_blocks(const char *cmd, const cli_args *a, int opt_overfit, int opt_blocks, int *blocks);
+/* `sebt sweep --overfit`'s measures over every combo of the job on bars
+ * [from, from + count) of its series, a series of their own; an exit code
+ * (printed). Free o with sebt_overfit_free when 0. */
+int cli_oos_overfit(const cli_oos_job *j, size_t from, size_t count, int blocks, sebt_overfit *o);
+
+/* Walk-forward's records, one per train window (done[k]: window k has one). */
+typedef struct {
+    size_t windows;        /* with a record */
+    size_t stand_out;      /* whose best has DSR >= 0.95 and PBO < 0.5 */
+    double median_dsr, median_pbo;   /* over them, NaN left out; NaN when none */
+} cli_wf_overfit_summary;
+void cli_wf_overfit_medians(const sebt_overfit *of, const bool *done, size_t n_windows, cli_wf_overfit_summary *sum);
+/* The text table: a line per window with a record. */
+void cli_wf_overfit_text(FILE *f, const sebt_overfit *of, const bool *done, size_t n_windows);
+/* JSON: "overfit_summary": {blocks, windows, median_dsr, median_pbo, stand_out}. */
+void cli_wf_overfit_json(cli_json *j, const cli_wf_overfit_summary *sum, int blocks);
 
 /* "2021-03-04 05:06" (UTC), for text tables. */
 void cli_oos_minute(int64_t ms, char *buf, size_t size);

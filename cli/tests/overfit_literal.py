@@ -209,9 +209,66 @@ def split_block(sebt, data, grid):
     return 0
 
 
+def walkforward_windows(sebt, data, grid):
+    """`sebt walkforward --overfit`'s record of each of the first two train
+    windows is `sebt sweep --overfit`'s over a file of that window's bars
+    alone (the 15m series filled: bar i opens 15 minutes after bar i - 1),
+    and the text verdict says what the medians say."""
+    import gzip
+    common = ["--fill-gaps", "--grid", grid, "--overfit", "--overfit-blocks", "4"]
+    wf = ["walkforward", "--data", data, "--train", "365d", "--test", "365d", "--check", "0"] + common
+    p = subprocess.run([sebt] + wf + ["--format", "json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True)
+    if p.returncode:
+        print("FAIL: walkforward --overfit: exit %d\n%s" % (p.returncode, p.stderr))
+        return 1
+    doc = json.loads(p.stdout)
+    failures = 0
+    with gzip.open(data, "rt") as f:
+        lines = f.readlines()
+    t0 = int(lines[1].split(",", 1)[0])
+    with tempfile.TemporaryDirectory() as work:
+        for w in doc["windows"][:2]:
+            lo, hi = t0 + w["train_from"] * 900000, t0 + w["train_to"] * 900000
+            part = os.path.join(work, "train%d.csv" % w["window"])
+            with open(part, "w") as g:
+                g.write(lines[0])
+                g.writelines(x for x in lines[1:] if lo <= int(x.split(",", 1)[0]) < hi)
+            q = subprocess.run([sebt, "sweep", "--data", part, "--format", "json", "--no-verify"] + common,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            if q.returncode:
+                print("FAIL: sweep over window %d's bars: exit %d\n%s" % (w["window"], q.returncode, q.stderr))
+                return 1
+            want, got = json.loads(q.stdout)["overfit"], w["overfit"]
+            for rec in (want, got):
+                del rec["seconds"], rec["pbo_seconds"]
+            if json.loads(q.stdout)["bars"] != w["train_to"] - w["train_from"] or want != got:
+                print("FAIL: walkforward window %d's overfit record differs from the sweep's over its bars:\n%s\n%s"
+                      % (w["window"], got, want))
+                failures += 1
+    summ = doc["overfit_summary"]
+    dsr = sorted(w["overfit"]["dsr"]["dsr"] for w in doc["windows"])
+    n = len(dsr)
+    median = dsr[n // 2] if n % 2 else (dsr[n // 2 - 1] + dsr[n // 2]) / 2.0
+    if summ["windows"] != n or summ["median_dsr"] != median or summ["blocks"] != 4:
+        print("FAIL: overfit_summary %r: %d windows, median DSR %r" % (summ, n, median))
+        failures += 1
+    t = subprocess.run([sebt] + wf, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = "overfitting: %d train windows: median DSR %.3f, median PBO %.3f;" % (n, median, summ["median_pbo"])
+    fluke = not (median >= 0.95 and summ["median_pbo"] < 0.5)
+    clause = "best combos may well be flukes" if fluke else "best combos stand out from luck"
+    verdict = [x for x in t.stdout.splitlines() if x.startswith("verdict: ")]
+    if t.returncode or line not in t.stdout or len(verdict) != 1 or clause not in verdict[0]:
+        print("FAIL: walkforward --overfit text: no %r or a verdict with %r:\n%s" % (line, clause, t.stdout))
+        failures += 1
+    if not failures:
+        print("walkforward --overfit: windows 1-2 equal sweep --overfit over their bars; summary and verdict agree")
+    return failures
+
+
 def main():
     sebt, data, grid = sys.argv[1:4]
-    failures = refusals(sebt, data, grid) + split_block(sebt, data, grid)
+    failures = refusals(sebt, data, grid) + split_block(sebt, data, grid) + walkforward_windows(sebt, data, grid)
     with tempfile.TemporaryDirectory() as work:
         for S in map(int, sys.argv[4:]):
             tr = os.path.join(work, "trades%d" % S)

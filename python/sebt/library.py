@@ -358,6 +358,7 @@ _DECLS = {
     "sebt_status_name": (C.c_char_p, [C.c_int]),
     "sebt_series_alloc": (C.c_int, [_P(Series), c_size_t, _P(Error)]),
     "sebt_series_free": (None, [_P(Series)]),
+    "sebt_series_slice": (C.c_int, [_P(Series), c_size_t, c_size_t, _P(Series), _P(Error)]),
     "sebt_series_recount": (None, [_P(Series)]),
     "sebt_series_check": (C.c_int, [_P(Series), _P(Error)]),
     "sebt_load_csv_cached": (C.c_int, [C.c_char_p, _P(LoadOpts), C.c_char_p, _P(Series), _P(C.c_int), _P(Error)]),

@@ -7,8 +7,8 @@ import numpy as np
 
 from . import library as L
 from .backtest import PARAMS, backend, params_dict, trades_array
-from .series import load
-from .sweep import ROW_DTYPE, _Combos
+from .series import Series, load
+from .sweep import ROW_DTYPE, _Combos, _overfit, _overfit_blocks
 
 _P = C.POINTER
 
@@ -111,6 +111,7 @@ class WalkForward:
         self.metrics = _metrics(r.metrics)
         self.few_trades = r.metrics.n < FEW_TRADES   # the chained Sharpe's
         self.checked = 0
+        self.overfit_summary = None   # with overfit=
 
     def __repr__(self):
         return "<sebt.WalkForward %d windows, %d trades, sharpe %.4f>" % (len(self.windows), len(self.trades),
@@ -141,14 +142,48 @@ def _oos_where(where, cs):
     return w
 
 
+def _slice_overfit(s, first, count, backend_name, cs, blocks, threads):
+    """sweep(overfit=)'s measures over bars [first, first + count) of s, a
+    series of their own (what --overfit of `sebt split` and `sebt
+    walkforward` measures)."""
+    c = L.Series()
+    err = L.Error()
+    L.check(L.lib.sebt_series_slice(C.byref(s._c), first, count, C.byref(c), C.byref(err)), err)
+    return _overfit(Series(c, s.source), backend_name, cs, blocks, threads)
+
+
+def _median(v):
+    """cli_oos_median: of the values that are not None or NaN; None when none is."""
+    v = sorted(x for x in v if x is not None and x == x)
+    if not v:
+        return None
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2.0
+
+
+def _overfit_summary(windows, blocks):
+    """`sebt walkforward --overfit`'s JSON "overfit_summary"."""
+    recs = [w["overfit"] for w in windows if w.get("overfit")]
+    dsr = [o["dsr"]["dsr"] for o in recs]
+    pbo = [o["pbo"]["pbo"] for o in recs]
+    out = sum(1 for d, p in zip(dsr, pbo) if d is not None and p is not None and d >= 0.95 and p < 0.5)
+    return {"blocks": blocks, "windows": len(recs), "median_dsr": _median(dsr), "median_pbo": _median(pbo),
+            "stand_out": out}
+
+
 def walkforward(data, grid=None, combos=None, train=None, test=None, where=None, by="sharpe", backend_name=None,
-                threads=0, check=16):
+                threads=0, check=16, overfit=False):
     """Rolling train and test windows over data (what `sebt walkforward`
     runs): on each train window the grid (a dict or a grid file) or combos
     are swept and the best by `by` among those meeting `where` is picked and
     traded on the next test window. train and test: bars, or '365d' style
     time. check: sampled combos run again on the reference with each pick
-    (None: no check); a difference raises SebtError."""
+    (None: no check); a difference raises SebtError. overfit=True (or a
+    number of blocks, as sweep(overfit=)): each window with train bars gets
+    "overfit", sweep(overfit=)'s record over every combo on its train bars
+    (`sebt walkforward --overfit`'s JSON; None for a window without), and
+    WalkForward.overfit_summary their medians."""
+    blocks = _overfit_blocks(overfit)
     (tr, tr_time), (te, te_time) = _span(train), _span(test)
     if tr_time != te_time:
         raise ValueError("train %r and test %r: give both in bars or both in time" % (train, test))
@@ -168,6 +203,12 @@ def walkforward(data, grid=None, combos=None, train=None, test=None, where=None,
             L.check(L.lib.sebt_walkforward_check(backend("reference"), C.byref(s._c), C.byref(r), C.byref(n),
                                                  C.byref(err)), err)
             out.checked = n.value
+        if blocks:
+            for win in out.windows:
+                span = win["train_to"] - win["train_from"]
+                win["overfit"] = _slice_overfit(s, win["train_from"], span, backend_name, cs, blocks,
+                                                threads) if span else None
+            out.overfit_summary = _overfit_summary(out.windows, blocks)
         return out
     finally:
         L.lib.sebt_walkforward_free(C.byref(r))
@@ -206,9 +247,12 @@ class Split:
     oos_few_trades), cut (the bars in sample; out of sample are the rest),
     in_sample_bars, out_sample_bars, combos (run), passing (meeting where in
     sample). With top, the top best by in-sample `by`, best first;
-    without, every combo meeting where in input order."""
+    without, every combo meeting where in input order. overfit: with
+    split(overfit=), sweep(overfit=)'s record over every combo on the
+    in-sample bars (`sebt split --overfit`'s block), else None."""
 
     def __init__(self, rows, r, n_bars):
+        self.overfit = None
         self.rows = rows
         self.cut = r.cut
         self.in_sample_bars, self.out_sample_bars = r.cut, n_bars - r.cut
@@ -240,13 +284,17 @@ def _split_ts(at):
     return int(t.astype(np.int64))
 
 
-def split(data, at, grid=None, combos=None, where=None, by="sharpe", top=None, backend_name=None, threads=0):
+def split(data, at, grid=None, combos=None, where=None, by="sharpe", top=None, backend_name=None, threads=0,
+          overfit=False):
     """Every combo of grid (a dict or a grid file) or combos backtested on
     the bars opening before at (in sample) and on the rest (out of sample),
     each part a series of its own: what `sebt split` runs, bit for bit.
     where: a condition over the in-sample columns; top: only the top best
-    by in-sample `by` (as --top). Returns a Split."""
+    by in-sample `by` (as --top). overfit=True (or a number of blocks, as
+    sweep(overfit=)): Split.overfit, the in-sample selection's DSR and PBO
+    (`sebt split --overfit`). Returns a Split."""
     at_ms = _split_ts(at)
+    blocks = _overfit_blocks(overfit)
     if top is not None and (isinstance(top, bool) or not isinstance(top, (int, np.integer)) or top < 1):
         raise ValueError("top=%r: expected a whole number >= 1" % (top,))
     s, cs, metric = _oos_inputs(data, grid, combos, by)
@@ -271,7 +319,10 @@ def split(data, at, grid=None, combos=None, where=None, by="sharpe", top=None, b
                 err)
         if top:
             rows = [_split_row(t.combo, t.params, t.in_sample, t.out_sample) for t in r.top[:r.n_top]]
-        return Split(np.array(rows, SPLIT_DTYPE), r, s.n)
+        out = Split(np.array(rows, SPLIT_DTYPE), r, s.n)
+        if blocks:
+            out.overfit = _slice_overfit(s, 0, r.cut, backend_name, cs, blocks, threads)
+        return out
     finally:
         L.lib.sebt_split_result_free(C.byref(r))
         L.lib.sebt_where_free(w)
