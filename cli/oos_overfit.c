@@ -84,12 +84,17 @@ void cli_wf_overfit_text(FILE *f, const sebt_overfit *of, const bool *done, size
         if (!done[k])
             continue;
         const sebt_dsr *d = &of[k].dsr;
-        fprintf(f, "%4zu %9zu %8.4f %6" PRIu64 " %11.4f ", k + 1, of[k].best, d->sr, d->t, d->sr0);
+        fprintf(f, "%4zu %9zu %8.4f %6" PRIu64 "%s%11.4f ", k + 1, of[k].best, d->sr, d->t,
+                cli_oos_few_mark((int64_t)d->t, false), d->sr0);
         put_share(f, d->dsr);
         fputc(' ', f);
         put_share(f, of[k].pbo.pbo);
         fprintf(f, "  %s\n", stands_out(d->dsr, of[k].pbo.pbo) ? "stands out" : "may be a fluke");
     }
+    bool few = false;
+    for (size_t k = 0; k < n_windows; k++)
+        few |= done[k] && of[k].dsr.t < SEBT_FEW_TRADES;
+    cli_oos_few_footnote(f, few);
     fputs("(stands out: DSR >= 0.95 and PBO < 0.5; noise best: the best Sharpe as many combos of pure noise\n"
           "would be expected to show)\n", f);
 }
