@@ -6,7 +6,7 @@
 #     (include/sebt/types.h, analysis.h, backend.h, backends.h);
 #   - include/ and core/ (the library) include only the public headers and
 #     core itself, but for the library's checkers of a sweep and of a
-#     walk-forward (sweep_verify.c, walkforward_check.c),
+#     walk-forward (sweep_verify.c, sweep_exact.c, walkforward_check.c),
 #     which recompute on the reference's own code (reference/ref.h): the
 #     checking side reaches the oracle, never the other way round;
 #     reports/ only those and itself;
@@ -67,7 +67,7 @@ while IFS= read -r file; do
       case "$target" in reference/*|include/sebt/types.h|include/sebt/analysis.h|include/sebt/backend.h|include/sebt/backends.h) ;;
         *) breach "$file" "the reference may include only itself and the public types, not $target" ;; esac ;;
     esac
-    case "$file:$target" in core/sweep_verify.c:reference/ref.h|core/walkforward_check.c:reference/ref.h) ;; */tests/*:*) ;; include/*:*|core/*:*|reports/*:*)
+    case "$file:$target" in core/sweep_verify.c:reference/ref.h|core/sweep_exact.c:reference/ref.h|core/walkforward_check.c:reference/ref.h) ;; */tests/*:*) ;; include/*:*|core/*:*|reports/*:*)
       floor="${file%%/*}"
       case "$target" in include/*|"$floor"/*) ;;
         *) breach "$file" "$floor/ may include only the public headers and itself, not $target" ;; esac ;;

@@ -134,15 +134,6 @@ static sebt_status reference_one(const sebt_backend *ref, const sebt_series *s, 
     return sebt_backend_status(ref, ref->run_batch(ref, s, p, 1, &o, r, e), e);
 }
 
-typedef struct {
-    sebt_status failed;
-    sebt_error first_err;
-    size_t differ, first_at;
-    char what[sizeof ((sebt_verify_report *)0)->what];
-    const sebt_sweep_where_decisions *where;   /* NULL: no condition */
-    const sebt_params *combos;
-} verdict;
-
 /* Combo i's row on the reference's values r and a (NULL: no analysis
  * columns), by column name (docs/formats.md), into names and values. */
 static size_t reference_row(const sebt_sweep_record *got, const sebt_params *p, const sebt_result *r,
@@ -180,7 +171,7 @@ static size_t reference_row(const sebt_sweep_record *got, const sebt_params *p, 
 
 /* Empty when the sweep's decision on combo i's row (kept or dropped by
  * the condition) is the literal condition's on the reference's row. */
-static void where_differs(const verdict *v, const sebt_sweep_record *got, size_t i, const sebt_result *r,
+static void where_differs(const sebt_verify_verdict *v, const sebt_sweep_record *got, size_t i, const sebt_result *r,
                           const sebt_trade_stats *a, char *what, size_t size)
 {
     const char *names[64];
@@ -198,8 +189,8 @@ static void where_differs(const verdict *v, const sebt_sweep_record *got, size_t
 
 /* Combo i's result r (with its trades when the record has the analysis
  * columns) against what the sweep wrote, into v; one's failure instead. */
-static void judge(const sebt_backend *cand, const sebt_series *s, const sebt_sweep_record *got, size_t i,
-                  sebt_status one, const sebt_error *e, const sebt_result *r, verdict *v)
+void sebt_verify_judge(const sebt_backend *cand, const sebt_series *s, const sebt_sweep_record *got, size_t i,
+                       sebt_status one, const sebt_error *e, const sebt_result *r, sebt_verify_verdict *v)
 {
     char what[sizeof v->what] = "";
     /* From the reference's literal form, not the library's
@@ -232,16 +223,16 @@ static void judge(const sebt_backend *cand, const sebt_series *s, const sebt_swe
 
 /* Combo i against the reference, into v. */
 static void check_one(const sebt_backend *ref, const sebt_backend *cand, const sebt_series *s,
-                      const sebt_params *combos, const sebt_sweep_record *got, size_t i, int threads, verdict *v)
+                      const sebt_params *combos, const sebt_sweep_record *got, size_t i, int threads, sebt_verify_verdict *v)
 {
     sebt_result r;
     sebt_error e = { 0 };
     sebt_status one = reference_one(ref, s, &combos[i], threads, got[i].has_analysis, &r, &e);
-    judge(cand, s, got, i, one, &e, &r, v);
+    sebt_verify_judge(cand, s, got, i, one, &e, &r, v);
     sebt_result_free(&r);
 }
 
-static int threads_or_cores(int threads)
+int sebt_verify_threads(int threads)
 {
 #ifdef _OPENMP
     if (threads < 1)
@@ -251,7 +242,7 @@ static int threads_or_cores(int threads)
 }
 
 /* v's outcome into rep, or its failure. */
-static sebt_status conclude(const verdict *v, const sebt_sweep_record *got, size_t n, double seconds,
+sebt_status sebt_verify_conclude(const sebt_verify_verdict *v, const sebt_sweep_record *got, size_t n, double seconds,
                             sebt_verify_report *rep, sebt_error *err)
 {
     rep->seconds = seconds;
@@ -286,8 +277,8 @@ sebt_status sebt_sweep_verify_where(const sebt_backend *cand, const sebt_series 
     if (st != SEBT_OK)
         return st;
     double t0 = now_s();
-    verdict v = { .failed = SEBT_OK, .first_at = SIZE_MAX, .where = where, .combos = combos };
-    int t = threads_or_cores(threads);
+    sebt_verify_verdict v = { .failed = SEBT_OK, .first_at = SIZE_MAX, .where = where, .combos = combos };
+    int t = sebt_verify_threads(threads);
     if (n < (size_t)t) {
         /* Fewer combos than threads (the best combo alone, typically):
          * each on every thread, one after another. */
@@ -300,141 +291,5 @@ sebt_status sebt_sweep_verify_where(const sebt_backend *cand, const sebt_series 
         for (size_t i = 0; i < n; i++)
             check_one(ref, cand, s, combos, got, i, 1, &v);
     }
-    return conclude(&v, got, n, now_s() - t0, rep, err);
-}
-
-/* ---- the exact path of a sample ----------------------------------------------
- * The rolling z-scores, summed afresh over each bar's window, are the
- * reference's whole cost; fast_cpu's one-combo features() gives them with
- * the same bits, vectorised (not its sweep: no shared signal bitsets,
- * paired combos or cost-twin walks). So each run of combos that share the
- * windows of those columns gets them once from features(); the columns
- * that are cheap to make again (the EMAs, the RSI) come from the
- * reference's own functions whenever a combo's windows for them change;
- * the signal, the walk and the metrics are the reference's (SPEC §4-7). */
-
-/* The window parameters the reference recomputes per combo. */
-static bool per_combo_window(int k)
-{
-    return k == SEBT_PI_ema_fast || k == SEBT_PI_ema_slow || k == SEBT_PI_rsi_window;
-}
-
-/* Combos in the order that puts the same shared windows together (any
- * other window parameter, a new one included, is shared), then the same
- * per-combo windows; with `shared_only`, only the first part. */
-static int window_order(const sebt_params *a, const sebt_params *b, bool shared_only)
-{
-    for (int pass = 0; pass < (shared_only ? 1 : 2); pass++)
-        for (int k = 0; k < SEBT_N_PARAMS; k++) {
-            if (sebt_param_table[k].role != SEBT_ROLE_WINDOW || per_combo_window(k) != (pass == 1))
-                continue;
-            double x = sebt_params_get_double(a, k), y = sebt_params_get_double(b, k);
-            if (x < y || x > y)
-                return x < y ? -1 : 1;
-        }
-    return 0;
-}
-
-typedef struct {
-    const sebt_params *combos;
-    size_t i;
-} by_window;
-
-static int cmp_by_window(const void *a, const void *b)
-{
-    const by_window *x = a, *y = b;
-    int c = window_order(&x->combos[x->i], &y->combos[y->i], false);
-    return c ? c : (x->i > y->i) - (x->i < y->i);
-}
-
-/* f's per-combo columns made for p by the reference, where `held` (the
- * combo they were made for) has other windows for them. */
-static void per_combo_columns(const sebt_series *s, const sebt_params *held, const sebt_params *p, sebt_features *f)
-{
-    if (held->ema_fast != p->ema_fast)
-        sebt_ref_ema(s->close, s->n, p->ema_fast, f->ema_f);
-    if (held->ema_slow != p->ema_slow)
-        sebt_ref_ema(s->close, s->n, p->ema_slow, f->ema_s);
-    if (held->rsi_window != p->rsi_window)
-        sebt_ref_rsi(s, p->rsi_window, f->rsi);
-}
-
-/* The combos of order[from, to), which share their shared windows, on
- * one thread. */
-static void exact_run(const sebt_backend *fast, const sebt_backend *cand, const sebt_series *s,
-                      const sebt_params *combos, const sebt_sweep_record *got, const by_window *order, size_t from,
-                      size_t to, verdict *v)
-{
-    sebt_features f;
-    sebt_error e = { 0 };
-    const sebt_params *held = &combos[order[from].i];
-    sebt_status st = sebt_features_alloc(&f, s->n, &e);
-    if (st == SEBT_OK)
-        st = sebt_backend_status(fast, fast->features(fast, s, held, &f, &e), &e);
-    for (size_t k = from; k < to; k++) {
-        size_t i = order[k].i;
-        sebt_result r;
-        memset(&r, 0, sizeof r);
-        sebt_status one = st;
-        if (one == SEBT_OK) {
-            per_combo_columns(s, held, &combos[i], &f);
-            held = &combos[i];
-            sebt_ref_decide_bars(&f, &combos[i]);
-            one = sebt_ref_walk(s, &f, &combos[i], NULL, &r, &e);
-        }
-        if (one == SEBT_OK)
-            sebt_ref_metrics(r.trades, r.n_trades, &r.metrics);
-        judge(cand, s, got, i, one, &e, &r, v);
-        sebt_result_free(&r);
-    }
-    sebt_features_free(&f);
-}
-
-sebt_status sebt_sweep_verify_exact(const sebt_backend *cand, const sebt_series *s, const sebt_params *combos,
-                                    const sebt_sweep_record *got, size_t n, int threads, sebt_verify_report *rep,
-                                    sebt_error *err)
-{
-    return sebt_sweep_verify_exact_where(cand, s, combos, got, n, threads, NULL, rep, err);
-}
-
-sebt_status sebt_sweep_verify_exact_where(const sebt_backend *cand, const sebt_series *s, const sebt_params *combos,
-                                          const sebt_sweep_record *got, size_t n, int threads,
-                                          const sebt_sweep_where_decisions *where, sebt_verify_report *rep,
-                                          sebt_error *err)
-{
-    if (!cand || !s || !rep || (n && (!combos || !got)))
-        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_sweep_verify_exact: a backend, a series, combos and a report are required");
-    memset(rep, 0, sizeof *rep);
-    const sebt_backend *fast;
-    sebt_status st = sebt_backend_get("fast_cpu", &fast, err);
-    if (st != SEBT_OK)
-        return st;
-    double t0 = now_s();
-    by_window *order = malloc((n ? n : 1) * sizeof *order);
-    size_t *start = malloc((n + 1) * sizeof *start);
-    if (!order || !start) {
-        free(order);
-        free(start);
-        return sebt_fail(err, SEBT_ERR_NOMEM, "out of memory for a check of %zu combos", n);
-    }
-    for (size_t i = 0; i < n; i++)
-        order[i] = (by_window){ combos, i };
-    qsort(order, n, sizeof *order, cmp_by_window);
-    /* Runs of one window set, none longer than a thread's share, so a grid
-     * with one window set still keeps every thread busy. */
-    int t = threads_or_cores(threads);
-    size_t share = (n + (size_t)t - 1) / (size_t)t, runs = 0;
-    for (size_t k = 0; k < n; k++)
-        if (k == 0 || k - start[runs - 1] >= share || window_order(&combos[order[k].i], &combos[order[k - 1].i], true) != 0)
-            start[runs++] = k;
-    start[runs] = n;
-    verdict v = { .failed = SEBT_OK, .first_at = SIZE_MAX, .where = where, .combos = combos };
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(t)
-#endif
-    for (size_t j = 0; j < runs; j++)
-        exact_run(fast, cand, s, combos, got, order, start[j], start[j + 1], &v);
-    free(order);
-    free(start);
-    return conclude(&v, got, n, now_s() - t0, rep, err);
+    return sebt_verify_conclude(&v, got, n, now_s() - t0, rep, err);
 }

@@ -321,14 +321,14 @@ sebt_status sebt_sweep_verify(const sebt_backend *cand, const sebt_series *s, co
                               const sebt_sweep_record *got, size_t n, int threads, sebt_verify_report *rep,
                               sebt_error *err);
 
-/* sebt_sweep_verify on an exact path cheap enough for hundreds of combos:
- * each combo's indicator columns from fast_cpu's one-combo features()
- * (made once for each set of window parameters; none of a sweep's shared
- * signal bitsets, paired combos or cost-twin walks), then SPEC §4-7 (the
- * signal, the walk and the metrics) by the reference's own code. Compared
- * as sebt_sweep_verify compares. The rolling z-scores (the reference's
- * whole cost) are fast_cpu's, so a bug in those alone is the best combo's
- * full reference check's to find (and sebt validate's). */
+/* sebt_sweep_verify on an exact path cheap enough for thousands of combos,
+ * on the reference's own code only (core/sweep_exact.c; none of a
+ * backend's columns, signal bitsets, paired combos or cost-twin walks):
+ * each column made once for the combos that share its window, the rolling
+ * z-scores (the reference's whole cost, each window summed afresh) only at
+ * the bars where a combo out of a position reads them, the signal, the
+ * walk's steps and the metrics by the reference's functions. Compared as
+ * sebt_sweep_verify compares. */
 sebt_status sebt_sweep_verify_exact(const sebt_backend *cand, const sebt_series *s, const sebt_params *combos,
                                     const sebt_sweep_record *got, size_t n, int threads, sebt_verify_report *rep,
                                     sebt_error *err);

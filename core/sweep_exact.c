@@ -1,0 +1,348 @@
+/* The exact path of a sweep's sample (sebt_sweep_verify_exact): each
+ * sampled combo's trades made again by the reference's own functions, none
+ * of the sweep's (no fast_cpu column, signal bitset, paired combo,
+ * metrics-only or cost-twin walk).
+ *
+ * What makes it cheap enough for 256 combos and more: the columns are made
+ * once for every combo that shares their window (the true range and the
+ * close's location once, the ATR per atr_window, the EMAs and the RSI per
+ * window as combos in window order come to them), and the rolling
+ * z-scores, the reference's whole cost (each bar's window summed afresh),
+ * only at the bars where a combo out of a position needs them: those whose
+ * EMA, location and RSI terms already hold (and tr_z where vol_z does too),
+ * each bar's value computed once by sebt_ref_zscore_bars and shared by the
+ * combos of its window. A combo in a position never reads its signal (SPEC
+ * §6), so the walk steps over the bars it cannot enter on and takes every
+ * other step with the reference's sebt_ref_step; the signal where it is
+ * read is the reference's sebt_ref_signal_terms. */
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sebt/sebt.h"
+#include "sebt/sweep.h"
+#include "sweep_verify.h"
+#include "../reference/ref.h"
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* ---- the order of the combos ------------------------------------------------ */
+
+/* The window parameters whose columns each thread makes for its combos;
+ * every other one (z_window, atr_window, a new one) is a group's. */
+static bool per_combo_window(int k)
+{
+    return k == SEBT_PI_ema_fast || k == SEBT_PI_ema_slow || k == SEBT_PI_rsi_window;
+}
+
+/* Combos in the order that puts a group's shared windows together, then
+ * the same per-combo windows; with `shared_only`, only the first part. */
+static int window_order(const sebt_params *a, const sebt_params *b, bool shared_only)
+{
+    for (int pass = 0; pass < (shared_only ? 1 : 2); pass++)
+        for (int k = 0; k < SEBT_N_PARAMS; k++) {
+            if (sebt_param_table[k].role != SEBT_ROLE_WINDOW || per_combo_window(k) != (pass == 1))
+                continue;
+            double x = sebt_params_get_double(a, k), y = sebt_params_get_double(b, k);
+            if (x < y || x > y)
+                return x < y ? -1 : 1;
+        }
+    return 0;
+}
+
+typedef struct {
+    const sebt_params *combos;
+    size_t i;
+} by_window;
+
+static int cmp_by_window(const void *a, const void *b)
+{
+    const by_window *x = a, *y = b;
+    int c = window_order(&x->combos[x->i], &y->combos[y->i], false);
+    return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* ---- z-scores where they are read --------------------------------------------- */
+
+/* A z-score column filled bar by bar as combos ask: state[t] is 0 (not
+ * made), 2 (being made by one thread) or 1 (made, val[t] readable). */
+typedef struct {
+    const double *x;
+    int32_t w;
+    double *val;
+    uint8_t *state;
+} lazy_z;
+
+static double z_at(const lazy_z *z, size_t t)
+{
+    uint8_t st = __atomic_load_n(&z->state[t], __ATOMIC_ACQUIRE);
+    if (st != 1) {
+        uint8_t expect = 0;
+        if (__atomic_compare_exchange_n(&z->state[t], &expect, 2, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+            sebt_ref_zscore_bars(z->x, z->w, t, t + 1, z->val);
+            __atomic_store_n(&z->state[t], 1, __ATOMIC_RELEASE);
+        } else {
+            while (__atomic_load_n(&z->state[t], __ATOMIC_ACQUIRE) != 1)
+                ;   /* another thread is summing this bar's window: a few microseconds */
+        }
+    }
+    return z->val[t];
+}
+
+/* SPEC §4 at bar t: the reference's terms, once the cheap ones hold (each
+ * a necessary condition: a term that fails makes the signal false) and
+ * the z-scores they read exist. */
+static bool signal_at(const sebt_features *f, const sebt_params *p, const lazy_z *vol, const lazy_z *trz, size_t t)
+{
+    if (!(f->ema_s[t] > f->ema_f[t]) || !(f->cloc[t] > p->cloc_min) || (p->use_rsi && !(p->rsi_max >= f->rsi[t])))
+        return false;
+    if (!(z_at(vol, t) > p->vol_z))
+        return false;
+    z_at(trz, t);
+    bool holds[SEBT_REF_SIGNAL_TERMS];
+    double lhs[SEBT_REF_SIGNAL_TERMS], rhs[SEBT_REF_SIGNAL_TERMS];
+    sebt_ref_signal_terms(f, p, t, holds, lhs, rhs);
+    for (int i = 0; i < SEBT_REF_SIGNAL_TERMS; i++)
+        if (!holds[i])
+            return false;
+    return true;
+}
+
+/* ---- one combo's walk ----------------------------------------------------------- */
+
+/* What every combo of a group reads: the shared columns, the valid bars
+ * v[0..k) (SPEC §5) and the z-scores. */
+typedef struct {
+    const sebt_series *s;
+    const double *tr, *cloc, *atr;
+    uint8_t *valid;
+    size_t *v, k;
+    lazy_z vol, trz;
+} group;
+
+/* A thread's columns: its combo's EMAs and RSI (made for `held`), the
+ * signal as sebt_ref_step reads it (set at one bar at a time). */
+typedef struct {
+    double *ema_f, *ema_s, *rsi;
+    uint8_t *signal;
+    int32_t ema_fast, ema_slow, rsi_window;   /* the windows they were made for (0: none yet) */
+} own_columns;
+
+static void make_own(const sebt_series *s, const sebt_params *p, own_columns *o)
+{
+    if (o->ema_fast != p->ema_fast)
+        sebt_ref_ema(s->close, s->n, p->ema_fast, o->ema_f);
+    if (o->ema_slow != p->ema_slow)
+        sebt_ref_ema(s->close, s->n, p->ema_slow, o->ema_s);
+    if (p->use_rsi && o->rsi_window != p->rsi_window) {
+        sebt_ref_rsi(s, p->rsi_window, o->rsi);
+        o->rsi_window = p->rsi_window;
+    }
+    o->ema_fast = p->ema_fast;
+    o->ema_slow = p->ema_slow;
+}
+
+static int push(sebt_result *r, size_t *cap, const sebt_trade *tr)
+{
+    if (r->n_trades == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        sebt_trade *t = realloc(r->trades, c * sizeof *t);
+        if (!t)
+            return -1;
+        r->trades = t;
+        *cap = c;
+    }
+    r->trades[r->n_trades++] = *tr;
+    return 0;
+}
+
+/* SPEC §6-7 for combo p over the group's valid bars: out of a position,
+ * the bars whose signal is off are passed over (the reference's step does
+ * nothing there); every other step is the reference's. */
+static sebt_status walk(const group *g, own_columns *o, const sebt_params *p, sebt_result *r, sebt_error *e)
+{
+    sebt_features f = { .n = g->s->n, .signal = o->signal, .valid = g->valid };
+    f.ema_f = o->ema_f;
+    f.ema_s = o->ema_s;
+    f.tr = (double *)g->tr;
+    f.atr = (double *)g->atr;
+    f.vol_z = g->vol.val;
+    f.tr_z = g->trz.val;
+    f.cloc = (double *)g->cloc;
+    f.rsi = o->rsi;
+    sebt_ref_position pos = { 0 };
+    size_t cap = 0;
+    for (size_t k = 0; k + 1 < g->k; k++) {
+        size_t t = g->v[k];
+        if (!pos.open && !signal_at(&f, p, &g->vol, &g->trz, t))
+            continue;
+        o->signal[t] = 1;
+        sebt_trade tr;
+        bool closed = sebt_ref_step(g->s, &f, p, NULL, &pos, t, g->v[k + 1], &tr);
+        o->signal[t] = 0;
+        if (closed && push(r, &cap, &tr) != 0)
+            return sebt_fail(e, SEBT_ERR_NOMEM, "out of memory after %zu trades", r->n_trades);
+    }
+    r->valid_bars = g->k;
+    if (pos.open)
+        r->open_at_end = (sebt_open_position){ .open = true, .signal_index = (int64_t)pos.signal_bar,
+                                               .entry_index = (int64_t)pos.entry_bar, .entry_price = pos.entry,
+                                               .stop = pos.stop, .tp = pos.tp, .risk = pos.risk,
+                                               .bars_held = pos.bars };
+    sebt_ref_metrics(r->trades, r->n_trades, &r->metrics);
+    return SEBT_OK;
+}
+
+/* ---- the check ---------------------------------------------------------------- */
+
+typedef struct {
+    double *tr, *cloc, *atr, *vol_val, *trz_val;
+    uint8_t *valid, *vol_state, *trz_state;
+    size_t *v;
+    own_columns *own;
+    int threads;
+} workspace;
+
+static void workspace_free(workspace *w)
+{
+    void *const each[] = { w->tr, w->cloc, w->atr, w->vol_val, w->trz_val, w->valid, w->vol_state, w->trz_state, w->v };
+    for (size_t i = 0; i < sizeof each / sizeof each[0]; i++)
+        free(each[i]);
+    for (int i = 0; w->own && i < w->threads; i++) {
+        free(w->own[i].ema_f);
+        free(w->own[i].ema_s);
+        free(w->own[i].rsi);
+        free(w->own[i].signal);
+    }
+    free(w->own);
+}
+
+static bool workspace_alloc(workspace *w, size_t n, int threads)
+{
+    size_t m = n ? n : 1;
+    *w = (workspace){ .threads = threads };
+    w->tr = malloc(m * sizeof *w->tr);
+    w->cloc = malloc(m * sizeof *w->cloc);
+    w->atr = malloc(m * sizeof *w->atr);
+    w->vol_val = malloc(m * sizeof *w->vol_val);
+    w->trz_val = malloc(m * sizeof *w->trz_val);
+    w->valid = malloc(m);
+    w->vol_state = malloc(m);
+    w->trz_state = malloc(m);
+    w->v = malloc(m * sizeof *w->v);
+    w->own = calloc((size_t)threads, sizeof *w->own);
+    bool ok = w->tr && w->cloc && w->atr && w->vol_val && w->trz_val && w->valid && w->vol_state && w->trz_state &&
+              w->v && w->own;
+    for (int i = 0; ok && i < threads; i++) {
+        own_columns *o = &w->own[i];
+        o->ema_f = malloc(m * sizeof *o->ema_f);
+        o->ema_s = malloc(m * sizeof *o->ema_s);
+        o->rsi = malloc(m * sizeof *o->rsi);
+        o->signal = calloc(m, 1);
+        ok = o->ema_f && o->ema_s && o->rsi && o->signal;
+    }
+    return ok;
+}
+
+/* The group of combos sharing p's shared windows: its ATR, valid bars and
+ * empty z-score columns (vol_z kept when its window is the group before's). */
+static void start_group(const sebt_series *s, const sebt_params *p, const sebt_params *before, workspace *w,
+                        group *g)
+{
+    size_t n = s->n;
+    *g = (group){ .s = s, .tr = w->tr, .cloc = w->cloc, .atr = w->atr, .valid = w->valid, .v = w->v };
+    sebt_ref_atr(w->tr, n, p->atr_window, w->atr);
+    for (size_t t = 0; t < n; t++) {
+        w->valid[t] = !isnan(w->atr[t]);
+        if (w->valid[t])
+            w->v[g->k++] = t;
+    }
+    if (!before || before->z_window != p->z_window)
+        memset(w->vol_state, 0, n);
+    memset(w->trz_state, 0, n);
+    g->vol = (lazy_z){ s->volume, p->z_window, w->vol_val, w->vol_state };
+    g->trz = (lazy_z){ w->atr, p->z_window, w->trz_val, w->trz_state };
+}
+
+static int thread_num(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+/* The combos order[from, to), one group, on t threads, into v. */
+static void check_group(const sebt_backend *cand, const group *g, workspace *w, const sebt_params *combos,
+                        const sebt_sweep_record *got, const by_window *order, size_t from, size_t to, int t,
+                        sebt_verify_verdict *v)
+{
+    (void)t;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(t)
+#endif
+    for (size_t k = from; k < to; k++) {
+        size_t i = order[k].i;
+        own_columns *o = &w->own[thread_num()];
+        make_own(g->s, &combos[i], o);
+        sebt_result r;
+        memset(&r, 0, sizeof r);
+        sebt_error e = { 0 };
+        sebt_status one = walk(g, o, &combos[i], &r, &e);
+        sebt_verify_judge(cand, g->s, got, i, one, &e, &r, v);
+        sebt_result_free(&r);
+    }
+}
+
+sebt_status sebt_sweep_verify_exact(const sebt_backend *cand, const sebt_series *s, const sebt_params *combos,
+                                    const sebt_sweep_record *got, size_t n, int threads, sebt_verify_report *rep,
+                                    sebt_error *err)
+{
+    return sebt_sweep_verify_exact_where(cand, s, combos, got, n, threads, NULL, rep, err);
+}
+
+sebt_status sebt_sweep_verify_exact_where(const sebt_backend *cand, const sebt_series *s, const sebt_params *combos,
+                                          const sebt_sweep_record *got, size_t n, int threads,
+                                          const sebt_sweep_where_decisions *where, sebt_verify_report *rep,
+                                          sebt_error *err)
+{
+    if (!cand || !s || !rep || (n && (!combos || !got)))
+        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_sweep_verify_exact: a backend, a series, combos and a report are required");
+    memset(rep, 0, sizeof *rep);
+    double t0 = now_s();
+    int t = sebt_verify_threads(threads);
+    workspace w = { 0 };
+    by_window *order = malloc((n ? n : 1) * sizeof *order);
+    if (!order || !workspace_alloc(&w, s->n, t)) {
+        free(order);
+        workspace_free(&w);
+        return sebt_fail(err, SEBT_ERR_NOMEM, "out of memory for a check of %zu combos", n);
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = (by_window){ combos, i };
+    qsort(order, n, sizeof *order, cmp_by_window);
+    sebt_ref_tr(s, w.tr);
+    sebt_ref_cloc(s, w.cloc);
+    sebt_verify_verdict v = { .failed = SEBT_OK, .first_at = SIZE_MAX, .where = where, .combos = combos };
+    for (size_t from = 0, to; from < n; from = to) {
+        const sebt_params *p = &combos[order[from].i];
+        for (to = from + 1; to < n && window_order(&combos[order[to].i], p, true) == 0; to++)
+            ;
+        group g;
+        start_group(s, p, from ? &combos[order[from - 1].i] : NULL, &w, &g);
+        check_group(cand, &g, &w, combos, got, order, from, to, t, &v);
+    }
+    free(order);
+    workspace_free(&w);
+    return sebt_verify_conclude(&v, got, n, now_s() - t0, rep, err);
+}
