@@ -15,6 +15,7 @@
 #include "sebt/sebt.h"
 #include "sebt/sweep_proof.h"
 #include "sweep_verify.h"
+#include "test_faults.h"
 
 static double now_s(void)
 {
@@ -147,6 +148,8 @@ static int piece_of(const sebt_sweep_window *w, uint64_t target)
 void sebt_sweep_proof_window(sebt_sweep_proof *p, const sebt_sweep_window *w, bool rows_in_file)
 {
     uint64_t base = p->written;
+    p->windows++;
+    p->windows_with_analysis += w->analysis != NULL;
     for (int i = 0; i < w->n_parts; i++)
         p->written += w->part_bytes[i];
     int piece = 0;
@@ -318,10 +321,51 @@ static sebt_status check_series(sebt_sweep_proof *p, const sebt_sweep_proof_ctx 
     return st;
 }
 
-sebt_status sebt_sweep_proof_best(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *c, const sebt_sweep_record *best,
+/* The context as the check takes it: with SEBT_TEST_FAULTS, a proof that
+ * asks for the analysis columns (each combo's trades) whatever the sweep
+ * made, or leaves them out (core/test_faults.h; cli/tests/mutants). */
+static sebt_sweep_proof_ctx as_asked(const sebt_sweep_proof_ctx *c)
+{
+    sebt_sweep_proof_ctx k = *c;
+    if (SEBT_FAULT("proof_asks_trades_without"))
+        k.analysis = true;
+    if (SEBT_FAULT("proof_leaves_trades_out"))
+        k.analysis = false;
+    return k;
+}
+
+/* The check compares what the sweep made: the analysis columns come from
+ * each combo's trades, so a check that asks for them of a sweep that ran
+ * without trades compares nothing the sweep wrote (or misreads its rows),
+ * and one that leaves them out of a sweep that made them vouches for
+ * columns it never read. */
+static sebt_status same_columns(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *c, const sebt_sweep_record *rec,
+                                size_t n, sebt_error *err)
+{
+    /* What the sweep made: said by the windows handed over, else (a
+     * whole-sweep path) by the records themselves. */
+    bool made = p->windows ? p->windows_with_analysis > 0 : n ? rec[0].has_analysis : c->analysis;
+    bool mixed = p->windows_with_analysis > 0 && p->windows_with_analysis < p->windows;
+    for (size_t i = 0; i < n; i++)
+        mixed = mixed || rec[i].has_analysis != made;
+    if (!mixed && made == c->analysis)
+        return SEBT_OK;
+    snprintf(p->what, sizeof p->what, "%s",
+             mixed ? "the records handed over mix rows with and without the analysis columns"
+             : c->analysis ? "the check asks for the analysis columns (each combo's trades) of a sweep that ran without them"
+                           : "the sweep made the analysis columns (from each combo's trades) and the check leaves them out");
+    return differs(p, err);
+}
+
+sebt_status sebt_sweep_proof_best(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *ctx, const sebt_sweep_record *best,
                                   size_t n_best, sebt_error *err)
 {
-    sebt_status st = check_series(p, c, err);
+    sebt_sweep_proof_ctx asked = as_asked(ctx);
+    const sebt_sweep_proof_ctx *c = &asked;
+    sebt_status st = same_columns(p, c, best, n_best, err);
+    if (st != SEBT_OK)
+        return st;
+    st = check_series(p, c, err);
     if (st != SEBT_OK)
         return st;
     sebt_params *pp;
@@ -339,11 +383,15 @@ sebt_status sebt_sweep_proof_best(sebt_sweep_proof *p, const sebt_sweep_proof_ct
     return st;
 }
 
-sebt_status sebt_sweep_proof_rest(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *c, sebt_error *err)
+sebt_status sebt_sweep_proof_rest(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *ctx, sebt_error *err)
 {
+    sebt_sweep_proof_ctx asked = as_asked(ctx);
+    const sebt_sweep_proof_ctx *c = &asked;
     sebt_params *pp;
     sebt_sweep_record *rr;
-    sebt_status st = arrays(p->n_cand, &pp, &rr, err);
+    sebt_status st = same_columns(p, c, NULL, 0, err);
+    if (st == SEBT_OK)
+        st = arrays(p->n_cand, &pp, &rr, err);
     if (st != SEBT_OK)
         return st;
     p->sweep_seconds = c->sweep_seconds;

@@ -40,6 +40,9 @@ typedef struct {
     uint64_t *offset;
     bool *kept;                    /* the sweep's condition's decision on each (true without one) */
     uint64_t written;              /* bytes before the next window's rows (the caller sets the header's) */
+    /* The windows handed over, and how many carried the analysis columns
+     * (made from each combo's trades): what the check may compare. */
+    size_t windows, windows_with_analysis;
     /* The outcome. */
     size_t best, sampled, differ;
     bool read_back, series_fresh_checked;
@@ -76,7 +79,10 @@ void sebt_sweep_proof_window(sebt_sweep_proof *p, const sebt_sweep_window *w, bo
 void sebt_sweep_proof_free(sebt_sweep_proof *p);
 /* The series (when it came from the cache) and the best combos (their
  * records as handed over) against the reference. SEBT_ERR_VERIFY on a
- * difference, err->msg (and p->what) naming it. */
+ * difference, err->msg (and p->what) naming it; also when the check would
+ * compare other columns than the sweep made (c->analysis against the
+ * windows and records handed over): analysis columns asked of a sweep that
+ * ran without trades, or left out of one that made them. */
 sebt_status sebt_sweep_proof_best(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *c, const sebt_sweep_record *best,
                                   size_t n_best, sebt_error *err);
 /* The sample: read back from c->file when it is set, recomputed on the

@@ -6,7 +6,9 @@
 # the analysis columns' stop and tp exit counts swapped, and in the
 # library's analysis figures the profit factor's sign flipped, the bars in
 # the market one short a trade, a year of 365 days; a --where `>=` read
-# as `>`; a split's cut and a walk-forward's test window one bar off).
+# as `>`; a split's cut and a walk-forward's test window one bar off; and
+# in the proof itself, a check that asks for the analysis columns, each
+# combo's trades, of a sweep that ran without them, or leaves them out).
 # The test shows each is caught by the sweep's own verification, exit 1,
 # nothing written. Test-only: never installed; the sebt that ships has no
 # such hooks (compiled out).
@@ -26,7 +28,8 @@ if(BUILD_TESTING AND SEBT_MUTANTS_BASH AND TARGET sebt_cli)
   set(_mu_core ${PROJECT_SOURCE_DIR}/core/outfile.c ${PROJECT_SOURCE_DIR}/core/number.c
       ${PROJECT_SOURCE_DIR}/core/series_cache.c ${PROJECT_SOURCE_DIR}/core/sweep.c
       ${PROJECT_SOURCE_DIR}/core/sweep_rows.c ${PROJECT_SOURCE_DIR}/core/metrics.c ${PROJECT_SOURCE_DIR}/core/where.c
-      ${PROJECT_SOURCE_DIR}/core/oos.c ${PROJECT_SOURCE_DIR}/core/walkforward.c)
+      ${PROJECT_SOURCE_DIR}/core/oos.c ${PROJECT_SOURCE_DIR}/core/walkforward.c
+      ${PROJECT_SOURCE_DIR}/core/sweep_proof.c)
   add_executable(sebt_mutants ${_mu_abs} ${_mu_core})
   set_target_properties(sebt_mutants PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
   find_package(Threads)

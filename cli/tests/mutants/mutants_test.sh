@@ -67,6 +67,17 @@ caught year_of_365_days "a year of 365 days in the annualised Sharpe" \
 caught where_ge_read_as_gt "a --where '>=' read as '>'" \
   "--where 'n >= 142' keeps the row on the reference's values, the sweep dropped it" top.txt \
   --grid small.grid --where 'n >= 142' --top 5 --verify 128 --seed 3
+# The proof's own slip: a check that asks for the analysis columns (each
+# combo's trades) of a sweep that ran without them, or leaves them out of
+# one that made them. Read back as npy, the columns left out would pass
+# unread ("verified" over columns nobody compared); the proof compares
+# what it asks for with what the windows handed over, and names it.
+caught proof_asks_trades_without "the proof asking for trades of a sweep that ran without them" \
+  "the check asks for the analysis columns (each combo's trades) of a sweep that ran without them" \
+  small.npy --grid small.grid --format npy --verify 8
+caught proof_leaves_trades_out "the proof leaving out the analysis columns a sweep made from its trades" \
+  "the sweep made the analysis columns (from each combo's trades) and the check leaves them out" \
+  small.npy --grid small.grid --analysis --format npy --verify 8
 # A split's cut and a walk-forward's window edges one bar off: each
 # command compares the edges it ran on with the reference's literal count
 # of the bars in each span.
