@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "options.h"
+#include "sebt/backends.h"
 #include "sebt/plugin.h"
 
 enum { OPT_BACKEND, OPT_FORMAT };
@@ -21,11 +22,19 @@ const cli_command cli_cmd_backends_spec = {
     .summary = "the backends built into this binary and their contracts",
     .usage = "[--backend NAME|PATH] [--format text|json]\n",
     .about = "The backends built into this binary, their parity contract against the\n"
-             "reference (exact, or tolerant(tol)) and a description; a backend that\n"
+             "reference (exact, or tolerant(tol)), where a sweep's --analysis columns\n"
+             "come from (walk: counted in its metrics-only walk; trades: from each\n"
+             "combo's recorded trades, slower) and a description; a backend that\n"
              "cannot be opened here is listed as unavailable, with the reason.\n",
     .opts = CLI_OPTS(backends_opts),
     .fn = cli_cmd_backends,
 };
+
+/* Where a sweep with --analysis takes b's columns from (sebt_backend_tally_batch). */
+static const char *analysis_source(const sebt_backend *b)
+{
+    return sebt_backend_tally_batch(b) ? "walk" : "trades";
+}
 
 /* One plugin, or one built-in by name: its table as the registry opens it. */
 static int show_one(const char *cmd, const char *value, bool json)
@@ -35,7 +44,7 @@ static int show_one(const char *cmd, const char *value, bool json)
     if (sebt_backend_get(value, &b, &err) != SEBT_OK) {
         if (!sebt_backend_is_path(value) && !sebt_backend_is_kernel(value) && err.code != SEBT_ERR_USAGE && !json) {
             /* A built-in that cannot open here is an answer, as in the list. */
-            printf("%-10s  %-16s  %s\n", value, "unavailable", err.msg);
+            printf("%-10s  %-16s  %-8s  %s\n", value, "unavailable", "-", err.msg);
             return CLI_EXIT_OK;
         }
         return cli_report_error(cmd, &err);
@@ -54,6 +63,7 @@ static int show_one(const char *cmd, const char *value, bool json)
         cli_json_bool(&j, "available", true);
         cli_json_string(&j, "contract", b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
         cli_json_double(&j, "tol", b->contract.tol);
+        cli_json_string(&j, "analysis", analysis_source(b));
         cli_json_string(&j, "description", b->description ? b->description : "");
         if (plugin) {
             cli_json_string(&j, "plugin", sebt_backend_selector(b));
@@ -70,8 +80,9 @@ static int show_one(const char *cmd, const char *value, bool json)
         cli_json_end_object(&j);
         cli_json_finish(&j);
     } else {
-        printf("%-10s  %-16s  %s\n", "name", "contract", "description");
-        printf("%-10s  %-16s  %s\n", b->name, contract, b->description ? b->description : "");
+        printf("%-10s  %-16s  %-8s  %s\n", "name", "contract", "analysis", "description");
+        printf("%-10s  %-16s  %-8s  %s\n", b->name, contract, analysis_source(b),
+               b->description ? b->description : "");
         if (plugin)
             printf("plugin: %s (ABI %d)\n", sebt_backend_selector(b), SEBT_PLUGIN_ABI_VERSION);
         if (sebt_backend_is_kernel(value))
@@ -99,7 +110,7 @@ int cli_cmd_backends(int argc, char **argv)
         cli_json_schema(&j, "backends");
         cli_json_begin_array(&j, "backends");
     } else {
-        printf("%-10s  %-16s  %s\n", "name", "contract", "description");
+        printf("%-10s  %-16s  %-8s  %s\n", "name", "contract", "analysis", "description");
     }
     for (size_t i = 0; i < sebt_backend_count(); i++) {
         const char *name = sebt_backend_name_at(i);
@@ -117,13 +128,14 @@ int cli_cmd_backends(int argc, char **argv)
             if (ok) {
                 cli_json_string(&j, "contract", b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
                 cli_json_double(&j, "tol", b->contract.tol);
+                cli_json_string(&j, "analysis", analysis_source(b));
                 cli_json_string(&j, "description", about);
             } else {
                 cli_json_string(&j, "reason", about);
             }
             cli_json_end_object(&j);
         } else {
-            printf("%-10s  %-16s  %s\n", name, contract, about);
+            printf("%-10s  %-16s  %-8s  %s\n", name, contract, ok ? analysis_source(b) : "-", about);
         }
     }
     if (json) {

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "options.h"
 #include "mpi.h"
+#include "sebt/backends.h"
 #include "sebt/grid.h"
 #include "sebt/shard.h"
 #include "sweep.h"
@@ -1097,12 +1098,20 @@ static void *sync_file(void *arg)
     return NULL;
 }
 
+/* The driver's first window (sebt_sweep_run): a sweep whose analysis comes
+ * from trades starts with a small one. */
+static size_t first_window(const sweep_run *r)
+{
+    bool from_trades = !sebt_backend_tally_batch(r->b) || (r->a.trades && !r->a.have_top);
+    return r->a.analysis && from_trades ? SEBT_SWEEP_ANALYSIS_WINDOW : SEBT_SWEEP_WINDOW;
+}
+
 static int prove(const char *cmd, sweep_run *r, stream_out *o, const sebt_sweep_result *sr)
 {
     sweep_args *a = &r->a;
     bool file = !o->af.is_stdout && o->af.o.atomic;
     sweep_proof_ctx c = { .b = r->b, .s = &r->s, .grid = r->grid, .combos = r->combos, .n_combos = r->n_combos,
-                          .window = a->analysis ? SEBT_SWEEP_ANALYSIS_WINDOW : SEBT_SWEEP_WINDOW,
+                          .window = first_window(r),
                           .threads = (int)a->threads, .file = file ? o->af.o.tmp : NULL, .shown = a->output,
                           .npy = o->npy, .json = o->json, .analysis = a->analysis,
                           .header_bytes = o->header, .read_back = file && !a->have_top, .where = a->where,
@@ -1169,8 +1178,7 @@ static int open_stream(const char *cmd, sweep_run *r, stream_out *o)
     r->proof = (sweep_proof){ .mode = a->verify, .core = { .fixed = a->verify_n, .seed = a->seed } };
     if (!a->have_seed)
         r->proof.core.seed = (uint64_t)(cli_now() * 1e9) ^ ((uint64_t)getpid() << 32);
-    int rc = sweep_proof_plan(cmd, &r->proof, r->n_combos,
-                              a->analysis ? SEBT_SWEEP_ANALYSIS_WINDOW : SEBT_SWEEP_WINDOW);
+    int rc = sweep_proof_plan(cmd, &r->proof, r->n_combos, first_window(r));
     if (rc != CLI_EXIT_OK)
         atomic_discard(&o->af);
     return rc;

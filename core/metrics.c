@@ -79,19 +79,15 @@ void sebt_equity_curve(const sebt_result *r, double *equity, double *drawdown)
 /* 365.25 days of milliseconds: a calendar year on average, leap days in. */
 #define MS_PER_YEAR (365.25 * 86400000.0)
 
-void sebt_trade_stats_of(const sebt_series *s, const sebt_result *r, sebt_trade_stats *st)
+void sebt_trade_stats_of_tally(const sebt_series *s, const sebt_result *r, const sebt_trade_tally *t,
+                               sebt_trade_stats *st)
 {
     *st = (sebt_trade_stats){ 0 };
-    for (size_t i = 0; i < r->n_trades; i++) {
-        const sebt_trade *t = &r->trades[i];
-        if ((unsigned)t->reason < SEBT_EXIT_KINDS)
-            st->exits[t->reason]++;
-        if (t->pnl > 0)
-            st->gross_profit += t->pnl;
-        else if (t->pnl < 0)
-            st->gross_loss += t->pnl;
-        st->bars_in_market += (int64_t)t->bars_held + (SEBT_FAULT("bars_in_market_one_short") ? 0 : 1);
-    }
+    for (int k = 0; k < SEBT_EXIT_KINDS; k++)
+        st->exits[k] = t->exits[k];
+    st->gross_profit = t->gross_profit;
+    st->gross_loss = t->gross_loss;
+    st->bars_in_market = t->bars_in_market - (SEBT_FAULT("bars_in_market_one_short") ? r->metrics.n : 0);
     if (r->open_at_end.open)
         st->bars_in_market += (int64_t)r->open_at_end.bars_held + 1;
     double loss = SEBT_FAULT("profit_factor_sign_flipped") ? st->gross_loss : -st->gross_loss;
@@ -102,4 +98,20 @@ void sebt_trade_stats_of(const sebt_series *s, const sebt_result *r, sebt_trade_
         st->years = (double)(s->ts[s->n - 1] - s->ts[0]) / (SEBT_FAULT("year_of_365_days") ? 365 * 86400000.0 : MS_PER_YEAR);
     if (st->years > 0 && r->metrics.sharpe != 0.0)
         st->sharpe_annual = r->metrics.sharpe * sqrt((double)r->metrics.n / st->years);
+}
+
+void sebt_trade_stats_of(const sebt_series *s, const sebt_result *r, sebt_trade_stats *st)
+{
+    sebt_trade_tally t = { 0 };
+    for (size_t i = 0; i < r->n_trades; i++) {
+        const sebt_trade *tr = &r->trades[i];
+        if ((unsigned)tr->reason < SEBT_EXIT_KINDS)
+            t.exits[tr->reason]++;
+        if (tr->pnl > 0)
+            t.gross_profit += tr->pnl;
+        else if (tr->pnl < 0)
+            t.gross_loss += tr->pnl;
+        t.bars_in_market += (int64_t)tr->bars_held + 1;
+    }
+    sebt_trade_stats_of_tally(s, r, &t, st);
 }

@@ -212,6 +212,11 @@ sebt_status sebt_plugin_open(const char *value, const sebt_backend **out, sebt_e
     return SEBT_OK;
 }
 
+sebt_tally_batch_fn sebt_backend_tally_batch(const sebt_backend *b)
+{
+    return b == &sebt_fast_cpu_backend ? sebt_fast_cpu_run_tallied : NULL;
+}
+
 sebt_status sebt_backend_get(const char *name, const sebt_backend **out, sebt_error *err)
 {
     *out = NULL;

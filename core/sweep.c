@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "sebt/backends.h"
 #include "sebt/sebt.h"
 #include "sebt/sweep.h"
 #include "sebt/sweep_proof.h"
@@ -40,7 +41,11 @@ typedef struct {
     window_rows rows[2];
     bool *passes[2];   /* with a condition: which combos of the window pass */
     sebt_trade_stats *ca[2];   /* with opts.analysis: each combo's analysis */
-    bool sized_by_trades;      /* opts.analysis without opts.window: windows sized by their trades */
+    /* With opts.analysis and a backend whose walk keeps the tallies, and no
+     * trades wanted: the analysis from the tallies, no trades recorded. */
+    sebt_tally_batch_fn tally;
+    sebt_trade_tally *ct[2];
+    bool sized_by_trades;      /* opts.analysis from trades without opts.window: windows sized by their trades */
     double trades_per_combo;   /* in the window backtested last (sized_by_trades) */
     bool team_rows;
     sebt_sweep_record *kept;
@@ -426,6 +431,16 @@ static void take_analysis(driver *d, int slot, uint64_t first, size_t m)
     }
 }
 
+/* Each combo's analysis from its tally and result (no trades). */
+static void take_tallies(driver *d, int slot, size_t m)
+{
+#ifdef _OPENMP
+#pragma omp parallel for schedule(static) num_threads(d->o->threads > 0 ? d->o->threads : omp_get_max_threads())
+#endif
+    for (size_t k = 0; k < m; k++)
+        sebt_trade_stats_of_tally(d->s, &d->cr[slot][k], &d->ct[slot][k], &d->ca[slot][k]);
+}
+
 /* Backtests one window (and, on every core, checks and formats it); false
  * when it failed, its results freed and the failure recorded. */
 static bool backtest_window(driver *d, int slot, uint64_t first, size_t m)
@@ -437,14 +452,23 @@ static bool backtest_window(driver *d, int slot, uint64_t first, size_t m)
         memset(res, 0, m * sizeof *res);
     }
     window_progress wp = { .o = d->o, .base = first };
-    sebt_batch_opts opts = { .threads = d->o->threads, .want_trades = d->o->want_trades || d->o->analysis,
+    sebt_batch_opts opts = { .threads = d->o->threads,
+                             .want_trades = d->o->want_trades || (d->o->analysis && !d->tally),
                              .progress = d->o->progress ? progress_update : NULL, .progress_user = &wp };
     sebt_error e = { 0 };
     double t0 = now_s(), c0 = cpu_s();
-    sebt_status st = sebt_backend_status(d->b, d->b->run_batch(d->b, d->s, c, m, &opts, res, &e), &e);
+    sebt_status st;
+    if (d->tally) {
+        memset(d->ct[slot], 0, m * sizeof *d->ct[slot]);
+        st = sebt_backend_status(d->b, d->tally(d->b, d->s, c, m, &opts, res, d->ct[slot], &e), &e);
+    } else {
+        st = sebt_backend_status(d->b, d->b->run_batch(d->b, d->s, c, m, &opts, res, &e), &e);
+    }
     d->compute_s += now_s() - t0;
     d->compute_cpu_s += cpu_s() - c0;
-    if (st == SEBT_OK && d->ca[slot])
+    if (st == SEBT_OK && d->ca[slot] && d->tally)
+        take_tallies(d, slot, m);
+    else if (st == SEBT_OK && d->ca[slot])
         take_analysis(d, slot, first, m);
     if (st == SEBT_OK && d->team_rows && !team_format(d, slot, first, m)) {
         st = SEBT_ERR_NOMEM;
@@ -543,11 +567,14 @@ static bool alloc_driver(driver *d)
         d->passes[i] = malloc(w * sizeof(bool));
     for (int i = 0; i < 2 && d->o->analysis; i++)
         d->ca[i] = malloc(w * sizeof(sebt_trade_stats));
+    for (int i = 0; i < 2 && d->tally; i++)
+        d->ct[i] = malloc(w * sizeof(sebt_trade_tally));
     bool rows = d->o->rows != SEBT_ROWS_NONE;
     for (int i = 0; i < 2 && rows; i++)
         d->rows[i].row_at = malloc(w * sizeof(size_t));
     return d->cc[0] && d->cc[1] && d->cr[0] && d->cr[1] && (!d->top_cap || d->kept) &&
            (!d->o->where || (d->passes[0] && d->passes[1])) && (!d->o->analysis || (d->ca[0] && d->ca[1])) &&
+           (!d->tally || (d->ct[0] && d->ct[1])) &&
            (!rows || (d->rows[0].row_at && d->rows[1].row_at));
 }
 
@@ -558,6 +585,7 @@ static void free_driver(driver *d)
         free(d->cr[i]);
         free(d->passes[i]);
         free(d->ca[i]);
+        free(d->ct[i]);
         free(d->rows[i].row_at);
         for (int p = 0; p < SEBT_SWEEP_MAX_PARTS; p++)
             free(d->rows[i].buf[p]);
@@ -632,7 +660,8 @@ sebt_status sebt_sweep_run(const sebt_backend *b, const sebt_series *s, const se
     memset(out, 0, sizeof *out);
     driver d = { .b = b, .s = s, .o = opts, .n = opts->n_combos, .prepared = { SIZE_MAX, SIZE_MAX } };
     d.window = opts->window ? opts->window : SEBT_SWEEP_WINDOW;
-    d.sized_by_trades = opts->analysis && !opts->window;
+    d.tally = opts->analysis && !opts->want_trades ? sebt_backend_tally_batch(b) : NULL;
+    d.sized_by_trades = opts->analysis && !d.tally && !opts->window;
     if (d.window > d.n)
         d.window = d.n;
     d.top_cap = opts->top < d.n ? opts->top : d.n;

@@ -35,6 +35,7 @@
 #include <math.h>
 #include <stdint.h>
 
+#include "sebt/analysis.h"
 #include "sebt/types.h"
 
 #ifdef __CUDACC__
@@ -150,6 +151,7 @@ typedef struct {
     int64_t cap;
     double *rbuf;
     int64_t rcap;
+    sebt_trade_tally *tally;   /* NULL: no analysis tally (sebt_k_acc_tally) */
 } sebt_k_acc;
 
 /* One closed trade's pnl and R, in the order SPEC §7 sums them; tr (may be
@@ -176,6 +178,29 @@ SEBT_HD SEBT_K_HOT static inline void sebt_k_acc_add(sebt_k_acc *a, double pnl, 
         a->peak = a->cum;
     if (a->cum - a->peak < a->max_dd)
         a->max_dd = a->cum - a->peak;
+}
+
+/* How candidate j's trade closed, beside its memo entry, for the tally of
+ * a sweep's analysis columns (sebt_k_acc_tally). */
+typedef struct {
+    int32_t bars_held;
+    int32_t reason;            /* sebt_exit_reason */
+} sebt_k_memo_exit;
+
+/* One closed trade into the analysis tally (sebt/analysis.h), summed in
+ * trade order as sebt_trade_stats_of sums a combo's trades: the same bits.
+ * Not on a Sharpe's second pass, which walks the trades again. */
+SEBT_HD SEBT_K_HOT static inline void sebt_k_acc_tally(sebt_k_acc *a, double pnl, const sebt_k_memo_exit *x)
+{
+    if (a->ss_pass || !a->tally)
+        return;
+    sebt_trade_tally *t = a->tally;
+    t->exits[x->reason]++;
+    if (pnl > 0)
+        t->gross_profit += pnl;
+    else if (pnl < 0)
+        t->gross_loss += pnl;
+    t->bars_in_market += (int64_t)x->bars_held + 1;
 }
 
 SEBT_HD static inline void sebt_k_acc_trade(sebt_k_acc *a, const sebt_trade *tr)
@@ -386,10 +411,13 @@ typedef struct {
     uint32_t epoch;
 } sebt_k_raw_exits;
 
+/* ex (may be NULL): how each candidate's trade closed, filled with its
+ * link, for combos that keep an analysis tally. */
 typedef struct {
     sebt_k_memo_link *link;
     sebt_k_memo_val *val;
     sebt_k_raw_exits raw;
+    sebt_k_memo_exit *ex;
 } sebt_k_memo;
 
 #ifdef __CUDA_ARCH__
@@ -456,11 +484,11 @@ typedef struct {
 
 /* What candidate j's memo entry holds before costs: where its trade's
  * exit leads (link) and the prices its pnl comes from; raw (may be NULL)
- * as in sebt_k_memo. */
+ * as in sebt_k_memo; x (may be NULL): how the trade closes. */
 SEBT_HD static inline void sebt_k_memo_fill_geom(const sebt_k_market *m, const sebt_k_valid *v,
                                                  const sebt_k_union *u, const sebt_params *p, int64_t j,
                                                  const sebt_k_raw_exits *raw, sebt_k_memo_link *link,
-                                                 sebt_k_memo_geom *g)
+                                                 sebt_k_memo_geom *g, sebt_k_memo_exit *x)
 {
     sebt_trade tr;
     int st;
@@ -478,17 +506,21 @@ SEBT_HD static inline void sebt_k_memo_fill_geom(const sebt_k_market *m, const s
     g->entry = tr.entry_price;
     g->exit_price = tr.exit_price;
     g->risk = tr.risk;
+    if (x) {
+        x->bars_held = tr.bars_held;
+        x->reason = (int32_t)tr.reason;
+    }
     link->next = sebt_k_memo_next(u, j, tr.exit_index);
 }
 
-/* The memo entry of candidate j for exit parameters p; raw (may be NULL)
- * as in sebt_k_memo. */
+/* The memo entry of candidate j for exit parameters p; raw and x (may be
+ * NULL) as in sebt_k_memo_fill_geom. */
 SEBT_HD static inline void sebt_k_memo_fill(const sebt_k_market *m, const sebt_k_valid *v, const sebt_k_union *u,
                                             const sebt_params *p, int64_t j, const sebt_k_raw_exits *raw,
-                                            sebt_k_memo_link *link, sebt_k_memo_val *val)
+                                            sebt_k_memo_link *link, sebt_k_memo_val *val, sebt_k_memo_exit *x)
 {
     sebt_k_memo_geom g;
-    sebt_k_memo_fill_geom(m, v, u, p, j, raw, link, &g);
+    sebt_k_memo_fill_geom(m, v, u, p, j, raw, link, &g, x);
     val->pnl = 0.0;
     val->r = 0.0;
     if (link->next >= 0) {   /* the pnl and R sebt_k_trade_at gives */
@@ -515,7 +547,7 @@ SEBT_HD SEBT_K_HOT static inline int sebt_k_hop_step(const sebt_k_market *m, con
         return 0;
     sebt_k_memo_link *l = &memo->link[j];
     if (epoch && l->stamp != epoch) {
-        sebt_k_memo_fill(m, v, u, p, j, &memo->raw, l, &memo->val[j]);
+        sebt_k_memo_fill(m, v, u, p, j, &memo->raw, l, &memo->val[j], memo->ex ? &memo->ex[j] : NULL);
         l->stamp = epoch;
     }
     int32_t next = l->next;
@@ -536,6 +568,8 @@ SEBT_HD SEBT_K_HOT static inline int sebt_k_hop_step(const sebt_k_market *m, con
     } else {
         sebt_k_acc_add(acc, e->pnl, e->r, NULL);
     }
+    if (acc->tally)
+        sebt_k_acc_tally(acc, e->pnl, &memo->ex[j]);
     *jp = sebt_k_next_signal(sb, next, u->n);
     return *jp < u->n;
 }
@@ -608,10 +642,17 @@ SEBT_HD static inline void sebt_k_finish(const sebt_k_acc *acc, double second_ss
     out->metrics.sharpe = sharpe;
 }
 
-SEBT_HD static inline sebt_k_acc sebt_k_acc_start(sebt_trade *trades, int64_t cap, double *rbuf, int64_t rcap)
+/* tally (may be NULL; then it is zeroed here): the analysis tally, which
+ * needs the memo's ex. */
+SEBT_HD static inline sebt_k_acc sebt_k_acc_start(sebt_trade *trades, int64_t cap, double *rbuf, int64_t rcap,
+                                                  sebt_trade_tally *tally)
 {
     sebt_k_acc acc = { 0, 0.0, 0.0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, trades, trades ? cap : 0,
-                       rbuf, rbuf ? rcap : 0 };
+                       rbuf, rbuf ? rcap : 0, tally };
+    if (tally) {
+        sebt_trade_tally none = { { 0, 0, 0, 0 }, 0.0, 0.0, 0 };
+        *tally = none;
+    }
     return acc;
 }
 
@@ -636,14 +677,16 @@ SEBT_HD static inline void sebt_k_combo_end(const sebt_k_market *m, const sebt_k
 
 /* One combo by hops (see sebt_k_hop), SPEC §6-7: trades to trades[0 .. cap)
  * (NULL/0 for metrics only); out->n_trades counts all of them, so a caller
- * whose buffer was short sees it and runs again; out->trades is left alone. */
+ * whose buffer was short sees it and runs again; out->trades is left alone.
+ * tally (may be NULL; with the memo's ex): its analysis tally. */
 SEBT_HD static inline void sebt_k_run_combo_hop(const sebt_k_market *m, const sebt_k_valid *v,
                                                 const sebt_k_union *u, const sebt_k_sigbits *sb,
                                                 const sebt_k_memo *memo, uint32_t epoch,
                                                 const sebt_params *p, sebt_trade *trades, int64_t cap,
-                                                double *rbuf, int64_t rcap, sebt_result *out)
+                                                double *rbuf, int64_t rcap, sebt_result *out,
+                                                sebt_trade_tally *tally)
 {
-    sebt_k_acc acc = sebt_k_acc_start(trades, cap, rbuf, rcap);
+    sebt_k_acc acc = sebt_k_acc_start(trades, cap, rbuf, rcap, memo->ex ? tally : NULL);
     sebt_k_hop(m, v, u, sb, memo, epoch, p, &acc, &out->open_at_end);
     sebt_k_combo_end(m, v, u, sb, memo, epoch, p, &acc, out);
 }
@@ -653,15 +696,17 @@ SEBT_HD static inline void sebt_k_run_combo_hop(const sebt_k_market *m, const se
  * the signal words after its exit) and additions, so one combo leaves the
  * core waiting; two in turn overlap their waits. Each combo's arithmetic and
  * its order are sebt_k_run_combo_hop's: the same bits. A memo entry either
- * fills is the same entry. */
+ * fills is the same entry. tally_a, tally_b as sebt_k_run_combo_hop's. */
 SEBT_HD static inline void sebt_k_run_combo_pair_hop(const sebt_k_market *m, const sebt_k_valid *v,
                                                      const sebt_k_union *u, const sebt_k_memo *memo, uint32_t epoch,
                                                      const sebt_k_sigbits *sb_a, const sebt_params *p_a,
                                                      double *rbuf_a, sebt_result *out_a,
                                                      const sebt_k_sigbits *sb_b, const sebt_params *p_b,
-                                                     double *rbuf_b, sebt_result *out_b, int64_t rcap)
+                                                     double *rbuf_b, sebt_result *out_b, int64_t rcap,
+                                                     sebt_trade_tally *tally_a, sebt_trade_tally *tally_b)
 {
-    sebt_k_acc a = sebt_k_acc_start(NULL, 0, rbuf_a, rcap), b = sebt_k_acc_start(NULL, 0, rbuf_b, rcap);
+    sebt_k_acc a = sebt_k_acc_start(NULL, 0, rbuf_a, rcap, memo->ex ? tally_a : NULL),
+               b = sebt_k_acc_start(NULL, 0, rbuf_b, rcap, memo->ex ? tally_b : NULL);
     sebt_k_no_open(&out_a->open_at_end);
     sebt_k_no_open(&out_b->open_at_end);
     int64_t ja = sebt_k_next_signal(sb_a, 0, u->n), jb = sebt_k_next_signal(sb_b, 0, u->n);
@@ -692,11 +737,11 @@ SEBT_HD static inline void sebt_k_run_combo_pair_hop(const sebt_k_market *m, con
  * part): the candidates whose trades close, in order, into path (n_out of
  * them, at most u->n), and *open_j: the candidate whose trade is still open
  * at the end, or -1. Entries are filled lazily as in sebt_k_hop_step; raw
- * (may be NULL) as in sebt_k_memo. */
+ * and ex (may be NULL) as in sebt_k_memo. */
 SEBT_HD static inline int64_t sebt_k_walk(const sebt_k_market *m, const sebt_k_valid *v, const sebt_k_union *u,
                                           const sebt_k_sigbits *sb, sebt_k_memo_link *link, sebt_k_memo_geom *geom,
-                                          const sebt_k_raw_exits *raw, uint32_t epoch, const sebt_params *p,
-                                          int32_t *path, int64_t *open_j)
+                                          const sebt_k_raw_exits *raw, sebt_k_memo_exit *ex, uint32_t epoch,
+                                          const sebt_params *p, int32_t *path, int64_t *open_j)
 {
     int64_t n = 0;
     *open_j = -1;
@@ -704,7 +749,7 @@ SEBT_HD static inline int64_t sebt_k_walk(const sebt_k_market *m, const sebt_k_v
     while (j < u->n) {
         sebt_k_memo_link *l = &link[j];
         if (epoch && l->stamp != epoch) {
-            sebt_k_memo_fill_geom(m, v, u, p, j, raw, l, &geom[j]);
+            sebt_k_memo_fill_geom(m, v, u, p, j, raw, l, &geom[j], ex ? &ex[j] : NULL);
             l->stamp = epoch;
         }
         int32_t next = l->next;
@@ -722,18 +767,22 @@ SEBT_HD static inline int64_t sebt_k_walk(const sebt_k_market *m, const sebt_k_v
 
 /* One combo's result from its walk (sebt_k_walk with its exit geometry and
  * signal set): metrics only, its R values in rbuf, which holds u->n (a walk
- * never has more trades than candidates). */
+ * never has more trades than candidates); tally (may be NULL; with the
+ * walk's ex) as sebt_k_run_combo_hop's. */
 SEBT_HD static inline void sebt_k_run_combo_path(const sebt_k_market *m, const sebt_k_valid *v,
                                                  const sebt_k_union *u, const sebt_k_memo_geom *geom,
-                                                 const int32_t *path, int64_t n, int64_t open_j,
-                                                 const sebt_params *p, double *rbuf, sebt_result *out)
+                                                 const sebt_k_memo_exit *ex, const int32_t *path, int64_t n,
+                                                 int64_t open_j, const sebt_params *p, double *rbuf,
+                                                 sebt_result *out, sebt_trade_tally *tally)
 {
-    sebt_k_acc acc = sebt_k_acc_start(NULL, 0, rbuf, u->n);
+    sebt_k_acc acc = sebt_k_acc_start(NULL, 0, rbuf, u->n, ex ? tally : NULL);
     sebt_k_no_open(&out->open_at_end);
     for (int64_t i = 0; i < n; i++) {
         const sebt_k_memo_geom *g = &geom[path[i]];
         double pnl = sebt_k_trade_pnl(p, g->entry, g->exit_price);
         sebt_k_acc_add(&acc, pnl, pnl / g->risk, NULL);
+        if (acc.tally)
+            sebt_k_acc_tally(&acc, pnl, &ex[path[i]]);
     }
     if (open_j >= 0) {
         sebt_trade unused;

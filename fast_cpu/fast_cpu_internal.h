@@ -144,6 +144,7 @@ typedef struct {
     const sebt_series *s;
     const sebt_params *combos;
     sebt_result *results;
+    sebt_trade_tally *tallies;      /* NULL, or each combo's analysis tally (sebt_fast_cpu_run_tallied) */
     const sebt_batch_opts *opts;
     size_t n;                       /* bars */
     double *tr, *cloc;

@@ -110,13 +110,14 @@ static void run_twins(fast_sweep *w, const sebt_k_valid *v, const sebt_k_union *
     const fast_combo_ref *R = w->refs;
     for (size_t i = 0; i < ts[1] - ts[0]; i++) {
         sebt_k_sigbits sb = combo_sigbits(s, pairs, &R[ts[0] + i]);
-        int64_t open_j, n = sebt_k_walk(&w->fm.m, v, u, &sb, memo->link, geom, &memo->raw, epoch,
+        int64_t open_j, n = sebt_k_walk(&w->fm.m, v, u, &sb, memo->link, geom, &memo->raw, memo->ex, epoch,
                                         &w->combos[R[ts[0] + i].index], path, &open_j);
         for (size_t k = 0; k < n_twins; k++) {
             size_t idx = R[ts[k] + i].index;
             sebt_result *r = &w->results[idx];
             memset(r, 0, sizeof *r);
-            sebt_k_run_combo_path(&w->fm.m, v, u, geom, path, n, open_j, &w->combos[idx], rbuf, r);
+            sebt_k_run_combo_path(&w->fm.m, v, u, geom, memo->ex, path, n, open_j, &w->combos[idx], rbuf, r,
+                                  w->tallies ? &w->tallies[idx] : NULL);
         }
     }
 }
@@ -147,11 +148,12 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
     {
         sebt_k_memo memo = { calloc(umax, sizeof *memo.link),   /* stamps 0: nothing filled */
                              malloc(umax * sizeof *memo.val),
-                             { malloc(umax * sizeof *memo.raw.e), calloc(umax, sizeof *memo.raw.stamp), 0 } };
+                             { malloc(umax * sizeof *memo.raw.e), calloc(umax, sizeof *memo.raw.stamp), 0 },
+                             w->tallies ? malloc(umax * sizeof *memo.ex) : NULL };
         double *rbuf = malloc(2 * umax * sizeof *rbuf), *rbuf_b = rbuf ? rbuf + umax : NULL;
         sebt_k_memo_geom *geom = NULL;
         int32_t *path = NULL;
-        if (!memo.link || !memo.val || !memo.raw.e || !memo.raw.stamp || !rbuf)
+        if (!memo.link || !memo.val || !memo.raw.e || !memo.raw.stamp || !rbuf || (w->tallies && !memo.ex))
             failed = 1;
         #pragma omp for schedule(dynamic, 1)
         for (size_t unit = 0; unit < n_units; unit++) {
@@ -184,12 +186,14 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
                         sebt_result *r_b = &w->results[idx_b];
                         memset(r_b, 0, sizeof *r_b);
                         sebt_k_run_combo_pair_hop(&w->fm.m, &v, &u, &memo, epoch, &sb, cp, rbuf, r, &sb_b,
-                                                  &w->combos[idx_b], rbuf_b, r_b, (int64_t)umax);
+                                                  &w->combos[idx_b], rbuf_b, r_b, (int64_t)umax,
+                                                  w->tallies ? &w->tallies[idx] : NULL,
+                                                  w->tallies ? &w->tallies[idx_b] : NULL);
                         q++;
                         continue;
                     }
                     sebt_k_run_combo_hop(&w->fm.m, &v, &u, &sb, &memo, epoch, cp, NULL, 0, rbuf,
-                                         (int64_t)umax, r);
+                                         (int64_t)umax, r, w->tallies ? &w->tallies[idx] : NULL);
                     if (want_trades && r->n_trades) {
                         sebt_trade *tt = malloc(r->n_trades * sizeof *tt);
                         if (!tt) {
@@ -197,7 +201,7 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
                             break;
                         }
                         sebt_k_run_combo_hop(&w->fm.m, &v, &u, &sb, &memo, epoch, cp, tt,
-                                             (int64_t)r->n_trades, rbuf, (int64_t)umax, r);
+                                             (int64_t)r->n_trades, rbuf, (int64_t)umax, r, NULL);
                         r->trades = tt;
                     }
                 }
@@ -217,6 +221,7 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
         free(memo.val);
         free(memo.raw.e);
         free(memo.raw.stamp);
+        free(memo.ex);
         free(rbuf);
         free(geom);
         free(path);
@@ -274,11 +279,10 @@ static sebt_status check_combos(const sebt_series *s, const sebt_params *combos,
     return series_bad ? sebt_batch_check("fast_cpu", s, combos, 0, results, err) : SEBT_OK;
 }
 
-sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
-                           size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
-                           sebt_error *err)
+static sebt_status run_batch(const sebt_series *s, const sebt_params *combos, size_t n_combos,
+                             const sebt_batch_opts *opts, sebt_result *results, sebt_trade_tally *tallies,
+                             sebt_error *err)
 {
-    (void)self;
     if (opts && opts->stats)
         memset(opts->stats, 0, sizeof *opts->stats);
     if (!s || (n_combos && (!combos || !results)))
@@ -312,6 +316,7 @@ sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const
     st = fast_sweep_begin(s, combos, n_combos, opts, threads, results, &w, err);
     if (st != SEBT_OK)
         return st;
+    w.tallies = tallies;
     for (size_t q0 = 0; q0 < n_combos;) {
         size_t q1, z0, z1;
         fast_sweep_next_batch(&w, q0, &q1, &z0, &z1);
@@ -334,4 +339,24 @@ sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const
         *opts->stats = w.stats;
     fast_sweep_end(&w);
     return SEBT_OK;
+}
+
+sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                           size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
+                           sebt_error *err)
+{
+    (void)self;
+    return run_batch(s, combos, n_combos, opts, results, NULL, err);
+}
+
+sebt_status sebt_fast_cpu_run_tallied(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                                      size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
+                                      sebt_trade_tally *tallies, sebt_error *err)
+{
+    (void)self;
+    if (opts && opts->want_trades)
+        return sebt_fail(err, SEBT_ERR_USAGE, "fast_cpu: a tallied batch is metrics only (want_trades off)");
+    if (n_combos && !tallies)
+        return sebt_fail(err, SEBT_ERR_USAGE, "fast_cpu: a tallied batch needs its tallies");
+    return run_batch(s, combos, n_combos, opts, results, tallies, err);
 }

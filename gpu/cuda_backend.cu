@@ -138,7 +138,7 @@ __global__ void cuda_memo_kernel(sebt_k_market m, sebt_k_valid v, sebt_k_union u
 {
     int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (j < u.n)
-        sebt_k_memo_fill(&m, &v, &u, &p, j, NULL, &memo.link[j], &memo.val[j]);
+        sebt_k_memo_fill(&m, &v, &u, &p, j, NULL, &memo.link[j], &memo.val[j], NULL);
 }
 
 /* One thread per combo of an exit key: its bitsets, a row per signal term (offsets into the
@@ -165,7 +165,7 @@ __global__ void cuda_hop_kernel(sebt_k_market m, sebt_k_valid v, sebt_k_union u,
         tr = trades + trade_off[i];
         cap = trade_off[i + 1] - trade_off[i];
     }
-    sebt_k_run_combo_hop(&m, &v, &u, &sb, &memo, 0, &params[i], tr, cap, NULL, 0, &r);
+    sebt_k_run_combo_hop(&m, &v, &u, &sb, &memo, 0, &params[i], tr, cap, NULL, 0, &r, NULL);
     r.trades = NULL;
     out[i] = r;
 }
@@ -509,7 +509,7 @@ static sebt_status run_task(sweep *w, const fast_zbatch *zb, const dev_batch *db
         pool_free(&pool);
         return cuda_error(err, e, "for an exit memo");
     }
-    sebt_k_memo memo = { (sebt_k_memo_link *)dl, (sebt_k_memo_val *)dv, { NULL, NULL, 0 } };   /* no shared exits on a device */
+    sebt_k_memo memo = { (sebt_k_memo_link *)dl, (sebt_k_memo_val *)dv, { NULL, NULL, 0 }, NULL };   /* no shared exits on a device */
     if (un) {
         unsigned blocks = (unsigned)((un + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK);
         SEBT_LAUNCH(cuda_memo_kernel, blocks, THREADS_PER_BLOCK)(w->dm, w->dv[a], *u, w->combos[R[q0].index],

@@ -3,9 +3,10 @@
  * why it is defined so). The figures need the trades, so they come with a
  * run of one combo (`sebt run`, `sebt run --combo FILE:ID`, the Python
  * package's RunResult.stats) and with a sweep that asks for them (`sebt
- * sweep --analysis`, sebt_sweep_opts.analysis), which runs its combos with
- * their trades; a plain sweep's rows keep SPEC §7's metrics, which every
- * backend computes while it trades. */
+ * sweep --analysis`, sebt_sweep_opts.analysis), which takes them from the
+ * tally a backend keeps in its walk (sebt_trade_tally below) or else from
+ * its combos' trades; a plain sweep's rows keep SPEC §7's metrics, which
+ * every backend computes while it trades. */
 #ifndef SEBT_ANALYSIS_H
 #define SEBT_ANALYSIS_H
 
@@ -42,6 +43,23 @@ typedef struct {
 
 /* The figures of r (with its trades) over the series s it was run on. */
 void sebt_trade_stats_of(const sebt_series *s, const sebt_result *r, sebt_trade_stats *st);
+
+/* What the figures need of a combo's closed trades beyond SPEC §7's
+ * metrics, as running sums in trade order: a backend whose metrics-only
+ * walk keeps them (fast_cpu; sebt_backend_tally_batch) gives a sweep its
+ * analysis columns without recording trades. */
+typedef struct {
+    int64_t exits[SEBT_EXIT_KINDS];   /* trades by sebt_exit_reason */
+    double gross_profit;     /* 0.0, plus each pnl > 0 in trade order */
+    double gross_loss;       /* 0.0, plus each pnl < 0 in trade order */
+    int64_t bars_in_market;  /* the sum of bars_held + 1 over the closed trades */
+} sebt_trade_tally;
+
+/* The figures of r (its metrics, open position and valid bars; no trades
+ * needed) from its closed trades' tally t: those sebt_trade_stats_of gives
+ * from the trades, bit for bit. */
+void sebt_trade_stats_of_tally(const sebt_series *s, const sebt_result *r, const sebt_trade_tally *t,
+                               sebt_trade_stats *st);
 
 /* ---- the relative measures (core/relative.c; docs/formats.md "The
  * relative measures", each with its formula and NaN rule) ----------------

@@ -5,6 +5,7 @@
 #ifndef SEBT_BACKENDS_H
 #define SEBT_BACKENDS_H
 
+#include "sebt/analysis.h"
 #include "sebt/backend.h"
 
 #ifdef __cplusplus
@@ -13,6 +14,22 @@ extern "C" {
 
 extern const sebt_backend sebt_reference_backend;   /* reference/ */
 extern const sebt_backend sebt_fast_cpu_backend;    /* fast_cpu/  */
+
+/* A builtin backend's run_batch that also keeps each combo's analysis
+ * tally (sebt/analysis.h) in its metrics-only walk, so a sweep's analysis
+ * columns need no trades: metrics only (want_trades off), tallies[i] for
+ * combos[i]. Results and tallies never depend on threads or batches. */
+typedef sebt_status (*sebt_tally_batch_fn)(const sebt_backend *self, const sebt_series *s,
+                                           const sebt_params *combos, size_t n_combos, const sebt_batch_opts *opts,
+                                           sebt_result *results, sebt_trade_tally *tallies, sebt_error *err);
+sebt_status sebt_fast_cpu_run_tallied(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                                      size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
+                                      sebt_trade_tally *tallies, sebt_error *err);
+
+/* b's tallied batch (core/registry.c), or NULL for a backend whose walk
+ * keeps no tally (the reference, plugins, kernels): its analysis columns
+ * come from its trades (sebt_trade_stats_of). */
+sebt_tally_batch_fn sebt_backend_tally_batch(const sebt_backend *b);
 
 /* Entry point that gpu/libsebt_cuda.so exports; the registry looks it up
  * with dlsym. Returns NULL and fills err when no device is usable. */
