@@ -143,7 +143,7 @@ static const cli_opt sweep_opts[] = {
     [OPT_LENIENT] = { "--lenient", CLI_FLAG, NULL, "turn rejected rows into missing bars (counted on stderr)" },
     [OPT_FILL_GAPS] = { "--fill-gaps", CLI_FLAG, NULL, "insert missing bars where timestamps skip" },
     [OPT_VERIFY] = { "--verify", CLI_TEXT, "N|full", "re-check N sampled combos and the best against the reference\n"
-                     "(default: as many as a tenth of the sweep's time allows,\n"
+                     "(default: at least 256, more within a twentieth of the sweep's time,\n"
                      "rows read back from the file); full: also every written row\n"
                      "against the sweep run another way, and the series cache\n"
                      "against a fresh parse. A difference: exit 1, nothing written",

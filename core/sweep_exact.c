@@ -64,10 +64,18 @@ typedef struct {
     size_t i;
 } by_window;
 
+/* Then the same cheap terms' thresholds, which share a candidate list. */
 static int cmp_by_window(const void *a, const void *b)
 {
     const by_window *x = a, *y = b;
-    int c = window_order(&x->combos[x->i], &y->combos[y->i], false);
+    const sebt_params *p = &x->combos[x->i], *q = &y->combos[y->i];
+    int c = window_order(p, q, false);
+    if (!c && (p->cloc_min < q->cloc_min || p->cloc_min > q->cloc_min))
+        c = p->cloc_min < q->cloc_min ? -1 : 1;
+    if (!c && p->use_rsi != q->use_rsi)
+        c = p->use_rsi ? 1 : -1;
+    if (!c && (p->rsi_max < q->rsi_max || p->rsi_max > q->rsi_max))
+        c = p->rsi_max < q->rsi_max ? -1 : 1;
     return c ? c : (x->i > y->i) - (x->i < y->i);
 }
 
@@ -127,6 +135,7 @@ typedef struct {
     uint8_t *valid;
     size_t *v, k;
     lazy_z vol, trz;
+    size_t serial;   /* which group: a thread's candidates are for one */
 } group;
 
 /* A thread's columns: its combo's EMAs and RSI (made for `held`), the
@@ -135,6 +144,11 @@ typedef struct {
     double *ema_f, *ema_s, *rsi;
     uint8_t *signal;
     int32_t ema_fast, ema_slow, rsi_window;   /* the windows they were made for (0: none yet) */
+    /* The valid bars' places k whose cheap terms hold, for group `serial`
+     * and the combo `of` (its windows and thresholds). */
+    size_t *cand, n_cand, serial;
+    sebt_params of;
+    bool have_cand;
 } own_columns;
 
 static void make_own(const sebt_series *s, const sebt_params *p, own_columns *o)
@@ -165,6 +179,32 @@ static int push(sebt_result *r, size_t *cap, const sebt_trade *tr)
     return 0;
 }
 
+/* The valid bars' places k (below the last) whose cheap terms hold (the
+ * EMAs', the location's, the RSI's: each necessary for the signal), made
+ * once for the combos that share them: one pass without a call or a
+ * branch per term, the whole walk's cost out of a position. */
+static void make_candidates(const group *g, own_columns *o, const sebt_params *p)
+{
+    if (o->have_cand && o->serial == g->serial && o->of.ema_fast == p->ema_fast && o->of.ema_slow == p->ema_slow &&
+        o->of.cloc_min == p->cloc_min && o->of.use_rsi == p->use_rsi &&
+        (!p->use_rsi || (o->of.rsi_window == p->rsi_window && o->of.rsi_max == p->rsi_max)))
+        return;
+    const size_t *v = g->v, last = g->k ? g->k - 1 : 0;
+    const double *ema_s = o->ema_s, *ema_f = o->ema_f, *cloc = g->cloc, *rsi = o->rsi;
+    const double cloc_min = p->cloc_min, rsi_max = p->rsi_max;
+    const int no_rsi = !p->use_rsi;
+    size_t m = 0;
+    for (size_t k = 0; k < last; k++) {
+        size_t t = v[k];
+        o->cand[m] = k;
+        m += (ema_s[t] > ema_f[t]) & (cloc[t] > cloc_min) & (no_rsi | (rsi_max >= rsi[t]));
+    }
+    o->n_cand = m;
+    o->serial = g->serial;
+    o->of = *p;
+    o->have_cand = true;
+}
+
 /* SPEC §6-7 for combo p over the group's valid bars: out of a position,
  * the bars whose signal is off are passed over (the reference's step does
  * nothing there); every other step is the reference's. */
@@ -181,10 +221,19 @@ static sebt_status walk(const group *g, own_columns *o, const sebt_params *p, se
     f.rsi = o->rsi;
     sebt_ref_position pos = { 0 };
     size_t cap = 0;
+    make_candidates(g, o, p);
+    size_t j = 0;   /* the next candidate */
     for (size_t k = 0; k + 1 < g->k; k++) {
+        if (!pos.open) {
+            while (j < o->n_cand && o->cand[j] < k)
+                j++;
+            if (j == o->n_cand)
+                break;   /* no entry left: the rest of the walk changes nothing */
+            k = o->cand[j];
+            if (!signal_at(&f, p, &g->vol, &g->trz, g->v[k]))
+                continue;
+        }
         size_t t = g->v[k];
-        if (!pos.open && !signal_at(&f, p, &g->vol, &g->trz, t))
-            continue;
         o->signal[t] = 1;
         sebt_trade tr;
         bool closed = sebt_ref_step(g->s, &f, p, NULL, &pos, t, g->v[k + 1], &tr);
@@ -222,6 +271,7 @@ static void workspace_free(workspace *w)
         free(w->own[i].ema_s);
         free(w->own[i].rsi);
         free(w->own[i].signal);
+        free(w->own[i].cand);
     }
     free(w->own);
 }
@@ -248,18 +298,20 @@ static bool workspace_alloc(workspace *w, size_t n, int threads)
         o->ema_s = malloc(m * sizeof *o->ema_s);
         o->rsi = malloc(m * sizeof *o->rsi);
         o->signal = calloc(m, 1);
-        ok = o->ema_f && o->ema_s && o->rsi && o->signal;
+        o->cand = malloc(m * sizeof *o->cand);
+        ok = o->ema_f && o->ema_s && o->rsi && o->signal && o->cand;
     }
     return ok;
 }
 
 /* The group of combos sharing p's shared windows: its ATR, valid bars and
  * empty z-score columns (vol_z kept when its window is the group before's). */
-static void start_group(const sebt_series *s, const sebt_params *p, const sebt_params *before, workspace *w,
-                        group *g)
+static void start_group(const sebt_series *s, const sebt_params *p, const sebt_params *before, size_t serial,
+                        workspace *w, group *g)
 {
     size_t n = s->n;
-    *g = (group){ .s = s, .tr = w->tr, .cloc = w->cloc, .atr = w->atr, .valid = w->valid, .v = w->v };
+    *g = (group){ .s = s, .tr = w->tr, .cloc = w->cloc, .atr = w->atr, .valid = w->valid, .v = w->v,
+                  .serial = serial };
     sebt_ref_atr(w->tr, n, p->atr_window, w->atr);
     for (size_t t = 0; t < n; t++) {
         w->valid[t] = !isnan(w->atr[t]);
@@ -334,12 +386,12 @@ sebt_status sebt_sweep_verify_exact_where(const sebt_backend *cand, const sebt_s
     sebt_ref_tr(s, w.tr);
     sebt_ref_cloc(s, w.cloc);
     sebt_verify_verdict v = { .failed = SEBT_OK, .first_at = SIZE_MAX, .where = where, .combos = combos };
-    for (size_t from = 0, to; from < n; from = to) {
+    for (size_t from = 0, to, serial = 0; from < n; from = to, serial++) {
         const sebt_params *p = &combos[order[from].i];
         for (to = from + 1; to < n && window_order(&combos[order[to].i], p, true) == 0; to++)
             ;
         group g;
-        start_group(s, p, from ? &combos[order[from - 1].i] : NULL, &w, &g);
+        start_group(s, p, from ? &combos[order[from - 1].i] : NULL, serial, &w, &g);
         check_group(cand, &g, &w, combos, got, order, from, to, t, &v);
     }
     free(order);
