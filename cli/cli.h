@@ -190,6 +190,8 @@ void cli_json_metrics(cli_json *j, const char *key, const sebt_metrics *m);
 /* The figures beside SPEC §7 (sebt/analysis.h) as `sebt run` writes them:
  * {"exits":{"stop_gap",...},"gross_profit",...,"years","sharpe_annual"}. */
 void cli_json_analysis(cli_json *j, const char *key, const sebt_trade_stats *st);
+/* `sebt run`'s relative measures, every field of sebt_relative_fields. */
+void cli_json_relative(cli_json *j, const char *key, const sebt_relative_stats *rel);
 /* Writes a string as a JSON string literal (quotes included). */
 void cli_json_write_string(FILE *f, const char *s);
 

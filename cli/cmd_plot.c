@@ -310,10 +310,10 @@ static int parse_where(const char *cmd, const char *text, heatmap_rows *hr)
     if (!text)
         return CLI_EXIT_OK;
     sebt_error err = { 0 };
-    if (sebt_sweep_where_ex(text, true, &hr->where, &err) != SEBT_OK)
+    if (sebt_sweep_where_ex(text, SEBT_COLS_RELATIVE, &hr->where, &err) != SEBT_OK)
         return cli_usage_error(cmd, "--where: %s", err.msg);
     bool is_bool[SEBT_SWEEP_MAX_COLUMNS];
-    hr->n_sweep_names = sebt_sweep_columns_ex(hr->sweep_names, is_bool, true);
+    hr->n_sweep_names = sebt_sweep_columns_ex(hr->sweep_names, is_bool, SEBT_COLS_RELATIVE);
     for (size_t i = 0; i < hr->n_sweep_names; i++)
         if (sebt_where_uses(hr->where, i)) {
             hr->where_slot[i] = hr->n_names;

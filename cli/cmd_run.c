@@ -20,15 +20,7 @@ static void write_json_stats(cli_json *j, const sebt_series *s, const sebt_resul
     sebt_trade_stats st;
     sebt_trade_stats_of(s, r, &st);
     cli_json_analysis(j, "analysis", &st);
-    cli_json_begin_object(j, "relative");
-    for (int i = 0; i < SEBT_N_RELATIVE; i++) {
-        double v = sebt_relative_value(rel, i);
-        if (sebt_relative_fields[i].count)
-            cli_json_int(j, sebt_relative_fields[i].name, (int64_t)v);
-        else
-            cli_json_double(j, sebt_relative_fields[i].name, v);
-    }
-    cli_json_end_object(j);
+    cli_json_relative(j, "relative", rel);
 }
 
 static void write_json(FILE *f, const char *backend, const sebt_params *p, const sebt_series *s,
@@ -204,7 +196,10 @@ static bool analysis_differs(const sebt_series *s, const sebt_result *r, const s
 {
     sebt_trade_stats mine;
     sebt_trade_stats_of(s, r, &mine);
-    for (int i = 0; i < SEBT_SWEEP_N_ANALYSIS; i++)
+    sebt_error e = { 0 };
+    /* The sweep's relative columns are at the default capital and fraction. */
+    mine.has_relative = w->has_relative && sebt_relative_stats_of(s, r, NULL, &mine.relative, &e) == SEBT_OK;
+    for (int i = 0; i < sebt_sweep_extra_count(sebt_sweep_row_cols(w)); i++)
         if (!same_bits(*got = sebt_sweep_analysis_value(&mine, i), *wrote = sebt_sweep_analysis_value(w, i))) {
             *name = sebt_sweep_analysis_name(i);
             return true;
@@ -241,7 +236,9 @@ static int check_against_sweep(const char *cmd, const cli_combo_args *a, const c
         analysis_differs(s, r, &a->sweep_row.analysis, &name, &got, &wrote);
     if (!name) {
         fprintf(stderr, "sebt %s: combo %" PRIu64 " of %s: this run's metrics%s equal the sweep's row, bit for bit\n",
-                cmd, a->sweep_combo, a->sweep_file, analysis ? " and analysis columns" : "");
+                cmd, a->sweep_combo, a->sweep_file,
+                !analysis ? "" : a->sweep_row.analysis.has_relative ? ", analysis and relative columns"
+                                                                    : " and analysis columns");
         return CLI_EXIT_OK;
     }
     /* A file without a parameter's column gave it its default: when the

@@ -57,7 +57,7 @@ typedef struct {
     long top;
     long chunk;
     unsigned shard_i, shard_n;   /* 0/0: no --shard */
-    bool have_top, lenient, fill_gaps, analysis, overfit;
+    bool have_top, lenient, fill_gaps, analysis, relative, overfit;
     int overfit_blocks;
     const char *where_text;     /* --where COND */
     sebt_where *where;
@@ -66,6 +66,17 @@ typedef struct {
     bool have_seed;
     uint64_t seed;
 } sweep_args;
+
+/* The rows' extra columns (sebt/sweep.h). */
+static int sweep_cols(const sweep_args *a)
+{
+    return a->relative ? SEBT_COLS_RELATIVE : a->analysis ? SEBT_COLS_ANALYSIS : SEBT_COLS_PLAIN;
+}
+
+static int spec_cols(const sweep_output_spec *spec)
+{
+    return spec->relative ? SEBT_COLS_RELATIVE : spec->analysis ? SEBT_COLS_ANALYSIS : SEBT_COLS_PLAIN;
+}
 
 static bool parse_count(const char *v, long *out)
 {
@@ -98,13 +109,17 @@ static bool parse_shard(const char *v, unsigned *i, unsigned *n)
 }
 
 enum { OPT_DATA, OPT_GRID, OPT_COMBOS, OPT_BACKEND, OPT_THREADS, OPT_TOP, OPT_BY, OPT_WHERE, OPT_TRADES, OPT_FORMAT,
-       OPT_ANALYSIS, OPT_OUTPUT, OPT_LENIENT, OPT_FILL_GAPS, OPT_VERIFY, OPT_NO_VERIFY, OPT_SEED, OPT_SHARD,
+       OPT_ANALYSIS, OPT_RELATIVE, OPT_OUTPUT, OPT_LENIENT, OPT_FILL_GAPS, OPT_VERIFY, OPT_NO_VERIFY, OPT_SEED, OPT_SHARD,
        OPT_CHECKPOINT, OPT_CHUNK, OPT_OVERFIT, OPT_OVERFIT_BLOCKS };
 static const char *const sweep_formats[] = { "csv", "json", "npy", "text", NULL };
 static const char *const sweep_metrics[] = { "sharpe", "n", "win_rate", "avg_r", "total_pnl", "max_dd",
                                               "exits_stop_gap", "exits_stop", "exits_tp", "exits_time",
                                               "gross_profit", "gross_loss", "profit_factor", "bars_in_market",
-                                              "exposure", "sharpe_annual", NULL };
+                                              "exposure", "sharpe_annual", "total_return_pct", "annual_return_pct",
+                                              "buy_hold_pct", "volatility_pct", "return_sharpe", "return_sortino",
+                                              "calmar", "max_dd_pct", "avg_dd_pct", "longest_dd_bars",
+                                              "best_trade_pct", "worst_trade_pct", "avg_trade_pct", "expectancy_pct",
+                                              "avg_trade_bars", "longest_trade_bars", "sqn", NULL };
 _Static_assert(sizeof sweep_metrics / sizeof sweep_metrics[0] == SEBT_SWEEP_N_RANK_KEYS + 1,
                "--by lists every rank key");
 static const cli_opt sweep_opts[] = {
@@ -121,7 +136,8 @@ static const cli_opt sweep_opts[] = {
     [OPT_THREADS] = CLI_OPT_THREADS("CPU threads, 1 to 4096 (default: OMP_NUM_THREADS, else every core)"),
     [OPT_TOP] = { "--top", CLI_UINT, "K", "keep the K best combos, best first", .umin = 1, .umax = 1000000000 },
     [OPT_BY] = { "--by", CLI_CHOICE, "METRIC", "what --top ranks by: sharpe (default), n, win_rate, avg_r,\n"
-                 "total_pnl, max_dd, or with --analysis an analysis column\n"
+                 "total_pnl, max_dd, or with --analysis an analysis column (with\n"
+                 "--relative a relative one)\n"
                  "(higher is better, NaN last; ties keep input order)", .choices = sweep_metrics },
     [OPT_WHERE] = { "--where", CLI_TEXT, "COND", "rank only the combos whose row passes COND, a condition over the\n"
                     "output's columns: 'n >= 30 and max_dd > -0.2' (comparisons < <=\n"
@@ -138,6 +154,13 @@ static const cli_opt sweep_opts[] = {
                        "`sebt run` shows; docs/formats.md), for --where too. Runs each\n"
                        "combo with its trades: slower. One process; not with --format\n"
                        "text, --shard, --checkpoint or --verify full" },
+    [OPT_RELATIVE] = { "--relative", CLI_FLAG, NULL, "--analysis, then the relative columns: total_return_pct,\n"
+                       "annual_return_pct, buy_hold_pct, volatility_pct, return_sharpe,\n"
+                       "return_sortino, calmar, max_dd_pct, avg_dd_pct, longest_dd_bars,\n"
+                       "best_trade_pct, worst_trade_pct, avg_trade_pct, expectancy_pct,\n"
+                       "avg_trade_bars, longest_trade_bars, sqn (`sebt run`'s relative\n"
+                       "measures at its default capital and fraction; docs/formats.md),\n"
+                       "for --where and --by too" },
     [OPT_OUTPUT] = { "--output", CLI_FILE, "FILE", "write there instead of stdout (atomically: the file appears\n"
                      "whole when the sweep is done, never in part)" },
     [OPT_LENIENT] = { "--lenient", CLI_FLAG, NULL, "turn rejected rows into missing bars (counted on stderr)" },
@@ -233,7 +256,8 @@ static int parse_args(int argc, char **argv, sweep_args *a)
     a->have_top = cli_given(&o, OPT_TOP);
     a->lenient = cli_given(&o, OPT_LENIENT);
     a->fill_gaps = cli_given(&o, OPT_FILL_GAPS);
-    a->analysis = cli_given(&o, OPT_ANALYSIS);
+    a->relative = cli_given(&o, OPT_RELATIVE);
+    a->analysis = cli_given(&o, OPT_ANALYSIS) || a->relative;
     a->overfit = cli_given(&o, OPT_OVERFIT);
     a->overfit_blocks = cli_given(&o, OPT_OVERFIT_BLOCKS) ? (int)o.v[OPT_OVERFIT_BLOCKS].u : SEBT_OVERFIT_BLOCKS;
     if (cli_given(&o, OPT_OVERFIT_BLOCKS) && !a->overfit)
@@ -263,13 +287,13 @@ static int parse_args(int argc, char **argv, sweep_args *a)
     if (a->where_text && v)
         return cli_usage_error(cmd, "--where ranks the whole sweep: a --shard holds only part of it");
     if (a->analysis && (text || v || a->checkpoint || a->verify == PROOF_FULL))
-        return cli_usage_error(cmd, "--analysis runs in one streamed sweep: not with %s",
+        return cli_usage_error(cmd, "%s runs in one streamed sweep: not with %s", a->relative ? "--relative" : "--analysis",
                                text ? "--format text" : v ? "--shard" : a->checkpoint ? "--checkpoint" : "--verify full");
     if (a->overfit && v)
         return cli_usage_error(cmd, "--overfit ranks the whole sweep's combos: a --shard holds only part of it");
     if (a->where_text) {
         sebt_error err = { 0 };
-        if (sebt_sweep_where_ex(a->where_text, a->analysis, &a->where, &err) != SEBT_OK)
+        if (sebt_sweep_where_ex(a->where_text, sweep_cols(a), &a->where, &err) != SEBT_OK)
             return cli_usage_error(cmd, "--where: %s", err.msg);
     }
     if (a->by && !a->have_top && !text)
@@ -437,6 +461,8 @@ static int setup(int argc, char **argv, sweep_run *r)
     r->metric = SWEEP_N_METRICS - 1;
     if (a->by && (r->metric = sebt_sweep_rank_key(a->by)) >= SEBT_N_METRICS && !a->analysis)
         return cli_usage_error(cmd, "--by %s ranks by an analysis column: give --analysis too", a->by);
+    if (a->by && r->metric >= SEBT_N_METRICS + SEBT_SWEEP_N_ANALYSIS && !a->relative)
+        return cli_usage_error(cmd, "--by %s ranks by a relative column: give --relative too", a->by);
     if (a->by && r->metric < 0)
         return cli_usage_error(cmd, "--by %s: expected one of n, win_rate, avg_r, total_pnl, max_dd, sharpe",
                                a->by);
@@ -997,9 +1023,9 @@ static int write_top(const char *cmd, sweep_run *r, FILE *f, cli_json *j, const 
 #define NPY_NOTE_ROOM 320
 
 /* The npy header; with room, the note (NULL: spaces to fill later). */
-static size_t npy_header(char *b, uint64_t rows, bool analysis, bool room, const char *note)
+static size_t npy_header(char *b, uint64_t rows, int cols, bool room, const char *note)
 {
-    size_t total = sebt_sweep_npy_header_ex(b, rows, analysis);
+    size_t total = sebt_sweep_npy_header_ex(b, rows, cols);
     if (!room)
         return total;
     size_t dict = total;
@@ -1023,20 +1049,20 @@ static uint64_t write_head(FILE *f, cli_json *j, bool npy, bool room, const swee
     if (j)
         sweep_json_begin(j, f, spec);
     else if (npy)
-        len = npy_header(b, rows, spec->analysis, room, NULL);   /* the shape: the row count, known before the first row */
+        len = npy_header(b, rows, spec_cols(spec), room, NULL);   /* the shape: the row count, known before the first row */
     else
-        len = sebt_sweep_csv_header_ex(b, sizeof b, spec->analysis);
+        len = sebt_sweep_csv_header_ex(b, sizeof b, spec_cols(spec));
     fwrite(b, 1, len, f);
     return len;
 }
 
 /* The verified npy file's header, rewritten in place with its note. */
-static bool note_npy(const char *path, const sweep_proof *p, uint64_t rows, bool analysis)
+static bool note_npy(const char *path, const sweep_proof *p, uint64_t rows, int cols)
 {
     char note[NPY_NOTE_ROOM], b[SEBT_NPY_HEADER_MAX];
     if (!sweep_proof_note(p, note, sizeof note))
         return false;
-    size_t len = npy_header(b, rows, analysis, true, note);
+    size_t len = npy_header(b, rows, cols, true, note);
     int fd = open(path, O_WRONLY | O_CLOEXEC);
     bool ok = fd >= 0 && pwrite(fd, b, len, 0) == (ssize_t)len && fsync(fd) == 0;
     if (fd >= 0)
@@ -1113,7 +1139,7 @@ static int prove(const char *cmd, sweep_run *r, stream_out *o, const sebt_sweep_
     sweep_proof_ctx c = { .b = r->b, .s = &r->s, .grid = r->grid, .combos = r->combos, .n_combos = r->n_combos,
                           .window = first_window(r),
                           .threads = (int)a->threads, .file = file ? o->af.o.tmp : NULL, .shown = a->output,
-                          .npy = o->npy, .json = o->json, .analysis = a->analysis,
+                          .npy = o->npy, .json = o->json, .analysis = a->analysis, .relative = a->relative,
                           .header_bytes = o->header, .read_back = file && !a->have_top, .where = a->where,
                           .data = a->data, .lenient = a->lenient, .fill_gaps = a->fill_gaps,
                           .series_cached = r->series_cached };
@@ -1145,7 +1171,7 @@ static int prove(const char *cmd, sweep_run *r, stream_out *o, const sebt_sweep_
     else if (o->json)
         noted = append_json_proof(o->af.o.tmp, &r->proof);
     else if (o->npy && o->room)
-        noted = note_npy(o->af.o.tmp, &r->proof, o->rows, a->analysis);
+        noted = note_npy(o->af.o.tmp, &r->proof, o->rows, sweep_cols(a));
     if (!noted) {
         fprintf(stderr, "sebt %s: error: writing the verification into %s failed\n", cmd, a->output);
         return CLI_EXIT_USAGE;
@@ -1191,7 +1217,7 @@ static int close_stream(const char *cmd, sweep_run *r, stream_out *o, const sebt
     sweep_args *a = &r->a;
     sweep_output_spec spec = { .json = o->json, .npy = o->npy, .have_top = a->have_top, .top = a->top,
                                .metric = r->metric, .backend = r->b->name, .bars = r->s.n, .n_combos = r->n_combos,
-                               .analysis = a->analysis };
+                               .analysis = a->analysis, .relative = a->relative };
     cli_json *j = o->json ? &o->j : NULL;
     atomic_write_failed(&o->af, write_errno);
     if (rc == CLI_EXIT_OK && a->have_top) {
@@ -1260,7 +1286,7 @@ static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
         return rc;
     sweep_output_spec spec = { .json = o.json, .npy = o.npy, .have_top = a->have_top, .top = a->top,
                                .metric = r->metric, .backend = r->b->name, .bars = r->s.n, .n_combos = n,
-                               .analysis = a->analysis };
+                               .analysis = a->analysis, .relative = a->relative };
     if (!a->have_top) {
         o.rows = n;
         o.header = write_head(o.af.f, o.json ? &o.j : NULL, o.npy, o.room, &spec, n);
@@ -1280,6 +1306,7 @@ static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
                            .rows = a->have_top || o.json ? SEBT_ROWS_NONE : o.npy ? SEBT_ROWS_NPY : SEBT_ROWS_CSV,
                            .top = top, .metric = r->metric, .where = a->where, .on_window = write_window, .user = &sink,
                            .progress = stream_progress, .progress_user = &prog, .analysis = a->analysis,
+                           .relative = a->relative,
                            /* The command proves its file itself (prove), rows read back. */
                            .verify = SEBT_VERIFY_OFF };
     sebt_error err = { 0 };

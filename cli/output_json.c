@@ -168,6 +168,19 @@ void cli_json_analysis(cli_json *j, const char *key, const sebt_trade_stats *st)
     cli_json_end_object(j);
 }
 
+void cli_json_relative(cli_json *j, const char *key, const sebt_relative_stats *rel)
+{
+    cli_json_begin_object(j, key);
+    for (int i = 0; i < SEBT_N_RELATIVE; i++) {
+        double v = sebt_relative_value(rel, i);
+        if (sebt_relative_fields[i].count)
+            cli_json_int(j, sebt_relative_fields[i].name, (int64_t)v);
+        else
+            cli_json_double(j, sebt_relative_fields[i].name, v);
+    }
+    cli_json_end_object(j);
+}
+
 void cli_json_schema(cli_json *j, const char *name)
 {
     char v[64];

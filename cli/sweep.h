@@ -26,6 +26,7 @@ typedef struct {
     bool text;                 /* for people: the top combos, aligned (top 10 unless --top) */
     bool have_top;
     bool analysis;             /* the rows carry the analysis columns (streamed sweeps only) */
+    bool relative;             /* and the relative columns after them */
     long top;
     int metric;                /* a sebt_metric (sharpe by default) */
     const sebt_where *where;   /* --where: only the combos that pass are ranked (NULL: all) */
@@ -150,6 +151,7 @@ typedef struct {
     const char *shown;             /* its name for people */
     bool npy, json;                /* else CSV */
     bool analysis;                 /* the rows carry the analysis columns */
+    bool relative;                 /* and the relative columns */
     uint64_t header_bytes;         /* npy: where the rows start */
     bool read_back;                /* the file holds every row (no --top) */
     double sweep_seconds;

@@ -72,7 +72,7 @@ bool sweep_parse_csv_row(char *line, size_t *idx, sebt_params *p, sebt_result *r
 {
     uint64_t combo = 0;
     sebt_sweep_record rec;
-    if (!sebt_sweep_csv_row_read(line, a != NULL, &combo, p, &rec, why, why_size))
+    if (!sebt_sweep_csv_row_read(line, a ? SEBT_COLS_ANALYSIS : SEBT_COLS_PLAIN, &combo, p, &rec, why, why_size))
         return false;
     *idx = (size_t)combo;
     memset(r, 0, sizeof *r);
@@ -109,6 +109,8 @@ void sweep_json_row(cli_json *j, size_t i, const sebt_params *p, const sebt_resu
     cli_json_int(j, "valid_bars", (int64_t)r->valid_bars);
     if (a)
         cli_json_analysis(j, "analysis", a);
+    if (a && a->has_relative)
+        cli_json_relative(j, "relative", &a->relative);
     cli_json_end_object(j);
 }
 

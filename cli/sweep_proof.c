@@ -33,7 +33,10 @@ static sebt_sweep_proof_ctx library_ctx(const sweep_proof_ctx *c)
     return (sebt_sweep_proof_ctx){ .b = c->b, .s = c->s, .grid = c->grid, .combos = c->combos,
                                    .n_combos = c->n_combos, .threads = c->threads,
                                    .file = c->read_back && c->file && !c->json ? c->file : NULL, .npy = c->npy,
-                                   .analysis = c->analysis, .where = c->where, .sweep_seconds = c->sweep_seconds,
+                                   .cols = c->relative   ? SEBT_COLS_RELATIVE
+                                           : c->analysis ? SEBT_COLS_ANALYSIS
+                                                         : SEBT_COLS_PLAIN,
+                                   .where = c->where, .sweep_seconds = c->sweep_seconds,
                                    .series_file = c->series_cached ? c->data : NULL,
                                    .series_load = { .lenient = c->lenient, .fill_gaps = c->fill_gaps } };
 }

@@ -2,6 +2,7 @@
  * order, made (from the grid or the array), backtested, checked, handed to
  * the caller, freed. Memory is two windows' combos and results plus the
  * series, whatever the combo count; top K keeps a heap of K. */
+#include <math.h>
 #include <pthread.h>
 #ifdef _OPENMP
 #include <omp.h>
@@ -404,6 +405,19 @@ static void progress_update(void *user, size_t done, size_t total)
     p->o->progress(p->o->progress_user, p->base + done, p->o->n_combos);
 }
 
+/* The relative columns of a combo, at the default capital and fraction
+ * (which sebt_relative_stats_of cannot refuse); the allocation it makes
+ * failing leaves them NaN rather than a row with made-up figures. */
+static void take_relative(const sebt_series *s, const sebt_result *r, sebt_trade_stats *a)
+{
+    sebt_error e = { 0 };
+    a->has_relative = true;
+    if (sebt_relative_stats_of(s, r, NULL, &a->relative, &e) == SEBT_OK)
+        return;
+    for (int i = SEBT_SWEEP_N_ANALYSIS; i < SEBT_SWEEP_N_EXTRA; i++)
+        sebt_sweep_analysis_set(a, i, sebt_sweep_analysis_is_count(i) ? -1.0 : NAN);
+}
+
 /* Each combo's analysis from its trades, which then go unless the caller
  * wants them. A result whose trades fail sebt_result_check keeps them,
  * and the window's check then says what is wrong with it. */
@@ -424,6 +438,8 @@ static void take_analysis(driver *d, int slot, uint64_t first, size_t m)
         if (sebt_result_check(d->b, d->s, &d->cc[slot][k], (size_t)(first + k), &res[k], &e) != SEBT_OK)
             continue;
         sebt_trade_stats_of(d->s, &res[k], &d->ca[slot][k]);
+        if (d->o->relative)
+            take_relative(d->s, &res[k], &d->ca[slot][k]);
         if (!keep) {
             free(res[k].trades);
             res[k].trades = NULL;
@@ -543,8 +559,12 @@ static sebt_status check_opts(const sebt_backend *b, const sebt_series *s, const
                           ? "rows: expected SEBT_ROWS_NONE, SEBT_ROWS_CSV or SEBT_ROWS_NPY"
                       : o->verify_file && o->rows == SEBT_ROWS_NONE ? "verify_file: the rows are not formatted (rows)"
                       : ranks && (o->metric < 0 || o->metric >= SEBT_SWEEP_N_RANK_KEYS) ? "metric: not a rank key"
+                      : o->relative && !o->analysis ? "relative: the relative columns follow the analysis columns: "
+                                                      "set analysis too"
                       : ranks && o->metric >= SEBT_N_METRICS && !o->analysis
                           ? "metric: an analysis column ranks only a sweep with analysis"
+                      : ranks && o->metric >= SEBT_N_METRICS + SEBT_SWEEP_N_ANALYSIS && !o->relative
+                          ? "metric: a relative column ranks only a sweep with relative"
                           : NULL;
     if (!why)
         return SEBT_OK;
@@ -628,6 +648,11 @@ static sebt_status start_proof(driver *d, sebt_error *err)
     return sebt_sweep_proof_plan(&d->proof, d->n, d->window, err);
 }
 
+static int sweep_cols(const sebt_sweep_opts *o)
+{
+    return o->relative ? SEBT_COLS_RELATIVE : o->analysis ? SEBT_COLS_ANALYSIS : SEBT_COLS_PLAIN;
+}
+
 /* Once every window is handed over: the series, the best combo and the
  * sample against their recomputations; the outcome into out. */
 static sebt_status finish_proof(driver *d, sebt_sweep_verification *out, sebt_error *err)
@@ -635,7 +660,7 @@ static sebt_status finish_proof(driver *d, sebt_sweep_verification *out, sebt_er
     const sebt_sweep_opts *o = d->o;
     sebt_sweep_proof *p = &d->proof;
     sebt_sweep_proof_ctx c = { .b = d->b, .s = d->s, .grid = o->grid, .combos = o->combos, .n_combos = d->n,
-                               .threads = o->threads, .analysis = o->analysis, .where = o->where,
+                               .threads = o->threads, .cols = sweep_cols(o), .where = o->where,
                                .sweep_seconds = now_s() - d->t_start, .series_file = o->series_file,
                                .series_load = o->series_load, .file = o->verify_file,
                                .npy = o->rows == SEBT_ROWS_NPY };
@@ -660,7 +685,8 @@ sebt_status sebt_sweep_run(const sebt_backend *b, const sebt_series *s, const se
     memset(out, 0, sizeof *out);
     driver d = { .b = b, .s = s, .o = opts, .n = opts->n_combos, .prepared = { SIZE_MAX, SIZE_MAX } };
     d.window = opts->window ? opts->window : SEBT_SWEEP_WINDOW;
-    d.tally = opts->analysis && !opts->want_trades ? sebt_backend_tally_batch(b) : NULL;
+    /* The relative columns need each combo's trades: no tally gives them. */
+    d.tally = opts->analysis && !opts->want_trades && !opts->relative ? sebt_backend_tally_batch(b) : NULL;
     d.sized_by_trades = opts->analysis && !d.tally && !opts->window;
     if (d.window > d.n)
         d.window = d.n;

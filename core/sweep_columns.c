@@ -25,7 +25,7 @@ bool sweep_column_kind(const char *name, sweep_col_kind *kind, int *index)
     else if ((*index = sebt_metric_index(name)) >= 0)
         *kind = SWEEP_COL_METRIC;
     else {
-        for (*index = 0; *index < SEBT_SWEEP_N_ANALYSIS; ++*index)
+        for (*index = 0; *index < SEBT_SWEEP_N_EXTRA; ++*index)
             if (strcmp(name, sebt_sweep_analysis_name(*index)) == 0) {
                 *kind = SWEEP_COL_ANALYSIS;
                 return true;
@@ -47,7 +47,7 @@ static const char *nearest_column(const char *word)
         names[n++] = sebt_metric_name(i);
     names[n++] = "open_at_end";
     names[n++] = "valid_bars";
-    for (int i = 0; i < SEBT_SWEEP_N_ANALYSIS; i++)
+    for (int i = 0; i < SEBT_SWEEP_N_EXTRA; i++)
         names[n++] = sebt_sweep_analysis_name(i);
     int k = sebt_nearest_name(word, names, n);
     return k >= 0 ? names[k] : NULL;
@@ -71,7 +71,7 @@ sebt_status sweep_columns_check(const char *where, const char *const *names, siz
                 return sebt_fail(err, SEBT_ERR_INPUT, "%s: column %zu, '%s', is not a column a sweep writes "
                                  "(did you mean '%s'?)", where, i + 1, shown, near);
             return sebt_fail(err, SEBT_ERR_INPUT, "%s: column %zu, '%s', is not a column a sweep writes (combo, "
-                             "the parameters, the metrics, open_at_end, valid_bars, the --analysis columns)", where,
+                             "the parameters, the metrics, open_at_end, valid_bars, the --analysis and --relative columns)", where,
                              i + 1, shown);
         }
         for (size_t j = 0; j < i; j++)

@@ -37,15 +37,18 @@ static bool parse_double_field(const char *s, double *out)
     return true;
 }
 
-/* The analysis columns of a row, fields[0..SEBT_SWEEP_N_ANALYSIS), into a. */
-static bool parse_analysis(char *const *fields, sebt_trade_stats *a, char *why, size_t why_size)
+/* The extra columns of a row (n: the analysis, then the relative ones),
+ * fields[0..n), into a. A relative count may be -1 (undefined). */
+static bool parse_analysis(char *const *fields, int n, sebt_trade_stats *a, char *why, size_t why_size)
 {
     memset(a, 0, sizeof *a);
-    for (int i = 0; i < SEBT_SWEEP_N_ANALYSIS; i++) {
+    for (int i = 0; i < n; i++) {
         uint64_t u = 0;
         double v = 0;
-        bool count = sebt_sweep_analysis_is_count(i), ok = count ? parse_u64_field(fields[i], &u)
-                                                                 : parse_double_field(fields[i], &v);
+        bool count = sebt_sweep_analysis_is_count(i) && i < SEBT_SWEEP_N_ANALYSIS;
+        bool ok = count ? parse_u64_field(fields[i], &u) : parse_double_field(fields[i], &v);
+        if (ok && sebt_sweep_analysis_is_count(i) && !count)
+            ok = v == (double)(int64_t)v;
         if (!ok) {
             snprintf(why, why_size, "%s '%s' is not a %s", sebt_sweep_analysis_name(i), fields[i],
                      count ? "whole number" : "number");
@@ -56,14 +59,15 @@ static bool parse_analysis(char *const *fields, sebt_trade_stats *a, char *why, 
     return true;
 }
 
-bool sebt_sweep_csv_row_read(char *line, bool analysis, uint64_t *combo, sebt_params *p, sebt_sweep_record *rec,
+bool sebt_sweep_csv_row_read(char *line, int cols, uint64_t *combo, sebt_params *p, sebt_sweep_record *rec,
                              char *why, size_t why_size)
 {
-    enum { N_FIELDS = 1 + SEBT_N_PARAMS + SEBT_N_METRICS + 2, MAX_FIELDS = N_FIELDS + SEBT_SWEEP_N_ANALYSIS };
+    enum { N_FIELDS = 1 + SEBT_N_PARAMS + SEBT_N_METRICS + 2, MAX_FIELDS = N_FIELDS + SEBT_SWEEP_N_EXTRA };
     char *fields[MAX_FIELDS];
-    size_t nf = 0, want = analysis ? MAX_FIELDS : N_FIELDS;
+    int extra = sebt_sweep_extra_count(cols);
+    size_t nf = 0, want = N_FIELDS + (size_t)extra;
     memset(rec, 0, sizeof *rec);
-    rec->has_analysis = analysis;
+    rec->has_analysis = extra > 0;
     sebt_result res, *r = &res;
     for (char *tok = line;;) {
         char *c = strchr(tok, ',');
@@ -80,7 +84,7 @@ bool sebt_sweep_csv_row_read(char *line, bool analysis, uint64_t *combo, sebt_pa
         snprintf(why, why_size, "%zu fields, expected %zu", nf, want);
         return false;
     }
-    if (analysis && !parse_analysis(fields + N_FIELDS, &rec->analysis, why, why_size))
+    if (extra && !parse_analysis(fields + N_FIELDS, extra, &rec->analysis, why, why_size))
         return false;
     uint64_t u;
     if (!parse_u64_field(fields[0], &u)) {

@@ -33,6 +33,7 @@ typedef struct {
     column col[MAX_COLUMNS];
     size_t n_col;
     bool analysis;         /* every analysis column is there */
+    bool relative;         /* and every relative column */
     bool *param_column;    /* [SEBT_N_PARAMS]: the file has its column */
     sebt_error *err;
 } layout;
@@ -41,7 +42,7 @@ typedef struct {
  * Notes whether the analysis columns are all there. */
 static sebt_status check_columns(layout *L)
 {
-    bool have_combo = false, have_metric[SEBT_N_METRICS] = { false }, have_analysis[SEBT_SWEEP_N_ANALYSIS] = { false };
+    bool have_combo = false, have_metric[SEBT_N_METRICS] = { false }, have_analysis[SEBT_SWEEP_N_EXTRA] = { false };
     for (size_t i = 0; i < L->n_col; i++) {
         have_combo |= L->col[i].kind == SWEEP_COL_COMBO;
         if (L->col[i].kind == SWEEP_COL_METRIC)
@@ -54,6 +55,9 @@ static sebt_status check_columns(layout *L)
     L->analysis = true;
     for (int i = 0; i < SEBT_SWEEP_N_ANALYSIS; i++)
         L->analysis = L->analysis && have_analysis[i];
+    L->relative = L->analysis;
+    for (int i = SEBT_SWEEP_N_ANALYSIS; i < SEBT_SWEEP_N_EXTRA; i++)
+        L->relative = L->relative && have_analysis[i];
     if (!have_combo)
         return sebt_fail(L->err, SEBT_ERR_INPUT, "%s: not a sweep's output: no 'combo' column", L->path);
     for (int m = 0; m < SEBT_N_METRICS; m++)
@@ -170,12 +174,18 @@ static sebt_status csv_row(const layout *L, char **field, size_t line_no, sebt_p
                 return sebt_fail(L->err, SEBT_ERR_INPUT, "%s:%zu: valid_bars is '%s', not a count", L->path,
                                  line_no, v);
             break;
-        case SWEEP_COL_ANALYSIS:
-            if (sebt_sweep_analysis_is_count(c->index) ? !parse_u64(v, &u) : !parse_f64(v, &d))
+        case SWEEP_COL_ANALYSIS: {
+            /* A relative count may be -1 (undefined): read as a whole double. */
+            bool count = sebt_sweep_analysis_is_count(c->index) && c->index < SEBT_SWEEP_N_ANALYSIS;
+            bool ok = count ? parse_u64(v, &u) : parse_f64(v, &d);
+            if (ok && !count && sebt_sweep_analysis_is_count(c->index))
+                ok = d == (double)(int64_t)d;
+            if (!ok)
                 return sebt_fail(L->err, SEBT_ERR_INPUT, "%s:%zu: %s is '%s', not a number", L->path, line_no,
                                  sebt_sweep_analysis_name(c->index), v);
-            sebt_sweep_analysis_set(&rec->analysis, c->index, sebt_sweep_analysis_is_count(c->index) ? (double)u : d);
+            sebt_sweep_analysis_set(&rec->analysis, c->index, count ? (double)u : d);
             break;
+        }
         default:
             break;
         }
@@ -401,6 +411,7 @@ sebt_status sebt_sweep_file_combo_columns(const char *path, uint64_t combo, sebt
     if (st != SEBT_OK)
         *p = sebt_params_default();
     rec->has_analysis = st == SEBT_OK && L.analysis;
+    rec->analysis.has_relative = rec->has_analysis && L.relative;
     if (param_column)
         memcpy(param_column, columns, sizeof columns);
     return st;

@@ -188,7 +188,7 @@ static bool read_row(const sebt_sweep_proof_ctx *c, int fd, uint64_t idx, uint64
                      char *why, size_t why_size)
 {
     unsigned char buf[SEBT_CSV_ROW_MAX + 1];
-    size_t want = c->npy ? sebt_sweep_npy_row_bytes_ex(c->analysis) : SEBT_CSV_ROW_MAX;
+    size_t want = c->npy ? sebt_sweep_npy_row_bytes_ex(c->cols) : SEBT_CSV_ROW_MAX;
     ssize_t got = pread(fd, buf, want, (off_t)offset);
     uint64_t row_idx = 0;
     sebt_params p, mine;
@@ -197,14 +197,14 @@ static bool read_row(const sebt_sweep_proof_ctx *c, int fd, uint64_t idx, uint64
         return false;
     }
     if (c->npy) {
-        sebt_sweep_npy_row_read_ex(buf, c->analysis, &row_idx, &p, rec);
+        sebt_sweep_npy_row_read_ex(buf, c->cols, &row_idx, &p, rec);
     } else {
         buf[got] = '\0';
         char *nl = strchr((char *)buf, '\n');
         if (nl)
             *nl = '\0';
         char perr[200];
-        if (!nl || !sebt_sweep_csv_row_read((char *)buf, c->analysis, &row_idx, &p, rec, perr, sizeof perr)) {
+        if (!nl || !sebt_sweep_csv_row_read((char *)buf, c->cols, &row_idx, &p, rec, perr, sizeof perr)) {
             snprintf(why, why_size, "the row of combo %" PRIu64 " does not read back: %s", idx, nl ? perr : "no end of line");
             return false;
         }
@@ -327,10 +327,10 @@ static sebt_status check_series(sebt_sweep_proof *p, const sebt_sweep_proof_ctx 
 static sebt_sweep_proof_ctx as_asked(const sebt_sweep_proof_ctx *c)
 {
     sebt_sweep_proof_ctx k = *c;
-    if (SEBT_FAULT("proof_asks_trades_without"))
-        k.analysis = true;
+    if (SEBT_FAULT("proof_asks_trades_without") && k.cols == SEBT_COLS_PLAIN)
+        k.cols = SEBT_COLS_ANALYSIS;
     if (SEBT_FAULT("proof_leaves_trades_out"))
-        k.analysis = false;
+        k.cols = SEBT_COLS_PLAIN;
     return k;
 }
 
@@ -344,16 +344,23 @@ static sebt_status same_columns(sebt_sweep_proof *p, const sebt_sweep_proof_ctx 
 {
     /* What the sweep made: said by the windows handed over, else (a
      * whole-sweep path) by the records themselves. */
-    bool made = p->windows ? p->windows_with_analysis > 0 : n ? rec[0].has_analysis : c->analysis;
-    bool mixed = p->windows_with_analysis > 0 && p->windows_with_analysis < p->windows;
-    for (size_t i = 0; i < n; i++)
+    bool asked = c->cols != SEBT_COLS_PLAIN, relative = c->cols == SEBT_COLS_RELATIVE;
+    bool made = p->windows ? p->windows_with_analysis > 0 : n ? rec[0].has_analysis : asked;
+    bool mixed = p->windows_with_analysis > 0 && p->windows_with_analysis < p->windows, rel_differs = false;
+    for (size_t i = 0; i < n; i++) {
         mixed = mixed || rec[i].has_analysis != made;
-    if (!mixed && made == c->analysis)
+        rel_differs = rel_differs || (rec[i].has_analysis && rec[i].analysis.has_relative != relative);
+    }
+    if (!mixed && made == asked && !rel_differs)
         return SEBT_OK;
     snprintf(p->what, sizeof p->what, "%s",
              mixed ? "the records handed over mix rows with and without the analysis columns"
-             : c->analysis ? "the check asks for the analysis columns (each combo's trades) of a sweep that ran without them"
-                           : "the sweep made the analysis columns (from each combo's trades) and the check leaves them out");
+             : made != asked ? (asked ? "the check asks for the analysis columns (each combo's trades) of a sweep "
+                                        "that ran without them"
+                                      : "the sweep made the analysis columns (from each combo's trades) and the "
+                                        "check leaves them out")
+             : relative ? "the check asks for the relative columns of a sweep that ran without them"
+                        : "the sweep made the relative columns and the check leaves them out");
     return differs(p, err);
 }
 

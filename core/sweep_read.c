@@ -50,11 +50,14 @@ static sebt_status no_column(const char *path, const char *name, sebt_error *err
 {
     const char *names[SEBT_SWEEP_MAX_COLUMNS];
     bool is_bool[SEBT_SWEEP_MAX_COLUMNS];
-    size_t n = sebt_sweep_columns_ex(names, is_bool, true);
+    size_t n = sebt_sweep_columns_ex(names, is_bool, SEBT_COLS_RELATIVE);
     for (size_t i = SEBT_SWEEP_N_COLUMNS; i < n; i++)
-        if (strcmp(names[i], name) == 0)
-            return sebt_fail(err, SEBT_ERR_INPUT, "%s has no column '%s': it is an analysis column, written only by "
-                             "a sweep run with --analysis", path, name);
+        if (strcmp(names[i], name) == 0) {
+            bool rel = i >= SEBT_SWEEP_N_COLUMNS + SEBT_SWEEP_N_ANALYSIS;
+            return sebt_fail(err, SEBT_ERR_INPUT, "%s has no column '%s': it is %s column, written only by a sweep "
+                             "run with %s", path, name, rel ? "a relative" : "an analysis",
+                             rel ? "--relative" : "--analysis");
+        }
     int near = sebt_nearest_name(name, names, n);
     if (near >= 0)
         return sebt_fail(err, SEBT_ERR_INPUT, "%s has no column '%s'; did you mean '%s'?", path, name, names[near]);

@@ -70,18 +70,57 @@ _Static_assert(SEBT_EXIT_KINDS == 4, "one exits_ column per sebt_exit_reason");
 /* The columns after the exit counts, by their index in analysis_columns. */
 enum { A_GROSS_PROFIT = SEBT_EXIT_KINDS, A_GROSS_LOSS, A_PROFIT_FACTOR, A_BARS_IN_MARKET, A_EXPOSURE, A_SHARPE_ANNUAL };
 
+/* The relative columns: sebt_relative_fields from total_return_pct on
+ * (capital, fraction and final_equity say nothing a percentage does not). */
+#define RELATIVE_SKIPPED 3
+_Static_assert(SEBT_N_RELATIVE - RELATIVE_SKIPPED == SEBT_SWEEP_N_RELATIVE, "one relative column per measure");
+
+static int relative_field(int j)
+{
+    return j + RELATIVE_SKIPPED;
+}
+
+int sebt_sweep_extra_count(int cols)
+{
+    return cols >= SEBT_COLS_RELATIVE ? SEBT_SWEEP_N_EXTRA : cols == SEBT_COLS_ANALYSIS ? SEBT_SWEEP_N_ANALYSIS : 0;
+}
+
+int sebt_sweep_row_cols(const sebt_trade_stats *a)
+{
+    return !a ? SEBT_COLS_PLAIN : a->has_relative ? SEBT_COLS_RELATIVE : SEBT_COLS_ANALYSIS;
+}
+
 const char *sebt_sweep_analysis_name(int i)
 {
+    if (i >= SEBT_SWEEP_N_ANALYSIS && i < SEBT_SWEEP_N_EXTRA)
+        return sebt_relative_fields[relative_field(i - SEBT_SWEEP_N_ANALYSIS)].name;
     return i >= 0 && i < SEBT_SWEEP_N_ANALYSIS ? analysis_columns[i].name : NULL;
 }
 
 bool sebt_sweep_analysis_is_count(int i)
 {
+    if (i >= SEBT_SWEEP_N_ANALYSIS && i < SEBT_SWEEP_N_EXTRA)
+        return sebt_relative_fields[relative_field(i - SEBT_SWEEP_N_ANALYSIS)].count;
     return i >= 0 && i < SEBT_SWEEP_N_ANALYSIS && analysis_columns[i].count;
+}
+
+static void *relative_at(sebt_trade_stats *a, int i)
+{
+    return (char *)&a->relative + sebt_relative_fields[relative_field(i - SEBT_SWEEP_N_ANALYSIS)].offset;
 }
 
 void sebt_sweep_analysis_set(sebt_trade_stats *a, int i, double v)
 {
+    if (i >= SEBT_SWEEP_N_ANALYSIS) {
+        a->has_relative = true;
+        if (sebt_sweep_analysis_is_count(i)) {
+            int64_t c = (int64_t)v;
+            memcpy(relative_at(a, i), &c, sizeof c);
+        } else {
+            memcpy(relative_at(a, i), &v, sizeof v);
+        }
+        return;
+    }
     switch (i) {
     case A_GROSS_PROFIT: a->gross_profit = v; break;
     case A_GROSS_LOSS: a->gross_loss = v; break;
@@ -102,6 +141,8 @@ static int64_t analysis_count(const sebt_trade_stats *a, int i)
 
 double sebt_sweep_analysis_value(const sebt_trade_stats *a, int i)
 {
+    if (i >= SEBT_SWEEP_N_ANALYSIS)
+        return sebt_relative_value(&a->relative, relative_field(i - SEBT_SWEEP_N_ANALYSIS));
     switch (i) {
     case A_GROSS_PROFIT: return a->gross_profit;
     case A_GROSS_LOSS: return a->gross_loss;
@@ -125,7 +166,7 @@ static bool append(char *b, size_t size, size_t *k, const char *text)
     return true;
 }
 
-size_t sebt_sweep_csv_header_ex(char *b, size_t size, bool analysis)
+size_t sebt_sweep_csv_header_ex(char *b, size_t size, int cols)
 {
     size_t k = 0;
     bool ok = size > 0 && append(b, size, &k, "combo");
@@ -134,8 +175,8 @@ size_t sebt_sweep_csv_header_ex(char *b, size_t size, bool analysis)
     for (int i = 0; ok && i < SEBT_N_METRICS; i++)
         ok = append(b, size, &k, ",") && append(b, size, &k, metric_names[i]);
     ok = ok && append(b, size, &k, ",open_at_end,valid_bars");
-    for (int i = 0; ok && analysis && i < SEBT_SWEEP_N_ANALYSIS; i++)
-        ok = append(b, size, &k, ",") && append(b, size, &k, analysis_columns[i].name);
+    for (int i = 0; ok && i < sebt_sweep_extra_count(cols); i++)
+        ok = append(b, size, &k, ",") && append(b, size, &k, sebt_sweep_analysis_name(i));
     ok = ok && append(b, size, &k, "\n");
     return ok ? k : 0;
 }
@@ -196,8 +237,8 @@ static size_t put_cached_param(char *b, const sebt_params *p, int i)
 int sebt_sweep_rank_key(const char *name)
 {
     int m = sebt_metric_index(name);
-    for (int i = 0; name && m < 0 && i < SEBT_SWEEP_N_ANALYSIS; i++)
-        if (strcmp(name, analysis_columns[i].name) == 0)
+    for (int i = 0; name && m < 0 && i < SEBT_SWEEP_N_EXTRA; i++)
+        if (strcmp(name, sebt_sweep_analysis_name(i)) == 0)
             m = SEBT_N_METRICS + i;
     return m;
 }
@@ -246,10 +287,11 @@ size_t sebt_sweep_csv_row_ex(char *b, uint64_t combo, const sebt_params *p, cons
     b[k++] = r->open_at_end.open ? '1' : '0';
     b[k++] = ',';
     k += sebt_format_u64(r->valid_bars, b + k);
-    for (int i = 0; a && i < SEBT_SWEEP_N_ANALYSIS; i++) {
+    for (int i = 0; i < sebt_sweep_extra_count(sebt_sweep_row_cols(a)); i++) {
         b[k++] = ',';
-        k += analysis_columns[i].count ? put_i64(b + k, analysis_count(a, i))
-                                       : sebt_format_double(sebt_sweep_analysis_value(a, i), b + k);
+        k += i < SEBT_SWEEP_N_ANALYSIS && analysis_columns[i].count ? put_i64(b + k, analysis_count(a, i))
+             : sebt_sweep_analysis_is_count(i) ? put_i64(b + k, (int64_t)sebt_sweep_analysis_value(a, i))
+                                               : sebt_format_double(sebt_sweep_analysis_value(a, i), b + k);
     }
     b[k++] = '\n';
     return k;
@@ -272,7 +314,7 @@ static const char *param_dtype(int i, size_t *bytes)
     }
 }
 
-size_t sebt_sweep_npy_row_bytes_ex(bool analysis)
+size_t sebt_sweep_npy_row_bytes_ex(int cols)
 {
     size_t k = 8, b;   /* combo */
     for (int i = 0; i < SEBT_N_PARAMS; i++) {
@@ -280,7 +322,7 @@ size_t sebt_sweep_npy_row_bytes_ex(bool analysis)
         k += b;
     }
     /* n, five doubles, open_at_end, valid_bars; each analysis column is 8 */
-    return k + 8 + 5 * 8 + 1 + 8 + (analysis ? 8 * SEBT_SWEEP_N_ANALYSIS : 0);
+    return k + 8 + 5 * 8 + 1 + 8 + 8 * (size_t)sebt_sweep_extra_count(cols);
 }
 
 size_t sebt_sweep_npy_row_bytes(void)
@@ -293,7 +335,7 @@ size_t sebt_sweep_npy_header(char *b, uint64_t n_rows)
     return sebt_sweep_npy_header_ex(b, n_rows, false);
 }
 
-size_t sebt_sweep_npy_header_ex(char *b, uint64_t n_rows, bool analysis)
+size_t sebt_sweep_npy_header_ex(char *b, uint64_t n_rows, int cols)
 {
     /* 10 bytes of preamble (magic, version 1.0, header length), the dict,
      * spaces, '\n'; numpy reads the dict with ast.literal_eval. */
@@ -305,9 +347,9 @@ size_t sebt_sweep_npy_header_ex(char *b, uint64_t n_rows, bool analysis)
     for (int i = 1; i < SEBT_N_METRICS; i++)
         k += (size_t)sprintf(b + k, ", ('%s', '<f8')", metric_names[i]);
     k += (size_t)sprintf(b + k, ", ('open_at_end', '|u1'), ('valid_bars', '<u8')");
-    for (int i = 0; analysis && i < SEBT_SWEEP_N_ANALYSIS; i++)
-        k += (size_t)sprintf(b + k, ", ('%s', '%s')", analysis_columns[i].name,
-                             analysis_columns[i].count ? "<i8" : "<f8");
+    for (int i = 0; i < sebt_sweep_extra_count(cols); i++)
+        k += (size_t)sprintf(b + k, ", ('%s', '%s')", sebt_sweep_analysis_name(i),
+                             sebt_sweep_analysis_is_count(i) ? "<i8" : "<f8");
     k += (size_t)sprintf(b + k, "], 'fortran_order': False, 'shape': (%" PRIu64 ",), }", n_rows);
     size_t total = (k + 1 + 63) / 64 * 64;   /* + '\n' */
     memset(b + k, ' ', total - 1 - k);
@@ -370,9 +412,11 @@ size_t sebt_sweep_npy_row_ex(unsigned char *b, uint64_t combo, const sebt_params
         k += put_f8(b + k, v[i]);
     b[k++] = r->open_at_end.open ? 1 : 0;
     k += put_le(b + k, (uint64_t)r->valid_bars, 8);
-    for (int i = 0; a && i < SEBT_SWEEP_N_ANALYSIS; i++)
-        k += analysis_columns[i].count ? put_le(b + k, (uint64_t)analysis_count(a, i), 8)
-                                       : put_f8(b + k, sebt_sweep_analysis_value(a, i));
+    for (int i = 0; i < sebt_sweep_extra_count(sebt_sweep_row_cols(a)); i++)
+        k += i < SEBT_SWEEP_N_ANALYSIS && analysis_columns[i].count
+                 ? put_le(b + k, (uint64_t)analysis_count(a, i), 8)
+             : sebt_sweep_analysis_is_count(i) ? put_le(b + k, (uint64_t)(int64_t)sebt_sweep_analysis_value(a, i), 8)
+                                               : put_f8(b + k, sebt_sweep_analysis_value(a, i));
     return k;
 }
 
@@ -456,7 +500,7 @@ size_t sebt_sweep_columns(const char **names, bool *is_bool)
     return sebt_sweep_columns_ex(names, is_bool, false);
 }
 
-size_t sebt_sweep_columns_ex(const char **names, bool *is_bool, bool analysis)
+size_t sebt_sweep_columns_ex(const char **names, bool *is_bool, int cols)
 {
     size_t k = 0;
     names[k] = "combo";
@@ -473,8 +517,8 @@ size_t sebt_sweep_columns_ex(const char **names, bool *is_bool, bool analysis)
     is_bool[k++] = false;
     names[k] = "valid_bars";
     is_bool[k++] = false;
-    for (int i = 0; analysis && i < SEBT_SWEEP_N_ANALYSIS; i++) {
-        names[k] = analysis_columns[i].name;
+    for (int i = 0; i < sebt_sweep_extra_count(cols); i++) {
+        names[k] = sebt_sweep_analysis_name(i);
         is_bool[k++] = false;
     }
     return k;
@@ -485,22 +529,24 @@ sebt_status sebt_sweep_where(const char *text, sebt_where **out, sebt_error *err
     return sebt_sweep_where_ex(text, false, out, err);
 }
 
-sebt_status sebt_sweep_where_ex(const char *text, bool analysis, sebt_where **out, sebt_error *err)
+sebt_status sebt_sweep_where_ex(const char *text, int cols, sebt_where **out, sebt_error *err)
 {
     const char *names[SEBT_SWEEP_MAX_COLUMNS];
     bool is_bool[SEBT_SWEEP_MAX_COLUMNS];
-    /* Compiled against every column, so that naming an analysis column
-     * without them is told apart from a misspelt name. */
-    size_t n = sebt_sweep_columns_ex(names, is_bool, true);
+    /* Compiled against every column, so that naming an analysis or a
+     * relative column without them is told apart from a misspelt name. */
+    size_t n = sebt_sweep_columns_ex(names, is_bool, SEBT_COLS_RELATIVE);
     sebt_status st = sebt_where_compile(text, names, is_bool, n, out, err);
-    if (st != SEBT_OK || analysis)
+    if (st != SEBT_OK)
         return st;
-    for (size_t i = SEBT_SWEEP_N_COLUMNS; i < n; i++)
+    for (size_t i = SEBT_SWEEP_N_COLUMNS + (size_t)sebt_sweep_extra_count(cols); i < n; i++)
         if (sebt_where_uses(*out, i)) {
             sebt_where_free(*out);
             *out = NULL;
-            return sebt_fail(err, SEBT_ERR_USAGE, "condition '%s': column %s is an analysis column: it needs "
-                             "the analysis columns (sebt sweep --analysis)", text, names[i]);
+            bool rel = i >= SEBT_SWEEP_N_COLUMNS + SEBT_SWEEP_N_ANALYSIS;
+            return sebt_fail(err, SEBT_ERR_USAGE, "condition '%s': column %s is %s column: it needs the %s columns "
+                             "(sebt sweep %s)", text, names[i], rel ? "a relative" : "an analysis",
+                             rel ? "relative" : "analysis", rel ? "--relative" : "--analysis");
         }
     return SEBT_OK;
 }
@@ -522,8 +568,9 @@ bool sebt_sweep_row_passes_ex(const sebt_where *w, uint64_t combo, const sebt_pa
         v[k++] = sebt_metric_value(&r->metrics, i);
     v[k++] = r->open_at_end.open ? 1.0 : 0.0;
     v[k++] = (double)r->valid_bars;
-    for (int i = 0; i < SEBT_SWEEP_N_ANALYSIS; i++)
-        v[k++] = a ? sebt_sweep_analysis_value(a, i) : 0.0;
+    int extra = sebt_sweep_extra_count(sebt_sweep_row_cols(a));
+    for (int i = 0; i < SEBT_SWEEP_N_EXTRA; i++)
+        v[k++] = i < extra ? sebt_sweep_analysis_value(a, i) : 0.0;
     return sebt_where_eval(w, v);
 }
 
@@ -534,7 +581,7 @@ static void set_analysis(sebt_trade_stats *a, int i, uint64_t bits)
 {
     double d;
     memcpy(&d, &bits, sizeof d);
-    sebt_sweep_analysis_set(a, i, analysis_columns[i].count ? (double)(int64_t)bits : d);
+    sebt_sweep_analysis_set(a, i, sebt_sweep_analysis_is_count(i) ? (double)(int64_t)bits : d);
 }
 
 static uint64_t get_le(const unsigned char *b, size_t bytes)
@@ -555,10 +602,10 @@ static double get_f8(const unsigned char *b)
 
 void sebt_sweep_npy_row_read(const unsigned char *b, uint64_t *combo, sebt_params *p, sebt_sweep_record *r)
 {
-    sebt_sweep_npy_row_read_ex(b, false, combo, p, r);
+    sebt_sweep_npy_row_read_ex(b, SEBT_COLS_PLAIN, combo, p, r);
 }
 
-void sebt_sweep_npy_row_read_ex(const unsigned char *b, bool analysis, uint64_t *combo, sebt_params *p,
+void sebt_sweep_npy_row_read_ex(const unsigned char *b, int cols, uint64_t *combo, sebt_params *p,
                                 sebt_sweep_record *r)
 {
     size_t k = 8;
@@ -597,7 +644,7 @@ void sebt_sweep_npy_row_read_ex(const unsigned char *b, bool analysis, uint64_t 
     r->open_at_end = b[k++];
     r->valid_bars = get_le(b + k, 8);
     k += 8;
-    r->has_analysis = analysis;
-    for (int i = 0; analysis && i < SEBT_SWEEP_N_ANALYSIS; i++, k += 8)
+    r->has_analysis = cols != SEBT_COLS_PLAIN;
+    for (int i = 0; i < sebt_sweep_extra_count(cols); i++, k += 8)
         set_analysis(&r->analysis, i, get_le(b + k, 8));
 }

@@ -106,7 +106,7 @@ static void differs(const sebt_sweep_record *got, const sebt_result *r, const se
 static void analysis_differs(const sebt_sweep_record *got, const sebt_trade_stats *a, const sebt_contract *c,
                              char *what, size_t size)
 {
-    for (int i = 0; i < SEBT_SWEEP_N_ANALYSIS && !what[0]; i++) {
+    for (int i = 0; i < sebt_sweep_extra_count(sebt_sweep_row_cols(&got->analysis)) && !what[0]; i++) {
         double mine = sebt_sweep_analysis_value(&got->analysis, i), ref = sebt_sweep_analysis_value(a, i);
         if (sebt_sweep_analysis_is_count(i) ? mine == ref : same_double(mine, ref, c))
             continue;
@@ -166,6 +166,10 @@ static size_t reference_row(const sebt_sweep_record *got, const sebt_params *p, 
         names[k] = extra[i];
         values[k++] = extra_v[i];
     }
+    for (int i = SEBT_SWEEP_N_ANALYSIS; a->has_relative && i < SEBT_SWEEP_N_EXTRA; i++) {
+        names[k] = sebt_sweep_analysis_name(i);
+        values[k++] = sebt_sweep_analysis_value(a, i);
+    }
     return k;
 }
 
@@ -195,9 +199,14 @@ void sebt_verify_judge(const sebt_backend *cand, const sebt_series *s, const seb
     char what[sizeof v->what] = "";
     /* From the reference's literal form, not the library's
      * sebt_trade_stats_of that made the sweep's columns. */
-    sebt_trade_stats a;
+    sebt_trade_stats a = { 0 };
     if (one == SEBT_OK && got[i].has_analysis)
         sebt_ref_trade_stats(s, r, &a);
+    /* The relative columns from the reference's trades; their formulas'
+     * literal check is the package's test_relative.py. */
+    sebt_error re = { 0 };
+    if (one == SEBT_OK && got[i].has_analysis && got[i].analysis.has_relative)
+        a.has_relative = sebt_relative_stats_of(s, r, NULL, &a.relative, &re) == SEBT_OK;
     if (one == SEBT_OK)
         differs(&got[i], r, &cand->contract, what, sizeof what);
     if (one == SEBT_OK && got[i].has_analysis)

@@ -116,7 +116,11 @@ Test(conventions, a_wrong_key_or_column_is_answered_with_the_right_one)
 {
     proc *p = run("sweep", "--data", DATA, "--by", "Sharpe", NULL);
     cr_assert_eq(p->code, 2);
-    cr_assert_not_null(strstr(p->err, "bars_in_market, exposure or sharpe_annual, got 'Sharpe'; did you mean sharpe?"),
+    cr_assert_not_null(strstr(p->err, "bars_in_market, exposure, sharpe_annual, total_return_pct, annual_return_pct, "
+                              "buy_hold_pct, volatility_pct, return_sharpe, return_sortino, calmar, max_dd_pct, "
+                              "avg_dd_pct, longest_dd_bars, best_trade_pct, worst_trade_pct, avg_trade_pct, "
+                              "expectancy_pct, avg_trade_bars, longest_trade_bars or sqn, got 'Sharpe'; did you "
+                              "mean sharpe?"),
                        "%s", p->err);
     const char *grid = write_file("msg.grid", "ema_fast = 24, 48\n");
     p = run("sweep", "--data", DATA, "--grid", grid, "--top", "1", "--where", "trades >= 30", NULL);

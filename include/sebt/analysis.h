@@ -20,47 +20,6 @@
 extern "C" {
 #endif
 
-typedef struct {
-    /* Trades by how they closed, indexed by sebt_exit_reason (stop_gap,
-     * stop, tp, time); they add up to the trade count. */
-    int64_t exits[SEBT_EXIT_KINDS];
-    double gross_profit;     /* the sum of the pnl > 0 */
-    double gross_loss;       /* the sum of the pnl < 0 (<= 0) */
-    /* gross_profit / -gross_loss; NaN (undefined) when no trade lost. */
-    double profit_factor;
-    /* Valid bars with a position held: each trade from its entry bar to
-     * its exit bar (bars_held + 1), and a position open at the end from
-     * its entry bar to the last valid bar. */
-    int64_t bars_in_market;
-    double exposure;         /* bars_in_market / valid bars; 0 without any */
-    /* The series' span, first to last bar, in years of 365.25 days. */
-    double years;
-    /* The per-trade Sharpe scaled by the square root of the trades per
-     * year: sharpe * sqrt(n / years); 0 when the Sharpe is 0 or the series
-     * spans no time. */
-    double sharpe_annual;
-} sebt_trade_stats;
-
-/* The figures of r (with its trades) over the series s it was run on. */
-void sebt_trade_stats_of(const sebt_series *s, const sebt_result *r, sebt_trade_stats *st);
-
-/* What the figures need of a combo's closed trades beyond SPEC §7's
- * metrics, as running sums in trade order: a backend whose metrics-only
- * walk keeps them (fast_cpu; sebt_backend_tally_batch) gives a sweep its
- * analysis columns without recording trades. */
-typedef struct {
-    int64_t exits[SEBT_EXIT_KINDS];   /* trades by sebt_exit_reason */
-    double gross_profit;     /* 0.0, plus each pnl > 0 in trade order */
-    double gross_loss;       /* 0.0, plus each pnl < 0 in trade order */
-    int64_t bars_in_market;  /* the sum of bars_held + 1 over the closed trades */
-} sebt_trade_tally;
-
-/* The figures of r (its metrics, open position and valid bars; no trades
- * needed) from its closed trades' tally t: those sebt_trade_stats_of gives
- * from the trades, bit for bit. */
-void sebt_trade_stats_of_tally(const sebt_series *s, const sebt_result *r, const sebt_trade_tally *t,
-                               sebt_trade_stats *st);
-
 /* ---- the relative measures (core/relative.c; docs/formats.md "The
  * relative measures", each with its formula and NaN rule) ----------------
  * pnl and max_dd are in price units of one unit of the asset, so they do
@@ -96,6 +55,52 @@ typedef struct {
     int64_t longest_trade_bars; /* max bars_held */
     double sqn;                 /* sqrt(n) mean(R) / sd(R) (Van Tharp's system quality number) */
 } sebt_relative_stats;
+
+typedef struct {
+    /* Trades by how they closed, indexed by sebt_exit_reason (stop_gap,
+     * stop, tp, time); they add up to the trade count. */
+    int64_t exits[SEBT_EXIT_KINDS];
+    double gross_profit;     /* the sum of the pnl > 0 */
+    double gross_loss;       /* the sum of the pnl < 0 (<= 0) */
+    /* gross_profit / -gross_loss; NaN (undefined) when no trade lost. */
+    double profit_factor;
+    /* Valid bars with a position held: each trade from its entry bar to
+     * its exit bar (bars_held + 1), and a position open at the end from
+     * its entry bar to the last valid bar. */
+    int64_t bars_in_market;
+    double exposure;         /* bars_in_market / valid bars; 0 without any */
+    /* The series' span, first to last bar, in years of 365.25 days. */
+    double years;
+    /* The per-trade Sharpe scaled by the square root of the trades per
+     * year: sharpe * sqrt(n / years); 0 when the Sharpe is 0 or the series
+     * spans no time. */
+    double sharpe_annual;
+    /* With a sweep's relative columns (sebt_sweep_opts.relative): the
+     * relative measures at the default capital and fraction, from the
+     * same trades; has_relative false and relative zero otherwise. */
+    bool has_relative;
+    sebt_relative_stats relative;
+} sebt_trade_stats;
+
+/* The figures of r (with its trades) over the series s it was run on. */
+void sebt_trade_stats_of(const sebt_series *s, const sebt_result *r, sebt_trade_stats *st);
+
+/* What the figures need of a combo's closed trades beyond SPEC §7's
+ * metrics, as running sums in trade order: a backend whose metrics-only
+ * walk keeps them (fast_cpu; sebt_backend_tally_batch) gives a sweep its
+ * analysis columns without recording trades. */
+typedef struct {
+    int64_t exits[SEBT_EXIT_KINDS];   /* trades by sebt_exit_reason */
+    double gross_profit;     /* 0.0, plus each pnl > 0 in trade order */
+    double gross_loss;       /* 0.0, plus each pnl < 0 in trade order */
+    int64_t bars_in_market;  /* the sum of bars_held + 1 over the closed trades */
+} sebt_trade_tally;
+
+/* The figures of r (its metrics, open position and valid bars; no trades
+ * needed) from its closed trades' tally t: those sebt_trade_stats_of gives
+ * from the trades, bit for bit. */
+void sebt_trade_stats_of_tally(const sebt_series *s, const sebt_result *r, const sebt_trade_tally *t,
+                               sebt_trade_stats *st);
 
 /* Each field of sebt_relative_stats once, in order, for every writer (JSON,
  * text, the package): its name, whether it is a count, and what it is. */

@@ -61,9 +61,9 @@ int sebt_rank_compare(const sebt_metrics *ma, uint64_t a, const sebt_metrics *mb
  * little-endian, packed (docs/formats.md); NaN as 0x7ff8000000000000. */
 typedef enum { SEBT_ROWS_NONE = 0, SEBT_ROWS_CSV = 1, SEBT_ROWS_NPY = 2 } sebt_rows_format;
 
-#define SEBT_CSV_ROW_MAX 1024
+#define SEBT_CSV_ROW_MAX 2048
 #define SEBT_NPY_ROW_MAX 512
-#define SEBT_NPY_HEADER_MAX 2048
+#define SEBT_NPY_HEADER_MAX 4096
 
 /* One CSV row into b (SEBT_CSV_ROW_MAX bytes, no NUL); returns its length. */
 size_t sebt_sweep_csv_row(char *b, uint64_t combo, const sebt_params *p, const sebt_result *r);
@@ -94,7 +94,30 @@ sebt_status sebt_result_fits(const sebt_params *p, uint64_t combo, const sebt_re
  * functions without _ex. */
 #define SEBT_SWEEP_N_ANALYSIS 10
 
-/* The analysis column i's name, or NULL out of range. */
+/* ---- the relative columns ----------------------------------------------------
+ * With opts.relative (`sebt sweep --relative`, which implies --analysis),
+ * each row gains, after the analysis columns, the relative measures of
+ * `sebt run` (sebt/analysis.h, at the default capital and fraction; not
+ * capital, fraction and final_equity, which say nothing a percentage does
+ * not): total_return_pct, annual_return_pct, buy_hold_pct,
+ * volatility_pct, return_sharpe, return_sortino, calmar, max_dd_pct,
+ * avg_dd_pct, longest_dd_bars (int), best_trade_pct, worst_trade_pct,
+ * avg_trade_pct, expectancy_pct, avg_trade_bars, longest_trade_bars (int),
+ * sqn. Column i of the functions below is analysis column i for
+ * i < SEBT_SWEEP_N_ANALYSIS, relative column i - SEBT_SWEEP_N_ANALYSIS
+ * after. A row's a writes them when a->has_relative. */
+#define SEBT_SWEEP_N_RELATIVE 17
+#define SEBT_SWEEP_N_EXTRA (SEBT_SWEEP_N_ANALYSIS + SEBT_SWEEP_N_RELATIVE)
+
+/* Which extra columns a sweep's rows have: the functions below taking
+ * `int cols` take one of these (false and true read as the first two). */
+enum { SEBT_COLS_PLAIN = 0, SEBT_COLS_ANALYSIS = 1, SEBT_COLS_RELATIVE = 2 };
+/* The extra columns cols has: 0, SEBT_SWEEP_N_ANALYSIS or SEBT_SWEEP_N_EXTRA. */
+int sebt_sweep_extra_count(int cols);
+/* The columns a row's analysis a writes: SEBT_COLS_PLAIN for NULL. */
+int sebt_sweep_row_cols(const sebt_trade_stats *a);
+
+/* The analysis (or relative) column i's name, or NULL out of range. */
 const char *sebt_sweep_analysis_name(int i);
 /* Whether it is a count (an int64_t: the exits, bars_in_market; npy '<i8'). */
 bool sebt_sweep_analysis_is_count(int i);
@@ -105,7 +128,7 @@ void sebt_sweep_analysis_set(sebt_trade_stats *a, int i, double v);
 
 /* What a sweep with the analysis columns can rank by (opts.metric): a
  * sebt_metric, or SEBT_N_METRICS + i for analysis column i. */
-#define SEBT_SWEEP_N_RANK_KEYS (SEBT_N_METRICS + SEBT_SWEEP_N_ANALYSIS)
+#define SEBT_SWEEP_N_RANK_KEYS (SEBT_N_METRICS + SEBT_SWEEP_N_EXTRA)
 /* The key named name (a metric or an analysis column), or -1. */
 int sebt_sweep_rank_key(const char *name);
 /* The key's name, or NULL out of range. */
@@ -116,11 +139,11 @@ int sebt_sweep_record_compare(const sebt_sweep_record *a, const sebt_sweep_recor
 
 size_t sebt_sweep_csv_row_ex(char *b, uint64_t combo, const sebt_params *p, const sebt_result *r,
                              const sebt_trade_stats *a);
-size_t sebt_sweep_csv_header_ex(char *b, size_t size, bool analysis);
-size_t sebt_sweep_npy_row_bytes_ex(bool analysis);
+size_t sebt_sweep_csv_header_ex(char *b, size_t size, int cols);
+size_t sebt_sweep_npy_row_bytes_ex(int cols);
 size_t sebt_sweep_npy_row_ex(unsigned char *b, uint64_t combo, const sebt_params *p, const sebt_result *r,
                              const sebt_trade_stats *a);
-size_t sebt_sweep_npy_header_ex(char *b, uint64_t n_rows, bool analysis);
+size_t sebt_sweep_npy_header_ex(char *b, uint64_t n_rows, int cols);
 
 /* ---- columns for conditions ---------------------------------------------------- */
 
@@ -128,16 +151,16 @@ size_t sebt_sweep_npy_header_ex(char *b, uint64_t n_rows, bool analysis);
  * metrics, open_at_end, valid_bars (and, in the _ex forms with analysis,
  * the analysis columns). */
 #define SEBT_SWEEP_N_COLUMNS (1 + SEBT_N_PARAMS + SEBT_N_METRICS + 2)
-#define SEBT_SWEEP_MAX_COLUMNS (SEBT_SWEEP_N_COLUMNS + SEBT_SWEEP_N_ANALYSIS)
+#define SEBT_SWEEP_MAX_COLUMNS (SEBT_SWEEP_N_COLUMNS + SEBT_SWEEP_N_EXTRA)
 /* Fills names (the CSV header's) and is_bool (the parameters written
  * true|false), SEBT_SWEEP_N_COLUMNS entries each; returns their count. */
 size_t sebt_sweep_columns(const char **names, bool *is_bool);
-size_t sebt_sweep_columns_ex(const char **names, bool *is_bool, bool analysis);
+size_t sebt_sweep_columns_ex(const char **names, bool *is_bool, int cols);
 /* Compiles a condition over a sweep's columns (sebt/where.h). Without
  * analysis, a condition naming an analysis column fails (SEBT_ERR_USAGE)
  * saying that it needs the analysis columns. */
 sebt_status sebt_sweep_where(const char *text, sebt_where **out, sebt_error *err);
-sebt_status sebt_sweep_where_ex(const char *text, bool analysis, sebt_where **out, sebt_error *err);
+sebt_status sebt_sweep_where_ex(const char *text, int cols, sebt_where **out, sebt_error *err);
 /* Whether the row of combo (parameters p, result r) passes w. */
 bool sebt_sweep_row_passes(const sebt_where *w, uint64_t combo, const sebt_params *p, const sebt_result *r);
 /* The same for a condition compiled with analysis; a: the row's analysis. */
@@ -228,6 +251,9 @@ typedef struct {
      * SEBT_SWEEP_ANALYSIS_BYTES of trades at the window before's trades
      * per combo. The rows are the same whatever the windows. */
     bool analysis;
+    /* The relative columns (above) after the analysis columns; implies
+     * analysis, from the same trades (so never from a backend's tallies). */
+    bool relative;
     /* The driver's own proof of what it hands out (sebt/sweep_proof.h):
      * SEBT_VERIFY_DEFAULT (0) runs it once the last window is handed over:
      * the series (when series_file is set) against a fresh parse, the best
@@ -290,7 +316,7 @@ void sebt_sweep_result_free(sebt_sweep_result *r);
 void sebt_sweep_npy_row_read(const unsigned char *b, uint64_t *combo, sebt_params *p, sebt_sweep_record *r);
 /* The same for a row with or without the analysis columns (then
  * record->has_analysis and record->analysis; its years is 0). */
-void sebt_sweep_npy_row_read_ex(const unsigned char *b, bool analysis, uint64_t *combo, sebt_params *p,
+void sebt_sweep_npy_row_read_ex(const unsigned char *b, int cols, uint64_t *combo, sebt_params *p,
                                 sebt_sweep_record *r);
 
 /* k distinct indices of [0, n), in the order drawn from seed (splitmix64):

@@ -60,7 +60,8 @@ typedef struct {
     size_t n_combos;
     int threads;
     const char *file;              /* the rows as written (NULL: compare what was handed over) */
-    bool npy, analysis;            /* the file's rows: npy or CSV; with the analysis columns */
+    bool npy;                      /* the file's rows: npy or CSV */
+    int cols;                      /* their extra columns (sebt/sweep.h: SEBT_COLS_...) */
     const sebt_where *where;       /* the sweep's condition: only passing rows are in the file */
     double sweep_seconds;          /* the sweep's own time, for the sample's budget */
     /* A series read from the cache: its file and load options, compared
@@ -98,9 +99,9 @@ sebt_status sebt_series_check_fresh(const char *file, const sebt_load_opts *o, c
 
 /* One CSV row of a sweep (sebt_sweep_csv_row_ex's bytes, without its
  * '\n'; line is cut in place) into its combo, parameters and record; with
- * analysis, the ten analysis columns too. false with why on a malformed
- * row. */
-bool sebt_sweep_csv_row_read(char *line, bool analysis, uint64_t *combo, sebt_params *p, sebt_sweep_record *rec,
+ * cols (sebt/sweep.h), its analysis (and relative) columns too. false with
+ * why on a malformed row. */
+bool sebt_sweep_csv_row_read(char *line, int cols, uint64_t *combo, sebt_params *p, sebt_sweep_record *rec,
                              char *why, size_t why_size);
 
 #ifdef __cplusplus

@@ -13,7 +13,7 @@ from .library import SebtError, path as library_path
 from .series import Series, load
 from .backtest import (EXIT_REASONS, FEATURE_COLUMNS, PARAMS, TRADE_DTYPE, RunResult, backends, features, params,
                        params_dict, run)
-from .sweep import ANALYSIS_COLUMNS, ANALYSIS_ROW_DTYPE, ROW_DTYPE, SweepResult, iter_sweep, sweep, where_mask
+from .sweep import ANALYSIS_COLUMNS, ANALYSIS_ROW_DTYPE, RELATIVE_COLUMNS, RELATIVE_ROW_DTYPE, ROW_DTYPE, SweepResult, iter_sweep, sweep, where_mask
 from .oracle import bundled, data_dir, parity, sebt_command, validate
 from .plot import gnuplot, heatmap, plot_equity, plot_heatmap
 from .oos import FEW_TRADES, Split, WalkForward, split, walkforward
@@ -28,4 +28,4 @@ def defaults():
 
 __all__ = ["SebtError", "Series", "load", "run", "features", "sweep", "iter_sweep", "SweepResult", "RunResult",
            "parity", "validate", "params", "defaults", "backends", "bundled", "data_dir", "sebt_command",
-           "where_mask", "walkforward", "WalkForward", "split", "Split", "FEW_TRADES", "plot_equity", "plot_heatmap", "heatmap", "gnuplot", "PARAMS", "EXIT_REASONS", "FEATURE_COLUMNS", "TRADE_DTYPE", "ROW_DTYPE", "ANALYSIS_ROW_DTYPE", "ANALYSIS_COLUMNS", "library_path"]
+           "where_mask", "walkforward", "WalkForward", "split", "Split", "FEW_TRADES", "plot_equity", "plot_heatmap", "heatmap", "gnuplot", "PARAMS", "EXIT_REASONS", "FEATURE_COLUMNS", "TRADE_DTYPE", "ROW_DTYPE", "ANALYSIS_ROW_DTYPE", "ANALYSIS_COLUMNS", "RELATIVE_ROW_DTYPE", "RELATIVE_COLUMNS", "library_path"]

@@ -149,10 +149,12 @@ class Result(C.Structure):
 class TradeStats(C.Structure):
     _fields_ = [("exits", C.c_int64 * 4), ("gross_profit", C.c_double), ("gross_loss", C.c_double),
                 ("profit_factor", C.c_double), ("bars_in_market", C.c_int64), ("exposure", C.c_double),
-                ("years", C.c_double), ("sharpe_annual", C.c_double)]
+                ("years", C.c_double), ("sharpe_annual", C.c_double),
+                # A sweep's relative columns (sebt_relative_stats: 20 eight-byte fields).
+                ("has_relative", C.c_bool), ("relative", C.c_double * 20)]
 
 
-TRADE_STATS = tuple(name for name, _ in TradeStats._fields_[1:])   # the figures after the exit counts
+TRADE_STATS = tuple(name for name, _ in TradeStats._fields_[1:8])   # the figures after the exit counts
 
 
 class RelativeOpts(C.Structure):
@@ -245,7 +247,7 @@ class SweepOpts(C.Structure):
                 ("top", c_size_t), ("metric", C.c_int), ("where", C.c_void_p), ("on_window", WINDOW_FN),
                 ("user", C.c_void_p),
                 ("progress", PROGRESS_FN), ("progress_user", C.c_void_p), ("analysis", C.c_bool),
-                ("verify", C.c_int), ("verify_n", c_size_t), ("verify_seeded", C.c_bool), ("verify_seed", C.c_uint64),
+                ("relative", C.c_bool), ("verify", C.c_int), ("verify_n", c_size_t), ("verify_seeded", C.c_bool), ("verify_seed", C.c_uint64),
                 ("series_file", C.c_char_p), ("series_load", LoadOpts), ("verify_file", C.c_char_p),
                 ("verify_file_start", C.c_uint64)]
 
@@ -388,9 +390,9 @@ _DECLS = {
     "sebt_sweep_npy_header": (c_size_t, [C.c_char_p, C.c_uint64]),
     "sebt_sweep_npy_row": (c_size_t, [C.c_void_p, C.c_uint64, _P(Params), _P(Result)]),
     "sebt_sweep_npy_row_bytes": (c_size_t, []),
-    "sebt_sweep_npy_header_ex": (c_size_t, [C.c_char_p, C.c_uint64, C.c_bool]),
+    "sebt_sweep_npy_header_ex": (c_size_t, [C.c_char_p, C.c_uint64, C.c_int]),
     "sebt_sweep_npy_row_ex": (c_size_t, [C.c_void_p, C.c_uint64, _P(Params), _P(Result), _P(TradeStats)]),
-    "sebt_sweep_where_ex": (C.c_int, [C.c_char_p, C.c_bool, _P(C.c_void_p), _P(Error)]),
+    "sebt_sweep_where_ex": (C.c_int, [C.c_char_p, C.c_int, _P(C.c_void_p), _P(Error)]),
     "sebt_sweep_run": (C.c_int, [_P(Backend), _P(Series), _P(SweepOpts), _P(SweepResult), _P(Error)]),
     "sebt_sweep_result_free": (None, [_P(SweepResult)]),
     "sebt_overfit_sweep": (C.c_int, [_P(Backend), _P(Series), C.c_void_p, _P(Params), c_size_t, C.c_int, C.c_int,
@@ -413,7 +415,7 @@ _DECLS = {
     "sebt_heatmap_free": (None, [_P(Heatmap)]),
     "sebt_plot_heatmap_script_ex": (C.c_int, [_P(Heatmap), C.c_char_p, C.c_char_p, C.c_char_p, C.c_char_p,
                                               C.c_char_p, _P(PlotOpts), _P(C.c_void_p), _P(c_size_t), _P(Error)]),
-    "sebt_sweep_columns_ex": (c_size_t, [_P(C.c_char_p), _P(C.c_bool), C.c_bool]),
+    "sebt_sweep_columns_ex": (c_size_t, [_P(C.c_char_p), _P(C.c_bool), C.c_int]),
     "sebt_where_uses": (C.c_bool, [C.c_void_p, c_size_t]),
     "sebt_plot_heatmap_script": (C.c_int, [_P(Heatmap), C.c_char_p, C.c_char_p, C.c_char_p, C.c_char_p,
                                            _P(PlotOpts), _P(C.c_void_p), _P(c_size_t), _P(Error)]),

@@ -153,10 +153,10 @@ def _where_columns(text):
     compiles it (so its mistakes get the CLI's messages)."""
     names = (C.c_char_p * 64)()
     is_bool = (C.c_bool * 64)()
-    n = L.lib.sebt_sweep_columns_ex(names, is_bool, True)
+    n = L.lib.sebt_sweep_columns_ex(names, is_bool, 2)   # every column: SEBT_COLS_RELATIVE
     w = C.c_void_p()
     err = L.Error()
-    L.check(L.lib.sebt_sweep_where_ex(text.encode(), True, C.byref(w), C.byref(err)), err)
+    L.check(L.lib.sebt_sweep_where_ex(text.encode(), 2, C.byref(w), C.byref(err)), err)
     try:
         return [names[i].decode() for i in range(n) if L.lib.sebt_where_uses(w, i)]
     finally:

@@ -21,9 +21,10 @@ from .series import load
 
 def npy_header(n_rows, analysis=False):
     """The npy preamble and header of n_rows rows, as the CLI writes it
-    (with analysis: `sebt sweep --analysis`'s, with the analysis columns)."""
-    buf = C.create_string_buffer(2048)
-    k = L.lib.sebt_sweep_npy_header_ex(buf, n_rows, analysis)
+    (with analysis: `sebt sweep --analysis`'s, with the analysis columns;
+    analysis=2: `sebt sweep --relative`'s, the relative columns after them)."""
+    buf = C.create_string_buffer(4096)
+    k = L.lib.sebt_sweep_npy_header_ex(buf, n_rows, int(analysis))
     return buf.raw[:k]
 
 
@@ -39,10 +40,20 @@ ROW_BYTES = ROW_DTYPE.itemsize
 # exits_stop_gap .. sharpe_annual (docs/formats.md).
 ANALYSIS_ROW_DTYPE = _dtype(True)
 ANALYSIS_COLUMNS = ANALYSIS_ROW_DTYPE.names[len(ROW_DTYPE.names):]
+# With relative=True: ANALYSIS_ROW_DTYPE's columns, then total_return_pct ..
+# sqn, `sebt run`'s relative measures at the default capital and fraction.
+RELATIVE_ROW_DTYPE = _dtype(2)
+RELATIVE_COLUMNS = RELATIVE_ROW_DTYPE.names[len(ANALYSIS_ROW_DTYPE.names):]
+
+
+def _cols(analysis, relative):
+    """The rows' extra columns as libsebt counts them (sebt/sweep.h's
+    SEBT_COLS_*): 0 none, 1 the analysis columns, 2 and the relative ones."""
+    return 2 if relative else 1 if analysis else 0
 
 
 def _row_dtype(analysis):
-    return ANALYSIS_ROW_DTYPE if analysis else ROW_DTYPE
+    return RELATIVE_ROW_DTYPE if analysis == 2 else ANALYSIS_ROW_DTYPE if analysis else ROW_DTYPE
 METRIC_NAMES = L.METRICS
 
 
@@ -131,11 +142,14 @@ def _combo_rows(combos):
 
 
 def _metric(by, analysis=False):
-    """The rank key named by: a metric, or with analysis an analysis column."""
+    """The rank key named by: a metric, or with analysis an analysis column
+    (analysis=2: a relative column too)."""
     m = L.lib.sebt_sweep_rank_key(by.encode())
     if m < 0 or (m >= len(METRIC_NAMES) and not analysis):
         raise ValueError("by=%r: expected one of %s%s" % (by, ", ".join(METRIC_NAMES),
                                                        "" if analysis else " (an analysis column needs analysis=True)"))
+    if m >= len(METRIC_NAMES) + len(ANALYSIS_COLUMNS) and analysis != 2:
+        raise ValueError("by=%r: a relative column needs relative=True" % (by,))
     return m
 
 
@@ -183,7 +197,7 @@ def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progr
     cond = C.c_void_p()
     if where is not None:
         err = L.Error()
-        L.check(L.lib.sebt_sweep_where_ex(where.encode(), analysis, C.byref(cond), C.byref(err)), err)
+        L.check(L.lib.sebt_sweep_where_ex(where.encode(), int(analysis), C.byref(cond), C.byref(err)), err)
     failure = []
     stop = threading.Event()
 
@@ -213,7 +227,7 @@ def _run_driver(data, cs, backend_name, threads, window, top, by, on_rows, progr
     prog_fn = L.PROGRESS_FN(on_progress)
     o = L.SweepOpts(grid=cs.grid, combos=cs.array, n_combos=cs.n, threads=threads, window=window,
                     rows=L.ROWS_NONE if top else L.ROWS_NPY, top=top or 0, metric=_metric(by, analysis), where=cond,
-                    on_window=win_fn, progress=prog_fn, analysis=analysis, **vo)
+                    on_window=win_fn, progress=prog_fn, analysis=bool(analysis), relative=analysis == 2, **vo)
     r = L.SweepResult()
     err = L.Error()
     status = []
@@ -425,7 +439,7 @@ def _overfit_blocks(overfit):
 
 
 def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="sharpe", where=None, out=None,
-          progress=None, window=0, analysis=False, verify=True, overfit=False):
+          progress=None, window=0, analysis=False, verify=True, overfit=False, relative=False):
     """Backtests every combo of a grid (a dict {parameter: values}, the
     first varying slowest as in a grid file; or a grid file's path) or of
     combos (a list of dicts, a DataFrame, a combos CSV's path) over data.
@@ -453,10 +467,14 @@ def sweep(data, grid=None, combos=None, backend=None, threads=0, top=None, by="s
     measures whether the best combo is a fluke, over every combo (`sebt
     sweep --overfit`): the deflated Sharpe ratio and the probability of
     backtest overfitting, in SweepResult.overfit (a dict shaped like the
-    CLI's JSON section); it runs every combo again with its trades."""
+    CLI's JSON section); it runs every combo again with its trades.
+    relative=True (`sebt sweep --relative`) appends, after the analysis
+    columns (implied), RELATIVE_COLUMNS: `sebt run`'s relative measures at
+    the default capital and fraction, for where and by too."""
     if top is not None:
         top = _top_count("top", top)
     blocks = _overfit_blocks(overfit)
+    analysis = _cols(analysis, relative)
     cs = _Combos(grid, combos)
     try:
         n_rows = min(top, cs.n) if top else cs.n
@@ -557,7 +575,7 @@ def _sweep_to_file(data, cs, backend_name, threads, top, by, out, progress, wind
 
 
 def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, where=None, progress=None, window=0,
-               analysis=False, verify=True):
+               analysis=False, verify=True, relative=False):
     """The rows of a sweep as they are done: one array per window (65,536
     combos unless window says otherwise; with analysis, sized by their
     trades, the first 256 combos), in input
@@ -566,7 +584,8 @@ def iter_sweep(data, grid=None, combos=None, backend=None, threads=0, where=None
     sweep. With where, each chunk holds the window's rows that pass;
     analysis as in sweep(). verify as in sweep(): the proof runs once the
     last chunk is handed out, and a difference raises SebtError (status
-    "verify") from the loop after it."""
+    "verify") from the loop after it. relative as in sweep()."""
+    analysis = _cols(analysis, relative)
     dtype = _row_dtype(analysis)
     cs = _Combos(grid, combos)
     q = queue.Queue(maxsize=1)
