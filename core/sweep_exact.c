@@ -141,7 +141,8 @@ typedef struct {
 /* A thread's columns: its combo's EMAs and RSI (made for `held`), the
  * signal as sebt_ref_step reads it (set at one bar at a time). */
 typedef struct {
-    double *ema_f, *ema_s, *rsi;
+    const double *ema_f, *ema_s;   /* the shared table's columns, or buf_f, buf_s */
+    double *buf_f, *buf_s, *rsi;
     uint8_t *signal;
     int32_t ema_fast, ema_slow, rsi_window;   /* the windows they were made for (0: none yet) */
     /* The valid bars' places k whose cheap terms hold, for group `serial`
@@ -151,12 +152,39 @@ typedef struct {
     bool have_cand;
 } own_columns;
 
-static void make_own(const sebt_series *s, const sebt_params *p, own_columns *o)
+/* Columns made once for every combo that reads them, by window: the
+ * sample's distinct windows of one kind when they are few (else each
+ * thread makes its combo's as it comes to them). */
+#define TABLE_MAX 24
+typedef struct {
+    int32_t win[TABLE_MAX];
+    double *col[TABLE_MAX];
+    size_t n;
+} window_table;
+
+static const double *table_column(const window_table *tb, int32_t w)
+{
+    for (size_t i = 0; i < tb->n; i++)
+        if (tb->win[i] == w)
+            return tb->col[i];
+    return NULL;
+}
+
+static const double *ema_column(const sebt_series *s, const window_table *emas, int32_t w, double *buf)
+{
+    const double *c = table_column(emas, w);
+    if (c)
+        return c;
+    sebt_ref_ema(s->close, s->n, w, buf);
+    return buf;
+}
+
+static void make_own(const sebt_series *s, const window_table *emas, const sebt_params *p, own_columns *o)
 {
     if (o->ema_fast != p->ema_fast)
-        sebt_ref_ema(s->close, s->n, p->ema_fast, o->ema_f);
+        o->ema_f = ema_column(s, emas, p->ema_fast, o->buf_f);
     if (o->ema_slow != p->ema_slow)
-        sebt_ref_ema(s->close, s->n, p->ema_slow, o->ema_s);
+        o->ema_s = ema_column(s, emas, p->ema_slow, o->buf_s);
     if (p->use_rsi && o->rsi_window != p->rsi_window) {
         sebt_ref_rsi(s, p->rsi_window, o->rsi);
         o->rsi_window = p->rsi_window;
@@ -211,8 +239,8 @@ static void make_candidates(const group *g, own_columns *o, const sebt_params *p
 static sebt_status walk(const group *g, own_columns *o, const sebt_params *p, sebt_result *r, sebt_error *e)
 {
     sebt_features f = { .n = g->s->n, .signal = o->signal, .valid = g->valid };
-    f.ema_f = o->ema_f;
-    f.ema_s = o->ema_s;
+    f.ema_f = (double *)o->ema_f;
+    f.ema_s = (double *)o->ema_s;
     f.tr = (double *)g->tr;
     f.atr = (double *)g->atr;
     f.vol_z = g->vol.val;
@@ -259,6 +287,7 @@ typedef struct {
     size_t *v;
     own_columns *own;
     int threads;
+    window_table emas, atrs;   /* the EMAs by span; the ATRs by window */
 } workspace;
 
 static void workspace_free(workspace *w)
@@ -266,9 +295,13 @@ static void workspace_free(workspace *w)
     void *const each[] = { w->tr, w->cloc, w->atr, w->vol_val, w->trz_val, w->valid, w->vol_state, w->trz_state, w->v };
     for (size_t i = 0; i < sizeof each / sizeof each[0]; i++)
         free(each[i]);
+    for (size_t i = 0; i < w->emas.n; i++)
+        free(w->emas.col[i]);
+    for (size_t i = 0; i < w->atrs.n; i++)
+        free(w->atrs.col[i]);
     for (int i = 0; w->own && i < w->threads; i++) {
-        free(w->own[i].ema_f);
-        free(w->own[i].ema_s);
+        free(w->own[i].buf_f);
+        free(w->own[i].buf_s);
         free(w->own[i].rsi);
         free(w->own[i].signal);
         free(w->own[i].cand);
@@ -294,12 +327,12 @@ static bool workspace_alloc(workspace *w, size_t n, int threads)
               w->v && w->own;
     for (int i = 0; ok && i < threads; i++) {
         own_columns *o = &w->own[i];
-        o->ema_f = malloc(m * sizeof *o->ema_f);
-        o->ema_s = malloc(m * sizeof *o->ema_s);
+        o->buf_f = malloc(m * sizeof *o->buf_f);
+        o->buf_s = malloc(m * sizeof *o->buf_s);
         o->rsi = malloc(m * sizeof *o->rsi);
         o->signal = calloc(m, 1);
         o->cand = malloc(m * sizeof *o->cand);
-        ok = o->ema_f && o->ema_s && o->rsi && o->signal && o->cand;
+        ok = o->buf_f && o->buf_s && o->rsi && o->signal && o->cand;
     }
     return ok;
 }
@@ -310,11 +343,15 @@ static void start_group(const sebt_series *s, const sebt_params *p, const sebt_p
                         workspace *w, group *g)
 {
     size_t n = s->n;
-    *g = (group){ .s = s, .tr = w->tr, .cloc = w->cloc, .atr = w->atr, .valid = w->valid, .v = w->v,
+    const double *atr = table_column(&w->atrs, p->atr_window);
+    if (!atr) {
+        sebt_ref_atr(w->tr, n, p->atr_window, w->atr);
+        atr = w->atr;
+    }
+    *g = (group){ .s = s, .tr = w->tr, .cloc = w->cloc, .atr = atr, .valid = w->valid, .v = w->v,
                   .serial = serial };
-    sebt_ref_atr(w->tr, n, p->atr_window, w->atr);
     for (size_t t = 0; t < n; t++) {
-        w->valid[t] = !isnan(w->atr[t]);
+        w->valid[t] = !isnan(atr[t]);
         if (w->valid[t])
             w->v[g->k++] = t;
     }
@@ -322,7 +359,57 @@ static void start_group(const sebt_series *s, const sebt_params *p, const sebt_p
         memset(w->vol_state, 0, n);
     memset(w->trz_state, 0, n);
     g->vol = (lazy_z){ s->volume, p->z_window, w->vol_val, w->vol_state };
-    g->trz = (lazy_z){ w->atr, p->z_window, w->trz_val, w->trz_state };
+    g->trz = (lazy_z){ atr, p->z_window, w->trz_val, w->trz_state };
+}
+
+/* w[0..n) the distinct values of window parameter `k` (and `k2`, -1: none)
+ * over the combos, when there are at most TABLE_MAX of them. */
+static size_t distinct_windows(const sebt_params *combos, size_t n, int k, int k2, int32_t *w)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        for (int j = 0; j < 2; j++) {
+            int key = j ? k2 : k;
+            if (key < 0)
+                continue;
+            int32_t x = (int32_t)sebt_params_get_double(&combos[i], key);
+            size_t at = 0;
+            while (at < m && w[at] != x)
+                at++;
+            if (at < m)
+                continue;
+            if (m == TABLE_MAX)
+                return 0;
+            w[m++] = x;
+        }
+    return m;
+}
+
+/* The EMA and ATR tables, their columns made on t threads; a table whose
+ * windows are too many, or whose memory is not there, stays empty. */
+static void make_tables(const sebt_series *s, const sebt_params *combos, size_t n, int t, workspace *w)
+{
+    window_table *tabs[2] = { &w->emas, &w->atrs };
+    tabs[0]->n = distinct_windows(combos, n, SEBT_PI_ema_fast, SEBT_PI_ema_slow, tabs[0]->win);
+    tabs[1]->n = distinct_windows(combos, n, SEBT_PI_atr_window, -1, tabs[1]->win);
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < tabs[k]->n; i++)
+            if (!(tabs[k]->col[i] = malloc((s->n ? s->n : 1) * sizeof(double)))) {
+                for (size_t j = 0; j < i; j++)
+                    free(tabs[k]->col[j]);
+                tabs[k]->n = 0;
+            }
+    size_t ne = w->emas.n, all = ne + w->atrs.n;
+    (void)t;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(t)
+#endif
+    for (size_t i = 0; i < all; i++) {
+        if (i < ne)
+            sebt_ref_ema(s->close, s->n, w->emas.win[i], w->emas.col[i]);
+        else
+            sebt_ref_atr(w->tr, s->n, w->atrs.win[i - ne], w->atrs.col[i - ne]);
+    }
 }
 
 static int thread_num(void)
@@ -346,7 +433,7 @@ static void check_group(const sebt_backend *cand, const group *g, workspace *w, 
     for (size_t k = from; k < to; k++) {
         size_t i = order[k].i;
         own_columns *o = &w->own[thread_num()];
-        make_own(g->s, &combos[i], o);
+        make_own(g->s, &w->emas, &combos[i], o);
         sebt_result r;
         memset(&r, 0, sizeof r);
         sebt_error e = { 0 };
@@ -385,6 +472,7 @@ sebt_status sebt_sweep_verify_exact_where(const sebt_backend *cand, const sebt_s
     qsort(order, n, sizeof *order, cmp_by_window);
     sebt_ref_tr(s, w.tr);
     sebt_ref_cloc(s, w.cloc);
+    make_tables(s, combos, n, t, &w);
     sebt_verify_verdict v = { .failed = SEBT_OK, .first_at = SIZE_MAX, .where = where, .combos = combos };
     for (size_t from = 0, to, serial = 0; from < n; from = to, serial++) {
         const sebt_params *p = &combos[order[from].i];
