@@ -28,6 +28,7 @@ const char *sebt_backend_name_at(size_t i) { return i < N_BACKENDS ? backend_nam
 
 static void *cuda_module;
 static const sebt_backend *cuda_backend;
+static sebt_tally_batch_fn cuda_tallied;
 
 /* dlopen once and keep the handle for the life of the process: the CUDA
  * runtime inside does not survive being unloaded and loaded again. */
@@ -76,6 +77,8 @@ static sebt_status open_cuda(const sebt_backend **out, sebt_error *err)
     const sebt_backend *b = open_fn(err);
     if (!b)
         return err ? err->code : SEBT_ERR_NODEVICE;
+    sym = cuda_symbol(SEBT_CUDA_TALLIED_SYMBOL);
+    memcpy(&cuda_tallied, &sym, sizeof cuda_tallied);
     cuda_backend = b;
     *out = b;
     return SEBT_OK;
@@ -214,7 +217,9 @@ sebt_status sebt_plugin_open(const char *value, const sebt_backend **out, sebt_e
 
 sebt_tally_batch_fn sebt_backend_tally_batch(const sebt_backend *b)
 {
-    return b == &sebt_fast_cpu_backend ? sebt_fast_cpu_run_tallied : NULL;
+    if (b == &sebt_fast_cpu_backend)
+        return sebt_fast_cpu_run_tallied;
+    return b && b == cuda_backend ? cuda_tallied : NULL;
 }
 
 sebt_status sebt_backend_get(const char *name, const sebt_backend **out, sebt_error *err)

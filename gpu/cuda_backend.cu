@@ -132,23 +132,26 @@ static sebt_status cuda_error(sebt_error *err, cudaError_t e, const char *what)
 
 /* The memo of one exit key over one atr_window's candidate union U: one
  * thread per candidate, each computing the trade a signal there opens
- * (sebt_k_trade_at, the code fast_cpu runs). Filled completely before any
+ * (sebt_k_trade_at, the code fast_cpu runs), and how it closes when the
+ * combos keep analysis tallies (memo.ex). Filled completely before any
  * combo reads it, so the combos never write it. */
 __global__ void cuda_memo_kernel(sebt_k_market m, sebt_k_valid v, sebt_k_union u, sebt_params p, sebt_k_memo memo)
 {
     int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (j < u.n)
-        sebt_k_memo_fill(&m, &v, &u, &p, j, NULL, &memo.link[j], &memo.val[j], NULL);
+        sebt_k_memo_fill(&m, &v, &u, &p, j, NULL, &memo.link[j], &memo.val[j], memo.ex ? &memo.ex[j] : NULL);
 }
 
 /* One thread per combo of an exit key: its bitsets, a row per signal term (offsets into the
  * batch's bitset arena) ANDed on the fly, hops through the memo. No R
  * buffer: sharpe's second pass hops again (the same bits). trade_off and
  * trades are NULL on the metrics pass; on the trades pass combo i writes
- * its trades at trades + trade_off[i]. */
+ * its trades at trades + trade_off[i]. tallies (NULL unless the memo has
+ * its ex, metrics pass only): combo i's analysis tally there. */
 __global__ void cuda_hop_kernel(sebt_k_market m, sebt_k_valid v, sebt_k_union u, sebt_k_memo memo,
                                 const uint64_t *bits, const int64_t *bit_off, const sebt_params *params,
-                                const int64_t *trade_off, sebt_trade *trades, sebt_result *out, int64_t n)
+                                const int64_t *trade_off, sebt_trade *trades, sebt_result *out,
+                                sebt_trade_tally *tallies, int64_t n)
 {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
@@ -165,9 +168,12 @@ __global__ void cuda_hop_kernel(sebt_k_market m, sebt_k_valid v, sebt_k_union u,
         tr = trades + trade_off[i];
         cap = trade_off[i + 1] - trade_off[i];
     }
-    sebt_k_run_combo_hop(&m, &v, &u, &sb, &memo, 0, &params[i], tr, cap, NULL, 0, &r, NULL);
+    sebt_trade_tally t;
+    sebt_k_run_combo_hop(&m, &v, &u, &sb, &memo, 0, &params[i], tr, cap, NULL, 0, &r, tallies ? &t : NULL);
     r.trades = NULL;
     out[i] = r;
+    if (tallies)
+        tallies[i] = t;
 }
 
 /* ---- the sweep ------------------------------------------------------------- */
@@ -176,6 +182,7 @@ typedef struct {
     const sebt_params *combos;
     const sebt_batch_opts *opts;
     sebt_result *results;
+    sebt_trade_tally *tallies;   /* NULL, or each combo's analysis tally (sebt_cuda_run_tallied) */
     fast_sweep fs;          /* fast_cpu's plan of the sweep (host) */
     sebt_k_market dm;       /* device pointers */
     sebt_k_valid *dv;       /* per atr slot, device pointers */
@@ -389,28 +396,32 @@ static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *d
     sebt_params *hp = (sebt_params *)malloc(n * sizeof *hp);
     sebt_result *hr = (sebt_result *)calloc(n, sizeof *hr);
     int64_t *off = want_trades ? (int64_t *)malloc((n + 1) * sizeof *off) : NULL;
-    if (!hp || !hr || (want_trades && !off)) {
-        free(hp), free(hr), free(off);
+    sebt_trade_tally *ht = w->tallies ? (sebt_trade_tally *)malloc(n * sizeof *ht) : NULL;
+    if (!hp || !hr || (want_trades && !off) || (w->tallies && !ht)) {
+        free(hp), free(hr), free(off), free(ht);
         return sebt_fail(err, SEBT_ERR_NOMEM, "cuda: out of host memory for a chunk of %zu combos", n);
     }
     for (size_t q = q0; q < q1; q++)
         hp[q - q0] = w->combos[R[q].index];
 
     dev_pool pool = DEV_POOL_EMPTY;
-    void *dp, *doffs, *dr, *doff = NULL, *dt = NULL;
+    void *dp, *doffs, *dr, *doff = NULL, *dt = NULL, *dtally = NULL;
     sebt_status st = SEBT_OK;
     cudaError_t e;
     unsigned blocks = (unsigned)((n + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK);
     const int64_t *bit_off = db->off + SEBT_N_TERMS * (q0 - zb->q0);
     if ((e = pool_put(&pool, hp, n * sizeof *hp, &dp)) != cudaSuccess
         || (e = pool_put(&pool, bit_off, SEBT_N_TERMS * n * sizeof(int64_t), &doffs)) != cudaSuccess
-        || (e = pool_put(&pool, NULL, n * sizeof *hr, &dr)) != cudaSuccess)
+        || (e = pool_put(&pool, NULL, n * sizeof *hr, &dr)) != cudaSuccess
+        || (ht && (e = pool_put(&pool, NULL, n * sizeof *ht, &dtally)) != cudaSuccess))
         goto fail;
     SEBT_LAUNCH(cuda_hop_kernel, blocks, THREADS_PER_BLOCK)(w->dm, w->dv[a], db->du[si], *memo, db->bits,
                                                             (const int64_t *)doffs, (const sebt_params *)dp,
-                                                            NULL, NULL, (sebt_result *)dr, (int64_t)n);
+                                                            NULL, NULL, (sebt_result *)dr,
+                                                            (sebt_trade_tally *)dtally, (int64_t)n);
     if ((e = cudaGetLastError()) != cudaSuccess
-        || (e = cudaMemcpy(hr, dr, n * sizeof *hr, cudaMemcpyDeviceToHost)) != cudaSuccess)
+        || (e = cudaMemcpy(hr, dr, n * sizeof *hr, cudaMemcpyDeviceToHost)) != cudaSuccess
+        || (ht && (e = cudaMemcpy(ht, dtally, n * sizeof *ht, cudaMemcpyDeviceToHost)) != cudaSuccess))
         goto fail;
 
     if (want_trades) {
@@ -427,20 +438,20 @@ static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *d
             SEBT_LAUNCH(cuda_hop_kernel, blocks, THREADS_PER_BLOCK)(w->dm, w->dv[a], db->du[si], *memo, db->bits,
                                                                     (const int64_t *)doffs, (const sebt_params *)dp,
                                                                     (const int64_t *)doff, (sebt_trade *)dt,
-                                                                    (sebt_result *)dr, (int64_t)n);
+                                                                    (sebt_result *)dr, NULL, (int64_t)n);
             /* Host room for the trades and for the second pass's results,
              * which must be the first pass's bits; short of it, split. */
-            sebt_trade *ht = (sebt_trade *)malloc(bytes);
+            sebt_trade *htr = (sebt_trade *)malloc(bytes);
             sebt_result *hr2 = (sebt_result *)malloc(n * sizeof *hr2);
-            if (!ht || !hr2) {
-                free(ht), free(hr2);
+            if (!htr || !hr2) {
+                free(htr), free(hr2);
                 e = cudaErrorMemoryAllocation;
                 goto fail;
             }
             if ((e = cudaGetLastError()) != cudaSuccess
-                || (e = cudaMemcpy(ht, dt, bytes, cudaMemcpyDeviceToHost)) != cudaSuccess
+                || (e = cudaMemcpy(htr, dt, bytes, cudaMemcpyDeviceToHost)) != cudaSuccess
                 || (e = cudaMemcpy(hr2, dr, n * sizeof *hr2, cudaMemcpyDeviceToHost)) != cudaSuccess) {
-                free(ht), free(hr2);
+                free(htr), free(hr2);
                 goto fail;
             }
             for (size_t i = 0; i < n && st == SEBT_OK; i++)
@@ -458,10 +469,10 @@ static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *d
                     st = sebt_fail(err, SEBT_ERR_NOMEM, "cuda: out of host memory for %zu trades", k);
                     break;
                 }
-                memcpy(t, ht + off[i], k * sizeof *t);
+                memcpy(t, htr + off[i], k * sizeof *t);
                 hr[i].trades = t;
             }
-            free(ht);
+            free(htr);
         }
     }
     if (st != SEBT_OK) {
@@ -470,6 +481,8 @@ static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *d
     }
     for (size_t q = q0; q < q1; q++)
         w->results[R[q].index] = hr[q - q0];
+    for (size_t q = q0; q < q1 && ht; q++)
+        w->tallies[R[q].index] = ht[q - q0];
     w->chunks++;
     *next = q1;
     report_progress(w, n);
@@ -478,7 +491,7 @@ static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *d
 fail:
     pool_free(&pool);
     if (e == cudaErrorMemoryAllocation && n > 1) {
-        free(hp), free(hr), free(off);
+        free(hp), free(hr), free(off), free(ht);
         size_t mid = q0 + n / 2;
         st = run_chunk(w, zb, db, memo, q0, mid, next, err);
         return st == SEBT_OK ? run_chunk(w, zb, db, memo, mid, q1, next, err) : st;
@@ -486,7 +499,7 @@ fail:
     st = cuda_error(err, e, "running combos");
 done:
     pool_free(&pool);
-    free(hp), free(hr), free(off);
+    free(hp), free(hr), free(off), free(ht);
     return st;
 }
 
@@ -501,15 +514,17 @@ static sebt_status run_task(sweep *w, const fast_zbatch *zb, const dev_batch *db
     int32_t si = zb->set_of_atr[a];
     const sebt_k_union *u = &db->du[si];
     dev_pool pool = DEV_POOL_EMPTY;
-    void *dl, *dv;
+    void *dl, *dv, *dx = NULL;
     size_t un = (size_t)u->n;
     cudaError_t e;
     if ((e = pool_put(&pool, NULL, (un ? un : 1) * sizeof(sebt_k_memo_link), &dl)) != cudaSuccess
-        || (e = pool_put(&pool, NULL, (un ? un : 1) * sizeof(sebt_k_memo_val), &dv)) != cudaSuccess) {
+        || (e = pool_put(&pool, NULL, (un ? un : 1) * sizeof(sebt_k_memo_val), &dv)) != cudaSuccess
+        || (w->tallies && (e = pool_put(&pool, NULL, (un ? un : 1) * sizeof(sebt_k_memo_exit), &dx)) != cudaSuccess)) {
         pool_free(&pool);
         return cuda_error(err, e, "for an exit memo");
     }
-    sebt_k_memo memo = { (sebt_k_memo_link *)dl, (sebt_k_memo_val *)dv, { NULL, NULL, 0 }, NULL };   /* no shared exits on a device */
+    /* No shared exits on a device. */
+    sebt_k_memo memo = { (sebt_k_memo_link *)dl, (sebt_k_memo_val *)dv, { NULL, NULL, 0 }, (sebt_k_memo_exit *)dx };
     if (un) {
         unsigned blocks = (unsigned)((un + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK);
         SEBT_LAUNCH(cuda_memo_kernel, blocks, THREADS_PER_BLOCK)(w->dm, w->dv[a], *u, w->combos[R[q0].index],
@@ -522,7 +537,8 @@ static sebt_status run_task(sweep *w, const fast_zbatch *zb, const dev_batch *db
     /* Chunks sized from what the device has left: params, bitset offsets
      * and result per combo (the trades pass splits itself if its buffer
      * does not fit). */
-    size_t per_combo = sizeof(sebt_params) + SEBT_N_TERMS * sizeof(int64_t) + sizeof(sebt_result) + sizeof(int64_t);
+    size_t per_combo = sizeof(sebt_params) + SEBT_N_TERMS * sizeof(int64_t) + sizeof(sebt_result) + sizeof(int64_t)
+                       + (w->tallies ? sizeof(sebt_trade_tally) : 0);
     size_t chunk = device_budget(w) / per_combo;
     if (chunk < 1)
         chunk = 1;
@@ -567,9 +583,9 @@ static sebt_status run_range(sweep *w, size_t q0, size_t q1, size_t z0, size_t z
     return retried ? st : run_range(w, next, q1, z0, z1, true, err);
 }
 
-static sebt_status cuda_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
-                                  size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
-                                  sebt_error *err)
+static sebt_status run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                             size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
+                             sebt_trade_tally *tallies, sebt_error *err)
 {
     const cuda_state *cs = (const cuda_state *)self->state;
     if (opts && opts->stats)
@@ -593,6 +609,7 @@ static sebt_status cuda_run_batch(const sebt_backend *self, const sebt_series *s
     w.combos = combos;
     w.opts = opts;
     w.results = results;
+    w.tallies = tallies;
     /* On failure every result is freed: none may hold what the caller left. */
     memset(results, 0, n_combos * sizeof *results);
     st = fast_sweep_begin(s, combos, n_combos, opts, threads, results, &w.fs, err);
@@ -631,6 +648,27 @@ static sebt_status cuda_run_batch(const sebt_backend *self, const sebt_series *s
         opts->stats->chunks = w.chunks;
     }
     return SEBT_OK;
+}
+
+static sebt_status cuda_run_batch(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                                  size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
+                                  sebt_error *err)
+{
+    return run_batch(self, s, combos, n_combos, opts, results, NULL, err);
+}
+
+/* The registry's tallied batch for this backend (sebt_backend_tally_batch):
+ * metrics only, each combo's analysis tally kept in its hops. */
+SEBT_CUDA_EXPORT sebt_status sebt_cuda_run_tallied(const sebt_backend *self, const sebt_series *s,
+                                                   const sebt_params *combos, size_t n_combos,
+                                                   const sebt_batch_opts *opts, sebt_result *results,
+                                                   sebt_trade_tally *tallies, sebt_error *err)
+{
+    if (opts && opts->want_trades)
+        return sebt_fail(err, SEBT_ERR_USAGE, "cuda: a tallied batch is metrics only (want_trades off)");
+    if (n_combos && !tallies)
+        return sebt_fail(err, SEBT_ERR_USAGE, "cuda: a tallied batch needs its tallies");
+    return run_batch(self, s, combos, n_combos, opts, results, tallies, err);
 }
 
 /* ---- features of one combo: the shared indicator code on the device --------- */

@@ -1,5 +1,6 @@
 /* Internals of the cuda module shared by its .cu files. Nothing here is
- * public: the rest of sebt sees only the two exported entry points. */
+ * public: the rest of sebt sees only the exported entry points
+ * (sebt_cuda_open, sebt_cuda_devices, sebt_cuda_run_tallied). */
 #ifndef SEBT_CUDA_INTERNAL_H
 #define SEBT_CUDA_INTERNAL_H
 

@@ -6,6 +6,8 @@
 #include <dlfcn.h>
 
 #include "../../fast_cpu/tests/parity_util.h"
+#include "sebt/analysis.h"
+#include "sebt/backends.h"
 #include "sweep_fixture.h"
 
 static const sebt_backend *open_host_cuda(void)
@@ -73,4 +75,65 @@ Test(host_exact, sweep_and_features_are_the_references_bits, .timeout = 240)
     free(want);
     free(got);
     sebt_series_free(&s);
+}
+
+/* The analysis tally the cuda hops keep (sebt_cuda_run_tallied, which the
+ * registry finds beside sebt_cuda_open): each combo's figures from it are
+ * those sebt_trade_stats_of gives from the reference's trades, bit for
+ * bit, cost twins, strict combos without a trade or with one among them. */
+Test(host_exact, tallied_analysis_is_the_trade_paths, .timeout = 240)
+{
+    const sebt_backend *cuda = open_host_cuda();
+#ifdef SEBT_CUDA_HOST_MODULE
+    void *h = dlopen(SEBT_CUDA_HOST_MODULE, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    cr_assert_not_null(h);
+    sebt_tally_batch_fn tallied = (sebt_tally_batch_fn)(uintptr_t)dlsym(h, SEBT_CUDA_TALLIED_SYMBOL);
+    cr_assert_not_null(tallied, "the module has no %s", SEBT_CUDA_TALLIED_SYMBOL);
+    sebt_series s;
+    fixture_series(&s);
+    enum { N = 2 * FIXTURE_COMBOS };
+    sebt_params c[N];
+    fixture_combos(c);
+    for (size_t i = 0; i < FIXTURE_COMBOS; i++) {   /* cost twins of the first half */
+        c[FIXTURE_COMBOS + i] = c[i];
+        c[FIXTURE_COMBOS + i].fee_bp = c[i].fee_bp + 7.5;
+    }
+    for (size_t i = 0; i < N; i += 5) {   /* strict: few trades or none */
+        double k = (double)((i / 5) % 4);
+        c[i].vol_z = 1.5 + 1.5 * k;
+        c[i].tr_z = 1.0 + 0.7 * k;
+        c[i].cloc_min = 0.6 + 0.1 * k;
+    }
+    sebt_result *want = calloc(N, sizeof *want), *got = calloc(N, sizeof *got);
+    sebt_trade_tally *t = calloc(N, sizeof *t);
+    sebt_batch_opts ro = { .threads = 2, .want_trades = true }, co = { .threads = 2 };
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_reference_backend.run_batch(&sebt_reference_backend, &s, c, N, &ro, want, &err), SEBT_OK,
+                 "%s", err.msg);
+    cr_assert_eq(tallied(cuda, &s, c, N, &co, got, t, &err), SEBT_OK, "%s", err.msg);
+    size_t none = 0, one = 0, trades = 0;
+    for (size_t i = 0; i < N; i++) {
+        cr_assert_eq(memcmp(&want[i].metrics, &got[i].metrics, sizeof want[i].metrics), 0, "combo %zu", i);
+        sebt_trade_stats a, b;
+        sebt_trade_stats_of(&s, &want[i], &a);
+        sebt_trade_stats_of_tally(&s, &got[i], &t[i], &b);
+        cr_assert_eq(memcmp(&a, &b, sizeof a), 0,
+                     "combo %zu (%zu trades): bars %lld, gross %.17g %.17g; the reference's bars %lld, gross "
+                     "%.17g %.17g", i, want[i].n_trades, (long long)b.bars_in_market, b.gross_profit,
+                     b.gross_loss, (long long)a.bars_in_market, a.gross_profit, a.gross_loss);
+        none += want[i].n_trades == 0;
+        one += want[i].n_trades == 1;
+        trades += want[i].n_trades;
+    }
+    cr_assert_gt(none, 0, "no combo without a trade");
+    cr_assert_gt(one, 0, "no combo with one trade");
+    cr_assert_gt(trades, 500, "only %zu trades", trades);
+    sebt_results_free(want, N);
+    free(want);
+    free(got);
+    free(t);
+    sebt_series_free(&s);
+#else
+    (void)cuda;
+#endif
 }

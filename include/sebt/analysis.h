@@ -87,7 +87,7 @@ void sebt_trade_stats_of(const sebt_series *s, const sebt_result *r, sebt_trade_
 
 /* What the figures need of a combo's closed trades beyond SPEC §7's
  * metrics, as running sums in trade order: a backend whose metrics-only
- * walk keeps them (fast_cpu; sebt_backend_tally_batch) gives a sweep its
+ * walk keeps them (fast_cpu, cuda; sebt_backend_tally_batch) gives a sweep its
  * analysis columns without recording trades. */
 typedef struct {
     int64_t exits[SEBT_EXIT_KINDS];   /* trades by sebt_exit_reason */

@@ -35,6 +35,9 @@ sebt_tally_batch_fn sebt_backend_tally_batch(const sebt_backend *b);
  * with dlsym. Returns NULL and fills err when no device is usable. */
 typedef const sebt_backend *(*sebt_cuda_open_fn)(sebt_error *err);
 #define SEBT_CUDA_OPEN_SYMBOL "sebt_cuda_open"
+/* Its tallied batch (a sebt_tally_batch_fn), which the registry looks up
+ * beside it; a module without it keeps the trade path. */
+#define SEBT_CUDA_TALLIED_SYMBOL "sebt_cuda_run_tallied"
 
 #ifdef __cplusplus
 }
