@@ -1125,10 +1125,11 @@ static void *sync_file(void *arg)
 }
 
 /* The driver's first window (sebt_sweep_run): a sweep whose analysis comes
- * from trades starts with a small one. */
+ * from trades (a backend without a tally, --trades, --relative) starts
+ * with a small one. */
 static size_t first_window(const sweep_run *r)
 {
-    bool from_trades = !sebt_backend_tally_batch(r->b) || (r->a.trades && !r->a.have_top);
+    bool from_trades = !sebt_backend_tally_batch(r->b) || (r->a.trades && !r->a.have_top) || r->a.relative;
     return r->a.analysis && from_trades ? SEBT_SWEEP_ANALYSIS_WINDOW : SEBT_SWEEP_WINDOW;
 }
 
