@@ -154,4 +154,38 @@ static inline sebt_series random_series(size_t n, uint64_t seed, double price, d
     return s;
 }
 
+/* Cost twins: combos of one signal set and exit geometry under each fee
+ * and slippage (the innermost axes), exit rules on and off. */
+static inline size_t fee_grid(sebt_params *c, const double *fees, size_t n_fees, const double *slips, size_t n_slips)
+{
+    size_t n = 0;
+    for (int a = 0; a < 2; a++)
+        for (int v = 0; v < 3; v++)
+            for (int t = 0; t < 2; t++)
+                for (int x = 0; x < 4; x++)   /* exits: all, no target, no stop, a far stop only */
+                    for (int r = 0; r < 2; r++)
+                        for (int h = 0; h < 2; h++)
+                            for (size_t f = 0; f < n_fees; f++)
+                                for (size_t g = 0; g < n_slips; g++) {
+                                    sebt_params p = sebt_params_default();
+                                    p.ema_fast = 5;
+                                    p.ema_slow = 40;
+                                    p.atr_window = 5 + 9 * a;
+                                    p.z_window = 20;
+                                    p.vol_z = 0.25 + 0.5 * v;
+                                    p.tr_z = 0.3 * t;
+                                    p.cloc_min = 0.35;
+                                    p.use_tp = x != 1 && x != 3;
+                                    p.use_stop = x != 2;
+                                    p.use_time = x != 3;
+                                    p.reward_r = 1.0 + 1.5 * r;
+                                    p.atr_stop_mult = x == 3 ? 400.0 : 0.7;
+                                    p.max_hold = 6 + 30 * h;
+                                    p.fee_bp = fees[f];
+                                    p.slippage_bp = slips[g];
+                                    c[n++] = p;
+                                }
+    return n;
+}
+
 #endif

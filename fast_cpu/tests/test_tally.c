@@ -10,38 +10,6 @@
 #include "sebt/analysis.h"
 #include "sebt/backends.h"
 
-/* Cost twins: one signal set and exit geometry under several fees and
- * slippages, exit rules on and off. */
-static size_t twins(sebt_params *c, const double *fees, size_t n_fees)
-{
-    size_t n = 0;
-    for (int a = 0; a < 2; a++)
-        for (int v = 0; v < 2; v++)
-            for (int x = 0; x < 4; x++)   /* exits: all, no target, no stop, a far stop only */
-                for (int h = 0; h < 2; h++)
-                    for (size_t f = 0; f < n_fees; f++)
-                        for (int g = 0; g < 2; g++) {
-                            sebt_params p = sebt_params_default();
-                            p.ema_fast = 5;
-                            p.ema_slow = 40;
-                            p.atr_window = 5 + 9 * a;
-                            p.z_window = 20;
-                            p.vol_z = 0.25 + 0.5 * v;
-                            p.tr_z = 0.0;
-                            p.cloc_min = 0.35;
-                            p.use_tp = x != 1 && x != 3;
-                            p.use_stop = x != 2;
-                            p.use_time = x != 3;
-                            p.reward_r = 1.5;
-                            p.atr_stop_mult = x == 3 ? 400.0 : 0.7;
-                            p.max_hold = 6 + 30 * h;
-                            p.fee_bp = fees[f];
-                            p.slippage_bp = 1.75 * g;
-                            c[n++] = p;
-                        }
-    return n;
-}
-
 /* Scattered combos (tasks of one or two: a combo alone, the pair hop),
  * a share of them with thresholds so strict they trade once or never. */
 static size_t scattered(sebt_params *c, size_t n)
@@ -152,20 +120,21 @@ static void assert_covered(const coverage *cov, bool sparse)
 Test(tally, cost_twins_share_a_walk_and_give_the_reference_figures)
 {
     sebt_series s = gapped_series(4000, 41, 0);
-    static const double one_fee[] = { 5.0 }, fees[] = { 7.5, 0.0, 2.5 };   /* not ascending */
-    enum { BASE = 2 * 2 * 4 * 2 * 2 };
-    sebt_params *c = malloc(BASE * 3 * sizeof *c);
-    size_t n0 = twins(c, one_fee, 1);
+    static const double one_fee[] = { 5.0 }, no_slip[] = { 0.0 };
+    static const double fees[] = { 7.5, 0.0, 2.5 }, slips[] = { 0.0, 1.75 };   /* not ascending */
+    enum { BASE = 2 * 3 * 2 * 4 * 2 * 2 };
+    sebt_params *c = malloc(BASE * 6 * sizeof *c);
+    size_t n0 = fee_grid(c, one_fee, 1, no_slip, 1);
     sebt_trade_stats *want0 = reference_stats(&s, c, n0);
     sebt_batch_stats st0 = { 0 }, st1 = { 0 };
     coverage cov = { 0 };
     assert_tallied_as_reference(&s, c, n0, want0, 1, 0, &st0, &cov);
-    size_t n = twins(c, fees, 3);
-    cr_assert_eq(n, (size_t)BASE * 3);
+    size_t n = fee_grid(c, fees, 3, slips, 2);
+    cr_assert_eq(n, (size_t)BASE * 6);
     sebt_trade_stats *want = reference_stats(&s, c, n);
     assert_tallied_as_reference(&s, c, n, want, 1, 0, &st1, &cov);
-    /* Three costs add no work unit: the twins shared their walks. */
-    cr_assert_eq(st1.chunks, st0.chunks, "%zu work units for 3 costs, %zu for one", st1.chunks, st0.chunks);
+    /* Six costs add no work unit: the twins shared their walks. */
+    cr_assert_eq(st1.chunks, st0.chunks, "%zu work units for 6 costs, %zu for one", st1.chunks, st0.chunks);
     assert_tallied_as_reference(&s, c, n, want, 3, 0, &st1, &cov);
     assert_tallied_as_reference(&s, c, n, want, 2, 64, &st1, &cov);   /* a batch per z window */
     assert_covered(&cov, false);
