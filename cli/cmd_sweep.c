@@ -1276,15 +1276,58 @@ static void say_overfit(const sweep_run *r)
     sweep_overfit_text(to_stdout ? stdout : stderr, &r->overfit, "");
 }
 
+/* --overfit with --relative: the sweep runs every combo with its trades
+ * anyway, so it gathers what the measures need as it goes (no second run). */
+static int gather_open(const char *cmd, const sweep_args *a, size_t n, sebt_overfit_gather *g)
+{
+    memset(g, 0, sizeof *g);
+    if (!a->overfit || !a->relative)
+        return CLI_EXIT_OK;
+    sebt_error err = { 0 };
+    if (sebt_pbo_check(a->overfit_blocks, n, &err) != SEBT_OK)
+        return cli_report_error(cmd, &err);
+    g->blocks = a->overfit_blocks;
+    g->stats = calloc(n * (size_t)(SEBT_OVERFIT_STATS * g->blocks), sizeof *g->stats);
+    g->n = malloc(n * sizeof *g->n);
+    g->sharpe = malloc(n * sizeof *g->sharpe);
+    if (g->stats && g->n && g->sharpe)
+        return CLI_EXIT_OK;
+    return cli_report_error(cmd, &(sebt_error){ .code = SEBT_ERR_NOMEM,
+                                                .msg = "--overfit: out of memory for the combos' block statistics" });
+}
+
+static void gather_free(sebt_overfit_gather *g)
+{
+    free(g->stats);
+    free(g->n);
+    free(g->sharpe);
+}
+
+/* The measures from what the sweep gathered. */
+static int take_gathered(const char *cmd, sweep_run *r, const sebt_overfit_gather *g)
+{
+    sebt_error err = { 0 };
+    if (sebt_overfit_gathered(r->b, &r->s, r->grid, r->combos, r->n_combos, g, (int)r->a.threads, &r->overfit,
+                              &err) != SEBT_OK)
+        return cli_report_error(cmd, &err);
+    r->overfit_done = true;
+    return CLI_EXIT_OK;
+}
+
 static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
 {
     sweep_args *a = &r->a;
     size_t n = r->n_combos;
     stream_out o;
     memset(&o, 0, sizeof o);
-    int rc = open_stream(cmd, r, &o);
-    if (rc != CLI_EXIT_OK)
+    sebt_overfit_gather gather;
+    int rc = gather_open(cmd, a, n, &gather);
+    if (rc == CLI_EXIT_OK)
+        rc = open_stream(cmd, r, &o);
+    if (rc != CLI_EXIT_OK) {
+        gather_free(&gather);
         return rc;
+    }
     sweep_output_spec spec = { .json = o.json, .npy = o.npy, .have_top = a->have_top, .top = a->top,
                                .metric = r->metric, .backend = r->b->name, .bars = r->s.n, .n_combos = n,
                                .analysis = a->analysis, .relative = a->relative };
@@ -1307,7 +1350,7 @@ static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
                            .rows = a->have_top || o.json ? SEBT_ROWS_NONE : o.npy ? SEBT_ROWS_NPY : SEBT_ROWS_CSV,
                            .top = top, .metric = r->metric, .where = a->where, .on_window = write_window, .user = &sink,
                            .progress = stream_progress, .progress_user = &prog, .analysis = a->analysis,
-                           .relative = a->relative,
+                           .relative = a->relative, .overfit = gather.stats ? &gather : NULL,
                            /* The command proves its file itself (prove), rows read back. */
                            .verify = SEBT_VERIFY_OFF };
     sebt_error err = { 0 };
@@ -1315,7 +1358,8 @@ static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
     cli_progress_finish(&prog);
     rc = st != SEBT_OK ? cli_report_error(cmd, &err) : sink.rc;
     if (rc == CLI_EXIT_OK && a->overfit)
-        rc = take_overfit(cmd, r);
+        rc = gather.stats ? take_gathered(cmd, r, &gather) : take_overfit(cmd, r);
+    gather_free(&gather);
     r->rows_by = sr->rows_by_backtest_threads ? "the backtests' threads, between windows" : "the writer thread";
     return close_stream(cmd, r, &o, sr, rc, sink.write_errno);
 }

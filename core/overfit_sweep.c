@@ -58,6 +58,11 @@ static double wall_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static bool same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
 /* The sample variance (n - 1) of the defined Sharpe ratios; *count of them. */
 static double sharpe_variance(const double *x, size_t n, size_t *count)
 {
@@ -81,6 +86,24 @@ static double sharpe_variance(const double *x, size_t n, size_t *count)
 void sebt_overfit_free(sebt_overfit *o)
 {
     sebt_pbo_free(&o->pbo);
+}
+
+/* DSR and PBO from a pass's figures (p: stats, sharpe, the best and its
+ * trade R), the same whichever run gathered them. */
+static sebt_status finish(pass *p, size_t n_combos, int blocks, int threads, sebt_overfit *out, sebt_error *err)
+{
+    out->version = SEBT_OVERFIT_VERSION;
+    out->best = p->best;
+    out->dsr.n_trials = n_combos;
+    out->dsr.var_sr = sharpe_variance(p->sharpe, n_combos, &out->with_sharpe);
+    out->dsr.sr = p->best_sharpe;
+    out->dsr.t = p->best_n;
+    sebt_moments(p->best_r, p->best_n, &out->dsr.skew, &out->dsr.kurt);
+    sebt_dsr_compute(&out->dsr);
+    double t1 = wall_s();
+    sebt_status st = sebt_pbo_compute(p->stats, n_combos, blocks, threads, &out->pbo, err);
+    out->pbo_seconds = wall_s() - t1;
+    return st;
 }
 
 sebt_status sebt_overfit_sweep(const sebt_backend *b, const sebt_series *s, const sebt_grid *grid,
@@ -113,21 +136,61 @@ sebt_status sebt_overfit_sweep(const sebt_backend *b, const sebt_series *s, cons
     sebt_sweep_result_free(&sr);
     if (st == SEBT_OK && p.nomem)
         st = sebt_fail(err, SEBT_ERR_NOMEM, "overfit: out of memory for the best combo's trades");
-    if (st == SEBT_OK) {
-        out->version = SEBT_OVERFIT_VERSION;
-        out->best = p.best;
-        out->dsr.n_trials = n_combos;
-        out->dsr.var_sr = sharpe_variance(p.sharpe, n_combos, &out->with_sharpe);
-        out->dsr.sr = p.best_sharpe;
-        out->dsr.t = p.best_n;
-        sebt_moments(p.best_r, p.best_n, &out->dsr.skew, &out->dsr.kurt);
-        sebt_dsr_compute(&out->dsr);
-        double t1 = wall_s();
-        st = sebt_pbo_compute(p.stats, n_combos, blocks, threads, &out->pbo, err);
-        out->pbo_seconds = wall_s() - t1;
-    }
+    if (st == SEBT_OK)
+        st = finish(&p, n_combos, blocks, threads, out, err);
     out->seconds = wall_s() - t0;
     free(p.stats);
+    free(p.sharpe);
+    free(p.best_r);
+    return st;
+}
+
+sebt_status sebt_overfit_gathered(const sebt_backend *b, const sebt_series *s, const sebt_grid *grid,
+                                  const sebt_params *combos, size_t n_combos, const sebt_overfit_gather *g,
+                                  int threads, sebt_overfit *out, sebt_error *err)
+{
+    memset(out, 0, sizeof *out);
+    sebt_status st = sebt_pbo_check(g->blocks, n_combos, err);
+    if (st != SEBT_OK)
+        return st;
+    double t0 = wall_s();
+    pass p = { .s = g->blocks, .n_bars = s->n, .best = SIZE_MAX, .stats = g->stats };
+    p.sharpe = malloc((n_combos ? n_combos : 1) * sizeof *p.sharpe);
+    if (!p.sharpe)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "overfit: out of memory for %zu combos' Sharpe ratios", n_combos);
+    for (size_t i = 0; i < n_combos; i++) {
+        p.sharpe[i] = g->n[i] >= 2 ? g->sharpe[i] : NAN;
+        if (p.best == SIZE_MAX || g->sharpe[i] > p.best_sharpe) {
+            p.best = i;
+            p.best_sharpe = g->sharpe[i];
+        }
+    }
+    /* The best's trades, for their skew and kurtosis: that combo alone again. */
+    sebt_params best;
+    if (grid)
+        sebt_grid_combos(grid, p.best, 1, &best);
+    else
+        best = combos[p.best];
+    sebt_result r;
+    memset(&r, 0, sizeof r);
+    sebt_batch_opts bo = { .threads = threads, .want_trades = true };
+    st = sebt_backend_status(b, b->run_batch(b, s, &best, 1, &bo, &r, err), err);
+    if (st == SEBT_OK && (r.metrics.n != g->n[p.best] || !same_bits(r.metrics.sharpe, g->sharpe[p.best])))
+        st = sebt_fail(err, SEBT_ERR_INTERNAL, "overfit: combo %zu run again gives %lld trades and Sharpe %.17g, "
+                       "the sweep %lld and %.17g", p.best, (long long)r.metrics.n, r.metrics.sharpe,
+                       (long long)g->n[p.best], g->sharpe[p.best]);
+    if (st == SEBT_OK) {
+        p.best_r = malloc((r.n_trades ? r.n_trades : 1) * sizeof *p.best_r);
+        if (!p.best_r)
+            st = sebt_fail(err, SEBT_ERR_NOMEM, "overfit: out of memory for the best combo's trades");
+        for (size_t t = 0; p.best_r && t < r.n_trades; t++)
+            p.best_r[t] = r.trades[t].r;
+        p.best_n = r.n_trades;
+    }
+    sebt_result_free(&r);
+    if (st == SEBT_OK)
+        st = finish(&p, n_combos, g->blocks, threads, out, err);
+    out->seconds = wall_s() - t0;
     free(p.sharpe);
     free(p.best_r);
     return st;

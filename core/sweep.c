@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "sebt/backends.h"
+#include "sebt/overfit.h"
 #include "sebt/sebt.h"
 #include "sebt/sweep.h"
 #include "sebt/sweep_proof.h"
@@ -440,6 +441,14 @@ static void take_analysis(driver *d, int slot, uint64_t first, size_t m)
         sebt_trade_stats_of(d->s, &res[k], &d->ca[slot][k]);
         if (d->o->relative)
             take_relative(d->s, &res[k], &d->ca[slot][k]);
+        const sebt_overfit_gather *g = d->o->overfit;
+        if (g) {
+            size_t i = (size_t)(first + k);
+            sebt_overfit_add_trades(g->stats + i * (size_t)(SEBT_OVERFIT_STATS * g->blocks), g->blocks, d->s->n,
+                                    &res[k]);
+            g->n[i] = res[k].metrics.n;
+            g->sharpe[i] = res[k].metrics.sharpe;
+        }
         if (!keep) {
             free(res[k].trades);
             res[k].trades = NULL;
@@ -561,6 +570,7 @@ static sebt_status check_opts(const sebt_backend *b, const sebt_series *s, const
                       : ranks && (o->metric < 0 || o->metric >= SEBT_SWEEP_N_RANK_KEYS) ? "metric: not a rank key"
                       : o->relative && !o->analysis ? "relative: the relative columns follow the analysis columns: "
                                                       "set analysis too"
+                      : o->overfit && !o->relative ? "overfit: gathered from each combo's trades: set relative"
                       : ranks && o->metric >= SEBT_N_METRICS && !o->analysis
                           ? "metric: an analysis column ranks only a sweep with analysis"
                       : ranks && o->metric >= SEBT_N_METRICS + SEBT_SWEEP_N_ANALYSIS && !o->relative

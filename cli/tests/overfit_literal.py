@@ -266,9 +266,32 @@ def walkforward_windows(sebt, data, grid):
     return failures
 
 
+def gathered(sebt, data, grid):
+    """`sebt sweep --relative --overfit` gathers the block sums from the
+    sweep's own trades (no second run): its record is the separate pass's
+    (`--overfit` alone), every field but the seconds, bit for bit."""
+    docs = []
+    for extra in ([], ["--relative"]):
+        p = subprocess.run([sebt, "sweep", "--data", data, "--fill-gaps", "--grid", grid, "--format", "json",
+                            "--top", "3", "--threads", "2", "--overfit", "--overfit-blocks", "6"] + extra,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        if p.returncode:
+            print("FAIL: sweep --overfit %s: exit %d\n%s" % (" ".join(extra), p.returncode, p.stderr))
+            return 1
+        o = json.loads(p.stdout)["overfit"]
+        del o["seconds"], o["pbo_seconds"]
+        docs.append(json.dumps(o, sort_keys=True))
+    if docs[0] != docs[1] or '"splits": 20' not in docs[0]:
+        print("FAIL: --relative --overfit's record differs from --overfit's:\n%s\n%s" % tuple(docs))
+        return 1
+    print("sweep --relative --overfit: the gathered record equals the separate pass's")
+    return 0
+
+
 def main():
     sebt, data, grid = sys.argv[1:4]
     failures = refusals(sebt, data, grid) + split_block(sebt, data, grid) + walkforward_windows(sebt, data, grid)
+    failures += gathered(sebt, data, grid)
     with tempfile.TemporaryDirectory() as work:
         for S in map(int, sys.argv[4:]):
             tr = os.path.join(work, "trades%d" % S)

@@ -139,6 +139,27 @@ sebt_status sebt_overfit_sweep(const sebt_backend *b, const sebt_series *s, cons
                                sebt_overfit *out, sebt_error *err);
 void sebt_overfit_free(sebt_overfit *o);
 
+/* What a sweep on the trade path gathers for the same measures, so that
+ * no second run is needed (sebt_sweep_opts.overfit): the block statistics
+ * (n_combos rows of 3 blocks doubles, zeroed by the caller; the driver
+ * adds each combo's trades, as sebt_overfit_add_trades) and each combo's
+ * SPEC §7 trade count and Sharpe. */
+typedef struct sebt_overfit_gather {
+    int blocks;            /* S: even, 2 to SEBT_OVERFIT_MAX_BLOCKS */
+    double *stats;
+    int64_t *n;
+    double *sharpe;
+} sebt_overfit_gather;
+
+/* sebt_overfit_sweep's record from what a sweep of the same combos over s
+ * on b gathered in g: the best combo alone is run again for its trades
+ * (their skew and kurtosis; its trade count and Sharpe must be the
+ * sweep's, else SEBT_ERR_INTERNAL). The same bits as sebt_overfit_sweep.
+ * Free with sebt_overfit_free. */
+sebt_status sebt_overfit_gathered(const sebt_backend *b, const sebt_series *s, const sebt_grid *grid,
+                                  const sebt_params *combos, size_t n_combos, const sebt_overfit_gather *g,
+                                  int threads, sebt_overfit *out, sebt_error *err);
+
 #ifdef __cplusplus
 }
 #endif

@@ -278,6 +278,10 @@ typedef struct {
      * it compares what it handed over. */
     const char *verify_file;
     uint64_t verify_file_start;
+    /* With relative (the trade path): each combo's trades folded into
+     * what `--overfit` needs (sebt/overfit.h, sebt_overfit_gathered), so
+     * that it needs no second run; NULL: nothing gathered. */
+    const struct sebt_overfit_gather *overfit;
 } sebt_sweep_opts;
 
 enum { SEBT_VERIFY_DEFAULT = 0, SEBT_VERIFY_OFF = 1 };

@@ -249,7 +249,7 @@ class SweepOpts(C.Structure):
                 ("progress", PROGRESS_FN), ("progress_user", C.c_void_p), ("analysis", C.c_bool),
                 ("relative", C.c_bool), ("verify", C.c_int), ("verify_n", c_size_t), ("verify_seeded", C.c_bool), ("verify_seed", C.c_uint64),
                 ("series_file", C.c_char_p), ("series_load", LoadOpts), ("verify_file", C.c_char_p),
-                ("verify_file_start", C.c_uint64)]
+                ("verify_file_start", C.c_uint64), ("overfit", C.c_void_p)]
 
 
 VERIFY_DEFAULT = 0
