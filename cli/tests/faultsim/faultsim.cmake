@@ -50,9 +50,14 @@ if(SEBT_FAULT_INJECTION AND BUILD_TESTING AND SEBT_FAULTSIM_BASH AND TARGET sebt
          ${_fs_validate_default})
   if(SEBT_FAULTSIM_VALIDATE)
     set(_fs_validate 1)
+    set(_fs_cost 700)
   else()
     set(_fs_validate 0)
+    set(_fs_cost 10)
   endif()
-  set_tests_properties(cli_faultsim PROPERTIES LABELS "${_fs_labels}" TIMEOUT 900
+  # COST: with its validate scenario the longest test of a sanitized pass
+  # (695 s in a CI run), started first under ctest -j so it does not run
+  # alone at the end (oracle/tests/CMakeLists.txt).
+  set_tests_properties(cli_faultsim PROPERTIES LABELS "${_fs_labels}" TIMEOUT 900 COST ${_fs_cost}
     ENVIRONMENT "SEBT_FAULTSIM_VALIDATE=${_fs_validate};ASAN_OPTIONS=detect_leaks=1;LSAN_OPTIONS=suppressions=${PROJECT_SOURCE_DIR}/ci/lsan.supp")
 endif()
