@@ -19,6 +19,7 @@
 #include <omp.h>
 #endif
 #include <math.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -100,7 +101,7 @@ static double z_at(const lazy_z *z, size_t t)
             __atomic_store_n(&z->state[t], 1, __ATOMIC_RELEASE);
         } else {
             while (__atomic_load_n(&z->state[t], __ATOMIC_ACQUIRE) != 1)
-                ;   /* another thread is summing this bar's window: a few microseconds */
+                sched_yield();   /* another thread is summing this bar's window: microseconds, unless it lost its core */
         }
     }
     return z->val[t];
