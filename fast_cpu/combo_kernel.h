@@ -151,7 +151,9 @@ typedef struct {
     int64_t cap;
     double *rbuf;
     int64_t rcap;
-    sebt_trade_tally *tally;   /* NULL: no analysis tally (sebt_k_acc_tally) */
+    sebt_trade_tally *tally;   /* NULL: no analysis tally (sebt_k_acc_tally); else where t goes */
+    sebt_trade_tally t;        /* summed here, beside the rest, and stored once (sebt_k_acc_tally_out):
+                                * summed through the pointer, every hop reloaded it and its sums */
 } sebt_k_acc;
 
 /* One closed trade's pnl and R, in the order SPEC §7 sums them; tr (may be
@@ -194,13 +196,22 @@ SEBT_HD SEBT_K_HOT static inline void sebt_k_acc_tally(sebt_k_acc *a, double pnl
 {
     if (a->ss_pass || !a->tally)
         return;
-    sebt_trade_tally *t = a->tally;
+    sebt_trade_tally *t = &a->t;
     t->exits[x->reason]++;
-    if (pnl > 0)
-        t->gross_profit += pnl;
-    else if (pnl < 0)
-        t->gross_loss += pnl;
+    /* Selects, not branches: whether a trade wins is a coin toss the branch
+     * predictor misses. Adding +0.0 leaves either sum's bits as
+     * sebt_trade_stats_of's branches leave them: neither sum is ever -0.0
+     * (both start at +0.0, one takes only gains, the other only losses). */
+    t->gross_profit += pnl > 0 ? pnl : 0.0;
+    t->gross_loss += pnl < 0 ? pnl : 0.0;
     t->bars_in_market += (int64_t)x->bars_held + 1;
+}
+
+/* The tally a combo's walk summed, to where sebt_k_acc_start was told. */
+SEBT_HD static inline void sebt_k_acc_tally_out(const sebt_k_acc *a)
+{
+    if (a->tally)
+        *a->tally = a->t;
 }
 
 SEBT_HD static inline void sebt_k_acc_trade(sebt_k_acc *a, const sebt_trade *tr)
@@ -642,17 +653,13 @@ SEBT_HD static inline void sebt_k_finish(const sebt_k_acc *acc, double second_ss
     out->metrics.sharpe = sharpe;
 }
 
-/* tally (may be NULL; then it is zeroed here): the analysis tally, which
- * needs the memo's ex. */
+/* tally (may be NULL): where the analysis tally goes (sebt_k_acc_tally_out),
+ * which needs the memo's ex. */
 SEBT_HD static inline sebt_k_acc sebt_k_acc_start(sebt_trade *trades, int64_t cap, double *rbuf, int64_t rcap,
                                                   sebt_trade_tally *tally)
 {
     sebt_k_acc acc = { 0, 0.0, 0.0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, trades, trades ? cap : 0,
-                       rbuf, rbuf ? rcap : 0, tally };
-    if (tally) {
-        sebt_trade_tally none = { { 0, 0, 0, 0 }, 0.0, 0.0, 0 };
-        *tally = none;
-    }
+                       rbuf, rbuf ? rcap : 0, tally, { { 0, 0, 0, 0 }, 0.0, 0.0, 0 } };
     return acc;
 }
 
@@ -688,6 +695,7 @@ SEBT_HD static inline void sebt_k_run_combo_hop(const sebt_k_market *m, const se
 {
     sebt_k_acc acc = sebt_k_acc_start(trades, cap, rbuf, rcap, memo->ex ? tally : NULL);
     sebt_k_hop(m, v, u, sb, memo, epoch, p, &acc, &out->open_at_end);
+    sebt_k_acc_tally_out(&acc);
     sebt_k_combo_end(m, v, u, sb, memo, epoch, p, &acc, out);
 }
 
@@ -719,6 +727,8 @@ SEBT_HD static inline void sebt_k_run_combo_pair_hop(const sebt_k_market *m, con
         live_a = sebt_k_hop_step(m, v, u, sb_a, memo, epoch, p_a, &a, &ja, &out_a->open_at_end);
     while (live_b)
         live_b = sebt_k_hop_step(m, v, u, sb_b, memo, epoch, p_b, &b, &jb, &out_b->open_at_end);
+    sebt_k_acc_tally_out(&a);
+    sebt_k_acc_tally_out(&b);
     sebt_k_combo_end(m, v, u, sb_a, memo, epoch, p_a, &a, out_a);
     sebt_k_combo_end(m, v, u, sb_b, memo, epoch, p_b, &b, out_b);
 }
@@ -789,6 +799,7 @@ SEBT_HD static inline void sebt_k_run_combo_path(const sebt_k_market *m, const s
         sebt_k_trade_at(m, v, u->bar[open_j], u->atr[open_j], p, &unused, &out->open_at_end);
     }
     out->valid_bars = (size_t)v->n_valid;
+    sebt_k_acc_tally_out(&acc);
     sebt_k_finish(&acc, 0.0, out);
 }
 
