@@ -197,7 +197,10 @@ SEBT_HD SEBT_K_HOT static inline void sebt_k_acc_tally(sebt_k_acc *a, double pnl
     if (a->ss_pass || !a->tally)
         return;
     sebt_trade_tally *t = &a->t;
-    t->exits[x->reason]++;
+    /* Compares, not an index: a kept index into the accumulator's array
+     * would put the whole accumulator in a GPU thread's local memory. */
+    for (int k = 0; k < SEBT_EXIT_KINDS; k++)
+        t->exits[k] += x->reason == k;
     /* Selects, not branches: whether a trade wins is a coin toss the branch
      * predictor misses. Adding +0.0 leaves either sum's bits as
      * sebt_trade_stats_of's branches leave them: neither sum is ever -0.0

@@ -168,12 +168,11 @@ __global__ void cuda_hop_kernel(sebt_k_market m, sebt_k_valid v, sebt_k_union u,
         tr = trades + trade_off[i];
         cap = trade_off[i + 1] - trade_off[i];
     }
-    sebt_trade_tally t;
-    sebt_k_run_combo_hop(&m, &v, &u, &sb, &memo, 0, &params[i], tr, cap, NULL, 0, &r, tallies ? &t : NULL);
+    /* Straight to its slot: a local tally passed by address would sit in the
+     * thread's local memory (the lint's stack frame). */
+    sebt_k_run_combo_hop(&m, &v, &u, &sb, &memo, 0, &params[i], tr, cap, NULL, 0, &r, tallies ? &tallies[i] : NULL);
     r.trades = NULL;
     out[i] = r;
-    if (tallies)
-        tallies[i] = t;
 }
 
 /* ---- the sweep ------------------------------------------------------------- */
