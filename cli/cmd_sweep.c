@@ -1276,12 +1276,14 @@ static void say_overfit(const sweep_run *r)
     sweep_overfit_text(to_stdout ? stdout : stderr, &r->overfit, "");
 }
 
-/* --overfit with --relative: the sweep runs every combo with its trades
- * anyway, so it gathers what the measures need as it goes (no second run). */
-static int gather_open(const char *cmd, const sweep_args *a, size_t n, sebt_overfit_gather *g)
+/* --overfit gathered as the sweep goes (no second run): with --relative
+ * from the trades it records anyway, else from a walk that sums the block
+ * statistics (fast_cpu's), when no trades are recorded. */
+static int gather_open(const char *cmd, const sweep_args *a, const sebt_backend *b, bool want_trades, size_t n,
+                       sebt_overfit_gather *g)
 {
     memset(g, 0, sizeof *g);
-    if (!a->overfit || !a->relative)
+    if (!a->overfit || !(a->relative || (sebt_backend_blocks_batch(b) && !want_trades)))
         return CLI_EXIT_OK;
     sebt_error err = { 0 };
     if (sebt_pbo_check(a->overfit_blocks, n, &err) != SEBT_OK)
@@ -1321,7 +1323,7 @@ static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
     stream_out o;
     memset(&o, 0, sizeof o);
     sebt_overfit_gather gather;
-    int rc = gather_open(cmd, a, n, &gather);
+    int rc = gather_open(cmd, a, r->b, a->trades && !a->have_top, n, &gather);
     if (rc == CLI_EXIT_OK)
         rc = open_stream(cmd, r, &o);
     if (rc != CLI_EXIT_OK) {

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sebt/backends.h"
 #include "sebt/overfit.h"
 #include "sebt/sebt.h"
 #include "sebt/sweep.h"
@@ -106,6 +107,39 @@ static sebt_status finish(pass *p, size_t n_combos, int blocks, int threads, seb
     return st;
 }
 
+/* sebt_overfit_sweep on a backend whose walk sums the block statistics:
+ * one metrics-only sweep gathers them, no trades recorded. */
+static sebt_status overfit_walked(const sebt_backend *b, const sebt_series *s, const sebt_grid *grid,
+                                  const sebt_params *combos, size_t n_combos, int blocks, int threads,
+                                  sebt_overfit *out, sebt_error *err)
+{
+    double t0 = wall_s();
+    sebt_overfit_gather g = { .blocks = blocks };
+    g.stats = calloc(n_combos * (size_t)(SEBT_OVERFIT_STATS * blocks), sizeof *g.stats);
+    g.n = malloc(n_combos * sizeof *g.n);
+    g.sharpe = malloc(n_combos * sizeof *g.sharpe);
+    sebt_status st = SEBT_OK;
+    if (!g.stats || !g.n || !g.sharpe)
+        st = sebt_fail(err, SEBT_ERR_NOMEM, "overfit: out of memory for %zu combos' block statistics (%zu bytes)",
+                       n_combos, n_combos * (size_t)(SEBT_OVERFIT_STATS * blocks) * sizeof(double));
+    if (st == SEBT_OK) {
+        sebt_sweep_opts so = { .grid = grid, .combos = grid ? NULL : combos, .n_combos = n_combos,
+                               .threads = threads, .rows = SEBT_ROWS_NONE, .overfit = &g,
+                               .verify = SEBT_VERIFY_OFF };
+        sebt_sweep_result sr;
+        memset(&sr, 0, sizeof sr);
+        st = sebt_sweep_run(b, s, &so, &sr, err);
+        sebt_sweep_result_free(&sr);
+    }
+    if (st == SEBT_OK)
+        st = sebt_overfit_gathered(b, s, grid, combos, n_combos, &g, threads, out, err);
+    out->seconds = wall_s() - t0;
+    free(g.stats);
+    free(g.n);
+    free(g.sharpe);
+    return st;
+}
+
 sebt_status sebt_overfit_sweep(const sebt_backend *b, const sebt_series *s, const sebt_grid *grid,
                                const sebt_params *combos, size_t n_combos, int blocks, int threads,
                                sebt_overfit *out, sebt_error *err)
@@ -116,6 +150,8 @@ sebt_status sebt_overfit_sweep(const sebt_backend *b, const sebt_series *s, cons
     sebt_status st = sebt_pbo_check(blocks, n_combos, err);
     if (st != SEBT_OK)
         return st;
+    if (sebt_backend_blocks_batch(b))
+        return overfit_walked(b, s, grid, combos, n_combos, blocks, threads, out, err);
     double t0 = wall_s();
     pass p = { .s = blocks, .n_bars = s->n, .best = SIZE_MAX };
     p.stats = calloc(n_combos * (size_t)(SEBT_OVERFIT_STATS * blocks), sizeof *p.stats);

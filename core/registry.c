@@ -222,6 +222,11 @@ sebt_tally_batch_fn sebt_backend_tally_batch(const sebt_backend *b)
     return b && b == cuda_backend ? cuda_tallied : NULL;
 }
 
+sebt_blocks_batch_fn sebt_backend_blocks_batch(const sebt_backend *b)
+{
+    return b == &sebt_fast_cpu_backend ? sebt_fast_cpu_run_blocked : NULL;
+}
+
 sebt_status sebt_backend_get(const char *name, const sebt_backend **out, sebt_error *err)
 {
     *out = NULL;

@@ -47,6 +47,9 @@ typedef struct {
      * trades wanted: the analysis from the tallies, no trades recorded. */
     sebt_tally_batch_fn tally;
     sebt_trade_tally *ct[2];
+    /* With opts.overfit and no relative columns: the backend's walk sums
+     * the block statistics, no trades recorded. */
+    sebt_blocks_batch_fn blocks;
     bool sized_by_trades;      /* opts.analysis from trades without opts.window: windows sized by their trades */
     double trades_per_combo;   /* in the window backtested last (sized_by_trades) */
     bool team_rows;
@@ -483,7 +486,18 @@ static bool backtest_window(driver *d, int slot, uint64_t first, size_t m)
     sebt_error e = { 0 };
     double t0 = now_s(), c0 = cpu_s();
     sebt_status st;
-    if (d->tally) {
+    const sebt_overfit_gather *g = d->o->overfit;
+    if (d->blocks) {
+        if (d->tally)
+            memset(d->ct[slot], 0, m * sizeof *d->ct[slot]);
+        st = sebt_backend_status(d->b, d->blocks(d->b, d->s, c, m, &opts, res, d->tally ? d->ct[slot] : NULL,
+                                                 g->stats + first * (size_t)(SEBT_OVERFIT_STATS * g->blocks),
+                                                 g->blocks, &e), &e);
+        for (size_t k = 0; st == SEBT_OK && k < m; k++) {
+            g->n[first + k] = res[k].metrics.n;
+            g->sharpe[first + k] = res[k].metrics.sharpe;
+        }
+    } else if (d->tally) {
         memset(d->ct[slot], 0, m * sizeof *d->ct[slot]);
         st = sebt_backend_status(d->b, d->tally(d->b, d->s, c, m, &opts, res, d->ct[slot], &e), &e);
     } else {
@@ -570,7 +584,9 @@ static sebt_status check_opts(const sebt_backend *b, const sebt_series *s, const
                       : ranks && (o->metric < 0 || o->metric >= SEBT_SWEEP_N_RANK_KEYS) ? "metric: not a rank key"
                       : o->relative && !o->analysis ? "relative: the relative columns follow the analysis columns: "
                                                       "set analysis too"
-                      : o->overfit && !o->relative ? "overfit: gathered from each combo's trades: set relative"
+                      : o->overfit && !o->relative && (!sebt_backend_blocks_batch(b) || o->want_trades)
+                          ? "overfit: gathered from each combo's trades (set relative) or, without trades, from "
+                            "a walk that sums the block statistics (sebt_backend_blocks_batch)"
                       : ranks && o->metric >= SEBT_N_METRICS && !o->analysis
                           ? "metric: an analysis column ranks only a sweep with analysis"
                       : ranks && o->metric >= SEBT_N_METRICS + SEBT_SWEEP_N_ANALYSIS && !o->relative
@@ -698,6 +714,7 @@ sebt_status sebt_sweep_run(const sebt_backend *b, const sebt_series *s, const se
     /* The relative columns need each combo's trades: no tally gives them. */
     d.tally = opts->analysis && !opts->want_trades && !opts->relative ? sebt_backend_tally_batch(b) : NULL;
     d.sized_by_trades = opts->analysis && !d.tally && !opts->window;
+    d.blocks = opts->overfit && !opts->relative ? sebt_backend_blocks_batch(b) : NULL;
     if (d.window > d.n)
         d.window = d.n;
     d.top_cap = opts->top < d.n ? opts->top : d.n;

@@ -154,6 +154,8 @@ typedef struct {
     sebt_trade_tally *tally;   /* NULL: no analysis tally (sebt_k_acc_tally); else where t goes */
     sebt_trade_tally t;        /* summed here, beside the rest, and stored once (sebt_k_acc_tally_out):
                                 * summed through the pointer, every hop reloaded it and its sums */
+    int32_t *jbuf;             /* NULL, or each closed trade's candidate of U, in trade order (rcap of
+                                * them): where its exit lies, for a sweep's overfit block sums */
 } sebt_k_acc;
 
 /* One closed trade's pnl and R, in the order SPEC §7 sums them; tr (may be
@@ -582,6 +584,8 @@ SEBT_HD SEBT_K_HOT static inline int sebt_k_hop_step(const sebt_k_market *m, con
     } else {
         sebt_k_acc_add(acc, e->pnl, e->r, NULL);
     }
+    if (acc->jbuf && !acc->ss_pass && acc->n <= acc->rcap)
+        acc->jbuf[acc->n - 1] = (int32_t)j;
     if (acc->tally)
         sebt_k_acc_tally(acc, e->pnl, &memo->ex[j]);
     *jp = sebt_k_next_signal(sb, next, u->n);
@@ -657,12 +661,13 @@ SEBT_HD static inline void sebt_k_finish(const sebt_k_acc *acc, double second_ss
 }
 
 /* tally (may be NULL): where the analysis tally goes (sebt_k_acc_tally_out),
- * which needs the memo's ex. */
+ * which needs the memo's ex. jbuf (may be NULL; with rbuf): where each
+ * closed trade's candidate goes, beside its R in rbuf. */
 SEBT_HD static inline sebt_k_acc sebt_k_acc_start(sebt_trade *trades, int64_t cap, double *rbuf, int64_t rcap,
-                                                  sebt_trade_tally *tally)
+                                                  sebt_trade_tally *tally, int32_t *jbuf)
 {
     sebt_k_acc acc = { 0, 0.0, 0.0, 0, 0, 0.0, 0.0, 0.0, 0.0, 0.0, trades, trades ? cap : 0,
-                       rbuf, rbuf ? rcap : 0, tally, { { 0, 0, 0, 0 }, 0.0, 0.0, 0 } };
+                       rbuf, rbuf ? rcap : 0, tally, { { 0, 0, 0, 0 }, 0.0, 0.0, 0 }, rbuf ? jbuf : NULL };
     return acc;
 }
 
@@ -688,15 +693,16 @@ SEBT_HD static inline void sebt_k_combo_end(const sebt_k_market *m, const sebt_k
 /* One combo by hops (see sebt_k_hop), SPEC §6-7: trades to trades[0 .. cap)
  * (NULL/0 for metrics only); out->n_trades counts all of them, so a caller
  * whose buffer was short sees it and runs again; out->trades is left alone.
- * tally (may be NULL; with the memo's ex): its analysis tally. */
+ * tally (may be NULL; with the memo's ex): its analysis tally; jbuf (may be
+ * NULL; with rbuf) as sebt_k_acc_start's. */
 SEBT_HD static inline void sebt_k_run_combo_hop(const sebt_k_market *m, const sebt_k_valid *v,
                                                 const sebt_k_union *u, const sebt_k_sigbits *sb,
                                                 const sebt_k_memo *memo, uint32_t epoch,
                                                 const sebt_params *p, sebt_trade *trades, int64_t cap,
                                                 double *rbuf, int64_t rcap, sebt_result *out,
-                                                sebt_trade_tally *tally)
+                                                sebt_trade_tally *tally, int32_t *jbuf)
 {
-    sebt_k_acc acc = sebt_k_acc_start(trades, cap, rbuf, rcap, memo->ex ? tally : NULL);
+    sebt_k_acc acc = sebt_k_acc_start(trades, cap, rbuf, rcap, memo->ex ? tally : NULL, jbuf);
     sebt_k_hop(m, v, u, sb, memo, epoch, p, &acc, &out->open_at_end);
     sebt_k_acc_tally_out(&acc);
     sebt_k_combo_end(m, v, u, sb, memo, epoch, p, &acc, out);
@@ -707,17 +713,19 @@ SEBT_HD static inline void sebt_k_run_combo_hop(const sebt_k_market *m, const se
  * the signal words after its exit) and additions, so one combo leaves the
  * core waiting; two in turn overlap their waits. Each combo's arithmetic and
  * its order are sebt_k_run_combo_hop's: the same bits. A memo entry either
- * fills is the same entry. tally_a, tally_b as sebt_k_run_combo_hop's. */
+ * fills is the same entry. tally_a, tally_b, jbuf_a, jbuf_b as
+ * sebt_k_run_combo_hop's. */
 SEBT_HD static inline void sebt_k_run_combo_pair_hop(const sebt_k_market *m, const sebt_k_valid *v,
                                                      const sebt_k_union *u, const sebt_k_memo *memo, uint32_t epoch,
                                                      const sebt_k_sigbits *sb_a, const sebt_params *p_a,
                                                      double *rbuf_a, sebt_result *out_a,
                                                      const sebt_k_sigbits *sb_b, const sebt_params *p_b,
                                                      double *rbuf_b, sebt_result *out_b, int64_t rcap,
-                                                     sebt_trade_tally *tally_a, sebt_trade_tally *tally_b)
+                                                     sebt_trade_tally *tally_a, sebt_trade_tally *tally_b,
+                                                     int32_t *jbuf_a, int32_t *jbuf_b)
 {
-    sebt_k_acc a = sebt_k_acc_start(NULL, 0, rbuf_a, rcap, memo->ex ? tally_a : NULL),
-               b = sebt_k_acc_start(NULL, 0, rbuf_b, rcap, memo->ex ? tally_b : NULL);
+    sebt_k_acc a = sebt_k_acc_start(NULL, 0, rbuf_a, rcap, memo->ex ? tally_a : NULL, jbuf_a),
+               b = sebt_k_acc_start(NULL, 0, rbuf_b, rcap, memo->ex ? tally_b : NULL, jbuf_b);
     sebt_k_no_open(&out_a->open_at_end);
     sebt_k_no_open(&out_b->open_at_end);
     int64_t ja = sebt_k_next_signal(sb_a, 0, u->n), jb = sebt_k_next_signal(sb_b, 0, u->n);
@@ -788,7 +796,7 @@ SEBT_HD static inline void sebt_k_run_combo_path(const sebt_k_market *m, const s
                                                  int64_t open_j, const sebt_params *p, double *rbuf,
                                                  sebt_result *out, sebt_trade_tally *tally)
 {
-    sebt_k_acc acc = sebt_k_acc_start(NULL, 0, rbuf, u->n, ex ? tally : NULL);
+    sebt_k_acc acc = sebt_k_acc_start(NULL, 0, rbuf, u->n, ex ? tally : NULL, NULL);
     sebt_k_no_open(&out->open_at_end);
     for (int64_t i = 0; i < n; i++) {
         const sebt_k_memo_geom *g = &geom[path[i]];

@@ -145,6 +145,10 @@ typedef struct {
     const sebt_params *combos;
     sebt_result *results;
     sebt_trade_tally *tallies;      /* NULL, or each combo's analysis tally (sebt_fast_cpu_run_tallied) */
+    /* NULL, or each combo's overfit block sums (sebt_fast_cpu_run_blocked):
+     * rows of 3 * blocks, as sebt_overfit_add_trades adds them. */
+    double *block_stats;
+    int blocks;
     const sebt_batch_opts *opts;
     size_t n;                       /* bars */
     double *tr, *cloc;

@@ -7,6 +7,7 @@
 #include <omp.h>
 #endif
 
+#include "sebt/overfit.h"
 #include "sweep_internal.h"
 
 /* The signal bitsets of combo ref q over its atr set s, a row per term. A
@@ -99,6 +100,30 @@ static size_t *plan_units(const fast_sweep *w, const fast_zbatch *zb, bool want_
     return unit_start;
 }
 
+/* A combo's closed trades (their candidates jv and R rv, n of them, in
+ * trade order) into its row of the overfit block sums: each trade's exit bar
+ * from its candidate's bar, rank and bars held (a trade exits on a valid
+ * bar: rank of the entry bar + bars held), then what
+ * sebt_overfit_add_trades adds from the trades, in the same order: the same
+ * bits. */
+static void fold_blocks(const fast_sweep *w, const sebt_k_valid *v, const sebt_k_union *u,
+                        const sebt_k_memo_exit *ex, const int32_t *jv, const double *rv, int64_t n, size_t idx)
+{
+    if (!w->block_stats)
+        return;
+    double *row = w->block_stats + idx * (size_t)(SEBT_OVERFIT_STATS * w->blocks);
+    for (int64_t k = 0; k < n; k++) {
+        int32_t j = jv[k];
+        int64_t exit_bar = v->vbar[(int64_t)v->rank[u->bar[j]] + 1 + ex[j].bars_held];
+        /* sebt_overfit_block's formula (an exit bar lies in the series) */
+        size_t b = (size_t)exit_bar * (size_t)w->blocks / w->n;
+        double *c = row + SEBT_OVERFIT_STATS * b;
+        c[0] += 1.0;
+        c[1] += rv[k];
+        c[2] += rv[k] * rv[k];
+    }
+}
+
 /* A unit of n_twins cost twins (their first combos at ts[0 .. n_twins)):
  * each signal set is walked once through the unit's memo of exits
  * (its link and geom: filled for epoch), and each twin sums its costs over
@@ -118,6 +143,7 @@ static void run_twins(fast_sweep *w, const sebt_k_valid *v, const sebt_k_union *
             memset(r, 0, sizeof *r);
             sebt_k_run_combo_path(&w->fm.m, v, u, geom, memo->ex, path, n, open_j, &w->combos[idx], rbuf, r,
                                   w->tallies ? &w->tallies[idx] : NULL);
+            fold_blocks(w, v, u, memo->ex, path, rbuf, n, idx);
         }
     }
 }
@@ -149,11 +175,13 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
         sebt_k_memo memo = { calloc(umax, sizeof *memo.link),   /* stamps 0: nothing filled */
                              malloc(umax * sizeof *memo.val),
                              { malloc(umax * sizeof *memo.raw.e), calloc(umax, sizeof *memo.raw.stamp), 0 },
-                             w->tallies ? malloc(umax * sizeof *memo.ex) : NULL };
+                             w->tallies || w->block_stats ? malloc(umax * sizeof *memo.ex) : NULL };
         double *rbuf = malloc(2 * umax * sizeof *rbuf), *rbuf_b = rbuf ? rbuf + umax : NULL;
+        int32_t *jbuf = w->block_stats ? malloc(2 * umax * sizeof *jbuf) : NULL, *jbuf_b = jbuf ? jbuf + umax : NULL;
         sebt_k_memo_geom *geom = NULL;
         int32_t *path = NULL;
-        if (!memo.link || !memo.val || !memo.raw.e || !memo.raw.stamp || !rbuf || (w->tallies && !memo.ex))
+        if (!memo.link || !memo.val || !memo.raw.e || !memo.raw.stamp || !rbuf || ((w->tallies || w->block_stats) && !memo.ex) ||
+            (w->block_stats && !jbuf))
             failed = 1;
         #pragma omp for schedule(dynamic, 1)
         for (size_t unit = 0; unit < n_units; unit++) {
@@ -188,12 +216,15 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
                         sebt_k_run_combo_pair_hop(&w->fm.m, &v, &u, &memo, epoch, &sb, cp, rbuf, r, &sb_b,
                                                   &w->combos[idx_b], rbuf_b, r_b, (int64_t)umax,
                                                   w->tallies ? &w->tallies[idx] : NULL,
-                                                  w->tallies ? &w->tallies[idx_b] : NULL);
+                                                  w->tallies ? &w->tallies[idx_b] : NULL, jbuf, jbuf_b);
+                        fold_blocks(w, &v, &u, memo.ex, jbuf, rbuf, r->metrics.n, idx);
+                        fold_blocks(w, &v, &u, memo.ex, jbuf_b, rbuf_b, r_b->metrics.n, idx_b);
                         q++;
                         continue;
                     }
                     sebt_k_run_combo_hop(&w->fm.m, &v, &u, &sb, &memo, epoch, cp, NULL, 0, rbuf,
-                                         (int64_t)umax, r, w->tallies ? &w->tallies[idx] : NULL);
+                                         (int64_t)umax, r, w->tallies ? &w->tallies[idx] : NULL, jbuf);
+                    fold_blocks(w, &v, &u, memo.ex, jbuf, rbuf, r->metrics.n, idx);
                     if (want_trades && r->n_trades) {
                         sebt_trade *tt = malloc(r->n_trades * sizeof *tt);
                         if (!tt) {
@@ -201,7 +232,7 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
                             break;
                         }
                         sebt_k_run_combo_hop(&w->fm.m, &v, &u, &sb, &memo, epoch, cp, tt,
-                                             (int64_t)r->n_trades, rbuf, (int64_t)umax, r, NULL);
+                                             (int64_t)r->n_trades, rbuf, (int64_t)umax, r, NULL, NULL);
                         r->trades = tt;
                     }
                 }
@@ -223,6 +254,7 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
         free(memo.raw.stamp);
         free(memo.ex);
         free(rbuf);
+        free(jbuf);
         free(geom);
         free(path);
     }
@@ -281,7 +313,7 @@ static sebt_status check_combos(const sebt_series *s, const sebt_params *combos,
 
 static sebt_status run_batch(const sebt_series *s, const sebt_params *combos, size_t n_combos,
                              const sebt_batch_opts *opts, sebt_result *results, sebt_trade_tally *tallies,
-                             sebt_error *err)
+                             double *block_stats, int blocks, sebt_error *err)
 {
     if (opts && opts->stats)
         memset(opts->stats, 0, sizeof *opts->stats);
@@ -317,6 +349,8 @@ static sebt_status run_batch(const sebt_series *s, const sebt_params *combos, si
     if (st != SEBT_OK)
         return st;
     w.tallies = tallies;
+    w.block_stats = block_stats;
+    w.blocks = blocks;
     for (size_t q0 = 0; q0 < n_combos;) {
         size_t q1, z0, z1;
         fast_sweep_next_batch(&w, q0, &q1, &z0, &z1);
@@ -346,7 +380,7 @@ sebt_status fast_run_batch(const sebt_backend *self, const sebt_series *s, const
                            sebt_error *err)
 {
     (void)self;
-    return run_batch(s, combos, n_combos, opts, results, NULL, err);
+    return run_batch(s, combos, n_combos, opts, results, NULL, NULL, 0, err);
 }
 
 sebt_status sebt_fast_cpu_run_tallied(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
@@ -358,5 +392,19 @@ sebt_status sebt_fast_cpu_run_tallied(const sebt_backend *self, const sebt_serie
         return sebt_fail(err, SEBT_ERR_USAGE, "fast_cpu: a tallied batch is metrics only (want_trades off)");
     if (n_combos && !tallies)
         return sebt_fail(err, SEBT_ERR_USAGE, "fast_cpu: a tallied batch needs its tallies");
-    return run_batch(s, combos, n_combos, opts, results, tallies, err);
+    return run_batch(s, combos, n_combos, opts, results, tallies, NULL, 0, err);
+}
+
+sebt_status sebt_fast_cpu_run_blocked(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                                      size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
+                                      sebt_trade_tally *tallies, double *block_stats, int blocks, sebt_error *err)
+{
+    (void)self;
+    if (opts && opts->want_trades)
+        return sebt_fail(err, SEBT_ERR_USAGE, "fast_cpu: a blocked batch is metrics only (want_trades off)");
+    if (n_combos && !block_stats)
+        return sebt_fail(err, SEBT_ERR_USAGE, "fast_cpu: a blocked batch needs its block sums");
+    if (blocks < 2 || blocks > SEBT_OVERFIT_MAX_BLOCKS)
+        return sebt_fail(err, SEBT_ERR_USAGE, "fast_cpu: blocks %d: expected 2 to %d", blocks, SEBT_OVERFIT_MAX_BLOCKS);
+    return run_batch(s, combos, n_combos, opts, results, tallies, block_stats, blocks, err);
 }

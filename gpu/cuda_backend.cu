@@ -170,7 +170,7 @@ __global__ void cuda_hop_kernel(sebt_k_market m, sebt_k_valid v, sebt_k_union u,
     }
     /* Straight to its slot: a local tally passed by address would sit in the
      * thread's local memory (the lint's stack frame). */
-    sebt_k_run_combo_hop(&m, &v, &u, &sb, &memo, 0, &params[i], tr, cap, NULL, 0, &r, tallies ? &tallies[i] : NULL);
+    sebt_k_run_combo_hop(&m, &v, &u, &sb, &memo, 0, &params[i], tr, cap, NULL, 0, &r, tallies ? &tallies[i] : NULL, NULL);
     r.trades = NULL;
     out[i] = r;
 }

@@ -9,6 +9,7 @@
 
 #include "sebt/analysis.h"
 #include "sebt/backends.h"
+#include "sebt/overfit.h"
 
 /* Scattered combos (tasks of one or two: a combo alone, the pair hop),
  * a share of them with thresholds so strict they trade once or never. */
@@ -65,6 +66,65 @@ static sebt_trade_stats *reference_stats(const sebt_series *s, const sebt_params
     sebt_results_free(r, n);
     free(r);
     return a;
+}
+
+/* The overfit block sums of each combo from the reference's trades
+ * (sebt_overfit_add_trades), blocks blocks. */
+static double *reference_blocks(const sebt_series *s, const sebt_params *c, size_t n, int blocks)
+{
+    sebt_result *r = calloc(n, sizeof *r);
+    size_t row = (size_t)(SEBT_OVERFIT_STATS * blocks);
+    double *b = calloc(n * row + 1, sizeof *b);
+    sebt_batch_opts o = { .threads = 1, .want_trades = true };
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_reference_backend.run_batch(&sebt_reference_backend, s, c, n, &o, r, &err), SEBT_OK, "%s",
+                 err.msg);
+    for (size_t i = 0; i < n; i++)
+        sebt_overfit_add_trades(b + i * row, blocks, s->n, &r[i]);
+    sebt_results_free(r, n);
+    free(r);
+    return b;
+}
+
+/* fast_cpu's blocked batch (sebt_fast_cpu_run_blocked): each combo's block
+ * sums bit for bit the reference's; with want (tallies kept too) its
+ * analysis figures as well. Every trade is in some block. */
+static void assert_blocked_as_reference(const sebt_series *s, const sebt_params *c, size_t n, const double *want_b,
+                                        const sebt_trade_stats *want, int blocks, int threads, size_t budget)
+{
+    size_t row = (size_t)(SEBT_OVERFIT_STATS * blocks);
+    sebt_result *r = calloc(n, sizeof *r);
+    sebt_trade_tally *t = want ? calloc(n, sizeof *t) : NULL;
+    double *got = calloc(n * row + 1, sizeof *got);
+    sebt_batch_opts o = { .threads = threads, .memory_budget = budget };
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_backend_blocks_batch(&sebt_fast_cpu_backend), sebt_fast_cpu_run_blocked);
+    cr_assert_eq(sebt_fast_cpu_run_blocked(&sebt_fast_cpu_backend, s, c, n, &o, r, t, got, blocks, &err), SEBT_OK,
+                 "%s", err.msg);
+    size_t used = 0;
+    for (size_t i = 0; i < n; i++) {
+        cr_assert_null(r[i].trades, "combo %zu: trades recorded on a blocked batch", i);
+        double count = 0.0;
+        for (int k = 0; k < blocks; k++) {
+            const double *x = got + i * row + SEBT_OVERFIT_STATS * k, *y = want_b + i * row + SEBT_OVERFIT_STATS * k;
+            cr_assert_eq(memcmp(x, y, SEBT_OVERFIT_STATS * sizeof *x), 0,
+                         "combo %zu block %d of %d (%d threads): %.17g %.17g %.17g, the reference's %.17g %.17g %.17g",
+                         i, k, blocks, threads, x[0], x[1], x[2], y[0], y[1], y[2]);
+            count += x[0];
+            used += x[0] > 0;
+        }
+        cr_assert_eq(count, (double)r[i].n_trades, "combo %zu: %g trades in its blocks, %zu closed", i, count,
+                     r[i].n_trades);
+        if (want) {
+            sebt_trade_stats st;
+            sebt_trade_stats_of_tally(s, &r[i], &t[i], &st);
+            cr_assert_eq(memcmp(&st, &want[i], sizeof st), 0, "combo %zu: the analysis differs beside the blocks", i);
+        }
+    }
+    cr_assert_gt(used, n, "only %zu blocks with trades over %zu combos", used, n);
+    free(got);
+    free(t);
+    free(r);
 }
 
 typedef struct {
@@ -138,6 +198,12 @@ Test(tally, cost_twins_share_a_walk_and_give_the_reference_figures)
     assert_tallied_as_reference(&s, c, n, want, 3, 0, &st1, &cov);
     assert_tallied_as_reference(&s, c, n, want, 2, 64, &st1, &cov);   /* a batch per z window */
     assert_covered(&cov, false);
+    double *blocks16 = reference_blocks(&s, c, n, 16), *blocks6 = reference_blocks(&s, c, n, 6);
+    assert_blocked_as_reference(&s, c, n, blocks16, NULL, 16, 1, 0);
+    assert_blocked_as_reference(&s, c, n, blocks16, want, 16, 3, 0);
+    assert_blocked_as_reference(&s, c, n, blocks6, NULL, 6, 2, 64);
+    free(blocks16);
+    free(blocks6);
     free(want0);
     free(want);
     free(c);
@@ -158,6 +224,12 @@ Test(tally, scattered_combos_with_none_one_or_many_trades_and_holes)
     assert_tallied_as_reference(&s, c, n, want, 2, 64, &st, &cov);
     cr_assert_gt(st.batches, 1, "one batch: the budget split nothing");
     assert_covered(&cov, true);
+    double *blocks16 = reference_blocks(&s, c, n, 16), *blocks24 = reference_blocks(&s, c, n, 24);
+    assert_blocked_as_reference(&s, c, n, blocks16, want, 16, 1, 0);
+    assert_blocked_as_reference(&s, c, n, blocks16, NULL, 16, 3, 0);
+    assert_blocked_as_reference(&s, c, n, blocks24, NULL, 24, 2, 64);
+    free(blocks16);
+    free(blocks24);
     /* One combo, and none. */
     assert_tallied_as_reference(&s, c + 1, 1, want + 1, 1, 0, &st, &cov);
     sebt_result r0;
@@ -181,5 +253,9 @@ Test(tally, refuses_trades)
     cr_assert_eq(sebt_fast_cpu_run_tallied(&sebt_fast_cpu_backend, &s, &c, 1, &o, &r, &t, &err), SEBT_ERR_USAGE);
     cr_assert_null(r.trades);
     cr_assert_null(sebt_backend_tally_batch(&sebt_reference_backend));
+    double b[SEBT_OVERFIT_STATS * 4] = { 0 };
+    cr_assert_eq(sebt_fast_cpu_run_blocked(&sebt_fast_cpu_backend, &s, &c, 1, &o, &r, NULL, b, 4, &err), SEBT_ERR_USAGE);
+    cr_assert_null(r.trades);
+    cr_assert_null(sebt_backend_blocks_batch(&sebt_reference_backend));
     sebt_series_free(&s);
 }

@@ -26,6 +26,26 @@ sebt_status sebt_fast_cpu_run_tallied(const sebt_backend *self, const sebt_serie
                                       size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
                                       sebt_trade_tally *tallies, sebt_error *err);
 
+/* A builtin backend's run_batch that also sums each combo's overfit block
+ * statistics (sebt/overfit.h: its closed trades' count, sum of R and sum
+ * of R², per block of its exit bar, in trade order, as
+ * sebt_overfit_add_trades adds them: the same bits) in its metrics-only
+ * walk, so a sweep's --overfit needs neither trades nor a second run:
+ * block_stats holds n_combos rows of 3 * blocks doubles, zeroed by the
+ * caller, row i for combos[i]; tallies (may be NULL) as a tallied batch's.
+ * Nothing depends on threads or batches. */
+typedef sebt_status (*sebt_blocks_batch_fn)(const sebt_backend *self, const sebt_series *s,
+                                            const sebt_params *combos, size_t n_combos, const sebt_batch_opts *opts,
+                                            sebt_result *results, sebt_trade_tally *tallies, double *block_stats,
+                                            int blocks, sebt_error *err);
+sebt_status sebt_fast_cpu_run_blocked(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                                      size_t n_combos, const sebt_batch_opts *opts, sebt_result *results,
+                                      sebt_trade_tally *tallies, double *block_stats, int blocks, sebt_error *err);
+
+/* b's blocked batch (core/registry.c): fast_cpu's; NULL for every other
+ * backend (cuda among them), whose block sums come from its trades. */
+sebt_blocks_batch_fn sebt_backend_blocks_batch(const sebt_backend *b);
+
 /* b's tallied batch (core/registry.c), or NULL for a backend whose walk
  * keeps no tally (the reference, plugins, kernels): its analysis columns
  * come from its trades (sebt_trade_stats_of). */

@@ -278,9 +278,12 @@ typedef struct {
      * it compares what it handed over. */
     const char *verify_file;
     uint64_t verify_file_start;
-    /* With relative (the trade path): each combo's trades folded into
-     * what `--overfit` needs (sebt/overfit.h, sebt_overfit_gathered), so
-     * that it needs no second run; NULL: nothing gathered. */
+    /* What `--overfit` needs (sebt/overfit.h, sebt_overfit_gathered),
+     * gathered as the sweep goes, so that it needs no second run: with
+     * relative (the trade path) from each combo's trades; without, from a
+     * backend whose metrics-only walk sums the block statistics
+     * (sebt_backend_blocks_batch: fast_cpu), want_trades off. NULL:
+     * nothing gathered. */
     const struct sebt_overfit_gather *overfit;
 } sebt_sweep_opts;
 
