@@ -246,6 +246,68 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void chunk_c
     *eq += (size_t)e;
 }
 
+/* ---- a filter before the exact value -------------------------------------------
+ * Most combos of a split lie far from the value they are compared with (the
+ * in-sample best so far; the best's out-of-sample Sharpe), and the
+ * comparison alone needs no division or root: with d > 0 and n >= 2,
+ * v > t exactly when v|v| > t|t|, that is when A = s|s|(n - 1) exceeds
+ * B = t|t| n d. A and B as computed carry a few roundings each, and the
+ * exact v (sharpe_of_sums: its n d, a division, a root, a product) about 6
+ * more relative to them: a gap beyond FILTER_MARGIN (|A| + |B|), far above
+ * 2^-50 of them, settles the comparison of the exact v with t; within it
+ * (ties among them: a combo against itself), or where anything is not
+ * finite, the exact v is computed and compared. FILTER_FLOOR keeps a gap
+ * between numbers near underflow from settling anything. */
+#define FILTER_MARGIN 0x1p-40
+#define FILTER_FLOOR 1e-290
+
+/* How many combos of the chunk the filter cannot show to have a Sharpe
+ * over blocks mask at most t (t2 = t|t|, t finite). */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static size_t chunk_above(const pbo_job *j, uint32_t mask,
+                                                                                       size_t nc, double t2)
+{
+    size_t sub = (size_t)1 << j->h, C = j->chunk;
+    size_t lo = mask & (sub - 1), hi = mask >> j->h;
+    const double *restrict an = j->tab + lo * C, *restrict bn = j->tab + 3 * sub * C + hi * C;
+    const double *restrict as = an + sub * C, *restrict bs = bn + sub * C;
+    const double *restrict aq = as + sub * C, *restrict bq = bs + sub * C;
+    int64_t k = 0;
+    for (size_t c = 0; c < nc; c++) {
+        double n = an[c] + bn[c], s = as[c] + bs[c], q = aq[c] + bq[c];
+        double d = n * q - s * s;
+        double A = s * fabs(s) * (n - 1.0), B = t2 * (n * d);
+        double tol = FILTER_MARGIN * (fabs(A) + fabs(B)) + FILTER_FLOOR;
+        k += (n >= 2.0) & (d > 0.0) & !(A - B < -tol);
+    }
+    return (size_t)k;
+}
+
+/* As chunk_above, against the best's out-of-sample Sharpe t (finite):
+ * *lo_out gains the combos surely below t (or NaN); returns how many the
+ * filter leaves undecided (below, equal or above). */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static size_t chunk_below(const pbo_job *j, uint32_t mask,
+                                                                                       size_t nc, double t2,
+                                                                                       size_t *lo_out)
+{
+    size_t sub = (size_t)1 << j->h, C = j->chunk;
+    size_t lo = mask & (sub - 1), hi = mask >> j->h;
+    const double *restrict an = j->tab + lo * C, *restrict bn = j->tab + 3 * sub * C + hi * C;
+    const double *restrict as = an + sub * C, *restrict bs = bn + sub * C;
+    const double *restrict aq = as + sub * C, *restrict bq = bs + sub * C;
+    int64_t k = 0, below = 0;
+    for (size_t c = 0; c < nc; c++) {
+        double n = an[c] + bn[c], s = as[c] + bs[c], q = aq[c] + bq[c];
+        double d = n * q - s * s;
+        double A = s * fabs(s) * (n - 1.0), B = t2 * (n * d);
+        double tol = FILTER_MARGIN * (fabs(A) + fabs(B)) + FILTER_FLOOR, gap = A - B;
+        int64_t surely_below = !((n >= 2.0) & (d > 0.0)) | (gap < -tol);
+        below += surely_below;
+        k += !surely_below & !(gap > tol);
+    }
+    *lo_out += (size_t)below;
+    return (size_t)k;
+}
+
 /* The same sums straight from one combo's row. */
 static double set_sharpe(const double *row, int h, uint32_t mask)
 {
@@ -273,6 +335,10 @@ static void *pbo_thread(void *arg)
         for (size_t sp = j->split_lo; sp < j->split_hi; sp++) {
             size_t best = o->best[sp];
             double bv = o->is_sharpe[sp];
+            /* A chunk the filter shows to hold nothing above the best
+             * so far is passed over; any other, exactly. */
+            if (best != SIZE_MAX && isfinite(bv) && chunk_above(j, j->masks[sp], nc, bv * fabs(bv)) == 0)
+                continue;
             chunk_sharpe(j, j->masks[sp], nc, j->v);
             /* The chunk's largest first, then (rarely: when it beats the
              * best so far) where it is; the first of equals wins. -inf is
@@ -312,7 +378,15 @@ static void *pbo_thread(void *arg)
             double ob = o->oos_sharpe[sp];
             const double *v = j->v;
             size_t lo = 0, eq = 0;
-            chunk_sharpe(j, all & ~j->masks[sp], nc, j->v);
+            uint32_t om = all & ~j->masks[sp];
+            /* Counted by the filter where it decides every combo of the
+             * chunk; otherwise (the best's own chunk among them) exactly. */
+            if (isfinite(ob) && chunk_below(j, om, nc, ob * fabs(ob), &lo) == 0) {
+                below[sp - j->split_lo] += lo;
+                continue;
+            }
+            lo = 0;
+            chunk_sharpe(j, om, nc, j->v);
             if (isnan(ob)) {
                 for (size_t c = 0; c < nc; c++)
                     eq += isnan(v[c]);

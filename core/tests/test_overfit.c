@@ -5,6 +5,7 @@
  * from a real sweep's trades is overfit_literal.py's (cli/tests). */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -162,4 +163,115 @@ Test(overfit, pbo_refuses)
     cr_assert(sebt_pbo_compute(stats, 2, 2, 1, &p, &e) == SEBT_OK);
     cr_expect(p.n_counted == 0 && isnan(p.pbo) && p.best[0] == SIZE_MAX);
     sebt_pbo_free(&p);
+}
+
+/* ---- PBO against a literal loop, where the comparisons are closest ----------
+ * The docs' definition written out plainly (every split, every combo, the
+ * sums in the documented order, one Sharpe at a time), over combos made to
+ * sit where a shortcut would slip: exact duplicates (ties: the first wins,
+ * and equal out of sample), copies one unit in the last place apart in one
+ * block's sum, copies scaled by 2^300, 2^-300 and 2^-500 (the same Sharpe,
+ * bit for bit, from sums of very different size, the last near underflow),
+ * combos with one trade or none (no Sharpe). */
+
+static double lit_sharpe(double n, double s, double q)
+{
+    double d = n * q - s * s;
+    if (!(n >= 2 && d > 0))
+        return NAN;
+    return s * sqrt((n - 1) / (n * d));
+}
+
+static double lit_set(const double *row, int S, uint32_t set)
+{
+    double lo[3] = { 0, 0, 0 }, hi[3] = { 0, 0, 0 };
+    for (int b = 0; b < S; b++)
+        if (set >> b & 1u)
+            for (int k = 0; k < 3; k++)
+                (b < S / 2 ? lo : hi)[k] += row[3 * b + k];
+    return lit_sharpe(lo[0] + hi[0], lo[1] + hi[1], lo[2] + hi[2]);
+}
+
+static bool same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+static uint64_t lcg(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x >> 11;
+}
+
+Test(overfit, pbo_equals_a_literal_loop_at_ties_and_extremes)
+{
+    enum { S = 8, N = 700 };
+    double *st = calloc((size_t)N * 3 * S, sizeof *st);
+    uint64_t x = 12345;
+    for (size_t i = 0; i < N; i++) {
+        double *row = st + i * 3 * S;
+        int kind = (int)(i % 7);
+        if (i >= 7 && kind >= 1 && kind <= 5) {
+            const double *src = st + (i - 1) * 3 * S;
+            static const double scale[] = { 0, 1, 1, 0x1p300, 0x1p-300, 0x1p-500 };
+            for (int k = 0; k < 3 * S; k++)
+                row[k] = k % 3 == 0 ? src[k] : k % 3 == 1 ? src[k] * scale[kind] : src[k] * scale[kind] * scale[kind];
+            if (kind == 2)
+                row[1] = nextafter(row[1], INFINITY);
+            continue;
+        }
+        for (int b = 0; b < S; b++) {
+            int trades = kind == 6 ? (b == 0) : (int)(lcg(&x) % 6);
+            for (int t = 0; t < trades; t++) {
+                double r = (double)(int64_t)(lcg(&x) % 4001) / 1000.0 - 1.9;
+                row[3 * b] += 1.0;
+                row[3 * b + 1] += r;
+                row[3 * b + 2] += r * r;
+            }
+        }
+    }
+    for (int threads = 1; threads <= 2; threads++) {
+        sebt_pbo p;
+        sebt_error e = { 0 };
+        cr_assert(sebt_pbo_compute(st, N, S, threads, &p, &e) == SEBT_OK, "%s", e.msg);
+        cr_assert_eq(p.n_splits, 70);
+        size_t ties_seen = 0;
+        for (size_t sp = 0; sp < p.n_splits; sp++) {
+            uint32_t in = p.mask[sp], out = ((1u << S) - 1) & ~in;
+            size_t best = SIZE_MAX;
+            double bv = NAN;
+            for (size_t i = 0; i < N; i++) {
+                double v = lit_set(st + i * 3 * S, S, in);
+                if (!isnan(v) && (best == SIZE_MAX || v > bv)) {
+                    best = i;
+                    bv = v;
+                }
+            }
+            cr_assert_eq(p.best[sp], best, "split %zu: best %zu, the loop's %zu", sp, p.best[sp], best);
+            if (best == SIZE_MAX)
+                continue;
+            double ob = lit_set(st + best * 3 * S, S, out);
+            size_t below = 0, equal = 0;
+            for (size_t i = 0; i < N; i++) {
+                if (i == best)
+                    continue;
+                double v = lit_set(st + i * 3 * S, S, out);
+                if (isnan(ob)) {
+                    equal += isnan(v);
+                } else {
+                    below += isnan(v) || v < ob;
+                    equal += v == ob;
+                }
+            }
+            ties_seen += equal;
+            double omega = (double)(2 * below + equal + 2) / (double)(2 * (N + 1));
+            cr_assert(same_bits(p.is_sharpe[sp], bv) && same_bits(p.oos_sharpe[sp], ob) &&
+                          same_bits(p.omega[sp], omega),
+                      "split %zu (%d threads): in %.17g out %.17g omega %.17g, the loop's %.17g %.17g %.17g", sp,
+                      threads, p.is_sharpe[sp], p.oos_sharpe[sp], p.omega[sp], bv, ob, omega);
+        }
+        cr_assert_gt(ties_seen, p.n_splits, "the best met its equals only %zu times", ties_seen);
+        sebt_pbo_free(&p);
+    }
+    free(st);
 }
