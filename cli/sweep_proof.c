@@ -17,6 +17,7 @@ void sweep_proof_free(sweep_proof *p)
 int sweep_proof_plan(const char *cmd, sweep_proof *p, size_t n, size_t window)
 {
     sebt_error err = { 0 };
+    p->core.best_whole_reference = p->mode == PROOF_FULL;   /* a gate's: every bar's z-scores too */
     if (sebt_sweep_proof_plan(&p->core, n, window, &err) != SEBT_OK)
         return cli_report_error(cmd, &err);
     return CLI_EXIT_OK;
@@ -104,6 +105,12 @@ static const char *series_of(const sweep_proof *p)
     return p->core.series_fresh_checked ? "cache-equals-fresh-parse" : "parsed";
 }
 
+/* What the best combos were recomputed on. */
+static const char *best_on(const sweep_proof *p)
+{
+    return p->core.best_whole_reference ? "reference" : "reference-z-where-read";
+}
+
 void sweep_proof_json(cli_json *j, const sweep_proof *p)
 {
     char seed[24];
@@ -112,6 +119,7 @@ void sweep_proof_json(cli_json *j, const sweep_proof *p)
     cli_json_int(j, "version", SEBT_VERIFICATION_VERSION);
     cli_json_string(j, "against", "reference");
     cli_json_int(j, "best", (int64_t)p->core.best);
+    cli_json_string(j, "best_on", best_on(p));
     cli_json_int(j, "sampled", (int64_t)p->core.sampled);
     cli_json_string(j, "sampled_on", "exact-path");
     cli_json_string(j, "series", series_of(p));
@@ -125,9 +133,9 @@ void sweep_proof_json(cli_json *j, const sweep_proof *p)
 size_t sweep_proof_note(const sweep_proof *p, char *b, size_t size)
 {
     int n = snprintf(b, size, "# sebt-verification {\"version\": %d, \"against\": \"reference\", \"best\": %zu, "
-                     "\"sampled\": %zu, \"sampled_on\": \"exact-path\", \"series\": \"%s\", \"seed\": \"%#" PRIx64 "\", "
-                     "\"rows_read_back\": %s, \"full\": %s, \"differ\": %zu}", SEBT_VERIFICATION_VERSION, p->core.best, p->core.sampled,
-                     series_of(p), p->core.seed, p->core.read_back ? "true" : "false", p->mode == PROOF_FULL ? "true" : "false",
-                     p->core.differ);
+                     "\"best_on\": \"%s\", \"sampled\": %zu, \"sampled_on\": \"exact-path\", \"series\": \"%s\", "
+                     "\"seed\": \"%#" PRIx64 "\", \"rows_read_back\": %s, \"full\": %s, \"differ\": %zu}",
+                     SEBT_VERIFICATION_VERSION, p->core.best, best_on(p), p->core.sampled, series_of(p), p->core.seed,
+                     p->core.read_back ? "true" : "false", p->mode == PROOF_FULL ? "true" : "false", p->core.differ);
     return n < 0 || (size_t)n >= size ? 0 : (size_t)n;
 }

@@ -698,7 +698,8 @@ static sebt_status finish_proof(driver *d, sebt_sweep_verification *out, sebt_er
                                       .best = p->best, .sampled = p->sampled,
                                       .series_fresh_checked = p->series_fresh_checked,
                                       .rows_read_back = p->read_back, .seed = p->seed,
-                                      .seconds = p->seconds, .sweep_seconds = p->sweep_seconds };
+                                      .seconds = p->seconds, .sweep_seconds = p->sweep_seconds,
+                                      .best_whole_reference = p->best_whole_reference };
     return st;
 }
 

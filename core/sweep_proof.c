@@ -1,11 +1,13 @@
 /* A sweep's own proof (include/sebt/sweep_proof.h, docs/cli.md
  * "Verification"): the candidates drawn before the sweep, what the driver
  * handed over for each (and where its row went) noted as windows pass,
- * then the series, the best combos on the reference and the sample on the
- * exact path, its rows read back from the file as written. */
+ * then the series, the best combos on the reference's walk (with its
+ * z-scores where read; the whole reference when asked) and the sample on
+ * the exact path, its rows read back from the file as written. */
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,18 +241,17 @@ static sebt_status differs(sebt_sweep_proof *p, sebt_error *err)
     return sebt_fail(err, SEBT_ERR_VERIFY, "%s", p->what);
 }
 
-/* n records against their recomputation (the reference, or the exact path). */
+/* n records against their recomputation (on the reference, or the exact path). */
 static sebt_status check_records(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *c, const sebt_params *pp,
                                  const sebt_sweep_record *rr, const bool *kept, size_t n, const char *which,
-                                 bool exact_path, sebt_error *err)
+                                 sebt_recompute on, sebt_error *err)
 {
     sebt_verify_report rep;
     /* With a condition, each combo's kept or dropped re-decided on the
      * reference's row by the reference's literal reading of it. */
     sebt_sweep_where_decisions wd = { c->where ? sebt_where_text(c->where) : NULL, kept };
     const sebt_sweep_where_decisions *w = c->where ? &wd : NULL;
-    sebt_status st = exact_path ? sebt_sweep_verify_exact_where(c->b, c->s, pp, rr, n, c->threads, w, &rep, err)
-                                : sebt_sweep_verify_where(c->b, c->s, pp, rr, n, c->threads, w, &rep, err);
+    sebt_status st = sebt_sweep_verify_on(on, c->b, c->s, pp, rr, n, c->threads, w, &rep, err);
     if (st != SEBT_OK)
         return st;
     p->last_seconds = rep.seconds;
@@ -305,20 +306,49 @@ static sebt_status arrays(size_t n, sebt_params **pp, sebt_sweep_record **rr, se
 }
 
 /* A series read from the cache is what the sweep and every check ran on,
- * so a wrong entry would agree with itself: it must equal a fresh parse. */
-static sebt_status check_series(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *c, sebt_error *err)
+ * so a wrong entry would agree with itself: it must equal a fresh parse.
+ * The parse runs on a thread of its own beside the best combos' check. */
+typedef struct {
+    const sebt_sweep_proof_ctx *c;
+    sebt_status st;
+    sebt_error err;
+    pthread_t thread;
+    bool apart;
+} series_check;
+
+static void *parse_again(void *arg)
 {
+    series_check *j = arg;
+    j->st = sebt_series_check_fresh(j->c->series_file, &j->c->series_load, j->c->s, &j->err);
+    return NULL;
+}
+
+static void series_start(series_check *j, const sebt_sweep_proof_ctx *c)
+{
+    *j = (series_check){ .c = c, .st = SEBT_OK };
     if (!c->series_file)
+        return;
+    j->apart = pthread_create(&j->thread, NULL, parse_again, j) == 0;
+    if (!j->apart)
+        parse_again(j);
+}
+
+/* The parse's outcome, once it is done; a difference there is the
+ * proof's (p->what), before any the best combos' check found. */
+static sebt_status series_finish(sebt_sweep_proof *p, series_check *j, sebt_error *err)
+{
+    if (j->apart)
+        pthread_join(j->thread, NULL);
+    p->series_fresh_checked = j->c->series_file && j->st == SEBT_OK;
+    if (j->st == SEBT_OK)
         return SEBT_OK;
-    double t0 = now_s();
-    sebt_status st = sebt_series_check_fresh(c->series_file, &c->series_load, c->s, err);
-    p->seconds += now_s() - t0;
-    if (st == SEBT_ERR_VERIFY) {
-        snprintf(p->what, sizeof p->what, "%s", err->msg);
+    if (j->st == SEBT_ERR_VERIFY) {
+        snprintf(p->what, sizeof p->what, "%s", j->err.msg);
         p->differ++;
     }
-    p->series_fresh_checked = st == SEBT_OK;
-    return st;
+    if (err)
+        *err = j->err;
+    return j->st;
 }
 
 /* The context as the check takes it: with SEBT_TEST_FAULTS, a proof that
@@ -364,6 +394,32 @@ static sebt_status same_columns(sebt_sweep_proof *p, const sebt_sweep_proof_ctx 
     return differs(p, err);
 }
 
+/* The best combos' records against their recomputation, into p. */
+static sebt_status check_best(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *c, const sebt_sweep_record *best,
+                              size_t n_best, sebt_error *err)
+{
+    sebt_params *pp;
+    sebt_sweep_record *rr;
+    sebt_status st = arrays(n_best, &pp, &rr, err);
+    if (st != SEBT_OK)
+        return st;
+    for (size_t i = 0; i < n_best; i++) {
+        combo_params(c, best[i].combo, &pp[i]);
+        rr[i] = best[i];
+    }
+    /* On the reference's own signal and walk over every bar, the exact
+     * path's guard; its z-scores only where the signal reads them: the
+     * whole reference sums every bar's window afresh, about 0.4 s of CPU
+     * with z_window 672, most of the proof below a million combos
+     * (docs/decisions.md). */
+    st = check_records(p, c, pp, rr, NULL, n_best, "the best combos",
+                       p->best_whole_reference ? SEBT_RECOMPUTE_REFERENCE : SEBT_RECOMPUTE_REFERENCE_Z_READ, err);
+    p->best = n_best;
+    free(pp);
+    free(rr);
+    return st;
+}
+
 sebt_status sebt_sweep_proof_best(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *ctx, const sebt_sweep_record *best,
                                   size_t n_best, sebt_error *err)
 {
@@ -372,22 +428,18 @@ sebt_status sebt_sweep_proof_best(sebt_sweep_proof *p, const sebt_sweep_proof_ct
     sebt_status st = same_columns(p, c, best, n_best, err);
     if (st != SEBT_OK)
         return st;
-    st = check_series(p, c, err);
-    if (st != SEBT_OK)
-        return st;
-    sebt_params *pp;
-    sebt_sweep_record *rr;
-    if ((st = arrays(n_best, &pp, &rr, err)) != SEBT_OK)
-        return st;
-    for (size_t i = 0; i < n_best; i++) {
-        combo_params(c, best[i].combo, &pp[i]);
-        rr[i] = best[i];
-    }
-    st = check_records(p, c, pp, rr, NULL, n_best, "the best combos", false, err);
-    p->best = n_best;
-    free(pp);
-    free(rr);
-    return st;
+    /* The series' parse and the best combos' check side by side: the
+     * proof's time is their wall time together. */
+    double t0 = now_s(), before = p->seconds;
+    series_check sc;
+    series_start(&sc, c);
+    sebt_error best_err = { 0 };
+    sebt_status best_st = check_best(p, c, best, n_best, &best_err);
+    st = series_finish(p, &sc, err);
+    p->seconds = before + (now_s() - t0);
+    if (st == SEBT_OK && best_st != SEBT_OK && err)
+        *err = best_err;
+    return st != SEBT_OK ? st : best_st;
 }
 
 sebt_status sebt_sweep_proof_rest(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *ctx, sebt_error *err)
@@ -407,13 +459,13 @@ sebt_status sebt_sweep_proof_rest(sebt_sweep_proof *p, const sebt_sweep_proof_ct
     size_t k = p->fixed || p->n_cand < SEBT_VERIFY_MIN ? p->n_cand : SEBT_VERIFY_MIN;
     st = gather_sample(p, c, 0, k, pp, rr, err);
     if (st == SEBT_OK)
-        st = check_records(p, c, pp, rr, p->kept, k, "the sampled combos", true, err);
+        st = check_records(p, c, pp, rr, p->kept, k, "the sampled combos", SEBT_RECOMPUTE_EXACT, err);
     p->sampled = st == SEBT_OK ? k : 0;
     size_t more = st == SEBT_OK && !p->fixed ? sample_more(p, c, k, p->last_seconds) : 0;
     if (more) {
         st = gather_sample(p, c, k, k + more, pp, rr, err);
         if (st == SEBT_OK)
-            st = check_records(p, c, pp + k, rr + k, p->kept + k, more, "the sampled combos", true, err);
+            st = check_records(p, c, pp + k, rr + k, p->kept + k, more, "the sampled combos", SEBT_RECOMPUTE_EXACT, err);
         p->sampled = k + more;
     }
     free(pp);

@@ -134,6 +134,86 @@ static sebt_status reference_one(const sebt_backend *ref, const sebt_series *s, 
     return sebt_backend_status(ref, ref->run_batch(ref, s, p, 1, &o, r, e), e);
 }
 
+/* ---- the reference's walk with its z-scores where they are read --------------- */
+
+/* SPEC §4's terms that read a z-score, by their place in
+ * sebt_ref_signal_terms' order (ema, vol_z, tr_z, cloc, rsi). */
+enum { TERM_VOL_Z = 1, TERM_TR_Z = 2 };
+
+/* The z-score column of `term` at the bars where every other term holds
+ * (tr_z, not made yet, left out of vol_z's pass), each bar by
+ * sebt_ref_zscore_bars from its own window; NaN elsewhere, where a term
+ * that fails makes the signal false whatever the z-score. The terms are
+ * the reference's own, read by sebt_ref_signal_terms. */
+static void z_where_read(const sebt_series *s, const sebt_params *p, sebt_features *f, int term, int threads)
+{
+    const double *x = term == TERM_VOL_Z ? s->volume : f->atr;
+    double *out = term == TERM_VOL_Z ? f->vol_z : f->tr_z;
+    (void)threads;
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 4096) num_threads(threads)
+#endif
+    for (size_t t = 0; t < f->n; t++) {
+        bool holds[SEBT_REF_SIGNAL_TERMS];
+        double lhs[SEBT_REF_SIGNAL_TERMS], rhs[SEBT_REF_SIGNAL_TERMS];
+        sebt_ref_signal_terms(f, p, t, holds, lhs, rhs);
+        bool others = true;
+        for (int i = 0; i < SEBT_REF_SIGNAL_TERMS; i++)
+            others = others && (i == term || (term == TERM_VOL_Z && i == TERM_TR_Z) || holds[i]);
+        if (others)
+            sebt_ref_zscore_bars(x, p->z_window, t, t + 1, out);
+    }
+}
+
+/* The reference's pipeline for combo p (its columns, sebt_ref_decide_bars'
+ * signal and valid bars over every bar, sebt_ref_walk over every valid
+ * bar, sebt_ref_metrics), its two z-score columns made only where the
+ * signal reads them (z_where_read): nothing but the signal reads a
+ * z-score, so the result is the reference's, bit for bit, without its
+ * cost (every bar's window summed afresh, twice). Shares nothing with the
+ * exact path's candidate lists and skipped bars. */
+static sebt_status reference_z_read_one(const sebt_series *s, const sebt_params *p, int threads, sebt_result *r,
+                                        sebt_error *e)
+{
+    size_t n = s->n, m = n ? n : 1;
+    sebt_features f = { .n = n };
+    memset(r, 0, sizeof *r);
+    /* What the reference's run_batch refuses first. */
+    sebt_status st = sebt_ref_check_params(p, 0, e);
+    if (st == SEBT_OK)
+        st = sebt_ref_check_series(s, e);
+    if (st != SEBT_OK)
+        return st;
+    bool ok = true;
+    for (int c = 0; c < SEBT_N_FEATURES; c++)
+        ok = (f.col[c] = malloc(m * sizeof(double))) != NULL && ok;
+    f.signal = malloc(m);
+    f.valid = malloc(m);
+    if (!ok || !f.signal || !f.valid) {
+        st = sebt_fail(e, SEBT_ERR_NOMEM, "out of memory for the reference's columns of %zu bars", n);
+    } else {
+        sebt_ref_ema(s->close, n, p->ema_fast, f.ema_f);
+        sebt_ref_ema(s->close, n, p->ema_slow, f.ema_s);
+        sebt_ref_tr(s, f.tr);
+        sebt_ref_atr(f.tr, n, p->atr_window, f.atr);
+        sebt_ref_cloc(s, f.cloc);
+        sebt_ref_rsi(s, p->rsi_window, f.rsi);
+        for (size_t t = 0; t < n; t++)
+            f.vol_z[t] = f.tr_z[t] = NAN;
+        z_where_read(s, p, &f, TERM_VOL_Z, threads);
+        z_where_read(s, p, &f, TERM_TR_Z, threads);
+        sebt_ref_decide_bars(&f, p);
+        st = sebt_ref_walk(s, &f, p, NULL, r, e);
+        if (st == SEBT_OK)
+            sebt_ref_metrics(r->trades, r->n_trades, &r->metrics);
+    }
+    for (int c = 0; c < SEBT_N_FEATURES; c++)
+        free(f.col[c]);
+    free(f.signal);
+    free(f.valid);
+    return st;
+}
+
 /* Combo i's row on the reference's values r and a (NULL: no analysis
  * columns), by column name (docs/formats.md), into names and values. */
 static size_t reference_row(const sebt_sweep_record *got, const sebt_params *p, const sebt_result *r,
@@ -230,18 +310,20 @@ void sebt_verify_judge(const sebt_backend *cand, const sebt_series *s, const seb
     }
 }
 
-/* Combo i against the reference, into v. */
+/* Combo i against the reference (ref) or its walk with the z-scores where
+ * read (ref NULL), into v. */
 static void check_one(const sebt_backend *ref, const sebt_backend *cand, const sebt_series *s,
                       const sebt_params *combos, const sebt_sweep_record *got, size_t i, int threads, sebt_verify_verdict *v)
 {
     sebt_result r;
     sebt_error e = { 0 };
-    sebt_status one = reference_one(ref, s, &combos[i], threads, got[i].has_analysis, &r, &e);
+    sebt_status one = ref ? reference_one(ref, s, &combos[i], threads, got[i].has_analysis, &r, &e)
+                          : reference_z_read_one(s, &combos[i], threads, &r, &e);
     sebt_verify_judge(cand, s, got, i, one, &e, &r, v);
     sebt_result_free(&r);
 }
 
-int sebt_verify_threads(int threads)
+static int verify_threads(int threads)
 {
 #ifdef _OPENMP
     if (threads < 1)
@@ -250,20 +332,57 @@ int sebt_verify_threads(int threads)
     return threads < 1 ? 1 : threads;
 }
 
-/* v's outcome into rep, or its failure. */
-sebt_status sebt_verify_conclude(const sebt_verify_verdict *v, const sebt_sweep_record *got, size_t n, double seconds,
-                            sebt_verify_report *rep, sebt_error *err)
+/* Every combo on the reference (whole: the backend), or its walk with the
+ * z-scores where read, into v. */
+static sebt_status reference_all(bool whole, const sebt_backend *cand, const sebt_series *s, const sebt_params *combos,
+                                 const sebt_sweep_record *got, size_t n, int t, sebt_verify_verdict *v,
+                                 sebt_error *err)
 {
-    rep->seconds = seconds;
-    if (v->failed != SEBT_OK) {
+    const sebt_backend *ref = NULL;
+    sebt_status st = whole ? sebt_backend_get("reference", &ref, err) : SEBT_OK;
+    if (st != SEBT_OK)
+        return st;
+    if (n < (size_t)t) {
+        /* Fewer combos than threads (the best combo alone, typically):
+         * each on every thread, one after another. */
+        for (size_t i = 0; i < n; i++)
+            check_one(ref, cand, s, combos, got, i, t, v);
+    } else {
+#ifdef _OPENMP
+#pragma omp parallel for schedule(dynamic, 1) num_threads(t)
+#endif
+        for (size_t i = 0; i < n; i++)
+            check_one(ref, cand, s, combos, got, i, 1, v);
+    }
+    return SEBT_OK;
+}
+
+sebt_status sebt_sweep_verify_on(sebt_recompute on, const sebt_backend *cand, const sebt_series *s,
+                                 const sebt_params *combos, const sebt_sweep_record *got, size_t n, int threads,
+                                 const sebt_sweep_where_decisions *where, sebt_verify_report *rep, sebt_error *err)
+{
+    if (!cand || !s || !rep || (n && (!combos || !got)))
+        return sebt_fail(err, SEBT_ERR_USAGE, "%s: a backend, a series, combos and a report are required",
+                         on == SEBT_RECOMPUTE_EXACT ? "sebt_sweep_verify_exact" : "sebt_sweep_verify");
+    memset(rep, 0, sizeof *rep);
+    double t0 = now_s();
+    sebt_verify_verdict v = { .failed = SEBT_OK, .first_at = SIZE_MAX, .where = where, .combos = combos };
+    int t = verify_threads(threads);
+    sebt_status st = on == SEBT_RECOMPUTE_EXACT
+                         ? sebt_verify_exact_all(cand, s, combos, got, n, t, &v, err)
+                         : reference_all(on == SEBT_RECOMPUTE_REFERENCE, cand, s, combos, got, n, t, &v, err);
+    if (st != SEBT_OK)
+        return st;
+    rep->seconds = now_s() - t0;
+    if (v.failed != SEBT_OK) {
         if (err)
-            *err = v->first_err;
-        return v->failed;
+            *err = v.first_err;
+        return v.failed;
     }
     rep->checked = n;
-    rep->differ = v->differ;
-    rep->first_differ = v->first_at == SIZE_MAX ? 0 : got[v->first_at].combo;
-    snprintf(rep->what, sizeof rep->what, "%s", v->what);
+    rep->differ = v.differ;
+    rep->first_differ = v.first_at == SIZE_MAX ? 0 : got[v.first_at].combo;
+    snprintf(rep->what, sizeof rep->what, "%s", v.what);
     return SEBT_OK;
 }
 
@@ -271,34 +390,12 @@ sebt_status sebt_sweep_verify(const sebt_backend *cand, const sebt_series *s, co
                               const sebt_sweep_record *got, size_t n, int threads, sebt_verify_report *rep,
                               sebt_error *err)
 {
-    return sebt_sweep_verify_where(cand, s, combos, got, n, threads, NULL, rep, err);
+    return sebt_sweep_verify_on(SEBT_RECOMPUTE_REFERENCE, cand, s, combos, got, n, threads, NULL, rep, err);
 }
 
-sebt_status sebt_sweep_verify_where(const sebt_backend *cand, const sebt_series *s, const sebt_params *combos,
-                                    const sebt_sweep_record *got, size_t n, int threads,
-                                    const sebt_sweep_where_decisions *where, sebt_verify_report *rep, sebt_error *err)
+sebt_status sebt_sweep_verify_exact(const sebt_backend *cand, const sebt_series *s, const sebt_params *combos,
+                                    const sebt_sweep_record *got, size_t n, int threads, sebt_verify_report *rep,
+                                    sebt_error *err)
 {
-    if (!cand || !s || !rep || (n && (!combos || !got)))
-        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_sweep_verify: a backend, a series, combos and a report are required");
-    memset(rep, 0, sizeof *rep);
-    const sebt_backend *ref;
-    sebt_status st = sebt_backend_get("reference", &ref, err);
-    if (st != SEBT_OK)
-        return st;
-    double t0 = now_s();
-    sebt_verify_verdict v = { .failed = SEBT_OK, .first_at = SIZE_MAX, .where = where, .combos = combos };
-    int t = sebt_verify_threads(threads);
-    if (n < (size_t)t) {
-        /* Fewer combos than threads (the best combo alone, typically):
-         * each on every thread, one after another. */
-        for (size_t i = 0; i < n; i++)
-            check_one(ref, cand, s, combos, got, i, t, &v);
-    } else {
-#ifdef _OPENMP
-#pragma omp parallel for schedule(dynamic, 1) num_threads(t)
-#endif
-        for (size_t i = 0; i < n; i++)
-            check_one(ref, cand, s, combos, got, i, 1, &v);
-    }
-    return sebt_verify_conclude(&v, got, n, now_s() - t0, rep, err);
+    return sebt_sweep_verify_on(SEBT_RECOMPUTE_EXACT, cand, s, combos, got, n, threads, NULL, rep, err);
 }

@@ -41,7 +41,7 @@ SEBT_LIAR= "$sebt" sweep --backend "$liar" --data "$data" --grid grid.txt --no-v
 # the honest liar counts valid_bars its own way, so the reference re-run of
 # its best combo differs; streamed and whole-sweep (text) alike, exit 1
 # naming the field, and the previous output file kept. On 3 threads the
-# best combo's reference run shares its rolling-z bars among them.
+# best combo's z-scores are shared out by bars.
 echo previous > kept.csv
 SEBT_LIAR= "$sebt" sweep --backend "$liar" --data "$data" --grid grid.txt --output kept.csv --threads 3 2>err.txt
 rc=$?

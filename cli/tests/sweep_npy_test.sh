@@ -60,9 +60,17 @@ files)
   same_values verified.npy all.csv "verified npy: the values of the CSV"
   hv=$(( $(stat -c %s verified.npy) - 157000 )) ha=$(( $(stat -c %s all.npy) - 157000 ))
   if [ $((hv % 64)) -eq 0 ] && cmp -s <(tail -c 157000 verified.npy) <(tail -c 157000 all.npy) &&
-     head -c "$hv" verified.npy | grep -aq "}  *# sebt-verification {\"version\": 2, .*\"seed\": \"0x9\""; then
+     head -c "$hv" verified.npy | grep -aq "}  *# sebt-verification {\"version\": 3, .*\"best_on\": \"reference-z-where-read\", .*\"seed\": \"0x9\""; then
     pass "verified npy: header of $hv bytes (unverified $ha) with its note, the same rows"
   else fail "verified npy: header or rows differ: $(head -c "$hv" verified.npy | tr -c '[:print:]' '.')"; fi
+  # --verify full runs the best combo on the whole reference (every bar's
+  # z-scores), and its note says so.
+  "$sebt" sweep --data "$data" --grid "$g" --format npy --verify full --seed 9 --output full.npy 2>>err.txt ||
+    fail "--verify full npy sweep"
+  hf=$(( $(stat -c %s full.npy) - 157000 ))
+  if head -c "$hf" full.npy | grep -aq "\"best\": 1, \"best_on\": \"reference\", .*\"full\": true"; then
+    pass "--verify full: the note records the best combo on the reference"
+  else fail "--verify full: the note: $(head -c "$hf" full.npy | tr -c '[:print:]' '.')"; fi
   if command -v script >/dev/null; then   # util-linux: stdout a terminal
     script -qec "'$sebt' sweep --data '$data' --grid '$g' --format npy" /dev/null > tty.txt 2>&1
     rc=$?

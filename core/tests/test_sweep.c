@@ -10,6 +10,7 @@
 
 #include "sebt/sebt.h"
 #include "sebt/sweep.h"
+#include "../sweep_verify.h"
 
 #define N_COMBOS 40
 
@@ -455,10 +456,11 @@ Test(sweep, the_npy_analysis_row_reads_back)
                         "('sharpe_annual', '<f8')]"), "%s", h + 10);
 }
 
-/* The sample's exact path (sebt_sweep_verify_exact): on records the
- * reference itself made it finds nothing, whatever the threads, over
- * combos whose windows (shared and per-combo) and filter vary; a record
- * changed in one field is found and named. */
+/* The sample's exact path (sebt_sweep_verify_exact) and the best combo's
+ * reference walk with its z-scores where read (core/sweep_verify.h): on
+ * records the reference itself made they find nothing, whatever the
+ * threads, over combos whose windows (shared and per-combo) and filter
+ * vary; a record changed in one field is found and named. */
 #define N_EXACT 24
 static void exact_combos(sebt_params *p)
 {
@@ -476,7 +478,7 @@ static void exact_combos(sebt_params *p)
     }
 }
 
-Test(sweep, the_exact_path_agrees_with_the_reference_and_names_a_changed_field)
+static void recomputed_agrees_with_the_reference(sebt_recompute on)
 {
     sebt_params p[N_EXACT];
     exact_combos(p);
@@ -498,17 +500,49 @@ Test(sweep, the_exact_path_agrees_with_the_reference_and_names_a_changed_field)
     cr_assert_gt(trades, 10 * N_EXACT, "combos that trade: %lld trades", (long long)trades);
     sebt_verify_report rep;
     for (int threads = 1; threads <= 3; threads++) {
-        cr_assert_eq(sebt_sweep_verify_exact(fast, &series, p, got, N_EXACT, threads, &rep, &err), SEBT_OK, "%s",
-                     err.msg);
+        cr_assert_eq(sebt_sweep_verify_on(on, fast, &series, p, got, N_EXACT, threads, NULL, &rep, &err), SEBT_OK,
+                     "%s", err.msg);
         cr_assert_eq(rep.checked, N_EXACT);
         cr_assert_eq(rep.differ, 0, "threads %d: %s", threads, rep.what);
+        /* One combo on every thread (the best combo's case): its
+         * z-scores' bars shared out. */
+        cr_assert_eq(sebt_sweep_verify_on(on, fast, &series, &p[7], &got[7], 1, threads, NULL, &rep, &err), SEBT_OK,
+                     "%s", err.msg);
+        cr_assert_eq(rep.differ, 0, "threads %d, one combo: %s", threads, rep.what);
     }
     got[17].metrics.n += 1;
     got[5].metrics.sharpe = nextafter(got[5].metrics.sharpe, INFINITY);
     got[9].analysis.bars_in_market += 1;
-    cr_assert_eq(sebt_sweep_verify_exact(fast, &series, p, got, N_EXACT, 2, &rep, &err), SEBT_OK, "%s", err.msg);
+    cr_assert_eq(sebt_sweep_verify_on(on, fast, &series, p, got, N_EXACT, 2, NULL, &rep, &err), SEBT_OK, "%s",
+                 err.msg);
     cr_assert_eq(rep.differ, 3);
     cr_assert_eq(rep.first_differ, 5);
     cr_assert(strstr(rep.what, "sharpe is") != NULL, "%s", rep.what);
     sebt_results_free(r, N_EXACT);
+}
+
+Test(sweep, the_exact_path_agrees_with_the_reference_and_names_a_changed_field)
+{
+    recomputed_agrees_with_the_reference(SEBT_RECOMPUTE_EXACT);
+}
+
+Test(sweep, the_reference_walk_with_z_where_read_agrees_with_the_reference_and_names_a_changed_field)
+{
+    recomputed_agrees_with_the_reference(SEBT_RECOMPUTE_REFERENCE_Z_READ);
+}
+
+/* The public entries are the internal one's two ways. */
+Test(sweep, sebt_sweep_verify_exact_is_the_exact_path)
+{
+    sebt_params p[N_EXACT];
+    exact_combos(p);
+    sebt_sweep_record got = { 0 };
+    sebt_verify_report rep;
+    sebt_error err = { 0 };
+    cr_assert_eq(sebt_sweep_verify_exact(fast, &series, p, &got, 1, 1, &rep, &err), SEBT_OK, "%s", err.msg);
+    cr_assert_eq(rep.differ, 1);
+    cr_assert_eq(sebt_sweep_verify_exact(NULL, &series, p, &got, 1, 1, &rep, &err), SEBT_ERR_USAGE);
+    cr_assert(strstr(err.msg, "sebt_sweep_verify_exact:") == err.msg, "%s", err.msg);
+    cr_assert_eq(sebt_sweep_verify(NULL, &series, p, &got, 1, 1, &rep, &err), SEBT_ERR_USAGE);
+    cr_assert(strstr(err.msg, "sebt_sweep_verify:") == err.msg, "%s", err.msg);
 }

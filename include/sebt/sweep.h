@@ -205,13 +205,17 @@ typedef struct {
 typedef struct {
     bool done;                     /* a proof ran and found no difference */
     int version;                   /* SEBT_VERIFICATION_VERSION */
-    size_t best;                   /* best combos re-run on the reference */
+    size_t best;                   /* best combos re-run on the reference (see best_whole_reference) */
     size_t sampled;                /* combos recomputed on the exact path */
     bool series_fresh_checked;     /* the series came from the cache and equalled a fresh parse */
     bool rows_read_back;           /* the sampled rows were read back from the file written */
     uint64_t seed;                 /* the sample's */
     double seconds;                /* the proof's own wall time */
     double sweep_seconds;          /* the sweep's, before the proof */
+    /* The best combos ran on the whole reference (every bar's z-scores,
+     * `--verify full`), else on its columns, signal and walk with the
+     * z-scores only where the signal reads them. */
+    bool best_whole_reference;
 } sebt_sweep_verification;
 
 /* Called once per window, in input order, from one thread at a time (the
@@ -257,8 +261,8 @@ typedef struct {
     /* The driver's own proof of what it hands out (sebt/sweep_proof.h):
      * SEBT_VERIFY_DEFAULT (0) runs it once the last window is handed over:
      * the series (when series_file is set) against a fresh parse, the best
-     * combo (by metric) on the reference, at least SEBT_VERIFY_MIN sampled
-     * combos on the exact path; a difference fails the sweep with
+     * combo (by metric) on the reference's walk (its z-scores where read),
+     * at least SEBT_VERIFY_MIN sampled combos on the exact path; a difference fails the sweep with
      * SEBT_ERR_VERIFY, err naming the combo, the field and both values.
      * SEBT_VERIFY_OFF: none (a caller that runs the proof itself on the
      * file it wrote, as `sebt sweep` does). */

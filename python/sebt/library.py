@@ -262,7 +262,7 @@ VERIFICATION_VERSION = 2
 class Verification(C.Structure):
     _fields_ = [("done", C.c_bool), ("version", C.c_int), ("best", c_size_t), ("sampled", c_size_t),
                 ("series_fresh_checked", C.c_bool), ("rows_read_back", C.c_bool), ("seed", C.c_uint64),
-                ("seconds", C.c_double), ("sweep_seconds", C.c_double)]
+                ("seconds", C.c_double), ("sweep_seconds", C.c_double), ("best_whole_reference", C.c_bool)]
 
 
 class SweepResult(C.Structure):

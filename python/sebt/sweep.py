@@ -173,7 +173,8 @@ def _verification(v):
     """The driver's record of its proof, as a dict (None: no proof ran)."""
     if not v.done:
         return None
-    return {"version": v.version, "against": "reference", "best": v.best, "sampled": v.sampled,
+    return {"version": v.version, "against": "reference", "best": v.best,
+            "best_on": "reference" if v.best_whole_reference else "reference-z-where-read", "sampled": v.sampled,
             "sampled_on": "exact-path", "series": "cache-equals-fresh-parse" if v.series_fresh_checked else "parsed",
             "seed": "%#x" % v.seed, "rows_read_back": bool(v.rows_read_back), "seconds": v.seconds,
             "sweep_seconds": v.sweep_seconds}

@@ -27,8 +27,8 @@ def planted(slip):
 def test_a_default_sweep_records_its_proof(data_1m):
     r = sebt.sweep(data_1m, PAIRS_GRID, progress=False)
     v = r.verification
-    assert v["version"] == 2 and v["against"] == "reference" and v["sampled_on"] == "exact-path"
-    assert v["best"] == 1
+    assert v["version"] == 3 and v["against"] == "reference" and v["sampled_on"] == "exact-path"
+    assert v["best"] == 1 and v["best_on"] == "reference-z-where-read"
     assert v["sampled"] >= 256   # at least 256 of 700, more as its budget allows
     assert len(r) == 700
 
