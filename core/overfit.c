@@ -165,22 +165,32 @@ double sebt_overfit_sharpe(double n, double s, double q)
  * thread keeps, for a chunk of combos, every subset's sums of each half
  * (one add per subset from the subset without its highest block: the same
  * order), combos side by side. */
+#define SEBT_PBO_MAX_THREADS 256
+
 typedef struct {
     const double *stats;
-    size_t n_combos;
     int s, h;
     size_t n_splits;
     const uint32_t *masks;
     size_t chunk;
-    sebt_pbo *out;
-    size_t split_lo, split_hi;
+    const sebt_pbo *out;     /* the merged bests, for pass 2 */
+    size_t combo_lo, combo_hi;
+    size_t *best;            /* n_splits each: pass 1's bests among the job's combos */
+    double *bv;
+    size_t *below, *equal;   /* pass 2's counts among them */
     double *tab;   /* 6 * 2^h * chunk: n, s, q of the low half, then of the high half */
     double *v;     /* chunk: one split's Sharpe of each combo of the chunk */
+    double *rows;  /* 3 * s * chunk: the chunk's rows, figure by figure */
 } pbo_job;
 
-static void build_tables(pbo_job *j, size_t c0, size_t nc)
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void build_tables(pbo_job *j, size_t c0, size_t nc)
 {
     size_t sub = (size_t)1 << j->h, C = j->chunk;
+    /* The chunk's rows turned on their side first (block and figure, then
+     * combo): the adds below then read along a line, not a row apart. */
+    for (size_t c = 0; c < nc; c++)
+        for (int x = 0; x < 3 * j->s; x++)
+            j->rows[(size_t)x * C + c] = j->stats[(c0 + c) * (size_t)(3 * j->s) + (size_t)x];
     for (int half = 0; half < 2; half++) {
         double *t = j->tab + (size_t)half * 3 * sub * C;
         for (int k = 0; k < 3; k++)
@@ -193,8 +203,9 @@ static void build_tables(pbo_job *j, size_t c0, size_t nc)
             for (int k = 0; k < 3; k++) {
                 double *dst = t + k * sub * C + m * C;
                 const double *src = t + k * sub * C + prev * C;
+                const double *add = j->rows + (size_t)(3 * blk + k) * C;
                 for (size_t c = 0; c < nc; c++)
-                    dst[c] = src[c] + j->stats[(c0 + c) * (size_t)(3 * j->s) + (size_t)(3 * blk + k)];
+                    dst[c] = src[c] + add[c];
             }
         }
     }
@@ -320,21 +331,20 @@ static double set_sharpe(const double *row, int h, uint32_t mask)
     return sharpe_of_sums(v[0][0] + v[1][0], v[0][1] + v[1][1], v[0][2] + v[1][2]);
 }
 
-static void *pbo_thread(void *arg)
+/* Pass 1 over the job's combos (chunks chunk_lo .. chunk_hi): each split's
+ * best among them (best[sp], SIZE_MAX when none; its Sharpe bv[sp]). */
+static void is_pass(pbo_job *j)
 {
-    pbo_job *j = arg;
-    sebt_pbo *o = j->out;
-    uint32_t all = (j->s == 32) ? 0xffffffffu : ((1u << j->s) - 1u);
-    for (size_t sp = j->split_lo; sp < j->split_hi; sp++) {
-        o->best[sp] = SIZE_MAX;
-        o->is_sharpe[sp] = NAN;
+    for (size_t sp = 0; sp < j->n_splits; sp++) {
+        j->best[sp] = SIZE_MAX;
+        j->bv[sp] = NAN;
     }
-    for (size_t c0 = 0; c0 < j->n_combos; c0 += j->chunk) {
-        size_t nc = j->n_combos - c0 < j->chunk ? j->n_combos - c0 : j->chunk;
+    for (size_t c0 = j->combo_lo; c0 < j->combo_hi; c0 += j->chunk) {
+        size_t nc = j->combo_hi - c0 < j->chunk ? j->combo_hi - c0 : j->chunk;
         build_tables(j, c0, nc);
-        for (size_t sp = j->split_lo; sp < j->split_hi; sp++) {
-            size_t best = o->best[sp];
-            double bv = o->is_sharpe[sp];
+        for (size_t sp = 0; sp < j->n_splits; sp++) {
+            size_t best = j->best[sp];
+            double bv = j->bv[sp];
             /* A chunk the filter shows to hold nothing above the best
              * so far is passed over; any other, exactly. */
             if (best != SIZE_MAX && isfinite(bv) && chunk_above(j, j->masks[sp], nc, bv * fabs(bv)) == 0)
@@ -353,27 +363,26 @@ static void *pbo_thread(void *arg)
                     }
                 }
             }
-            o->best[sp] = best;
-            o->is_sharpe[sp] = bv;
+            j->best[sp] = best;
+            j->bv[sp] = bv;
         }
     }
-    /* The best's out-of-sample Sharpe, then how the others compare with it. */
-    size_t *below = calloc(j->split_hi - j->split_lo, sizeof *below);
-    size_t *equal = calloc(j->split_hi - j->split_lo, sizeof *equal);
-    if (!below || !equal) {
-        free(below);
-        free(equal);
-        return (void *)1;
-    }
-    for (size_t sp = j->split_lo; sp < j->split_hi; sp++)
-        if (o->best[sp] != SIZE_MAX)
-            o->oos_sharpe[sp] = set_sharpe(j->stats + o->best[sp] * (size_t)(3 * j->s), j->h, all & ~j->masks[sp]);
-    for (size_t c0 = 0; c0 < j->n_combos; c0 += j->chunk) {
-        size_t nc = j->n_combos - c0 < j->chunk ? j->n_combos - c0 : j->chunk;
+}
+
+/* Pass 2 over the job's combos: how many have an out-of-sample Sharpe
+ * below each split's best's (or NaN; below[sp]), and equal to it
+ * (equal[sp]; the best itself among them). */
+static void oos_pass(pbo_job *j)
+{
+    const sebt_pbo *o = j->out;
+    uint32_t all = (1u << j->s) - 1u;
+    memset(j->below, 0, j->n_splits * sizeof *j->below);
+    memset(j->equal, 0, j->n_splits * sizeof *j->equal);
+    for (size_t c0 = j->combo_lo; c0 < j->combo_hi; c0 += j->chunk) {
+        size_t nc = j->combo_hi - c0 < j->chunk ? j->combo_hi - c0 : j->chunk;
         build_tables(j, c0, nc);
-        for (size_t sp = j->split_lo; sp < j->split_hi; sp++) {
-            size_t best = o->best[sp];
-            if (best == SIZE_MAX)
+        for (size_t sp = 0; sp < j->n_splits; sp++) {
+            if (o->best[sp] == SIZE_MAX)
                 continue;
             double ob = o->oos_sharpe[sp];
             const double *v = j->v;
@@ -382,7 +391,7 @@ static void *pbo_thread(void *arg)
             /* Counted by the filter where it decides every combo of the
              * chunk; otherwise (the best's own chunk among them) exactly. */
             if (isfinite(ob) && chunk_below(j, om, nc, ob * fabs(ob), &lo) == 0) {
-                below[sp - j->split_lo] += lo;
+                j->below[sp] += lo;
                 continue;
             }
             lo = 0;
@@ -393,23 +402,82 @@ static void *pbo_thread(void *arg)
             } else {
                 chunk_count(v, nc, ob, &lo, &eq);
             }
-            below[sp - j->split_lo] += lo;
-            equal[sp - j->split_lo] += eq;
+            j->below[sp] += lo;
+            j->equal[sp] += eq;
         }
     }
-    for (size_t sp = j->split_lo; sp < j->split_hi; sp++) {
+}
+
+static void *is_thread(void *arg)
+{
+    is_pass(arg);
+    return NULL;
+}
+
+static void *oos_thread(void *arg)
+{
+    oos_pass(arg);
+    return NULL;
+}
+
+/* Runs fn on every job, jobs 1.. on threads of their own and job 0 here;
+ * false when a thread could not be started (nothing then ran). */
+static bool run_jobs(pbo_job *jobs, int n, void *(*fn)(void *))
+{
+    pthread_t tid[SEBT_PBO_MAX_THREADS];
+    int started = 1;
+    bool ok = true;
+    for (; ok && started < n; started++)
+        ok = pthread_create(&tid[started], NULL, fn, &jobs[started]) == 0;
+    if (!ok)
+        started--;
+    if (ok)
+        fn(&jobs[0]);
+    for (int t = 1; t < started; t++)
+        pthread_join(tid[t], NULL);
+    return ok;
+}
+
+/* The passes, each over the combos cut between the jobs (a contiguous run
+ * of chunks each), merged in combo order: the first of equal bests wins
+ * across jobs as within one, and counts add up. Whatever the threads, the
+ * same bits. */
+static bool pbo_passes(pbo_job *jobs, int n, sebt_pbo *o)
+{
+    if (!run_jobs(jobs, n, is_thread))
+        return false;
+    size_t ns = o->n_splits;
+    for (size_t sp = 0; sp < ns; sp++) {
+        o->best[sp] = SIZE_MAX;
+        o->is_sharpe[sp] = NAN;
+        for (int t = 0; t < n; t++)
+            if (jobs[t].best[sp] != SIZE_MAX && (o->best[sp] == SIZE_MAX || jobs[t].bv[sp] > o->is_sharpe[sp])) {
+                o->best[sp] = jobs[t].best[sp];
+                o->is_sharpe[sp] = jobs[t].bv[sp];
+            }
+    }
+    uint32_t all = (1u << jobs[0].s) - 1u;
+    for (size_t sp = 0; sp < ns; sp++)
+        if (o->best[sp] != SIZE_MAX)
+            o->oos_sharpe[sp] = set_sharpe(jobs[0].stats + o->best[sp] * (size_t)(3 * jobs[0].s), jobs[0].h,
+                                           all & ~o->mask[sp]);
+    if (!run_jobs(jobs, n, oos_thread))
+        return false;
+    for (size_t sp = 0; sp < ns; sp++) {
         if (o->best[sp] == SIZE_MAX) {
             o->omega[sp] = o->logit[sp] = NAN;
             continue;
         }
-        size_t k = sp - j->split_lo;
-        equal[k]--;   /* the best itself, counted as equal to itself above */
-        o->omega[sp] = (double)(2 * below[k] + equal[k] + 2) / (double)(2 * (j->n_combos + 1));
+        size_t below = 0, equal = 0;
+        for (int t = 0; t < n; t++) {
+            below += jobs[t].below[sp];
+            equal += jobs[t].equal[sp];
+        }
+        equal--;   /* the best itself, counted as equal to itself above */
+        o->omega[sp] = (double)(2 * below + equal + 2) / (double)(2 * (o->n_combos + 1));
         o->logit[sp] = log(o->omega[sp] / (1.0 - o->omega[sp]));
     }
-    free(below);
-    free(equal);
-    return NULL;
+    return true;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -534,37 +602,37 @@ sebt_status sebt_pbo_compute(const double *stats, size_t n_combos, int s, int th
         threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (threads < 1)
         threads = 1;
-    if ((size_t)threads > n)
-        threads = (int)n;
+    size_t chunk = chunk_for(s / 2, n_combos), n_chunks = (n_combos + chunk - 1) / chunk;
+    if ((size_t)threads > n_chunks)
+        threads = (int)n_chunks;
+    if (threads > SEBT_PBO_MAX_THREADS)
+        threads = SEBT_PBO_MAX_THREADS;
     pbo_job *jobs = calloc((size_t)threads, sizeof *jobs);
-    pthread_t *tid = calloc((size_t)threads, sizeof *tid);
-    size_t chunk = chunk_for(s / 2, n_combos);
-    bool ok = jobs && tid;
+    bool ok = jobs != NULL;
     for (int t = 0; ok && t < threads; t++) {
-        jobs[t] = (pbo_job){ .stats = stats, .n_combos = n_combos, .s = s, .h = s / 2, .n_splits = n,
-                             .masks = out->mask, .chunk = chunk, .out = out, .split_lo = n * (size_t)t / (size_t)threads,
-                             .split_hi = n * (size_t)(t + 1) / (size_t)threads };
+        size_t k0 = n_chunks * (size_t)t / (size_t)threads, k1 = n_chunks * (size_t)(t + 1) / (size_t)threads;
+        jobs[t] = (pbo_job){ .stats = stats, .s = s, .h = s / 2, .n_splits = n, .masks = out->mask, .chunk = chunk,
+                             .out = out, .combo_lo = k0 * chunk, .combo_hi = k1 * chunk < n_combos ? k1 * chunk : n_combos };
         jobs[t].tab = malloc(6 * ((size_t)1 << (s / 2)) * chunk * sizeof(double));
         jobs[t].v = malloc(chunk * sizeof(double));
-        ok = jobs[t].tab && jobs[t].v;
+        jobs[t].rows = malloc((size_t)(3 * s) * chunk * sizeof(double));
+        jobs[t].best = malloc(n * sizeof *jobs[t].best);
+        jobs[t].bv = malloc(n * sizeof *jobs[t].bv);
+        jobs[t].below = malloc(n * sizeof *jobs[t].below);
+        jobs[t].equal = malloc(n * sizeof *jobs[t].equal);
+        ok = jobs[t].tab && jobs[t].v && jobs[t].rows && jobs[t].best && jobs[t].bv && jobs[t].below && jobs[t].equal;
     }
-    int started = 0;
-    for (int t = 1; ok && t < threads; t++, started++)
-        ok = pthread_create(&tid[t], NULL, pbo_thread, &jobs[t]) == 0;
-    bool failed = !ok;
-    if (ok)
-        failed = pbo_thread(&jobs[0]) != NULL;
-    for (int t = 1; t <= started; t++) {
-        void *rv = NULL;
-        pthread_join(tid[t], &rv);
-        failed |= rv != NULL;
-    }
+    bool failed = !ok || !pbo_passes(jobs, threads, out);
     for (int t = 0; jobs && t < threads; t++) {
         free(jobs[t].tab);
         free(jobs[t].v);
+        free(jobs[t].rows);
+        free(jobs[t].best);
+        free(jobs[t].bv);
+        free(jobs[t].below);
+        free(jobs[t].equal);
     }
     free(jobs);
-    free(tid);
     if (failed) {
         sebt_pbo_free(out);
         return sebt_fail(err, SEBT_ERR_NOMEM, "overfit: out of memory for PBO's tables (%d threads)", threads);

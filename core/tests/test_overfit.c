@@ -230,7 +230,7 @@ Test(overfit, pbo_equals_a_literal_loop_at_ties_and_extremes)
             }
         }
     }
-    for (int threads = 1; threads <= 2; threads++) {
+    for (int threads = 1; threads <= 3; threads++) {   /* the combos cut in one, two and three */
         sebt_pbo p;
         sebt_error e = { 0 };
         cr_assert(sebt_pbo_compute(st, N, S, threads, &p, &e) == SEBT_OK, "%s", e.msg);
