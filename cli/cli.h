@@ -307,5 +307,11 @@ void cli_share_paths(char *fixtures, size_t fsize, char *combos, size_t csize);
 int cli_select_oracle_backend(const char *cmd, const char *name, const sebt_backend **out);
 /* One divergence as a JSON object (bar and ts null when none applies). */
 void cli_json_divergence(cli_json *j, const char *key, const sebt_divergence *d);
+/* How a checked backend's analysis columns were judged, one line for
+ * people: "analysis columns: ..." (from its walk: compared on `compared`
+ * combos under its contract; else from its trades, compared as trades). */
+void cli_analysis_line(const sebt_backend *b, bool from_walk, size_t compared, char *buf, size_t size);
+/* The same for JSON: "walk" or "trades". */
+const char *cli_analysis_source(bool from_walk);
 
 #endif

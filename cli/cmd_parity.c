@@ -58,6 +58,21 @@ void cli_json_divergence(cli_json *j, const char *key, const sebt_divergence *d)
     cli_json_end_object(j);
 }
 
+void cli_analysis_line(const sebt_backend *b, bool from_walk, size_t compared, char *buf, size_t size)
+{
+    if (!from_walk) {
+        snprintf(buf, size, "analysis columns: from the backend's trades (compared through its trades)");
+        return;
+    }
+    char how[64] = "bit for bit";
+    if (b->contract.kind != SEBT_CONTRACT_EXACT)
+        snprintf(how, sizeof how, "within tol %g, counts exactly", b->contract.tol);
+    snprintf(buf, size, "analysis columns: from the backend's walk (its tally), compared with the reference's, "
+             "%zu combos, %s", compared, how);
+}
+
+const char *cli_analysis_source(bool from_walk) { return from_walk ? "walk" : "trades"; }
+
 #define MAX_DATA 8
 #define MAX_INPUTS 16
 
@@ -106,6 +121,9 @@ const cli_command cli_cmd_parity_spec = {
              "exact backends bit for bit; tolerant ones within their tolerance, a differing\n"
              "decision adjudicated only where the reference margin is a near-tie and the\n"
              "backend's own operands are not the reference's bits (rounding can explain it).\n"
+             "A backend whose walk keeps the analysis tally (fast_cpu, cuda) also runs tallied:\n"
+             "every analysis column (sweep --analysis) is compared with the reference's figures\n"
+             "over its own trades; other backends' columns come from their trades, compared.\n"
              "\n"
              "With no --data it checks the bundled data set (fixtures/data): each file as\n"
              "loaded and gap-filled, smallest first, then the one-minute files joined into one\n"
@@ -179,7 +197,8 @@ static int load_combos(const char *cmd, const parity_args *a, sebt_params **out,
 }
 
 typedef struct {
-    size_t combos_checked, diverged, ties;
+    size_t combos_checked, diverged, ties, analysis_compared;
+    bool analysis_from_walk;
     uint64_t decisions;
     int max_threads;
     size_t max_batches, max_blocks;
@@ -197,6 +216,8 @@ static totals sum_up(const sebt_parity_result *r, size_t n)
         t.diverged += p->combos_diverged;
         t.ties += p->ties;
         t.decisions += p->decisions;
+        t.analysis_compared += p->analysis_compared;
+        t.analysis_from_walk = p->analysis_from_walk;
         if (p->stats.threads_used > t.max_threads)
             t.max_threads = p->stats.threads_used;
         if (p->stats.batches > t.max_batches)
@@ -241,6 +262,9 @@ static void write_text(const sebt_backend *b, const char *combos_from, size_t n_
            "%llu; limit %g), %.1f s\n", t->combos_checked, t->diverged, t->ties,
            sebt_oracle_tie_rate(t->ties, t->decisions), (unsigned long long)t->decisions,
            a->max_tie_rate, t->seconds);
+    char analysis[200];
+    cli_analysis_line(b, t->analysis_from_walk, t->analysis_compared, analysis, sizeof analysis);
+    printf("%s\n", analysis);
     size_t shown = 0;
     for (size_t i = 0; i < n && shown < 8; i++)
         for (size_t k = 0; r[i].ran && k < r[i].report.n_details && shown < 8; k++, shown++) {
@@ -298,6 +322,7 @@ static void write_json(const sebt_backend *b, const char *combos_from, const seb
         cli_json_int(&j, "divergences", (int64_t)p->combos_diverged);
         cli_json_int(&j, "ties_adjudicated", (int64_t)p->ties);
         cli_json_int(&j, "decisions", (int64_t)p->decisions);
+        cli_json_int(&j, "analysis_combos_compared", (int64_t)p->analysis_compared);
         cli_json_double(&j, "seconds", r[i].seconds);
         json_stats(&j, "paths", &p->stats);
         cli_json_begin_array(&j, "details");
@@ -314,6 +339,8 @@ static void write_json(const sebt_backend *b, const char *combos_from, const seb
     cli_json_double(&j, "ties_per_million", sebt_oracle_tie_rate(t->ties, t->decisions));
     cli_json_double(&j, "max_tie_rate", a->max_tie_rate);
     cli_json_bool(&j, "tie_rate_ok", tie_ok);
+    cli_json_string(&j, "analysis_columns", cli_analysis_source(t->analysis_from_walk));
+    cli_json_int(&j, "analysis_combos_compared", (int64_t)t->analysis_compared);
     cli_json_double(&j, "seconds", t->seconds);
     cli_json_bool(&j, "pass", t->diverged == 0 && tie_ok);
     cli_json_end_object(&j);
@@ -343,10 +370,12 @@ static int write_junit(const sebt_backend *b, const char *combos_from, const seb
     cli_junit_case *cases = calloc(n ? n : 1, sizeof *cases);
     char (*msgs)[200] = calloc(n ? n : 1, sizeof *msgs);
     char (*texts)[6144] = calloc(n ? n : 1, sizeof *texts);
+    char (*outs)[200] = calloc(n ? n : 1, sizeof *outs);
     int rc = CLI_EXIT_USAGE;
-    if (cases && msgs && texts) {
+    if (cases && msgs && texts && outs) {
         for (size_t i = 0; i < n; i++) {
             const sebt_oracle_report *p = &r[i].report;
+            cli_analysis_line(b, p->analysis_from_walk, p->analysis_compared, outs[i], sizeof outs[i]);
             size_t len = 0;
             for (size_t k = 0; r[i].ran && k < p->n_details && len + 1 < sizeof texts[i]; k++) {
                 sebt_divergence_text(&p->details[k], texts[i] + len, sizeof texts[i] - len);
@@ -363,7 +392,8 @@ static int write_junit(const sebt_backend *b, const char *combos_from, const seb
                                          .seconds = r[i].seconds,
                                          .outcome = !r[i].ran ? CLI_JUNIT_SKIPPED
                                                     : p->combos_diverged ? CLI_JUNIT_FAILURE : CLI_JUNIT_PASSED,
-                                         .message = r[i].ran ? msgs[i] : "not reached", .text = texts[i] };
+                                         .message = r[i].ran ? msgs[i] : "not reached", .text = texts[i],
+                                         .output = r[i].ran ? outs[i] : NULL };
         }
         char suite[300];
         snprintf(suite, sizeof suite, "sebt parity %s", b->name);
@@ -372,6 +402,7 @@ static int write_junit(const sebt_backend *b, const char *combos_from, const seb
     free(cases);
     free(msgs);
     free(texts);
+    free(outs);
     return rc;
 }
 

@@ -79,6 +79,10 @@ typedef struct {
     char replay[2048];       /* a command that reproduces the failure */
     double seconds;
     uint64_t combos, ties, cases, trades, bars;
+    /* Combos whose analysis columns were compared with the reference's
+     * (a backend whose walk keeps their tally: analysis_walk). */
+    uint64_t analysis;
+    bool analysis_walk;
     double value[4];         /* speed: candidate s, fast_cpu s, speedup (NaN: not compared) */
     char warning[256];       /* a pass that deserves a look ("" when none) */
     uint64_t at_seed, at_case;   /* fuzz: the case running (for a crash) */
@@ -161,6 +165,8 @@ void do_series_cache(v_ctx *c, const void *arg, v_outcome *o);
 
 /* One line for a check that ran: its numbers when it passed, else its message. */
 const char *check_summary(const v_check *k, char *buf, size_t size);
+/* The line saying how the run judged the analysis columns (cli_analysis_line). */
+void analysis_summary(const v_ctx *c, char *buf, size_t size);
 void write_text(const v_ctx *c, int code);
 void write_json(const v_ctx *c, int code);
 int write_junit(const v_ctx *c);

@@ -108,6 +108,8 @@ void do_replay(v_ctx *c, const void *arg, v_outcome *o)
     } else {
         o->combos = r.combos_checked;
         o->ties = r.ties;
+        o->analysis = r.analysis_compared;
+        o->analysis_walk = r.analysis_from_walk;
         o->bars = f.series.n;
         if (r.combos_diverged)
             set_divergence(o, &r);
@@ -136,6 +138,8 @@ void do_parity(v_ctx *c, const void *varg, v_outcome *o)
     o->bars = pr.bars;
     o->combos = pr.report.combos_checked;
     o->ties = pr.report.ties;
+    o->analysis = pr.report.analysis_compared;
+    o->analysis_walk = pr.report.analysis_from_walk;
     if (pr.report.combos_diverged) {
         set_divergence(o, &pr.report);
         return;

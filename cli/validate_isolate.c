@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sebt/backends.h"
 #include "validate.h"
 
 /* Messages and commands are built in fixed buffers that live in shared
@@ -126,6 +127,17 @@ static sebt_status watched_features(const sebt_backend *self, const sebt_series 
     return st;
 }
 
+static sebt_status watched_tallied(const sebt_backend *self, const sebt_series *s, const sebt_params *combos,
+                                   size_t n, const sebt_batch_opts *opts, sebt_result *results,
+                                   sebt_trade_tally *tallies, sebt_error *err)
+{
+    (void)self;
+    begin_call("tallied run_batch", n, s ? s->n : 0);
+    sebt_status st = sebt_backend_tally_batch(watched)(watched, s, combos, n, opts, results, tallies, err);
+    end_call();
+    return st;
+}
+
 /* From here on in the child, c->cand's calls are watched: a copy of its
  * table whose functions tell the parent what runs, then call the backend.
  * Replay commands name the backend by c->sel, never by this copy. */
@@ -138,6 +150,10 @@ static void watch_calls(v_ctx *c, v_outcome *shared)
     watcher = *c->cand;
     watcher.run_batch = watched_run_batch;
     watcher.features = watched_features;
+    /* A walk that keeps the analysis tally keeps it watched too, and the
+     * oracle compares the columns it gives. */
+    if (sebt_backend_tally_batch(watched))
+        sebt_backend_set_tally_batch(&watcher, watched_tallied, NULL);
     c->cand = &watcher;
 }
 

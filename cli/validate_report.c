@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sebt/backends.h"
 #include "validate.h"
 
 /* Messages and commands are built in fixed buffers that live in shared
@@ -25,12 +26,23 @@ const char *check_summary(const v_check *k, char *buf, size_t size)
         snprintf(buf, size, "%" PRIu64 " cases, %" PRIu64 " combos, 1-%.0f threads, %" PRIu64 " ties adjudicated",
                  o->cases, o->combos, o->value[3], o->ties);
     } else if (strcmp(k->stage, "parity") == 0) {
+        char analysis[80] = "analysis columns from its trades";
+        if (o->analysis_walk)
+            snprintf(analysis, sizeof analysis, "analysis columns of %" PRIu64 " combos compared", o->analysis);
         snprintf(buf, size, "%" PRIu64 " bars, %" PRIu64 " combos, %" PRIu64 " trades, %" PRIu64
-                 " ties adjudicated", o->bars, o->combos, o->trades, o->ties);
+                 " ties adjudicated, %s", o->bars, o->combos, o->trades, o->ties, analysis);
     } else {
         snprintf(buf, size, "%" PRIu64 " bars, %" PRIu64 " ties adjudicated", o->bars, o->ties);
     }
     return buf;
+}
+
+void analysis_summary(const v_ctx *c, char *buf, size_t size)
+{
+    uint64_t compared = 0;
+    for (size_t i = 0; i < c->n_checks; i++)
+        compared += c->checks[i].out.analysis;
+    cli_analysis_line(c->cand, sebt_backend_tally_batch(c->cand) != NULL, (size_t)compared, buf, size);
 }
 
 void write_text(const v_ctx *c, int code)
@@ -44,6 +56,9 @@ void write_text(const v_ctx *c, int code)
     printf("\nvalidate %s: %zu checks, %zu passed, %zu failed, %zu crashed, %zu errors, %zu skipped; "
            "%" PRIu64 " ties adjudicated\n", c->cand->name, c->n_checks, count[V_PASS], count[V_FAIL],
            count[V_CRASH], count[V_ERROR], count[V_SKIP], ties);
+    char analysis[200];
+    analysis_summary(c, analysis, sizeof analysis);
+    printf("%s\n", analysis);
     for (size_t i = 0; i < c->n_checks; i++)
         if (c->checks[i].out.warning[0])
             printf("WARNING: %s %s: %s\n", c->checks[i].stage, c->checks[i].name, c->checks[i].out.warning);
@@ -77,6 +92,11 @@ void write_json(const v_ctx *c, int code)
         cli_json_int(&j, "fuzz_cases", (int64_t)c->a->cases);
     cli_json_bool(&j, "pass", code == 0);
     cli_json_int(&j, "exit_code", code);
+    uint64_t analysis = 0;
+    for (size_t i = 0; i < c->n_checks; i++)
+        analysis += c->checks[i].out.analysis;
+    cli_json_string(&j, "analysis_columns", cli_analysis_source(sebt_backend_tally_batch(c->cand) != NULL));
+    cli_json_int(&j, "analysis_combos_compared", (int64_t)analysis);
     cli_json_begin_array(&j, "checks");
     for (size_t i = 0; i < c->n_checks; i++) {
         const v_check *k = &c->checks[i];
@@ -91,6 +111,7 @@ void write_json(const v_ctx *c, int code)
         cli_json_int(&j, "cases", (int64_t)o->cases);
         cli_json_int(&j, "trades", (int64_t)o->trades);
         cli_json_int(&j, "ties_adjudicated", (int64_t)o->ties);
+        cli_json_int(&j, "analysis_combos_compared", (int64_t)o->analysis);
         if (strcmp(k->stage, "speed") == 0 && o->status != V_SKIP) {
             cli_json_double(&j, "candidate_seconds", o->value[0]);
             cli_json_double(&j, "fast_cpu_seconds", o->value[1]);
@@ -176,6 +197,9 @@ int write_markdown(const v_ctx *c, int code)
         fprintf(f, "Backend `%s`, fuzz seed %" PRIu64 " for %" PRIu64 " cases.\n\n", c->sel, c->a->seed, c->a->cases);
     else
         fprintf(f, "Backend `%s`, fuzz seed %" PRIu64 " for %g s.\n\n", c->sel, c->a->seed, c->a->time_s);
+    char analysis[200];
+    analysis_summary(c, analysis, sizeof analysis);
+    fprintf(f, "%c%s.\n\n", analysis[0] - 'a' + 'A', analysis + 1);
     fputs("| stage | check | result | time (s) | notes |\n|---|---|---|---:|---|\n", f);
     for (size_t i = 0; i < c->n_checks; i++) {
         const v_check *k = &c->checks[i];

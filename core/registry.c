@@ -215,11 +215,49 @@ sebt_status sebt_plugin_open(const char *value, const sebt_backend **out, sebt_e
     return SEBT_OK;
 }
 
+/* Wrappers given a tallied batch (sebt_backend_set_tally_batch). */
+#define MAX_TALLY_WRAPPERS 4
+static struct {
+    const sebt_backend *backend;
+    sebt_tally_batch_fn fn;
+} tally_wrappers[MAX_TALLY_WRAPPERS];
+
+sebt_status sebt_backend_set_tally_batch(const sebt_backend *b, sebt_tally_batch_fn fn, sebt_error *err)
+{
+    size_t free_slot = MAX_TALLY_WRAPPERS;
+    for (size_t i = 0; b && i < MAX_TALLY_WRAPPERS; i++) {
+        if (tally_wrappers[i].backend == b) {
+            tally_wrappers[i].fn = fn;
+            if (!fn)
+                tally_wrappers[i].backend = NULL;
+            return SEBT_OK;
+        }
+        if (!tally_wrappers[i].backend && free_slot == MAX_TALLY_WRAPPERS)
+            free_slot = i;
+    }
+    if (!b || b == &sebt_fast_cpu_backend || (cuda_backend && b == cuda_backend))
+        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_backend_set_tally_batch: %s",
+                         b ? "a builtin backend's tallied batch is its own" : "no backend");
+    if (!fn)
+        return SEBT_OK;
+    if (free_slot == MAX_TALLY_WRAPPERS)
+        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_backend_set_tally_batch: %d wrappers already have one",
+                         MAX_TALLY_WRAPPERS);
+    tally_wrappers[free_slot].backend = b;
+    tally_wrappers[free_slot].fn = fn;
+    return SEBT_OK;
+}
+
 sebt_tally_batch_fn sebt_backend_tally_batch(const sebt_backend *b)
 {
     if (b == &sebt_fast_cpu_backend)
         return sebt_fast_cpu_run_tallied;
-    return b && b == cuda_backend ? cuda_tallied : NULL;
+    if (b && b == cuda_backend)
+        return cuda_tallied;
+    for (size_t i = 0; b && i < MAX_TALLY_WRAPPERS; i++)
+        if (tally_wrappers[i].backend == b)
+            return tally_wrappers[i].fn;
+    return NULL;
 }
 
 sebt_blocks_batch_fn sebt_backend_blocks_batch(const sebt_backend *b)

@@ -3,7 +3,10 @@
  * Per combo the oracle compares, in order, the indicator columns (values
  * and NaN pattern), the signal (near-ties adjudicated for tolerant
  * contracts), the trades through its own steerable replay (replay.c), the
- * open position and the metrics. The first difference is the divergence. */
+ * open position and the metrics; then the same combo run metrics-only and,
+ * for a backend whose walk keeps the analysis tally, tallied, with the
+ * analysis columns against the reference's literal figures. The first
+ * difference is the divergence. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -11,9 +14,11 @@
 #include <string.h>
 #include <time.h>
 
+#include "../reference/ref.h"
 #include "oracle_internal.h"
 #include "sebt/backends.h"
 #include "sebt/number.h"
+#include "sebt/sweep.h"
 
 #define ORACLE_CROSS_CHECK_BARS 20000
 
@@ -215,14 +220,39 @@ static bool sharpe_ill_conditioned(const sebt_trade *t, size_t n)
     return sqrt(ss / (double)(n - 1)) <= 1e-6 * fmax(1.0, fabs(mean));
 }
 
+/* Whether the replay walked as the reference's own simulation did. */
+static bool same_walk(const sebt_result *replay, const sebt_result *rr)
+{
+    bool same = replay->n_trades == rr->n_trades && replay->open_at_end.open == rr->open_at_end.open;
+    for (size_t i = 0; same && i < rr->n_trades; i++)
+        same = same_trade_bits(&replay->trades[i], &rr->trades[i]);
+    return same;
+}
+
+/* The candidate's metrics: an exact one's against the reference's (want),
+ * a tolerant one's within tol of SPEC §7 over its own trades. */
+static bool metrics_agree(const sebt_series *s, const sebt_params *p, double tol, const sebt_metrics *want,
+                          const sebt_result *cr, sebt_divergence *div)
+{
+    if (tol <= 0)
+        return compare_metrics(s, p, want, &cr->metrics, 0.0, false, div);
+    sebt_metrics own = sebt_oracle_metrics(cr->trades, cr->n_trades);
+    bool skip = sharpe_ill_conditioned(cr->trades, cr->n_trades);
+    return compare_metrics(s, p, &own, &cr->metrics, tol, skip, div);
+}
+
 static void name_trade_list_cause(const sebt_series *s, const sebt_params *p, const sebt_features *rf,
                                   const sebt_features *cf, const sebt_result *rr, const sebt_result *cr,
                                   sebt_divergence *div);
 
-sebt_status sebt_oracle_compare_one(const sebt_contract *contract, const sebt_series *s,
-                                    const sebt_params *p, const sebt_features *cf,
-                                    const sebt_result *cr, bool *diverged, sebt_divergence *div,
-                                    sebt_oracle_tally *tally, sebt_error *err)
+/* sebt_oracle_compare_one; when the candidate agrees, ref_out (may be
+ * NULL) receives the reference's result with trades that its metrics were
+ * judged against: the reference's own run where it was made, else the
+ * replay (the reference's walk, following a tolerant candidate at ties). */
+static sebt_status compare_one(const sebt_contract *contract, const sebt_series *s, const sebt_params *p,
+                               const sebt_features *cf, const sebt_result *cr, bool *diverged,
+                               sebt_divergence *div, sebt_oracle_tally *tally, sebt_result *ref_out,
+                               sebt_error *err)
 {
     const sebt_backend *ref = &sebt_reference_backend;
     double tol = contract->kind == SEBT_CONTRACT_EXACT ? 0.0 : contract->tol;
@@ -277,10 +307,7 @@ sebt_status sebt_oracle_compare_one(const sebt_contract *contract, const sebt_se
     /* Without ties the replay must be the reference's own simulation; if
      * not, the oracle (or the reference) is wrong, not the candidate. */
     if (combo.ties == 0 && cross_check) {
-        bool same = replay.n_trades == rr.n_trades && replay.open_at_end.open == rr.open_at_end.open;
-        for (size_t i = 0; same && i < rr.n_trades; i++)
-            same = same_trade_bits(&replay.trades[i], &rr.trades[i]);
-        if (!same) {
+        if (!same_walk(&replay, &rr)) {
             st = sebt_fail(err, SEBT_ERR_INTERNAL,
                            "oracle: its replay of SPEC §6 disagrees with the reference backend "
                            "(%zu trades against %zu): a bug in the oracle or the reference",
@@ -288,17 +315,13 @@ sebt_status sebt_oracle_compare_one(const sebt_contract *contract, const sebt_se
             goto out;
         }
     }
-    if (tol <= 0) {
-        /* Without ties the replay is the reference's simulation (checked
-         * against it on every series up to ORACLE_CROSS_CHECK_BARS). */
-        const sebt_metrics *want = cross_check ? &rr.metrics : &replay.metrics;
-        if (!compare_metrics(s, p, want, &cr->metrics, 0.0, false, div))
-            *diverged = true;
-    } else {
-        sebt_metrics own = sebt_oracle_metrics(cr->trades, cr->n_trades);
-        bool skip = sharpe_ill_conditioned(cr->trades, cr->n_trades);
-        if (!compare_metrics(s, p, &own, &cr->metrics, tol, skip, div))
-            *diverged = true;
+    /* Without ties the replay is the reference's simulation (checked
+     * against it on every series up to ORACLE_CROSS_CHECK_BARS). */
+    sebt_result *judged = tol <= 0 && cross_check ? &rr : &replay;
+    *diverged = !metrics_agree(s, p, tol, &judged->metrics, cr, div);
+    if (!*diverged && ref_out) {
+        *ref_out = *judged;
+        memset(judged, 0, sizeof *judged);
     }
 out:
     if (tally) {
@@ -310,6 +333,14 @@ out:
     sebt_result_free(&rr);
     sebt_result_free(&replay);
     return st;
+}
+
+sebt_status sebt_oracle_compare_one(const sebt_contract *contract, const sebt_series *s,
+                                    const sebt_params *p, const sebt_features *cf,
+                                    const sebt_result *cr, bool *diverged, sebt_divergence *div,
+                                    sebt_oracle_tally *tally, sebt_error *err)
+{
+    return compare_one(contract, s, p, cf, cr, diverged, div, tally, NULL, err);
 }
 
 /* The replay meets a missing or extra trade as a signal decision; when
@@ -407,6 +438,36 @@ bool oracle_metrics_only_agree(const sebt_contract *contract, const sebt_series 
     return true;
 }
 
+/* A walk backend's analysis columns as a sweep makes them (its tallied
+ * call: the result got and the tally t, through sebt_trade_stats_of_tally)
+ * against the reference's literal figures (reference/analysis.c) over ref,
+ * the reference's own result with trades for the combo: never the
+ * library's pass over trades, which shares its arithmetic with the tally's
+ * figures. Counts exactly, the rest under the contract (exact: bits). */
+static bool analysis_agree(const sebt_contract *contract, const sebt_series *s, const sebt_params *p,
+                           const sebt_result *ref, const sebt_result *got, const sebt_trade_tally *t,
+                           sebt_divergence *div)
+{
+    double tol = contract->kind == SEBT_CONTRACT_EXACT ? 0.0 : contract->tol;
+    sebt_trade_stats want, mine;
+    sebt_ref_trade_stats(s, ref, &want);
+    sebt_trade_stats_of_tally(s, got, t, &mine);
+    for (int i = 0; i < SEBT_SWEEP_N_ANALYSIS; i++) {
+        double a = sebt_sweep_analysis_value(&want, i), b = sebt_sweep_analysis_value(&mine, i);
+        if (agree(a, b, sebt_sweep_analysis_is_count(i) ? 0.0 : tol))
+            continue;
+        const char *name = sebt_sweep_analysis_name(i);
+        char what[64];
+        snprintf(what, sizeof what, "analysis %s", name);
+        oracle_diverge(div, s, p, what, -1, a, b, NAN,
+                       "run tallied (metrics only, the analysis tally kept in the walk: the path sweep --analysis "
+                       "takes), the candidate gives %s %.17g; the reference's literal figures over its own "
+                       "%zu trades: %.17g", name, b, ref->n_trades, a);
+        return false;
+    }
+    return true;
+}
+
 /* Failures of the candidate that are not its answer to this input: no
  * device or memory (nothing is known), a kernel that broke its protocol or
  * a backend that ran out of time (reported as such, with the request, never
@@ -417,14 +478,169 @@ static bool cannot_judge(sebt_status st)
            st == SEBT_ERR_TIMEOUT;
 }
 
+/* One call of the candidate over the batch that the per-combo judgement
+ * reads: its results (and tallies), or how it failed. */
+typedef struct {
+    sebt_result *r;
+    sebt_trade_tally *tally;     /* the tallied call's */
+    sebt_status st;
+    sebt_error err;
+} cand_call;
+
+/* The candidate's calls over a batch: with trades (judged against the
+ * reference); metrics-only, the path a sweep takes; and, for a backend
+ * whose walk keeps the analysis tally (sebt_backend_tally_batch), tallied,
+ * the path `sweep --analysis` takes. A metrics-only or tallied call that
+ * fails is a divergence of each combo that agrees otherwise. */
+typedef struct {
+    cand_call trades, metrics, tallied;
+    sebt_tally_batch_fn tally_fn;
+} cand_calls;
+
+static void cand_call_free(cand_call *c, size_t n)
+{
+    if (c->r && c->st == SEBT_OK)
+        sebt_results_free(c->r, n);
+    free(c->r);
+    free(c->tally);
+}
+
+static void cand_calls_free(cand_calls *k, size_t n)
+{
+    cand_call_free(&k->trades, n);
+    cand_call_free(&k->metrics, n);
+    cand_call_free(&k->tallied, n);
+}
+
+/* Makes the calls; an error (the returned status, in err) only when the
+ * oracle cannot judge: out of memory, or a failure of cannot_judge's. */
+static sebt_status cand_calls_run(const sebt_backend *cand, const sebt_series *s, const sebt_params *combos,
+                                  size_t n, const sebt_oracle_opts *opts, sebt_batch_stats *stats, cand_calls *k,
+                                  sebt_error *err)
+{
+    memset(k, 0, sizeof *k);
+    k->tally_fn = sebt_backend_tally_batch(cand);
+    size_t m = n ? n : 1;
+    k->trades.r = calloc(m, sizeof *k->trades.r);
+    k->metrics.r = calloc(m, sizeof *k->metrics.r);
+    if (k->tally_fn) {
+        k->tallied.r = calloc(m, sizeof *k->tallied.r);
+        k->tallied.tally = calloc(m, sizeof *k->tallied.tally);
+    }
+    if (!k->trades.r || !k->metrics.r || (k->tally_fn && (!k->tallied.r || !k->tallied.tally)))
+        return sebt_fail(err, SEBT_ERR_NOMEM, "oracle: out of memory for %zu results", n);
+    sebt_batch_opts o = { .threads = opts->threads, .want_trades = true, .memory_budget = opts->memory_budget,
+                          .stats = stats };
+    k->trades.st = cand->run_batch(cand, s, combos, n, &o, k->trades.r, &k->trades.err);
+    if (k->trades.st != SEBT_OK)
+        k->metrics.st = k->tallied.st = k->trades.st; /* not made: nothing of theirs to free */
+    sebt_batch_opts om = { .threads = opts->threads, .memory_budget = opts->memory_budget };
+    if (k->trades.st == SEBT_OK)
+        k->metrics.st = cand->run_batch(cand, s, combos, n, &om, k->metrics.r, &k->metrics.err);
+    if (k->trades.st == SEBT_OK && !cannot_judge(k->metrics.st) && k->tally_fn)
+        k->tallied.st = k->tally_fn(cand, s, combos, n, &om, k->tallied.r, k->tallied.tally, &k->tallied.err);
+    const cand_call *calls[] = { &k->trades, &k->metrics, &k->tallied };
+    for (size_t i = 0; i < 3; i++)
+        if (cannot_judge(calls[i]->st)) {
+            if (err)
+                *err = calls[i]->err;
+            return calls[i]->st;
+        }
+    return SEBT_OK;
+}
+
+/* Combo i's judgement past the reference's (compare_one's verdict that
+ * it agrees, with ref the reference's result): the metrics-only and the
+ * tallied calls, then the analysis columns. rep counts the combos whose
+ * columns were compared. */
+static bool later_calls_agree(const sebt_backend *cand, const sebt_series *s, const sebt_params *p, size_t i,
+                              const cand_calls *k, const sebt_result *ref, sebt_oracle_report *rep,
+                              sebt_divergence *d)
+{
+    static const char *const with_trades = "with trades recorded, which agreed with the reference";
+    if (k->metrics.st != SEBT_OK) {
+        oracle_diverge(d, s, p, "metrics-only run_batch error", -1, 0, (double)k->metrics.st, NAN,
+                       "the candidate's run_batch failed metrics-only (want_trades off: %s), though it "
+                       "ran with trades recorded: %s", sebt_status_name(k->metrics.st), k->metrics.err.msg);
+        return false;
+    }
+    if (!oracle_metrics_only_agree(&cand->contract, s, p, &k->trades.r[i], &k->metrics.r[i],
+                                   "run metrics-only (want_trades off, the path a sweep takes)", with_trades, d))
+        return false;
+    if (!k->tally_fn)
+        return true;
+    if (k->tallied.st != SEBT_OK) {
+        oracle_diverge(d, s, p, "tallied run_batch error", -1, 0, (double)k->tallied.st, NAN,
+                       "the candidate's tallied batch failed (metrics only with the analysis tally: %s), though "
+                       "it ran with trades recorded: %s", sebt_status_name(k->tallied.st), k->tallied.err.msg);
+        return false;
+    }
+    if (!oracle_metrics_only_agree(&cand->contract, s, p, &k->trades.r[i], &k->tallied.r[i],
+                                   "run tallied (metrics only with the analysis tally, the path sweep --analysis "
+                                   "takes)", with_trades, d))
+        return false;
+    rep->analysis_compared++;
+    return analysis_agree(&cand->contract, s, p, ref, &k->tallied.r[i], &k->tallied.tally[i], d);
+}
+
+/* The candidate's refusal of a batch the reference accepts (every combo
+ * and the series, checked before it ran): each combo diverges. */
+static void batch_refused(const sebt_series *s, const sebt_params *combos, size_t n, const cand_call *c,
+                          sebt_oracle_report *rep)
+{
+    rep->combos_checked = n;
+    rep->combos_diverged = n;
+    if (n) {
+        sebt_divergence *d = &rep->details[rep->n_details++];
+        oracle_diverge(d, s, &combos[0], "run_batch error", -1, 0, (double)c->st, NAN,
+                       "the candidate's run_batch failed (%s): %s", sebt_status_name(c->st), c->err.msg);
+        d->combo = 0;
+    }
+}
+
+/* Combo i: the candidate's features and result with trades against the
+ * reference (compare_one), then its later calls. */
+static sebt_status judge_combo(const sebt_backend *cand, const sebt_series *s, const sebt_params *p, size_t i,
+                               const cand_calls *k, sebt_features *cf, sebt_oracle_report *rep, bool *diverged,
+                               sebt_divergence *d, sebt_error *err)
+{
+    *diverged = false;
+    sebt_error cerr = { 0 };
+    sebt_status cst = cand->features(cand, s, p, cf, &cerr);
+    if (cannot_judge(cst)) {
+        if (err)
+            *err = cerr;
+        return cst;
+    }
+    if (cst) {
+        *diverged = true;
+        oracle_diverge(d, s, p, "features error", -1, 0, (double)cst, NAN,
+                       "the candidate's features failed (%s): %s", sebt_status_name(cst), cerr.msg);
+        return SEBT_OK;
+    }
+    oracle_tally tally = { 0, 0 };
+    sebt_result ref = { 0 };
+    sebt_status st = compare_one(&cand->contract, s, p, cf, &k->trades.r[i], diverged, d, &tally, &ref, err);
+    rep->ties += (size_t)tally.ties;
+    rep->decisions += tally.decisions;
+    if (st) {
+        char msg[SEBT_ERROR_MSG_MAX];
+        snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
+        st = sebt_fail(err, st, "combo %zu: %s", i, msg);
+    } else if (!*diverged) {
+        *diverged = !later_calls_agree(cand, s, p, i, k, &ref, rep, d);
+    }
+    sebt_result_free(&ref);
+    return st;
+}
+
 /* The loop behind sebt_oracle_check and oracle_check_case. */
 static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
                              const sebt_params *combos, size_t n, const sebt_oracle_opts *opts,
                              sebt_oracle_report *rep, sebt_error *err)
 {
-    sebt_progress_fn progress = opts->progress;
-    void *user = opts->progress_user;
     memset(rep, 0, sizeof *rep);
+    rep->analysis_from_walk = sebt_backend_tally_batch(cand) != NULL;
     sebt_status st = sebt_series_check(s, err);
     if (st)
         return st;
@@ -436,95 +652,24 @@ static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
             return sebt_fail(err, st, "combo %zu: %s", i, msg);
         }
     }
-    sebt_result *cr = calloc(n ? n : 1, sizeof *cr);
-    if (!cr)
-        return sebt_fail(err, SEBT_ERR_NOMEM, "oracle: out of memory for %zu results", n);
-    sebt_batch_opts o = { .threads = opts->threads, .want_trades = true,
-                          .memory_budget = opts->memory_budget, .stats = &rep->stats };
-    sebt_error cerr = { 0 };
-    sebt_status cst = cand->run_batch(cand, s, combos, n, &o, cr, &cerr);
-    if (cannot_judge(cst)) {
-        free(cr);
-        if (err)
-            *err = cerr;
-        return cst;
-    }
-    if (cst) {
-        /* The reference accepted every combo and the series above (its own
-         * checks run in compare_one too), so a refusal is the candidate's. */
-        rep->combos_checked = n;
-        rep->combos_diverged = n;
-        if (n) {
-            sebt_divergence *d = &rep->details[rep->n_details++];
-            oracle_diverge(d, s, &combos[0], "run_batch error", -1, 0, (double)cst, NAN,
-                           "the candidate's run_batch failed (%s): %s", sebt_status_name(cst), cerr.msg);
-            d->combo = 0;
-        }
-        free(cr);
+    cand_calls k;
+    st = cand_calls_run(cand, s, combos, n, opts, &rep->stats, &k, err);
+    if (st == SEBT_OK && k.trades.st != SEBT_OK) {
+        batch_refused(s, combos, n, &k.trades, rep);
+        cand_calls_free(&k, n);
         return SEBT_OK;
     }
-    /* The same call metrics-only: a failure there is the candidate's too. */
-    sebt_result *cm = calloc(n ? n : 1, sizeof *cm);
-    if (!cm) {
-        sebt_results_free(cr, n);
-        free(cr);
-        return sebt_fail(err, SEBT_ERR_NOMEM, "oracle: out of memory for %zu results", n);
-    }
-    sebt_batch_opts om = { .threads = opts->threads, .memory_budget = opts->memory_budget };
-    cerr = (sebt_error){ 0 };
-    cst = cand->run_batch(cand, s, combos, n, &om, cm, &cerr);
-    if (cannot_judge(cst)) {
-        sebt_results_free(cr, n);
-        free(cr);
-        free(cm);
-        if (err)
-            *err = cerr;
-        return cst;
-    }
-    bool cm_failed = cst != SEBT_OK;
-    sebt_error cm_err = cerr;
-    sebt_status cm_st = cst;
     sebt_features cf;
-    st = sebt_features_alloc(&cf, s->n, err);
+    if (st == SEBT_OK)
+        st = sebt_features_alloc(&cf, s->n, err);
+    else
+        memset(&cf, 0, sizeof cf);
     for (size_t i = 0; st == SEBT_OK && i < n; i++) {
         sebt_divergence d;
         bool diverged = false;
-        cerr = (sebt_error){ 0 };
-        cst = cand->features(cand, s, &combos[i], &cf, &cerr);
-        if (cannot_judge(cst)) {
-            st = cst;
-            if (err)
-                *err = cerr;
+        st = judge_combo(cand, s, &combos[i], i, &k, &cf, rep, &diverged, &d, err);
+        if (st)
             break;
-        }
-        if (cst) {
-            diverged = true;
-            oracle_diverge(&d, s, &combos[i], "features error", -1, 0, (double)cst, NAN,
-                           "the candidate's features failed (%s): %s", sebt_status_name(cst), cerr.msg);
-        } else {
-            oracle_tally tally = { 0, 0 };
-            st = sebt_oracle_compare_one(&cand->contract, s, &combos[i], &cf, &cr[i], &diverged, &d,
-                                         &tally, err);
-            rep->ties += (size_t)tally.ties;
-            rep->decisions += tally.decisions;
-            if (st) {
-                char msg[SEBT_ERROR_MSG_MAX];
-                snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
-                st = sebt_fail(err, st, "combo %zu: %s", i, msg);
-                break;
-            }
-            if (!diverged && cm_failed) {
-                diverged = true;
-                oracle_diverge(&d, s, &combos[i], "metrics-only run_batch error", -1, 0, (double)cm_st, NAN,
-                               "the candidate's run_batch failed metrics-only (want_trades off: %s), though it "
-                               "ran with trades recorded: %s", sebt_status_name(cm_st), cm_err.msg);
-            } else if (!diverged) {
-                diverged = !oracle_metrics_only_agree(&cand->contract, s, &combos[i], &cr[i], &cm[i],
-                                                      "run metrics-only (want_trades off, the path a sweep takes)",
-                                                      "with trades recorded, which agreed with the reference",
-                                                      &d);
-            }
-        }
         rep->combos_checked++;
         if (diverged) {
             d.combo = i;
@@ -532,17 +677,13 @@ static sebt_status run_check(const sebt_backend *cand, const sebt_series *s,
             if (rep->n_details < sizeof rep->details / sizeof rep->details[0])
                 rep->details[rep->n_details++] = d;
         }
-        if (progress)
-            progress(user, i + 1, n);
+        if (opts->progress)
+            opts->progress(opts->progress_user, i + 1, n);
         if (diverged && opts->stop_first)
             break;
     }
     sebt_features_free(&cf);
-    sebt_results_free(cr, n);
-    free(cr);
-    if (!cm_failed)
-        sebt_results_free(cm, n);
-    free(cm);
+    cand_calls_free(&k, n);
     return st;
 }
 

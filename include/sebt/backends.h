@@ -51,6 +51,14 @@ sebt_blocks_batch_fn sebt_backend_blocks_batch(const sebt_backend *b);
  * come from its trades (sebt_trade_stats_of). */
 sebt_tally_batch_fn sebt_backend_tally_batch(const sebt_backend *b);
 
+/* Gives b, a backend that wraps one whose walk keeps a tally (`sebt
+ * validate` watches each call of its candidate through such a copy), the
+ * tallied batch fn, so that sebt_backend_tally_batch(b) finds it and the
+ * oracle judges b's analysis columns as the wrapped one's; fn NULL takes
+ * it back. A few wrappers at a time; not for a builtin backend (its own
+ * is fixed). Not thread-safe: set before the calls. */
+sebt_status sebt_backend_set_tally_batch(const sebt_backend *b, sebt_tally_batch_fn fn, sebt_error *err);
+
 /* Entry point that gpu/libsebt_cuda.so exports; the registry looks it up
  * with dlsym. Returns NULL and fills err when no device is usable. */
 typedef const sebt_backend *(*sebt_cuda_open_fn)(sebt_error *err);

@@ -61,6 +61,15 @@ typedef struct {
     size_t ties;                 /* near-tie decisions where the candidate was followed */
     uint64_t decisions;          /* decisions judged (see sebt_oracle_tally) */
     sebt_batch_stats stats;      /* what the candidate's run_batch said of its paths */
+    /* The analysis columns (sebt/analysis.h). A backend whose walk keeps
+     * their tally (sebt_backend_tally_batch: fast_cpu, cuda) also runs the
+     * batch tallied, and every combo that agrees up to there has each
+     * column, as a sweep makes it from the tally, compared with the
+     * reference's literal figures over the reference's own trades: counts
+     * exactly, the rest under the contract (exact: bit for bit). Any other
+     * backend's columns come from its trades, which are compared. */
+    bool analysis_from_walk;
+    size_t analysis_compared;    /* combos whose columns were compared */
     size_t n_details;            /* divergences kept in details (first few) */
     sebt_divergence details[8];
 } sebt_oracle_report;

@@ -303,7 +303,8 @@ class Divergence(C.Structure):
 
 class OracleReport(C.Structure):
     _fields_ = [("combos_checked", c_size_t), ("combos_diverged", c_size_t), ("ties", c_size_t),
-                ("decisions", C.c_uint64), ("stats", BatchStats), ("n_details", c_size_t),
+                ("decisions", C.c_uint64), ("stats", BatchStats), ("analysis_from_walk", C.c_bool),
+                ("analysis_compared", c_size_t), ("n_details", c_size_t),
                 ("details", Divergence * 8)]
 
 

@@ -33,7 +33,10 @@ def parity(data, backend_name, grid=None, combos=None, threads=0, memory_budget=
     them under the backend's contract (SPEC §8), as `sebt parity --data`
     does for one series. Combos: a grid or combos as sebt.sweep takes them,
     else the parity combos sebt ships (parity-combos.csv). Returns a dict:
-    ok, combos_checked, combos_diverged, decisions, ties and divergences
+    ok, combos_checked, combos_diverged, decisions, ties, analysis ("walk":
+    the backend's walk keeps the analysis tally, and analysis_compared combos
+    had every analysis column compared with the reference's; "trades": its
+    columns come from its trades, which are compared) and divergences
     (the first few, each with combo, params, what, bar, ts, reference,
     candidate, margin, detail, text)."""
     s = load(data)
@@ -62,7 +65,9 @@ def parity(data, backend_name, grid=None, combos=None, threads=0, memory_budget=
                             reference=d.ref_value, candidate=d.cand_value, margin=d.margin,
                             detail=d.detail.decode(), text=text.value.decode()))
     return dict(ok=rep.combos_diverged == 0, backend=b.contents.name.decode(), combos_checked=rep.combos_checked,
-                combos_diverged=rep.combos_diverged, decisions=rep.decisions, ties=rep.ties, divergences=details)
+                combos_diverged=rep.combos_diverged, decisions=rep.decisions, ties=rep.ties,
+                analysis="walk" if rep.analysis_from_walk else "trades", analysis_compared=rep.analysis_compared,
+                divergences=details)
 
 
 def sebt_command():
