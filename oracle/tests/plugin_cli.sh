@@ -42,6 +42,9 @@ printf 'ema_fast = 4\nema_slow = 32\nz_window = 16\natr_window = 8\nvol_z = 0.5\
 for v in ok float32; do
   expect 0 'combos checked 4, divergences 0.*' -- "$sebt" parity --backend "$dir/libmine_$v.so" --gaps plain \
     --data "$(dirname "$data")/BTCUSDT-15m-2017-2021.csv.gz" --grid "$rsi_grid"
+  # A plugin's analysis columns come from its trades: parity says so.
+  grep -qx "analysis columns: from the backend's trades (compared through its trades)" "$tmp/out" ||
+    { echo "FAIL: parity of libmine_$v.so does not say its analysis columns come from its trades"; fail=1; }
 done
 # A plugin built for ABI 1 (sebt_params of 15 fields): its own check refuses
 # it; one that exports its ABI is refused unread (anything of it called aborts).
@@ -96,6 +99,8 @@ expect 2 'ABI mismatch' -- "$sebt" "${v[@]}" --backend "$dir/libbroken_abi.so"
 expect 3 'no CUDA device' -- "$sebt" "${v[@]}" --backend "$dir/libbroken_nodevice.so"
 expect 2 'needs a FILE' -- "$sebt" validate --backend "$dir/libmine_ok.so" --junit
 expect 0 '"selector":"'"$dir/libmine_ok.so"'"' -- "$sebt" "${v[@]}" --backend "$dir/libmine_ok.so" --format json
+grep -q '"analysis_columns": *"trades"' "$tmp/out" && grep -q '"analysis_combos_compared": *0,' "$tmp/out" ||
+  { echo "FAIL: validate's JSON does not say the plugin's analysis columns come from its trades"; fail=1; }
 # --junit of parity and fuzz: a failure with the divergence and a replay naming the plugin's path.
 expect 1 'result: FAIL' -- "$sebt" parity --backend "$dir/libmine_planted_bug.so" --data "$data" \
   --grid /dev/stdin --junit "$tmp/parity.xml" <<<"ema_fast = 1

@@ -30,7 +30,9 @@ if(BUILD_TESTING AND SEBT_MUTANTS_BASH AND TARGET sebt_cli)
       ${PROJECT_SOURCE_DIR}/core/sweep_rows.c ${PROJECT_SOURCE_DIR}/core/metrics.c ${PROJECT_SOURCE_DIR}/core/where.c
       ${PROJECT_SOURCE_DIR}/core/oos.c ${PROJECT_SOURCE_DIR}/core/walkforward.c
       ${PROJECT_SOURCE_DIR}/core/sweep_proof.c)
-  add_executable(sebt_mutants ${_mu_abs} ${_mu_core})
+  # fast_cpu's tallied batch, for the slip in its analysis tally.
+  set(_mu_fast ${PROJECT_SOURCE_DIR}/fast_cpu/sweep_run.c)
+  add_executable(sebt_mutants ${_mu_abs} ${_mu_core} ${_mu_fast})
   set_target_properties(sebt_mutants PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
   find_package(Threads)
   get_target_property(_mu_libs sebt_cli LINK_LIBRARIES)
@@ -41,6 +43,8 @@ if(BUILD_TESTING AND SEBT_MUTANTS_BASH AND TARGET sebt_cli)
   # whether the cache is built), in this folder only.
   set_source_files_properties(${_mu_core} PROPERTIES
     COMPILE_DEFINITIONS "$<TARGET_PROPERTY:sebt_core_objects,COMPILE_DEFINITIONS>")
+  set_source_files_properties(${_mu_fast} PROPERTIES
+    COMPILE_DEFINITIONS "$<TARGET_PROPERTY:sebt_fast_cpu,COMPILE_DEFINITIONS>")
   add_dependencies(sebt_mutants sebt_cli)
   add_test(NAME cli_sweep_mutants
     COMMAND ${SEBT_MUTANTS_BASH} ${CMAKE_CURRENT_LIST_DIR}/mutants_test.sh $<TARGET_FILE:sebt_mutants>
@@ -52,6 +56,18 @@ if(BUILD_TESTING AND SEBT_MUTANTS_BASH AND TARGET sebt_cli)
     COMMAND ${SEBT_MUTANTS_BASH} ${CMAKE_CURRENT_LIST_DIR}/validate_written_test.sh $<TARGET_FILE:sebt_mutants>
             ${SEBT_FIXTURES_DIR}/data/BTCUSDT-1m-2018-02-08.raw.csv last_digit_dropped)
   set_tests_properties(cli_validate_written_mutants PROPERTIES LABELS "cli;slow" TIMEOUT 900)
+endif()
+# Slips planted in a walk's analysis tally fail parity and validate; a
+# trade-path backend says where its columns come from.
+if(BUILD_TESTING AND SEBT_MUTANTS_BASH AND TARGET sebt_mutants)
+  set(_mu_cuda_host "")
+  if(TARGET sebt_cuda_host)
+    set(_mu_cuda_host $<TARGET_FILE:sebt_cuda_host>)
+  endif()
+  add_test(NAME cli_parity_analysis_mutants
+    COMMAND ${SEBT_MUTANTS_BASH} ${CMAKE_CURRENT_LIST_DIR}/analysis_oracle_test.sh $<TARGET_FILE:sebt_mutants>
+            $<TARGET_FILE:sebt_cli> ${SEBT_FIXTURES_DIR} ${_mu_cuda_host})
+  set_tests_properties(cli_parity_analysis_mutants PROPERTIES LABELS cli TIMEOUT 600)
 endif()
 # A signal just after the output's rename: the run ends as without it.
 if(BUILD_TESTING AND SEBT_MUTANTS_BASH AND TARGET sebt_mutants)
