@@ -177,6 +177,7 @@ typedef struct {
     size_t combo_lo, combo_hi;
     size_t *best;            /* n_splits each: pass 1's bests among the job's combos */
     double *bv;
+    double *t2;              /* n_splits each: the value each split's filter compares with, squared with its sign */
     size_t *below, *equal;   /* pass 2's counts among them */
     double *tab;   /* 6 * 2^h * chunk: n, s, q of the low half, then of the high half */
     double *v;     /* chunk: one split's Sharpe of each combo of the chunk */
@@ -274,8 +275,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void chunk_c
 
 /* How many combos of the chunk the filter cannot show to have a Sharpe
  * over blocks mask at most t (t2 = t|t|, t finite). */
-__attribute__((target_clones("avx512f", "avx2", "default"))) static size_t chunk_above(const pbo_job *j, uint32_t mask,
-                                                                                       size_t nc, double t2)
+static inline __attribute__((always_inline)) size_t filter_above(const pbo_job *j, uint32_t mask, size_t nc,
+                                                                  double t2)
 {
     size_t sub = (size_t)1 << j->h, C = j->chunk;
     size_t lo = mask & (sub - 1), hi = mask >> j->h;
@@ -293,12 +294,11 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static size_t chunk
     return (size_t)k;
 }
 
-/* As chunk_above, against the best's out-of-sample Sharpe t (finite):
+/* As filter_above, against the best's out-of-sample Sharpe t (finite):
  * *lo_out gains the combos surely below t (or NaN); returns how many the
  * filter leaves undecided (below, equal or above). */
-__attribute__((target_clones("avx512f", "avx2", "default"))) static size_t chunk_below(const pbo_job *j, uint32_t mask,
-                                                                                       size_t nc, double t2,
-                                                                                       size_t *lo_out)
+static inline __attribute__((always_inline)) size_t filter_below(const pbo_job *j, uint32_t mask, size_t nc,
+                                                                  double t2, size_t *lo_out)
 {
     size_t sub = (size_t)1 << j->h, C = j->chunk;
     size_t lo = mask & (sub - 1), hi = mask >> j->h;
@@ -317,6 +317,40 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static size_t chunk
     }
     *lo_out += (size_t)below;
     return (size_t)k;
+}
+
+/* Pass 1's filter over the splits from sp on, one call for many of them
+ * (a call per split and chunk cost about as much as a short chunk's
+ * values): the first split at or after sp whose chunk the filter cannot
+ * show to hold nothing above its best so far (t2[sp] = bv|bv|, NaN where
+ * there is no finite best: such a split always stops here), or n_splits. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static size_t scan_above(const pbo_job *j, size_t sp,
+                                                                                      size_t nc)
+{
+    for (; sp < j->n_splits; sp++)
+        if (isnan(j->t2[sp]) || filter_above(j, j->masks[sp], nc, j->t2[sp]) != 0)
+            break;
+    return sp;
+}
+
+/* Pass 2's filter over the splits from sp on: each split whose chunk it
+ * decides wholly has its count of combos below added; returns the first
+ * it does not decide (t2[sp] NaN, the best's out-of-sample Sharpe not
+ * finite, always stops here), or n_splits. Splits with no best are passed. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static size_t scan_below(pbo_job *j, size_t sp,
+                                                                                      size_t nc)
+{
+    const sebt_pbo *o = j->out;
+    uint32_t all = (1u << j->s) - 1u;
+    for (; sp < j->n_splits; sp++) {
+        if (o->best[sp] == SIZE_MAX)
+            continue;
+        size_t lo = 0;
+        if (isnan(j->t2[sp]) || filter_below(j, all & ~j->masks[sp], nc, j->t2[sp], &lo) != 0)
+            break;
+        j->below[sp] += lo;
+    }
+    return sp;
 }
 
 /* The same sums straight from one combo's row. */
@@ -338,17 +372,14 @@ static void is_pass(pbo_job *j)
     for (size_t sp = 0; sp < j->n_splits; sp++) {
         j->best[sp] = SIZE_MAX;
         j->bv[sp] = NAN;
+        j->t2[sp] = NAN;
     }
     for (size_t c0 = j->combo_lo; c0 < j->combo_hi; c0 += j->chunk) {
         size_t nc = j->combo_hi - c0 < j->chunk ? j->combo_hi - c0 : j->chunk;
         build_tables(j, c0, nc);
-        for (size_t sp = 0; sp < j->n_splits; sp++) {
+        for (size_t sp = scan_above(j, 0, nc); sp < j->n_splits; sp = scan_above(j, sp + 1, nc)) {
             size_t best = j->best[sp];
             double bv = j->bv[sp];
-            /* A chunk the filter shows to hold nothing above the best
-             * so far is passed over; any other, exactly. */
-            if (best != SIZE_MAX && isfinite(bv) && chunk_above(j, j->masks[sp], nc, bv * fabs(bv)) == 0)
-                continue;
             chunk_sharpe(j, j->masks[sp], nc, j->v);
             /* The chunk's largest first, then (rarely: when it beats the
              * best so far) where it is; the first of equals wins. -inf is
@@ -365,6 +396,7 @@ static void is_pass(pbo_job *j)
             }
             j->best[sp] = best;
             j->bv[sp] = bv;
+            j->t2[sp] = best != SIZE_MAX && isfinite(bv) ? bv * fabs(bv) : NAN;
         }
     }
 }
@@ -378,24 +410,20 @@ static void oos_pass(pbo_job *j)
     uint32_t all = (1u << j->s) - 1u;
     memset(j->below, 0, j->n_splits * sizeof *j->below);
     memset(j->equal, 0, j->n_splits * sizeof *j->equal);
+    for (size_t sp = 0; sp < j->n_splits; sp++) {
+        double ob = o->oos_sharpe[sp];
+        j->t2[sp] = isfinite(ob) ? ob * fabs(ob) : NAN;
+    }
     for (size_t c0 = j->combo_lo; c0 < j->combo_hi; c0 += j->chunk) {
         size_t nc = j->combo_hi - c0 < j->chunk ? j->combo_hi - c0 : j->chunk;
         build_tables(j, c0, nc);
-        for (size_t sp = 0; sp < j->n_splits; sp++) {
-            if (o->best[sp] == SIZE_MAX)
-                continue;
+        /* Counted by the filter where it decides every combo of the
+         * chunk; otherwise (the best's own chunk among them) exactly. */
+        for (size_t sp = scan_below(j, 0, nc); sp < j->n_splits; sp = scan_below(j, sp + 1, nc)) {
             double ob = o->oos_sharpe[sp];
             const double *v = j->v;
             size_t lo = 0, eq = 0;
-            uint32_t om = all & ~j->masks[sp];
-            /* Counted by the filter where it decides every combo of the
-             * chunk; otherwise (the best's own chunk among them) exactly. */
-            if (isfinite(ob) && chunk_below(j, om, nc, ob * fabs(ob), &lo) == 0) {
-                j->below[sp] += lo;
-                continue;
-            }
-            lo = 0;
-            chunk_sharpe(j, om, nc, j->v);
+            chunk_sharpe(j, all & ~j->masks[sp], nc, j->v);
             if (isnan(ob)) {
                 for (size_t c = 0; c < nc; c++)
                     eq += isnan(v[c]);
@@ -618,9 +646,10 @@ sebt_status sebt_pbo_compute(const double *stats, size_t n_combos, int s, int th
         jobs[t].rows = malloc((size_t)(3 * s) * chunk * sizeof(double));
         jobs[t].best = malloc(n * sizeof *jobs[t].best);
         jobs[t].bv = malloc(n * sizeof *jobs[t].bv);
+        jobs[t].t2 = malloc(n * sizeof *jobs[t].t2);
         jobs[t].below = malloc(n * sizeof *jobs[t].below);
         jobs[t].equal = malloc(n * sizeof *jobs[t].equal);
-        ok = jobs[t].tab && jobs[t].v && jobs[t].rows && jobs[t].best && jobs[t].bv && jobs[t].below && jobs[t].equal;
+        ok = jobs[t].tab && jobs[t].v && jobs[t].rows && jobs[t].best && jobs[t].bv && jobs[t].t2 && jobs[t].below && jobs[t].equal;
     }
     bool failed = !ok || !pbo_passes(jobs, threads, out);
     for (int t = 0; jobs && t < threads; t++) {
@@ -629,6 +658,7 @@ sebt_status sebt_pbo_compute(const double *stats, size_t n_combos, int s, int th
         free(jobs[t].rows);
         free(jobs[t].best);
         free(jobs[t].bv);
+        free(jobs[t].t2);
         free(jobs[t].below);
         free(jobs[t].equal);
     }
