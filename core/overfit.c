@@ -178,10 +178,12 @@ typedef struct {
     size_t *best;            /* n_splits each: pass 1's bests among the job's combos */
     double *bv;
     double *t2;              /* n_splits each: the value each split's filter compares with, squared with its sign */
+    float *ft2;              /* t2 for the float filter (ft2_of) */
     size_t *below, *equal;   /* pass 2's counts among them */
     double *tab;   /* 6 * 2^h * chunk: n, s, q of the low half, then of the high half */
     double *v;     /* chunk: one split's Sharpe of each combo of the chunk */
     double *rows;  /* 3 * s * chunk: the chunk's rows, figure by figure */
+    float *ftab;   /* tab's values rounded to float, for the first filter */
 } pbo_job;
 
 __attribute__((target_clones("avx512f", "avx2", "default"))) static void build_tables(pbo_job *j, size_t c0, size_t nc)
@@ -208,6 +210,16 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void build_t
                 for (size_t c = 0; c < nc; c++)
                     dst[c] = src[c] + add[c];
             }
+        }
+    }
+    /* Counts up to 2^23 (their sum exact in float), sums up to 2^30 in
+     * magnitude; anything larger becomes NaN, which the float filter
+     * leaves to the double one. */
+    for (size_t r = 0; r < 6 * sub; r++) {
+        double lim = (r / sub) % 3 == 0 ? 0x1p23 : 0x1p30;
+        for (size_t c = 0; c < nc; c++) {
+            double x = j->tab[r * C + c];
+            j->ftab[r * C + c] = fabs(x) <= lim ? (float)x : NAN;
         }
     }
 }
@@ -319,6 +331,98 @@ static inline __attribute__((always_inline)) size_t filter_below(const pbo_job *
     return (size_t)k;
 }
 
+/* A first filter in float, on the tables rounded to float (16 lanes, half
+ * the bytes read): the same comparison of A = s|s|(n - 1) with
+ * B = t|t| n d, with a margin that covers float's roundings. With u = 2^-24,
+ * Sm = |s_lo| + |s_hi| and Qm = q_lo + q_hi (of the rounded halves):
+ * s is off by at most 3u Sm, q by 3u Qm (each half's rounding, the add),
+ * so d = n q - s s by at most 13u (n Qm + Sm^2), A by 10u n Sm^2 and B by
+ * 16u |t2| n (n Qm + Sm^2); the margin, 2^-16 M with
+ * M = n (Sm^2 + |t2| (n Qm + Sm^2)), is 8x their sum, and far above the
+ * double filter's 2^-40, so whatever it decides the double filter would
+ * decide alike. d's sign is taken only beyond the same margin on d. The
+ * inputs are bounded so that nothing overflows: counts to 2^23 (exact in
+ * float, as their sum), sums to 2^30, |t2| from 10^-10 to 10^9 (ft2_of);
+ * beyond, NaN, which decides nothing. FFILTER_FLOOR (2^-50) lies far
+ * above what float's underflow can lose under those bounds (at most
+ * 2^-66 in B), so a gap or d within it decides nothing either. */
+#define FFILTER_MARGIN 0x1p-16f
+#define FFILTER_FLOOR 0x1p-50f
+
+typedef struct {
+    const float *an, *bn, *as, *bs, *aq, *bq;
+} ftab_rows;
+
+static inline __attribute__((always_inline)) ftab_rows frows(const pbo_job *j, uint32_t mask)
+{
+    size_t sub = (size_t)1 << j->h, C = j->chunk;
+    size_t lo = mask & (sub - 1), hi = mask >> j->h;
+    ftab_rows r;
+    r.an = j->ftab + lo * C;
+    r.bn = j->ftab + 3 * sub * C + hi * C;
+    r.as = r.an + sub * C;
+    r.bs = r.bn + sub * C;
+    r.aq = r.as + sub * C;
+    r.bq = r.bs + sub * C;
+    return r;
+}
+
+/* How many combos of the chunk the float filter cannot show to have a
+ * Sharpe over blocks mask at most t (t2 = t|t| as a float, finite and
+ * not tiny). */
+static inline __attribute__((always_inline)) size_t ffilter_above(const pbo_job *j, uint32_t mask, size_t nc,
+                                                                   float t2)
+{
+    ftab_rows r = frows(j, mask);
+    const float *restrict an = r.an, *restrict bn = r.bn, *restrict as = r.as, *restrict bs = r.bs;
+    const float *restrict aq = r.aq, *restrict bq = r.bq;
+    float at2 = fabsf(t2);
+    int32_t k = 0;
+    for (size_t c = 0; c < nc; c++) {
+        float n = an[c] + bn[c], s = as[c] + bs[c], q = aq[c] + bq[c];
+        float sm = fabsf(as[c]) + fabsf(bs[c]), mq = n * (aq[c] + bq[c]) + sm * sm;
+        float d = n * q - s * s, dtol = FFILTER_MARGIN * mq + FFILTER_FLOOR;
+        float A = s * fabsf(s) * (n - 1.0f), B = t2 * (n * d);
+        float tol = FFILTER_MARGIN * (n * (sm * sm + at2 * mq)) + FFILTER_FLOOR;
+        int32_t invalid = (n < 2.0f) | (d < -dtol);
+        int32_t below = (n >= 2.0f) & (d > dtol) & (A - B < -tol);
+        k += !(invalid | below);
+    }
+    return (size_t)k;
+}
+
+/* As ffilter_above, for pass 2: *lo_out gains the combos surely below t or
+ * NaN; returns how many it leaves undecided. */
+static inline __attribute__((always_inline)) size_t ffilter_below(const pbo_job *j, uint32_t mask, size_t nc,
+                                                                   float t2, size_t *lo_out)
+{
+    ftab_rows r = frows(j, mask);
+    const float *restrict an = r.an, *restrict bn = r.bn, *restrict as = r.as, *restrict bs = r.bs;
+    const float *restrict aq = r.aq, *restrict bq = r.bq;
+    float at2 = fabsf(t2);
+    int32_t k = 0, lo = 0;
+    for (size_t c = 0; c < nc; c++) {
+        float n = an[c] + bn[c], s = as[c] + bs[c], q = aq[c] + bq[c];
+        float sm = fabsf(as[c]) + fabsf(bs[c]), mq = n * (aq[c] + bq[c]) + sm * sm;
+        float d = n * q - s * s, dtol = FFILTER_MARGIN * mq + FFILTER_FLOOR;
+        float A = s * fabsf(s) * (n - 1.0f), B = t2 * (n * d);
+        float tol = FFILTER_MARGIN * (n * (sm * sm + at2 * mq)) + FFILTER_FLOOR, gap = A - B;
+        int32_t valid = (n >= 2.0f) & (d > dtol);
+        int32_t below = (n < 2.0f) | (d < -dtol) | (valid & (gap < -tol));
+        int32_t above = valid & (gap > tol);
+        lo += below;
+        k += !(below | above);
+    }
+    *lo_out += (size_t)lo;
+    return (size_t)k;
+}
+
+/* t2 as a float where the float filter may use it; NaN where not. */
+static float ft2_of(double t2)
+{
+    return fabs(t2) >= 1e-10 && fabs(t2) <= 1e9 ? (float)t2 : NAN;
+}
+
 /* Pass 1's filter over the splits from sp on, one call for many of them
  * (a call per split and chunk cost about as much as a short chunk's
  * values): the first split at or after sp whose chunk the filter cannot
@@ -328,8 +432,11 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static size_t scan_
                                                                                       size_t nc)
 {
     for (; sp < j->n_splits; sp++)
-        if (isnan(j->t2[sp]) || filter_above(j, j->masks[sp], nc, j->t2[sp]) != 0)
+        if (isnan(j->t2[sp]))
             break;
+        else if (isnan(j->ft2[sp]) || ffilter_above(j, j->masks[sp], nc, j->ft2[sp]) != 0)
+            if (filter_above(j, j->masks[sp], nc, j->t2[sp]) != 0)
+                break;
     return sp;
 }
 
@@ -345,9 +452,14 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static size_t scan_
     for (; sp < j->n_splits; sp++) {
         if (o->best[sp] == SIZE_MAX)
             continue;
-        size_t lo = 0;
-        if (isnan(j->t2[sp]) || filter_below(j, all & ~j->masks[sp], nc, j->t2[sp], &lo) != 0)
+        if (isnan(j->t2[sp]))
             break;
+        size_t lo = 0;
+        if (isnan(j->ft2[sp]) || ffilter_below(j, all & ~j->masks[sp], nc, j->ft2[sp], &lo) != 0) {
+            lo = 0;
+            if (filter_below(j, all & ~j->masks[sp], nc, j->t2[sp], &lo) != 0)
+                break;
+        }
         j->below[sp] += lo;
     }
     return sp;
@@ -373,6 +485,7 @@ static void is_pass(pbo_job *j)
         j->best[sp] = SIZE_MAX;
         j->bv[sp] = NAN;
         j->t2[sp] = NAN;
+        j->ft2[sp] = NAN;
     }
     for (size_t c0 = j->combo_lo; c0 < j->combo_hi; c0 += j->chunk) {
         size_t nc = j->combo_hi - c0 < j->chunk ? j->combo_hi - c0 : j->chunk;
@@ -397,6 +510,7 @@ static void is_pass(pbo_job *j)
             j->best[sp] = best;
             j->bv[sp] = bv;
             j->t2[sp] = best != SIZE_MAX && isfinite(bv) ? bv * fabs(bv) : NAN;
+            j->ft2[sp] = ft2_of(j->t2[sp]);
         }
     }
 }
@@ -413,6 +527,7 @@ static void oos_pass(pbo_job *j)
     for (size_t sp = 0; sp < j->n_splits; sp++) {
         double ob = o->oos_sharpe[sp];
         j->t2[sp] = isfinite(ob) ? ob * fabs(ob) : NAN;
+        j->ft2[sp] = ft2_of(j->t2[sp]);
     }
     for (size_t c0 = j->combo_lo; c0 < j->combo_hi; c0 += j->chunk) {
         size_t nc = j->combo_hi - c0 < j->chunk ? j->combo_hi - c0 : j->chunk;
@@ -647,9 +762,11 @@ sebt_status sebt_pbo_compute(const double *stats, size_t n_combos, int s, int th
         jobs[t].best = malloc(n * sizeof *jobs[t].best);
         jobs[t].bv = malloc(n * sizeof *jobs[t].bv);
         jobs[t].t2 = malloc(n * sizeof *jobs[t].t2);
+        jobs[t].ft2 = malloc(n * sizeof *jobs[t].ft2);
+        jobs[t].ftab = malloc(6 * ((size_t)1 << (s / 2)) * chunk * sizeof(float));
         jobs[t].below = malloc(n * sizeof *jobs[t].below);
         jobs[t].equal = malloc(n * sizeof *jobs[t].equal);
-        ok = jobs[t].tab && jobs[t].v && jobs[t].rows && jobs[t].best && jobs[t].bv && jobs[t].t2 && jobs[t].below && jobs[t].equal;
+        ok = jobs[t].tab && jobs[t].v && jobs[t].rows && jobs[t].best && jobs[t].bv && jobs[t].t2 && jobs[t].ft2 && jobs[t].ftab && jobs[t].below && jobs[t].equal;
     }
     bool failed = !ok || !pbo_passes(jobs, threads, out);
     for (int t = 0; jobs && t < threads; t++) {
@@ -659,6 +776,8 @@ sebt_status sebt_pbo_compute(const double *stats, size_t n_combos, int s, int th
         free(jobs[t].best);
         free(jobs[t].bv);
         free(jobs[t].t2);
+        free(jobs[t].ft2);
+        free(jobs[t].ftab);
         free(jobs[t].below);
         free(jobs[t].equal);
     }
