@@ -255,6 +255,18 @@ static size_t assert_pbo_literal(const double *st, size_t N, int S)
     return fewest_ties;
 }
 
+/* trades trades of R from -1.9 to 2.1 in steps of 0.001, into one block's
+ * count, sum and sum of squares. */
+static void add_random_trades(double *block, int trades, uint64_t *x)
+{
+    for (int t = 0; t < trades; t++) {
+        double r = (double)(int64_t)(lcg(x) % 4001) / 1000.0 - 1.9;
+        block[0] += 1.0;
+        block[1] += r;
+        block[2] += r * r;
+    }
+}
+
 Test(overfit, pbo_equals_a_literal_loop_at_ties_and_extremes)
 {
     enum { S = 8, N = 700 };
@@ -272,15 +284,8 @@ Test(overfit, pbo_equals_a_literal_loop_at_ties_and_extremes)
                 row[1] = nextafter(row[1], INFINITY);
             continue;
         }
-        for (int b = 0; b < S; b++) {
-            int trades = kind == 6 ? (b == 0) : (int)(lcg(&x) % 6);
-            for (int t = 0; t < trades; t++) {
-                double r = (double)(int64_t)(lcg(&x) % 4001) / 1000.0 - 1.9;
-                row[3 * b] += 1.0;
-                row[3 * b + 1] += r;
-                row[3 * b + 2] += r * r;
-            }
-        }
+        for (int b = 0; b < S; b++)
+            add_random_trades(row + 3 * b, kind == 6 ? (b == 0) : (int)(lcg(&x) % 6), &x);
     }
     cr_assert_gt(assert_pbo_literal(st, N, S), 70, "the best met its equals too seldom");
     free(st);
@@ -303,15 +308,8 @@ Test(overfit, pbo_equals_a_literal_loop_near_float_ties)
                 row[k] = k % 3 == 1 ? src[k] * (1.0 + eps) : src[k];
             continue;
         }
-        for (int b = 0; b < S; b++) {
-            int trades = 2 + (int)(lcg(&x) % 5);
-            for (int t = 0; t < trades; t++) {
-                double r = (double)(int64_t)(lcg(&x) % 4001) / 1000.0 - 1.9;
-                row[3 * b] += 1.0;
-                row[3 * b + 1] += r;
-                row[3 * b + 2] += r * r;
-            }
-        }
+        for (int b = 0; b < S; b++)
+            add_random_trades(row + 3 * b, 2 + (int)(lcg(&x) % 5), &x);
     }
     assert_pbo_literal(st, N, S);
     free(st);
