@@ -171,8 +171,9 @@ static const cli_opt validate_opts[] = {
                             "one child process per check)",
                             .flags = CLI_ABOVE_MIN, .rmin = 0, .rmax = 1e7 },
     [OPT_MARKDOWN] = { "--markdown", CLI_FILE, "FILE", "a summary for a CI job page (GitHub's $GITHUB_STEP_SUMMARY)" },
-    [OPT_FAIL_FAST] = { "--fail-fast", CLI_FLAG, NULL, "stop at the first failed or crashed check (the later ones\n"
-                        "are reported as skipped)" },
+    [OPT_FAIL_FAST] = { "--fail-fast", CLI_FLAG, NULL, "stop at the first check that fails, crashes or ends in\n"
+                        "an error such as out of memory (the later ones are reported\n"
+                        "as skipped)" },
     [OPT_BIG_CALL] = { "--big-call", CLI_FLAG, NULL, "only the big call: one metrics-only call of more than 2^32\n"
                        "bar-combos (what a big-call failure tells you to run)" },
     [OPT_SPEED_ONLY] = { "--speed-only", CLI_FLAG, NULL, "only the speed stage: time the backend against fast_cpu\n"
@@ -321,6 +322,17 @@ static void save_protocol_repro(v_ctx *c, v_check *k)
     }
 }
 
+/* --fail-fast stops at the first check that failed, crashed or ended in an
+ * error (out of memory, say): the run cannot pass any more, and going on
+ * costs a whole validate's time for nothing the verdict needs. */
+static bool not_passed_before(const v_ctx *c, const v_check *k)
+{
+    for (const v_check *p = c->checks; p < k; p++)
+        if (p->out.status == V_FAIL || p->out.status == V_CRASH || p->out.status == V_ERROR)
+            return true;
+    return false;
+}
+
 /* Once the backend has hung, every later check of it would hang too (a
  * minute each, or a kernel's SEBT_KERNEL_TIMEOUT): they are skipped, naming
  * the check it hung in; the mutants, which do not run it, still run. */
@@ -333,9 +345,9 @@ static void run_check(v_ctx *c, v_check *k, v_fn fn, const void *arg)
         snprintf(k->out.message, sizeof k->out.message, "not run: the backend hung in %s", c->hung_in);
         return;
     }
-    if (c->a->fail_fast && c->failed) {
+    if (c->a->fail_fast && not_passed_before(c, k)) {
         k->out.status = V_SKIP;
-        snprintf(k->out.message, sizeof k->out.message, "not run: a check failed before it (--fail-fast)");
+        snprintf(k->out.message, sizeof k->out.message, "not run: a check before it did not pass (--fail-fast)");
         return;
     }
     run_isolated(c, fn, arg, k);
@@ -343,7 +355,6 @@ static void run_check(v_ctx *c, v_check *k, v_fn fn, const void *arg)
         c->cand_call_s += k->out.cand_call_s;
         c->cand_units += k->out.cand_units;
     }
-    c->failed |= k->out.status == V_FAIL || k->out.status == V_CRASH;
     if ((k->out.err_code == SEBT_ERR_PROTOCOL || k->out.err_code == SEBT_ERR_TIMEOUT) && c->kernel && !c->isolate &&
         !c->a->replay)
         save_protocol_repro(c, k);

@@ -60,7 +60,7 @@ typedef struct {
     const char *junit;
     const char *markdown;
     int isolate;             /* 1 fork per check, 0 in-process, -1 the backend's default */
-    bool fail_fast;          /* stop at the first failed check */
+    bool fail_fast;          /* stop at the first check that does not pass */
     bool big_call_only;      /* --big-call: only the big-call check */
     bool speed_only;         /* --speed-only: only the speed stage */
 } validate_args;
@@ -118,7 +118,6 @@ typedef struct {
     double check_timeout_s;
     char hung_in[600];       /* the check the backend hung in ("" while none has) */
     bool kernel;             /* the candidate is a kernel command (exec:) */
-    bool failed;             /* a check failed or crashed (for --fail-fast) */
     double cand_call_s, cand_units;   /* summed over the checks that passed */
 } v_ctx;
 

@@ -17,6 +17,7 @@ trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 1
 export OMP_NUM_THREADS=1      # one allocation order: N means the same call in every run
 failures=0 runs=0
+FAULTSIM_STOP=()
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
 zcat "$fixtures/data/BTCUSDT-1m-2019-01.csv.gz" | head -801 > data.csv
 printf 'ema_fast = 2, 4\nema_slow = 8\nz_window = 5\natr_window = 3\nvol_z = 0, 1\ntr_z = 0\ncloc_min = 0.3\n' > grid.txt
@@ -59,10 +60,18 @@ scenario() {
     for (i = 1; i <= h; i++) print int(exp(log(t) * i / (h + 1)))
   }' | sort -n -u)
   echo "$name: $total allocations without a fault; failing $(echo "$ns" | wc -l) of them"
-  local n rc2 bad=0 clean=0 recovered=0
+  # One run goes on past its failure (the evenly spread pick nearest a
+  # tenth of the way: the first past the start-up), the others stop there
+  # (FAULTSIM_STOP, e.g. validate's --fail-fast: a validate carries on
+  # through its other checks after one runs out of memory, a whole run's
+  # time for each pick).
+  local n rc2 bad=0 clean=0 recovered=0 whole=$((1 + total / 10))
+  [ "${#FAULTSIM_STOP[@]}" -gt 0 ] && whole=$(echo "$ns" | awk -v w="$whole" '$1 >= w { print; exit }')
   for n in $ns; do
     rm -rf ./* ./.[!.]* 2>/dev/null
-    SEBT_FAULT_NTH=$n SEBT_FAULT_LOG=log.txt "$@" > stdout.txt 2> stderr.txt
+    local stop=()
+    [ "$n" != "$whole" ] && stop=("${FAULTSIM_STOP[@]}")
+    SEBT_FAULT_NTH=$n SEBT_FAULT_LOG=log.txt "$@" "${stop[@]}" > stdout.txt 2> stderr.txt
     rc2=$?
     runs=$((runs + 1))
     sed -n "s/.*failed_site=\(.*\)/$name \1/p" log.txt >> ../sites.txt
@@ -92,14 +101,17 @@ scenario sweep out.csv "$fs" sweep --backend fast_cpu --threads 1 --data ../inpu
 cmp -s sweep.nofault ref.csv && echo "ok: the sweep without a fault gives the reference's bits" ||
   fail "the sweep without a fault differs from the reference's output"
 scenario parity - "$fs" parity --backend fast_cpu --threads 1 --data ../inputs/data.csv --grid ../inputs/grid.txt
-# validate: its runs are the longest (a third of the budget). An allocation
+# validate: its runs are the longest (a third of the budget), each stopped
+# at its out-of-memory check by --fail-fast but one. An allocation
 # failing inside a check is out of memory (exit 5), never a failed check.
 # --cases, not --time: the same cases in every run, so allocation N is the
 # same call in every run and a failure replays with SEBT_FAULT_NTH=N (its
 # output carries timings: exit 0 is the yardstick). SEBT_FAULTSIM_VALIDATE=0
 # leaves it out.
-[ "${SEBT_FAULTSIM_VALIDATE:-1}" = 1 ] && scenario validate "*" "$fs" validate --backend fast_cpu --no-isolate --no-speed --cases 100 \
+[ "${SEBT_FAULTSIM_VALIDATE:-1}" = 1 ] && FAULTSIM_STOP=(--fail-fast) &&
+  scenario validate "*" "$fs" validate --backend fast_cpu --no-isolate --no-speed --cases 100 \
   --threads 1 --data ../inputs/data.csv --save sv
+FAULTSIM_STOP=()
 
 sites=$(awk '{print $2}' sites.txt | grep -v '^none$' | sort -u | wc -l)
 echo "allocation sites exercised: $sites distinct call sites over $runs runs (budget $budget a scenario)"
