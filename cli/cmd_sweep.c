@@ -549,6 +549,25 @@ static long chunk_hook(const char *name)
     return v && *v ? atol(v) : -1;
 }
 
+/* SEBT_TEST_STOP_AFTER_CHUNKS's stop: the pid written to the FIFO named by
+ * SEBT_TEST_STOPPED_FIFO (a test waits there instead of polling), then
+ * SIGSTOP; a kill from outside then lands after that chunk and before the
+ * next, whether it comes before or after the stop. */
+static void stop_here(void)
+{
+    fflush(NULL);
+    const char *fifo = getenv("SEBT_TEST_STOPPED_FIFO");
+    int fd = fifo && *fifo ? open(fifo, O_WRONLY | O_CLOEXEC) : -1;
+    if (fd >= 0) {
+        char line[32];
+        int len = snprintf(line, sizeof line, "%ld\n", (long)getpid());
+        ssize_t w = write(fd, line, (size_t)len);
+        (void)w;
+        close(fd);
+    }
+    raise(SIGSTOP);
+}
+
 /* What this process has left, bucketed into chunks: rem[k] positions into
  * local, gidx[k] their global indices; chunk c is order[start[c] ..
  * start[c + 1]), each bucket in input order. */
@@ -721,10 +740,8 @@ static int compute(const char *cmd, sweep_run *r)
             fflush(NULL);
             raise(SIGKILL);
         }
-        if (rc == CLI_EXIT_OK && stop_chunks >= 0 && (long)c + 1 == stop_chunks) {
-            fflush(NULL);
-            raise(SIGSTOP);
-        }
+        if (rc == CLI_EXIT_OK && stop_chunks >= 0 && (long)c + 1 == stop_chunks)
+            stop_here();
     }
     cli_progress_finish(&b.prog);
     free(b.cc);

@@ -149,15 +149,20 @@ checkpoint)
 
   # SIGKILL from outside, mid-sweep: the sweep stops itself after its 2nd
   # chunk (a test hook), so the kill lands there on a machine of any speed.
+  # It writes its pid to a FIFO first: the kill waits for that line, not on
+  # a poll (a sweep that ends without it closes nothing here, so the read
+  # is bounded far past the sweep's work, and the exit code below fails).
   head -4 grid.txt > small.txt
   "$sebt" sweep --data "$data" --grid small.txt --backend reference --threads 1 --output small_whole.csv
-  SEBT_TEST_STOP_AFTER_CHUNKS=2 "$sebt" sweep --data "$data" --grid small.txt --backend reference --threads 1 \
-    --checkpoint ck2 --chunk 2 --output small.csv &
+  mkfifo stopped.fifo
+  exec 3<> stopped.fifo   # read and write: opening never blocks
+  SEBT_TEST_STOP_AFTER_CHUNKS=2 SEBT_TEST_STOPPED_FIFO=stopped.fifo "$sebt" sweep --data "$data" --grid small.txt \
+    --backend reference --threads 1 --checkpoint ck2 --chunk 2 --output small.csv &
   pid=$!
-  # Until it has stopped itself (or ended, which the exit code below fails):
-  # its state, the field after the command's name in /proc/PID/stat, is T.
-  stopped() { [[ $(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null) == T* ]]; }
-  while kill -0 "$pid" 2>/dev/null && ! stopped "$pid"; do sleep 0.05; done
+  said=""
+  read -r -t 300 said <&3
+  exec 3<&-
+  [ "$said" = "$pid" ] || fail "the sweep did not say it stopped after its 2nd chunk (read '$said', pid $pid)"
   kill -9 "$pid" 2>/dev/null
   wait "$pid"; rc=$?
   [ "$rc" -eq 137 ] && pass "killed from outside mid-sweep" || fail "the stopped sweep exited $rc, expected 137 (SIGKILL)"
