@@ -13,7 +13,7 @@
 
 #define FUZZ_ROUND 1500        /* cases per fuzz round: long enough to reach big cases */
 #define MUTANT_CASES 2000      /* a mutant not caught within this many is a harness failure */
-/* With --cases, a big case after every FUZZ_BIG_EVERY small ones instead of
+/* In the mutants' hunt, and with --cases, a big case after every FUZZ_BIG_EVERY small ones instead of
  * by time (the first comes after 2.3 s of small cases: about 500 under ASan,
  * 2,000 in a plain build on the 2-core machine). 500: past the last small
  * case that catches a mutant on seed 1 (stamp_wrap's, 451), so each mutant

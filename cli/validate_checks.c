@@ -578,8 +578,11 @@ void do_bad_input(v_ctx *c, const void *arg, v_outcome *o)
 void do_mutant(v_ctx *c, const void *arg, v_outcome *o)
 {
     const sebt_backend *m = arg;
+    /* Big cases by count, never by time: by time, a machine fast enough to
+     * run the hunt's small cases before its first big one is due would let
+     * the mutants that only big cases show (z_stale, far_hole) survive. */
     sebt_fuzz_opts fo = { .seed = c->a->seed, .iterations = MUTANT_CASES, .shrink = false,
-                          .big_every = c->a->cases ? FUZZ_BIG_EVERY : 0, .skip_wide = true };
+                          .big_every = FUZZ_BIG_EVERY, .skip_wide = true };
     sebt_fuzz_report r;
     sebt_error err = { 0 };
     if (sebt_fuzz_run(m, &fo, &r, &err) != SEBT_OK) {
