@@ -141,7 +141,7 @@ static const cli_opt validate_opts[] = {
     [OPT_TIME] = { "--time", CLI_REAL, "SECONDS", "fuzz budget (default 120)", .flags = CLI_ABOVE_MIN, .rmin = 0,
                    .rmax = 1e6 },
     [OPT_CASES] = { "--cases", CLI_UINT, "N", "fuzz N cases instead of for a time: the same cases in every run\n"
-                    "(a big case after every 500 small ones; mutants' fuzz too)",
+                    "(a big case after every 500 small ones, as in the mutants' fuzz)",
                     .umin = 1, .umax = CLI_UINT_MAX },
     [OPT_SEED] = { "--seed", CLI_UINT, "S", "first fuzz seed (default 1); round k uses seed S+k",
                    .umax = CLI_UINT_MAX },
