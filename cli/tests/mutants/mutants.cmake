@@ -67,7 +67,7 @@ if(BUILD_TESTING AND SEBT_MUTANTS_BASH AND TARGET sebt_mutants)
   add_test(NAME cli_parity_analysis_mutants
     COMMAND ${SEBT_MUTANTS_BASH} ${CMAKE_CURRENT_LIST_DIR}/analysis_oracle_test.sh $<TARGET_FILE:sebt_mutants>
             $<TARGET_FILE:sebt_cli> ${SEBT_FIXTURES_DIR} ${_mu_cuda_host})
-  set_tests_properties(cli_parity_analysis_mutants PROPERTIES LABELS cli TIMEOUT 600)
+  set_tests_properties(cli_parity_analysis_mutants PROPERTIES LABELS "cli;slow" TIMEOUT 600)
 endif()
 # A signal just after the output's rename: the run ends as without it.
 if(BUILD_TESTING AND SEBT_MUTANTS_BASH AND TARGET sebt_mutants)
