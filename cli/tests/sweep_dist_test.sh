@@ -238,21 +238,9 @@ mpi)
   [ ! -e mck.csv ] || fail "an output file exists after a rank was killed"
   run -np 3 "$sebt" sweep --data "$data" --grid grid.txt --checkpoint mck --chunk 12 --output mck.csv || fail "resume on 3 ranks"
   same mck.csv whole.csv "checkpoint of a killed 2-rank job resumed on 3 ranks equals the single-process sweep"
-  # Fuzzing on ranks: each rank its own stream, the summary counts all.
-  # For a time, each rank's own clock: how many cases each runs depends on
-  # the machine, so only what any duration gives is asserted (a count per
-  # rank, summed in the summary); --iterations below fixes the counts.
+  # Fuzzing on ranks: each rank its own stream, --iterations shared out,
+  # the summary counts all (budgeted in cases: a count per rank is certain).
   jnum() { sed -n "s/^ *\"$1\":\([0-9]*\),*$/\1/p" "$2" | head -1; }
-  run -np 2 "$sebt" fuzz --backend fast_cpu --time 3 --no-save --format json > fz.json 2>err.txt
-  rc=$?
-  [ "$rc" -eq 0 ] || fail "mpirun -np 2 fuzz fast_cpu: exit $rc: $(cat err.txt)"
-  per=$(sed -n 's/^ *"cases_per_rank":\[\([0-9]*\),\([0-9]*\)\],*$/\1 \2/p' fz.json)
-  set -- $per
-  if [ $# -eq 2 ] && [ "$(jnum cases fz.json)" -eq $(($1 + $2)) ]; then
-    pass "fuzz on 2 ranks: rank 0 ran $1 cases, rank 1 ran $2, the summary counts $(jnum cases fz.json)"
-  else
-    fail "fuzz on 2 ranks: cases per rank '$per', total $(jnum cases fz.json)"
-  fi
   run -np 2 "$sebt" fuzz --backend fast_cpu --iterations 101 --big-share 0 --no-save --format json > fzi.json 2>/dev/null
   grep -q '"cases_per_rank":\[51,50\]' fzi.json && [ "$(jnum cases fzi.json)" -eq 101 ] &&
     pass "--iterations 101 on 2 ranks: 51 + 50 cases" || fail "--iterations 101 on 2 ranks: $(grep cases fzi.json)"

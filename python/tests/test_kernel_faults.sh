@@ -95,14 +95,14 @@ check parity_hang 1 "did not answer .* within 2 s" -- env SEBT_KERNEL_TIMEOUT=2 
 check fuzz_exit 1 "exited with status 4 during the RUN" -- "$sebt" fuzz --iterations 5 --no-save --backend "$(k exit_mid)"
 check fuzz_replay 1 "replay: sebt fuzz --backend 'exec:" -- "$sebt" fuzz --iterations 5 --no-save --backend "$(k exit_mid)"
 check parity_error 1 "kernel fault_error failed on combo 0" -- "$sebt" parity --data "$data" --backend "$(k error)" --gaps plain
-check validate_die 2 "exited with status 3 during the HELLO request" -- "$sebt" validate --no-speed --time 1 --backend "$(k die)"
+check validate_die 2 "exited with status 3 during the HELLO request" -- "$sebt" validate --no-speed --cases 2 --backend "$(k die)"
 # validate limits a kernel's requests as it limits a plugin's calls (20 x
 # the reference's time for the work, at least --call-timeout), not by the
 # fixed SEBT_KERNEL_TIMEOUT: the hung check is a crash naming it. It stops
 # there (--fail-fast): the mutants, which still run after a hang without
 # it, took it past its limit on a loaded machine.
 check validate_hang 1 "^crash +replay +fast_cpu-seed1-case12 .*did not answer the RUN \(1 combo, 10 bars\) request within 2 s \(20 x the reference's time for this work, at least --call-timeout 2 s" -- \
-  env -u SEBT_KERNEL_TIMEOUT "$sebt" validate --no-speed --time 1 --call-timeout 2 --fail-fast --save "$tmp/save" --backend "$(k hang)"
+  env -u SEBT_KERNEL_TIMEOUT "$sebt" validate --no-speed --cases 2 --call-timeout 2 --fail-fast --save "$tmp/save" --backend "$(k hang)"
 
 # sebt ended during a request by SIGTERM or SIGINT (a CI timeout, Ctrl-C),
 # or by any other signal that ends a process (SIGQUIT, SIGUSR1, ...: one
