@@ -542,17 +542,17 @@ static bool test_hook(const char *name)
     return v && *v && atoi(v) == cli_mpi.rank;
 }
 
-/* A chunk count from a test hook's variable; -1 when unset. */
+/* A count (chunks, windows) from a test hook's variable; -1 when unset. */
 static long chunk_hook(const char *name)
 {
     const char *v = getenv(name);
     return v && *v ? atol(v) : -1;
 }
 
-/* SEBT_TEST_STOP_AFTER_CHUNKS's stop: the pid written to the FIFO named by
- * SEBT_TEST_STOPPED_FIFO (a test waits there instead of polling), then
- * SIGSTOP; a kill from outside then lands after that chunk and before the
- * next, whether it comes before or after the stop. */
+/* The test hooks' stop, after a chunk or a window: the pid written to the
+ * FIFO named by SEBT_TEST_STOPPED_FIFO (a test waits there instead of
+ * polling), then SIGSTOP; a kill from outside then lands after that chunk
+ * (window) and before the next, whether it comes before or after the stop. */
 static void stop_here(void)
 {
     fflush(NULL);
@@ -956,6 +956,7 @@ typedef struct {
     bool proof, rows_in_file;
     int rc;
     int write_errno;   /* of the first short fwrite (stdio keeps none) */
+    long windows, stop_windows;   /* SEBT_TEST_STOP_AFTER_WINDOWS: -1 when unset */
 } stream_sink;
 
 /* Writes n bytes to the output, keeping the errno of the first failure:
@@ -985,6 +986,10 @@ static int write_window(void *user, const sebt_sweep_window *w)
     }
     if (k->proof)
         sweep_proof_window(&k->r->proof, w, k->rows_in_file);
+    /* Stopped with rows in the temporary file: a test signals it there on
+     * a machine of any speed. */
+    if (++k->windows == k->stop_windows)
+        stop_here();
     return 0;
 }
 
@@ -1356,7 +1361,8 @@ static int stream_sweep(const char *cmd, sweep_run *r, sebt_sweep_result *sr)
     }
     stream_sink sink = { .cmd = cmd, .r = r, .f = o.af.f, .j = o.json && !a->have_top ? &o.j : NULL,
                          .want_trades = a->trades && !a->have_top, .proof = o.proof,
-                         .rows_in_file = !o.json && !a->have_top, .rc = CLI_EXIT_OK };
+                         .rows_in_file = !o.json && !a->have_top, .rc = CLI_EXIT_OK,
+                         .stop_windows = chunk_hook("SEBT_TEST_STOP_AFTER_WINDOWS") };
     r->proof.core.written = o.header;
     cli_progress prog;
     cli_progress_init(&prog, "sweep");

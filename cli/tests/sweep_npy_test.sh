@@ -16,7 +16,7 @@ data=$root/fixtures/data/BTCUSDT-15m-2017-2021.csv.gz
 grids=$root/bench/grids
 work=$(mktemp -d /tmp/sebt_sweep_npy_XXXXXX)
 pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
+trap '[ -n "$pid" ] && { kill "$pid"; kill -CONT "$pid"; } 2>/dev/null; rm -rf "$work"' EXIT
 cd "$work" || exit 1
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
@@ -105,15 +105,20 @@ files)
   # ignores SIGINT; sebt handles both alike, cli/main.c): the old file
   # stays, no temporary file.
   echo old > int.npy
-  "$sebt" sweep --data "$data" --grid "$grids/big-967680.grid" --format npy --threads 1 --output int.npy \
-    2>int.txt &
+  # Certain, not a race: the sweep stops itself once its first window's
+  # rows are in the temporary file and says so through a FIFO; the TERM
+  # sent then is handled when it continues.
+  mkfifo int.fifo
+  exec 4<> int.fifo   # read and write: opening never blocks
+  SEBT_TEST_STOP_AFTER_WINDOWS=1 SEBT_TEST_STOPPED_FIFO=int.fifo "$sebt" sweep --data "$data" \
+    --grid "$grids/big-967680.grid" --format npy --threads 1 --output int.npy 2>int.txt &
   pid=$!
-  for _ in $(seq 1 1200); do
-    ls -A | grep -q '^\.int\.npy\.tmp' && [ "$(stat -c %s .int.npy.tmp* 2>/dev/null | head -1)" -gt 0 ] && break
-    sleep 0.05
-  done
-  if ls -A | grep -q '^\.int\.npy\.tmp'; then
+  stopped=""
+  read -r -t 300 stopped <&4
+  if [ "$stopped" = "$pid" ] && ls -A | grep -q '^\.int\.npy\.tmp' &&
+     [ "$(stat -c %s .int.npy.tmp* 2>/dev/null | head -1)" -gt 0 ]; then
     kill -TERM "$pid"
+    kill -CONT "$pid"
     wait "$pid"
     rc=$?
     pid=
@@ -121,8 +126,9 @@ files)
     [ "$(cat int.npy)" = old ] && pass "SIGTERM mid-sweep: the old int.npy is intact" || fail "int.npy changed"
     ls -A | grep -q '^\.int\.npy\.tmp' && fail "SIGTERM left $(ls -A | grep tmp)" || pass "SIGTERM: no temporary file"
   else
-    fail "the 967,680-combo sweep never started writing int.npy: $(cat int.txt)"
+    fail "the 967,680-combo sweep did not stop with rows in its temporary file (said '$stopped', pid $pid): $(cat int.txt)"
   fi
+  exec 4<&-
   ;;
 numpy)
   py=${extra:-/usr/bin/python3}
