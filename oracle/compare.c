@@ -549,6 +549,23 @@ static sebt_status cand_calls_run(const sebt_backend *cand, const sebt_series *s
     return SEBT_OK;
 }
 
+/* One later call of combo i (metrics-only, tallied) against the run with
+ * trades recorded: its error, else its metrics. failed says how it ran,
+ * up to the status; run says it for the metrics' comparison. */
+static bool later_call_agrees(const sebt_backend *cand, const sebt_series *s, const sebt_params *p, size_t i,
+                              const cand_calls *k, const cand_call *c, const char *field, const char *failed,
+                              const char *run, sebt_divergence *d)
+{
+    if (c->st != SEBT_OK) {
+        oracle_diverge(d, s, p, field, -1, 0, (double)c->st, NAN,
+                       "the candidate's %s: %s), though it ran with trades recorded: %s", failed,
+                       sebt_status_name(c->st), c->err.msg);
+        return false;
+    }
+    return oracle_metrics_only_agree(&cand->contract, s, p, &k->trades.r[i], &c->r[i], run,
+                                     "with trades recorded, which agreed with the reference", d);
+}
+
 /* Combo i's judgement past the reference's (compare_one's verdict that
  * it agrees, with ref the reference's result): the metrics-only and the
  * tallied calls, then the analysis columns. rep counts the combos whose
@@ -557,27 +574,15 @@ static bool later_calls_agree(const sebt_backend *cand, const sebt_series *s, co
                               const cand_calls *k, const sebt_result *ref, sebt_oracle_report *rep,
                               sebt_divergence *d)
 {
-    static const char *const with_trades = "with trades recorded, which agreed with the reference";
-    if (k->metrics.st != SEBT_OK) {
-        oracle_diverge(d, s, p, "metrics-only run_batch error", -1, 0, (double)k->metrics.st, NAN,
-                       "the candidate's run_batch failed metrics-only (want_trades off: %s), though it "
-                       "ran with trades recorded: %s", sebt_status_name(k->metrics.st), k->metrics.err.msg);
-        return false;
-    }
-    if (!oracle_metrics_only_agree(&cand->contract, s, p, &k->trades.r[i], &k->metrics.r[i],
-                                   "run metrics-only (want_trades off, the path a sweep takes)", with_trades, d))
+    if (!later_call_agrees(cand, s, p, i, k, &k->metrics, "metrics-only run_batch error",
+                           "run_batch failed metrics-only (want_trades off",
+                           "run metrics-only (want_trades off, the path a sweep takes)", d))
         return false;
     if (!k->tally_fn)
         return true;
-    if (k->tallied.st != SEBT_OK) {
-        oracle_diverge(d, s, p, "tallied run_batch error", -1, 0, (double)k->tallied.st, NAN,
-                       "the candidate's tallied batch failed (metrics only with the analysis tally: %s), though "
-                       "it ran with trades recorded: %s", sebt_status_name(k->tallied.st), k->tallied.err.msg);
-        return false;
-    }
-    if (!oracle_metrics_only_agree(&cand->contract, s, p, &k->trades.r[i], &k->tallied.r[i],
-                                   "run tallied (metrics only with the analysis tally, the path sweep --analysis "
-                                   "takes)", with_trades, d))
+    if (!later_call_agrees(cand, s, p, i, k, &k->tallied, "tallied run_batch error",
+                           "tallied batch failed (metrics only with the analysis tally",
+                           "run tallied (metrics only with the analysis tally, the path sweep --analysis takes)", d))
         return false;
     rep->analysis_compared++;
     return analysis_agree(&cand->contract, s, p, ref, &k->tallied.r[i], &k->tallied.tally[i], d);
