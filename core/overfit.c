@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "sebt/sebt.h"
+#include "overfit_internal.h"
 
 double sebt_norm_cdf(double x)
 {
@@ -167,19 +168,22 @@ double sebt_overfit_sharpe(double n, double s, double q)
  * order), combos side by side. */
 #define SEBT_PBO_MAX_THREADS 256
 
-typedef struct {
+typedef struct pbo_job {
     const double *stats;
+    const size_t *order;     /* the walk's order: the combo at each position */
     int s, h;
-    size_t n_splits;
+    size_t n_splits, n_combos;
     const uint32_t *masks;
     size_t chunk;
-    const sebt_pbo *out;     /* the merged bests, for pass 2 */
-    size_t combo_lo, combo_hi;
-    size_t *best;            /* n_splits each: pass 1's bests among the job's combos */
-    double *bv;
-    double *t2;              /* n_splits each: the value each split's filter compares with, squared with its sign */
-    float *ft2;              /* t2 for the float filter (ft2_of) */
-    size_t *below, *equal;   /* pass 2's counts among them */
+    void (*pair_filter)(const struct pbo_job *j, uint32_t mask, size_t nc, float t2a, float t2b, size_t *und_a,
+                        size_t *lo_b, size_t *und_b);
+    size_t pair_lo, pair_hi; /* the job's splits: i and n_splits-1-i for i in pair_lo .. pair_hi */
+    sebt_pbo *out;           /* best, is_sharpe, oos_sharpe: written for the job's splits only */
+    /* n_splits each, shared, written for the job's splits only: */
+    double *t2, *ot2;        /* pass 1's and pass 2's thresholds t|t| (the best's Sharpe in and out of sample) */
+    float *ft2, *oft2;       /* as floats for the float filter (ft2_of) */
+    size_t *below, *equal;   /* pass 2's counts */
+    size_t *recount;         /* the chunks 0 .. recount[sp] are counted after the walk */
     double *tab;   /* 6 * 2^h * chunk: n, s, q of the low half, then of the high half */
     double *v;     /* chunk: one split's Sharpe of each combo of the chunk */
     double *rows;  /* 3 * s * chunk: the chunk's rows, figure by figure */
@@ -193,7 +197,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void build_t
      * combo): the adds below then read along a line, not a row apart. */
     for (size_t c = 0; c < nc; c++)
         for (int x = 0; x < 3 * j->s; x++)
-            j->rows[(size_t)x * C + c] = j->stats[(c0 + c) * (size_t)(3 * j->s) + (size_t)x];
+            j->rows[(size_t)x * C + c] = j->stats[j->order[c0 + c] * (size_t)(3 * j->s) + (size_t)x];
     for (int half = 0; half < 2; half++) {
         double *t = j->tab + (size_t)half * 3 * sub * C;
         for (int k = 0; k < 3; k++)
@@ -216,10 +220,16 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void build_t
      * magnitude; anything larger becomes NaN, which the float filter
      * leaves to the double one. */
     for (size_t r = 0; r < 6 * sub; r++) {
-        double lim = (r / sub) % 3 == 0 ? 0x1p23 : 0x1p30;
+        const double lim = (r / sub) % 3 == 0 ? 0x1p23 : 0x1p30;
+        const double *restrict x = j->tab + r * C;
+        float *restrict y = j->ftab + r * C;
+        /* NaN set by its bits: a select on a comparison is left scalar. */
         for (size_t c = 0; c < nc; c++) {
-            double x = j->tab[r * C + c];
-            j->ftab[r * C + c] = fabs(x) <= lim ? (float)x : NAN;
+            float f = (float)x[c];
+            uint32_t b, nan = (uint32_t)-(int32_t)!(fabs(x[c]) <= lim) & 0x7fc00000u;
+            memcpy(&b, &f, sizeof b);
+            b |= nan;
+            memcpy(&y[c], &b, sizeof b);
         }
     }
 }
@@ -417,52 +427,128 @@ static inline __attribute__((always_inline)) size_t ffilter_below(const pbo_job 
     return (size_t)k;
 }
 
+/* The pass-1 and pass-2 float filters in one walk over a chunk's Sharpe
+ * over blocks mask: for threshold t2a (pass 1's, as ffilter_above), *und_a
+ * is how many combos it cannot show to be at most t; for t2b (pass 2's, as
+ * ffilter_below), *lo_b gains those surely below t or NaN and *und_b how
+ * many it leaves undecided. Each decision is ffilter_above's or
+ * ffilter_below's, the same expressions; a NaN threshold decides nothing
+ * its caller reads. */
+/* The pass-1 and pass-2 float filters in one walk over a chunk's Sharpe
+ * over blocks mask: for threshold t2a (pass 1's, as ffilter_above), *und_a
+ * is how many combos it cannot show to be at most t; for t2b (pass 2's, as
+ * ffilter_below), *lo_b gains those surely below t or NaN and *und_b is
+ * how many it leaves undecided. Each decision is ffilter_above's or
+ * ffilter_below's, the same expressions; a NaN threshold decides nothing
+ * its caller reads. */
+typedef void pair_filter_fn(const pbo_job *j, uint32_t mask, size_t nc, float t2a, float t2b, size_t *und_a,
+                            size_t *lo_b, size_t *und_b);
+
+#define PAIR_FILTER_ONE(T, ABS, LANE_TRUE)                                                               \
+    {                                                                                                  \
+        T sm = ABS(asc) + ABS(bsc), mq = n * (aqc + bqc) + sm * sm;                                    \
+        T d = n * q - s * s, dtol = FFILTER_MARGIN * mq + FFILTER_FLOOR;                               \
+        T A = s * ABS(s) * (n - 1.0f), nd = n * d;                                                     \
+        T tola = FFILTER_MARGIN * (n * (sm * sm + ata * mq)) + FFILTER_FLOOR;                          \
+        T tolb = FFILTER_MARGIN * (n * (sm * sm + atb * mq)) + FFILTER_FLOOR;                          \
+        T ga = A - t2a * nd, gb = A - t2b * nd;                                                        \
+        M valid = (n >= 2.0f) & (d > dtol);                                                            \
+        M invalid = (n < 2.0f) | (d < -dtol);                                                          \
+        M below_b = invalid | (valid & (gb < -tolb));                                                  \
+        KA += LANE_TRUE(~(invalid | (valid & (ga < -tola))));                                          \
+        LO += LANE_TRUE(below_b);                                                                      \
+        KB += LANE_TRUE(~(below_b | (valid & (gb > tolb))));                                           \
+    }
+
+/* One combo at a time: a comparison is 0 or 1, its ~ -1 or -2. */
+#define SCALAR_TRUE(x) ((x) & 1)
+#define SCALAR_PAIR_LOOP                                                                                \
+    for (; c < nc; c++) {                                                                              \
+        typedef int32_t M;                                                                             \
+        float asc = as[c], bsc = bs[c], aqc = aq[c], bqc = bq[c];                                      \
+        float n = an[c] + bn[c], s = asc + bsc, q = aqc + bqc;                                         \
+        int32_t KA = 0, KB = 0, LO = 0;                                                                \
+        PAIR_FILTER_ONE(float, fabsf, SCALAR_TRUE)                                                     \
+        ka += KA;                                                                                      \
+        kb += KB;                                                                                      \
+        lo += LO;                                                                                      \
+    }
+
+#define PAIR_FILTER_HEAD                                                                                \
+    ftab_rows r = frows(j, mask);                                                                      \
+    const float *restrict an = r.an, *restrict bn = r.bn, *restrict as = r.as, *restrict bs = r.bs;    \
+    const float *restrict aq = r.aq, *restrict bq = r.bq;                                              \
+    float ata = fabsf(t2a), atb = fabsf(t2b);                                                          \
+    int32_t ka = 0, kb = 0, lo = 0;                                                                    \
+    size_t c = 0;
+
+#define PAIR_FILTER_TAIL                                                                                \
+    *und_a = (size_t)ka;                                                                               \
+    *lo_b += (size_t)lo;                                                                               \
+    *und_b = (size_t)kb;
+
+static void ffilter_pair(const pbo_job *j, uint32_t mask, size_t nc, float t2a, float t2b, size_t *und_a,
+                         size_t *lo_b, size_t *und_b)
+{
+    PAIR_FILTER_HEAD
+    SCALAR_PAIR_LOOP
+    PAIR_FILTER_TAIL
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/* Sixteen combos side by side in GCC's vector extension: the comparisons
+ * stay lane masks (a true lane is -1), where the loop above, left to the
+ * compiler, moves each through a general register. Written per target
+ * (target_clones would lower the vectors for the baseline first); picked
+ * at run time (pair_filter). */
+typedef float pbo_vf __attribute__((vector_size(64), aligned(4)));
+typedef int32_t pbo_vi __attribute__((vector_size(64), aligned(4)));
+#define VABS(x) ((pbo_vf)((pbo_vi)(x) & 0x7fffffff))
+#define VECTOR_TRUE(x) (-(x))
+#define VECTOR_PAIR_FILTER(NAME, TARGET)                                                                \
+    __attribute__((target(TARGET))) static void NAME(const pbo_job *j, uint32_t mask, size_t nc, float t2a, \
+                                                     float t2b, size_t *und_a, size_t *lo_b, size_t *und_b) \
+    {                                                                                                  \
+        PAIR_FILTER_HEAD                                                                               \
+        pbo_vi KA = { 0 }, KB = { 0 }, LO = { 0 };                                                     \
+        for (; c + 16 <= nc; c += 16) {                                                                \
+            typedef pbo_vi M;                                                                          \
+            pbo_vf asc = *(const pbo_vf *)(as + c), bsc = *(const pbo_vf *)(bs + c);                   \
+            pbo_vf aqc = *(const pbo_vf *)(aq + c), bqc = *(const pbo_vf *)(bq + c);                   \
+            pbo_vf n = *(const pbo_vf *)(an + c) + *(const pbo_vf *)(bn + c), s = asc + bsc, q = aqc + bqc; \
+            PAIR_FILTER_ONE(pbo_vf, VABS, VECTOR_TRUE)                                                 \
+        }                                                                                              \
+        for (int l = 0; l < 16; l++) {                                                                 \
+            ka += KA[l];                                                                               \
+            kb += KB[l];                                                                               \
+            lo += LO[l];                                                                               \
+        }                                                                                              \
+        SCALAR_PAIR_LOOP                                                                               \
+        PAIR_FILTER_TAIL                                                                               \
+    }
+VECTOR_PAIR_FILTER(ffilter_pair_avx512, "avx512f")
+VECTOR_PAIR_FILTER(ffilter_pair_avx2, "avx2")
+#endif
+
+/* The widest filter the machine runs, or no wider than widest (PBO_PLAIN,
+ * PBO_AVX2: tests run each). */
+static pair_filter_fn *pair_filter(int widest)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    __builtin_cpu_init();
+    if (widest >= PBO_AVX512 && __builtin_cpu_supports("avx512f"))
+        return ffilter_pair_avx512;
+    if (widest >= PBO_AVX2 && __builtin_cpu_supports("avx2"))
+        return ffilter_pair_avx2;
+#endif
+    (void)widest;
+    return ffilter_pair;
+}
+
 /* t2 as a float where the float filter may use it; NaN where not. */
 static float ft2_of(double t2)
 {
     return fabs(t2) >= 1e-10 && fabs(t2) <= 1e9 ? (float)t2 : NAN;
-}
-
-/* Pass 1's filter over the splits from sp on, one call for many of them
- * (a call per split and chunk cost about as much as a short chunk's
- * values): the first split at or after sp whose chunk the filter cannot
- * show to hold nothing above its best so far (t2[sp] = bv|bv|, NaN where
- * there is no finite best: such a split always stops here), or n_splits. */
-__attribute__((target_clones("avx512f", "avx2", "default"))) static size_t scan_above(const pbo_job *j, size_t sp,
-                                                                                      size_t nc)
-{
-    for (; sp < j->n_splits; sp++)
-        if (isnan(j->t2[sp]))
-            break;
-        else if (isnan(j->ft2[sp]) || ffilter_above(j, j->masks[sp], nc, j->ft2[sp]) != 0)
-            if (filter_above(j, j->masks[sp], nc, j->t2[sp]) != 0)
-                break;
-    return sp;
-}
-
-/* Pass 2's filter over the splits from sp on: each split whose chunk it
- * decides wholly has its count of combos below added; returns the first
- * it does not decide (t2[sp] NaN, the best's out-of-sample Sharpe not
- * finite, always stops here), or n_splits. Splits with no best are passed. */
-__attribute__((target_clones("avx512f", "avx2", "default"))) static size_t scan_below(pbo_job *j, size_t sp,
-                                                                                      size_t nc)
-{
-    const sebt_pbo *o = j->out;
-    uint32_t all = (1u << j->s) - 1u;
-    for (; sp < j->n_splits; sp++) {
-        if (o->best[sp] == SIZE_MAX)
-            continue;
-        if (isnan(j->t2[sp]))
-            break;
-        size_t lo = 0;
-        if (isnan(j->ft2[sp]) || ffilter_below(j, all & ~j->masks[sp], nc, j->ft2[sp], &lo) != 0) {
-            lo = 0;
-            if (filter_below(j, all & ~j->masks[sp], nc, j->t2[sp], &lo) != 0)
-                break;
-        }
-        j->below[sp] += lo;
-    }
-    return sp;
 }
 
 /* The same sums straight from one combo's row. */
@@ -477,146 +563,177 @@ static double set_sharpe(const double *row, int h, uint32_t mask)
     return sharpe_of_sums(v[0][0] + v[1][0], v[0][1] + v[1][1], v[0][2] + v[1][2]);
 }
 
-/* Pass 1 over the job's combos (chunks chunk_lo .. chunk_hi): each split's
- * best among them (best[sp], SIZE_MAX when none; its Sharpe bv[sp]). */
-static void is_pass(pbo_job *j)
+/* ---- both passes in one walk over the chunks --------------------------------------
+ * Split i's out-of-sample blocks, all ^ masks[i], are split n-1-i's
+ * in-sample blocks (complementing reverses the masks' order), so one walk
+ * over a chunk's tables per mask serves both passes: the Sharpe over
+ * masks[i] is split i's in-sample value (pass 1: might any combo beat its
+ * best so far?) and split n-1-i's out-of-sample value (pass 2: how many
+ * fall below its best's out-of-sample Sharpe?). Pass 2 needs the final
+ * best; the chunks are walked in the order of the combos' full-sample
+ * Sharpe, highest first, so that most splits find their final best in the
+ * first chunks, and a split whose best changes at chunk k has its counts
+ * dropped and chunks 0..k counted again after the walk (recount[sp] = k;
+ * the walk counts only the chunks after it). The order decides only which
+ * combos share a chunk and when a best is met: the best is the highest
+ * in-sample Sharpe, the lowest combo index among equals, and the counts
+ * are sums, whatever the order, the chunk size or the threads. */
+
+/* Pass 1 on the chunk at position p0 (chunk k, nc combos) for split sp,
+ * exactly: its best updated, and on a change the best's out-of-sample
+ * Sharpe, the thresholds and the counts to redo. */
+static void is_exact(pbo_job *j, size_t sp, size_t p0, size_t nc, size_t k)
 {
-    for (size_t sp = 0; sp < j->n_splits; sp++) {
-        j->best[sp] = SIZE_MAX;
-        j->bv[sp] = NAN;
-        j->t2[sp] = NAN;
-        j->ft2[sp] = NAN;
-    }
-    for (size_t c0 = j->combo_lo; c0 < j->combo_hi; c0 += j->chunk) {
-        size_t nc = j->combo_hi - c0 < j->chunk ? j->combo_hi - c0 : j->chunk;
-        build_tables(j, c0, nc);
-        for (size_t sp = scan_above(j, 0, nc); sp < j->n_splits; sp = scan_above(j, sp + 1, nc)) {
-            size_t best = j->best[sp];
-            double bv = j->bv[sp];
-            chunk_sharpe(j, j->masks[sp], nc, j->v);
-            /* The chunk's largest first, then (rarely: when it beats the
-             * best so far) where it is; the first of equals wins. -inf is
-             * no Sharpe a sum of trades gives, but is scanned for anyway. */
-            double mx = chunk_max(j->v, nc);
-            if (best == SIZE_MAX || mx > bv || mx == -INFINITY) {
-                for (size_t c = 0; c < nc; c++) {
-                    double v = j->v[c];
-                    if (!isnan(v) && (best == SIZE_MAX || v > bv)) {
-                        best = c0 + c;
-                        bv = v;
-                    }
-                }
-            }
-            j->best[sp] = best;
-            j->bv[sp] = bv;
-            j->t2[sp] = best != SIZE_MAX && isfinite(bv) ? bv * fabs(bv) : NAN;
-            j->ft2[sp] = ft2_of(j->t2[sp]);
+    sebt_pbo *o = j->out;
+    size_t best = o->best[sp], was = best;
+    double bv = o->is_sharpe[sp];
+    chunk_sharpe(j, j->masks[sp], nc, j->v);
+    /* The chunk's largest first, then (rarely: when it reaches the best so
+     * far) where it is. -inf is no Sharpe a sum of trades gives, but is
+     * scanned for anyway. */
+    double mx = chunk_max(j->v, nc);
+    if (best != SIZE_MAX && !(mx >= bv) && mx != -INFINITY)
+        return;
+    for (size_t c = 0; c < nc; c++) {
+        double v = j->v[c];
+        size_t id = j->order[p0 + c];
+        if (!isnan(v) && (best == SIZE_MAX || v > bv || (v == bv && id < best))) {
+            best = id;
+            bv = v;
         }
     }
+    if (best == was)
+        return;
+    uint32_t all = (1u << j->s) - 1u;
+    double ob = set_sharpe(j->stats + best * (size_t)(3 * j->s), j->h, all & ~j->masks[sp]);
+    o->best[sp] = best;
+    o->is_sharpe[sp] = bv;
+    o->oos_sharpe[sp] = ob;
+    j->t2[sp] = isfinite(bv) ? bv * fabs(bv) : NAN;
+    j->ft2[sp] = ft2_of(j->t2[sp]);
+    j->ot2[sp] = isfinite(ob) ? ob * fabs(ob) : NAN;
+    j->oft2[sp] = ft2_of(j->ot2[sp]);
+    j->below[sp] = j->equal[sp] = 0;
+    j->recount[sp] = k;
 }
 
-/* Pass 2 over the job's combos: how many have an out-of-sample Sharpe
- * below each split's best's (or NaN; below[sp]), and equal to it
- * (equal[sp]; the best itself among them). */
-static void oos_pass(pbo_job *j)
+/* Pass 2 on the current chunk for split sp (it has a best): the combos
+ * whose out-of-sample Sharpe is below its best's (or NaN) and equal to it
+ * added to its counts; by the float filter unless float_tried (it was,
+ * and left some undecided), then the double filter, then exactly. */
+static void oos_count(pbo_job *j, size_t sp, size_t nc, bool float_tried)
+{
+    uint32_t mask = ((1u << j->s) - 1u) & ~j->masks[sp];
+    size_t lo = 0, eq = 0;
+    if (!float_tried && !isnan(j->oft2[sp]) && ffilter_below(j, mask, nc, j->oft2[sp], &lo) == 0) {
+        j->below[sp] += lo;
+        return;
+    }
+    lo = 0;
+    if (!isnan(j->ot2[sp]) && filter_below(j, mask, nc, j->ot2[sp], &lo) == 0) {
+        j->below[sp] += lo;
+        return;
+    }
+    lo = 0;
+    double ob = j->out->oos_sharpe[sp];
+    chunk_sharpe(j, mask, nc, j->v);
+    if (isnan(ob)) {
+        for (size_t c = 0; c < nc; c++)
+            eq += isnan(j->v[c]);
+    } else {
+        chunk_count(j->v, nc, ob, &lo, &eq);
+    }
+    j->below[sp] += lo;
+    j->equal[sp] += eq;
+}
+
+/* The walk's step on mask a of chunk k (position p0, nc combos): pass 1 for
+ * split a, pass 2 for split n-1-a where the walk counts it. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void walk_mask(pbo_job *j, size_t a, size_t p0,
+                                                                                   size_t nc, size_t k)
 {
     const sebt_pbo *o = j->out;
-    uint32_t all = (1u << j->s) - 1u;
-    memset(j->below, 0, j->n_splits * sizeof *j->below);
-    memset(j->equal, 0, j->n_splits * sizeof *j->equal);
-    for (size_t sp = 0; sp < j->n_splits; sp++) {
-        double ob = o->oos_sharpe[sp];
-        j->t2[sp] = isfinite(ob) ? ob * fabs(ob) : NAN;
-        j->ft2[sp] = ft2_of(j->t2[sp]);
-    }
-    for (size_t c0 = j->combo_lo; c0 < j->combo_hi; c0 += j->chunk) {
-        size_t nc = j->combo_hi - c0 < j->chunk ? j->combo_hi - c0 : j->chunk;
-        build_tables(j, c0, nc);
-        /* Counted by the filter where it decides every combo of the
-         * chunk; otherwise (the best's own chunk among them) exactly. */
-        for (size_t sp = scan_below(j, 0, nc); sp < j->n_splits; sp = scan_below(j, sp + 1, nc)) {
-            double ob = o->oos_sharpe[sp];
-            const double *v = j->v;
-            size_t lo = 0, eq = 0;
-            chunk_sharpe(j, all & ~j->masks[sp], nc, j->v);
-            if (isnan(ob)) {
-                for (size_t c = 0; c < nc; c++)
-                    eq += isnan(v[c]);
-            } else {
-                chunk_count(v, nc, ob, &lo, &eq);
-            }
-            j->below[sp] += lo;
-            j->equal[sp] += eq;
+    size_t b = j->n_splits - 1 - a, und_a = 1, lo_b = 0, und_b = 1;
+    bool count_b = o->best[b] != SIZE_MAX && k > j->recount[b];
+    float fa = j->ft2[a], fb = count_b ? j->oft2[b] : NAN;
+    if (!isnan(fa) || !isnan(fb))
+        j->pair_filter(j, j->masks[a], nc, fa, fb, &und_a, &lo_b, &und_b);
+    if (isnan(j->t2[a]) || ((isnan(fa) || und_a != 0) && filter_above(j, j->masks[a], nc, j->t2[a]) != 0))
+        is_exact(j, a, p0, nc, k);
+    if (!count_b)
+        return;
+    if (!isnan(fb) && und_b == 0)
+        j->below[b] += lo_b;
+    else
+        oos_count(j, b, nc, !isnan(fb));
+}
+
+/* One thread's splits, the pairs i and n-1-i for i in pair_lo .. pair_hi:
+ * the walk, then the recounts. */
+static void *pbo_thread(void *arg)
+{
+    pbo_job *j = arg;
+    size_t n = j->n_splits, C = j->chunk, n_chunks = (j->n_combos + C - 1) / C;
+    for (size_t k = 0; k < n_chunks; k++) {
+        size_t p0 = k * C, nc = j->n_combos - p0 < C ? j->n_combos - p0 : C;
+        build_tables(j, p0, nc);
+        for (size_t i = j->pair_lo; i < j->pair_hi; i++) {
+            walk_mask(j, i, p0, nc, k);
+            walk_mask(j, n - 1 - i, p0, nc, k);
         }
     }
-}
-
-static void *is_thread(void *arg)
-{
-    is_pass(arg);
+    size_t last = 0;
+    bool any = false;
+    for (size_t i = j->pair_lo; i < j->pair_hi; i++)
+        for (int side = 0; side < 2; side++) {
+            size_t sp = side ? n - 1 - i : i;
+            if (j->out->best[sp] != SIZE_MAX) {
+                any = true;
+                last = j->recount[sp] > last ? j->recount[sp] : last;
+            }
+        }
+    for (size_t k = 0; any && k <= last; k++) {
+        size_t p0 = k * C, nc = j->n_combos - p0 < C ? j->n_combos - p0 : C;
+        build_tables(j, p0, nc);
+        for (size_t i = j->pair_lo; i < j->pair_hi; i++)
+            for (int side = 0; side < 2; side++) {
+                size_t sp = side ? n - 1 - i : i;
+                if (j->out->best[sp] != SIZE_MAX && j->recount[sp] >= k)
+                    oos_count(j, sp, nc, false);
+            }
+    }
     return NULL;
 }
 
-static void *oos_thread(void *arg)
-{
-    oos_pass(arg);
-    return NULL;
-}
-
-/* Runs fn on every job, jobs 1.. on threads of their own and job 0 here;
- * false when a thread could not be started (nothing then ran). */
-static bool run_jobs(pbo_job *jobs, int n, void *(*fn)(void *))
+/* Runs every job, jobs 1.. on threads of their own and job 0 here; false
+ * when a thread could not be started (nothing then ran). */
+static bool run_jobs(pbo_job *jobs, int n)
 {
     pthread_t tid[SEBT_PBO_MAX_THREADS];
     int started = 1;
     bool ok = true;
     for (; ok && started < n; started++)
-        ok = pthread_create(&tid[started], NULL, fn, &jobs[started]) == 0;
+        ok = pthread_create(&tid[started], NULL, pbo_thread, &jobs[started]) == 0;
     if (!ok)
         started--;
     if (ok)
-        fn(&jobs[0]);
+        pbo_thread(&jobs[0]);
     for (int t = 1; t < started; t++)
         pthread_join(tid[t], NULL);
     return ok;
 }
 
-/* The passes, each over the combos cut between the jobs (a contiguous run
- * of chunks each), merged in combo order: the first of equal bests wins
- * across jobs as within one, and counts add up. Whatever the threads, the
- * same bits. */
+/* Both passes, then each split's rank of its best out of sample. */
 static bool pbo_passes(pbo_job *jobs, int n, sebt_pbo *o)
 {
-    if (!run_jobs(jobs, n, is_thread))
+    if (!run_jobs(jobs, n))
         return false;
-    size_t ns = o->n_splits;
-    for (size_t sp = 0; sp < ns; sp++) {
-        o->best[sp] = SIZE_MAX;
-        o->is_sharpe[sp] = NAN;
-        for (int t = 0; t < n; t++)
-            if (jobs[t].best[sp] != SIZE_MAX && (o->best[sp] == SIZE_MAX || jobs[t].bv[sp] > o->is_sharpe[sp])) {
-                o->best[sp] = jobs[t].best[sp];
-                o->is_sharpe[sp] = jobs[t].bv[sp];
-            }
-    }
-    uint32_t all = (1u << jobs[0].s) - 1u;
-    for (size_t sp = 0; sp < ns; sp++)
-        if (o->best[sp] != SIZE_MAX)
-            o->oos_sharpe[sp] = set_sharpe(jobs[0].stats + o->best[sp] * (size_t)(3 * jobs[0].s), jobs[0].h,
-                                           all & ~o->mask[sp]);
-    if (!run_jobs(jobs, n, oos_thread))
-        return false;
-    for (size_t sp = 0; sp < ns; sp++) {
+    for (size_t sp = 0; sp < o->n_splits; sp++) {
         if (o->best[sp] == SIZE_MAX) {
             o->omega[sp] = o->logit[sp] = NAN;
             continue;
         }
-        size_t below = 0, equal = 0;
-        for (int t = 0; t < n; t++) {
-            below += jobs[t].below[sp];
-            equal += jobs[t].equal[sp];
-        }
-        equal--;   /* the best itself, counted as equal to itself above */
+        size_t below = jobs[0].below[sp], equal = jobs[0].equal[sp] - 1;   /* less the best itself */
         o->omega[sp] = (double)(2 * below + equal + 2) / (double)(2 * (o->n_combos + 1));
         o->logit[sp] = log(o->omega[sp] / (1.0 - o->omega[sp]));
     }
@@ -695,6 +812,47 @@ void sebt_pbo_free(sebt_pbo *p)
     p->is_sharpe = p->oos_sharpe = p->omega = p->logit = NULL;
 }
 
+typedef struct {
+    double key;
+    size_t combo;
+} keyed;
+
+static int cmp_keyed(const void *a, const void *b)
+{
+    const keyed *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key > y->key ? -1 : 1;
+    return (x->combo > y->combo) - (x->combo < y->combo);
+}
+
+/* The walk's order: by full-sample Sharpe, highest first (no Sharpe last),
+ * then by index; NULL when out of memory. Only an order: any other gives
+ * the same bits, later. */
+static size_t *walk_order(const double *stats, size_t n_combos, int s)
+{
+    keyed *k = malloc(n_combos * sizeof *k);
+    size_t *order = malloc(n_combos * sizeof *order);
+    if (!k || !order) {
+        free(k);
+        free(order);
+        return NULL;
+    }
+    for (size_t c = 0; c < n_combos; c++) {
+        const double *row = stats + c * (size_t)(3 * s);
+        double sum[3] = { 0.0, 0.0, 0.0 };
+        for (int b = 0; b < s; b++)
+            for (int x = 0; x < 3; x++)
+                sum[x] += row[3 * b + x];
+        double v = sharpe_of_sums(sum[0], sum[1], sum[2]);
+        k[c] = (keyed){ .key = isnan(v) ? -INFINITY : v, .combo = c };
+    }
+    qsort(k, n_combos, sizeof *k, cmp_keyed);
+    for (size_t c = 0; c < n_combos; c++)
+        order[c] = k[c].combo;
+    free(k);
+    return order;
+}
+
 static size_t chunk_for(int h, size_t n_combos)
 {
     size_t per = 6 * ((size_t)1 << h) * sizeof(double);
@@ -714,8 +872,68 @@ sebt_status sebt_pbo_check(int s, size_t n_combos, sebt_error *err)
     return SEBT_OK;
 }
 
+/* The walk's shared arrays and each thread's tables, both passes, and the
+ * ranks (o's arrays allocated, its masks set); false when out of memory. */
+static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, size_t chunk, int widest,
+                     sebt_pbo *out)
+{
+    size_t n = out->n_splits;
+    pbo_job shared = { .stats = stats, .s = s, .h = s / 2, .n_splits = n, .n_combos = n_combos,
+                       .masks = out->mask, .chunk = chunk, .pair_filter = pair_filter(widest), .out = out };
+    size_t *order = walk_order(stats, n_combos, s);
+    shared.t2 = malloc(n * sizeof(double));
+    shared.ot2 = malloc(n * sizeof(double));
+    shared.ft2 = malloc(n * sizeof(float));
+    shared.oft2 = malloc(n * sizeof(float));
+    shared.below = calloc(n, sizeof(size_t));
+    shared.equal = calloc(n, sizeof(size_t));
+    shared.recount = calloc(n, sizeof(size_t));
+    shared.order = order;
+    pbo_job *jobs = calloc((size_t)threads, sizeof *jobs);
+    bool ok = jobs && order && shared.t2 && shared.ot2 && shared.ft2 && shared.oft2 && shared.below && shared.equal &&
+              shared.recount;
+    for (size_t i = 0; ok && i < n; i++) {
+        out->best[i] = SIZE_MAX;
+        out->is_sharpe[i] = shared.t2[i] = shared.ot2[i] = NAN;
+        shared.ft2[i] = shared.oft2[i] = NAN;
+    }
+    for (int t = 0; ok && t < threads; t++) {
+        jobs[t] = shared;
+        jobs[t].pair_lo = n / 2 * (size_t)t / (size_t)threads;
+        jobs[t].pair_hi = n / 2 * (size_t)(t + 1) / (size_t)threads;
+        jobs[t].tab = malloc(6 * ((size_t)1 << (s / 2)) * chunk * sizeof(double));
+        jobs[t].v = malloc(chunk * sizeof(double));
+        jobs[t].rows = malloc((size_t)(3 * s) * chunk * sizeof(double));
+        jobs[t].ftab = malloc(6 * ((size_t)1 << (s / 2)) * chunk * sizeof(float));
+        ok = jobs[t].tab && jobs[t].v && jobs[t].rows && jobs[t].ftab;
+    }
+    bool done = ok && pbo_passes(jobs, threads, out);
+    for (int t = 0; jobs && t < threads; t++) {
+        free(jobs[t].tab);
+        free(jobs[t].v);
+        free(jobs[t].rows);
+        free(jobs[t].ftab);
+    }
+    free(jobs);
+    free(order);
+    free(shared.t2);
+    free(shared.ot2);
+    free(shared.ft2);
+    free(shared.oft2);
+    free(shared.below);
+    free(shared.equal);
+    free(shared.recount);
+    return done;
+}
+
 sebt_status sebt_pbo_compute(const double *stats, size_t n_combos, int s, int threads, sebt_pbo *out,
                              sebt_error *err)
+{
+    return pbo_compute_chunked(stats, n_combos, s, threads, 0, PBO_AVX512, out, err);
+}
+
+sebt_status pbo_compute_chunked(const double *stats, size_t n_combos, int s, int threads, size_t chunk, int widest,
+                                sebt_pbo *out, sebt_error *err)
 {
     memset(out, 0, sizeof *out);
     sebt_status st = sebt_pbo_check(s, n_combos, err);
@@ -745,43 +963,13 @@ sebt_status sebt_pbo_compute(const double *stats, size_t n_combos, int s, int th
         threads = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (threads < 1)
         threads = 1;
-    size_t chunk = chunk_for(s / 2, n_combos), n_chunks = (n_combos + chunk - 1) / chunk;
-    if ((size_t)threads > n_chunks)
-        threads = (int)n_chunks;
+    if ((size_t)threads > n / 2)
+        threads = (int)(n / 2);
     if (threads > SEBT_PBO_MAX_THREADS)
         threads = SEBT_PBO_MAX_THREADS;
-    pbo_job *jobs = calloc((size_t)threads, sizeof *jobs);
-    bool ok = jobs != NULL;
-    for (int t = 0; ok && t < threads; t++) {
-        size_t k0 = n_chunks * (size_t)t / (size_t)threads, k1 = n_chunks * (size_t)(t + 1) / (size_t)threads;
-        jobs[t] = (pbo_job){ .stats = stats, .s = s, .h = s / 2, .n_splits = n, .masks = out->mask, .chunk = chunk,
-                             .out = out, .combo_lo = k0 * chunk, .combo_hi = k1 * chunk < n_combos ? k1 * chunk : n_combos };
-        jobs[t].tab = malloc(6 * ((size_t)1 << (s / 2)) * chunk * sizeof(double));
-        jobs[t].v = malloc(chunk * sizeof(double));
-        jobs[t].rows = malloc((size_t)(3 * s) * chunk * sizeof(double));
-        jobs[t].best = malloc(n * sizeof *jobs[t].best);
-        jobs[t].bv = malloc(n * sizeof *jobs[t].bv);
-        jobs[t].t2 = malloc(n * sizeof *jobs[t].t2);
-        jobs[t].ft2 = malloc(n * sizeof *jobs[t].ft2);
-        jobs[t].ftab = malloc(6 * ((size_t)1 << (s / 2)) * chunk * sizeof(float));
-        jobs[t].below = malloc(n * sizeof *jobs[t].below);
-        jobs[t].equal = malloc(n * sizeof *jobs[t].equal);
-        ok = jobs[t].tab && jobs[t].v && jobs[t].rows && jobs[t].best && jobs[t].bv && jobs[t].t2 && jobs[t].ft2 && jobs[t].ftab && jobs[t].below && jobs[t].equal;
-    }
-    bool failed = !ok || !pbo_passes(jobs, threads, out);
-    for (int t = 0; jobs && t < threads; t++) {
-        free(jobs[t].tab);
-        free(jobs[t].v);
-        free(jobs[t].rows);
-        free(jobs[t].best);
-        free(jobs[t].bv);
-        free(jobs[t].t2);
-        free(jobs[t].ft2);
-        free(jobs[t].ftab);
-        free(jobs[t].below);
-        free(jobs[t].equal);
-    }
-    free(jobs);
+    if (chunk == 0 || chunk > n_combos)
+        chunk = chunk_for(s / 2, n_combos);
+    bool failed = !pbo_walk(stats, n_combos, s, threads, chunk, widest, out);
     if (failed) {
         sebt_pbo_free(out);
         return sebt_fail(err, SEBT_ERR_NOMEM, "overfit: out of memory for PBO's tables (%d threads)", threads);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "sebt/overfit.h"
+#include "../overfit_internal.h"
 
 static void near(double got, double want, double rel)
 {
@@ -204,15 +205,24 @@ static uint64_t lcg(uint64_t *x)
 }
 
 /* PBO over st (n combos, s blocks) against a literal loop, bit for bit,
- * over one, two and three threads; returns how often a split's best met
- * out-of-sample equals (the fewest over the thread counts). */
+ * over one, two and three threads, three chunk sizes (its own; 16 and 23
+ * combos: a walk of many chunks, where splits meet their final best late
+ * and their counts are redone, and chunks not a multiple of the float
+ * filter's 16 lanes) and the float filter in each width the machine runs;
+ * returns how often a split's best met out-of-sample equals (the fewest
+ * over the runs). */
 static size_t assert_pbo_literal(const double *st, size_t N, int S)
 {
     size_t fewest_ties = SIZE_MAX;
-    for (int threads = 1; threads <= 3; threads++) {   /* the combos cut in one, two and three */
+    static const size_t chunks[] = { 0, 16, 23 };
+    static const int widths[] = { PBO_AVX512, PBO_AVX2, PBO_PLAIN };
+    for (int run = 0; run < 27; run++) {
+        int threads = 1 + run % 3;   /* the splits cut in one, two and three */
+        size_t chunk = chunks[run / 3 % 3];
+        int widest = widths[run / 9];
         sebt_pbo p;
         sebt_error e = { 0 };
-        cr_assert(sebt_pbo_compute(st, N, S, threads, &p, &e) == SEBT_OK, "%s", e.msg);
+        cr_assert(pbo_compute_chunked(st, N, S, threads, chunk, widest, &p, &e) == SEBT_OK, "%s", e.msg);
         cr_assert_eq(p.n_splits, 70);
         size_t ties_seen = 0;
         for (size_t sp = 0; sp < p.n_splits; sp++) {
@@ -226,7 +236,8 @@ static size_t assert_pbo_literal(const double *st, size_t N, int S)
                     bv = v;
                 }
             }
-            cr_assert_eq(p.best[sp], best, "split %zu: best %zu, the loop's %zu", sp, p.best[sp], best);
+            cr_assert_eq(p.best[sp], best, "split %zu (%d threads, chunk %zu, width %d): best %zu, the loop's %zu", sp,
+                         threads, chunk, widest, p.best[sp], best);
             if (best == SIZE_MAX)
                 continue;
             double ob = lit_set(st + best * 3 * S, S, out);
@@ -246,8 +257,8 @@ static size_t assert_pbo_literal(const double *st, size_t N, int S)
             double omega = (double)(2 * below + equal + 2) / (double)(2 * (N + 1));
             cr_assert(same_bits(p.is_sharpe[sp], bv) && same_bits(p.oos_sharpe[sp], ob) &&
                           same_bits(p.omega[sp], omega),
-                      "split %zu (%d threads): in %.17g out %.17g omega %.17g, the loop's %.17g %.17g %.17g", sp,
-                      threads, p.is_sharpe[sp], p.oos_sharpe[sp], p.omega[sp], bv, ob, omega);
+                      "split %zu (%d threads, chunk %zu, width %d): in %.17g out %.17g omega %.17g, the loop's %.17g %.17g %.17g",
+                      sp, threads, chunk, widest, p.is_sharpe[sp], p.oos_sharpe[sp], p.omega[sp], bv, ob, omega);
         }
         fewest_ties = ties_seen < fewest_ties ? ties_seen : fewest_ties;
         sebt_pbo_free(&p);
