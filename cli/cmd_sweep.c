@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1128,24 +1127,6 @@ static bool append_json_proof(const char *path, const sweep_proof *p)
     return ok;
 }
 
-/* The proof, once every row is written: a file is synced and read back,
- * then noted (npy header, JSON object); JSON on stdout gets its object
- * before the document ends. */
-typedef struct {
-    atomic_file *af;
-    bool ok;
-    double done_at;
-    char why[600];
-} sync_job;
-
-static void *sync_file(void *arg)
-{
-    sync_job *j = arg;
-    j->ok = atomic_sync(j->af, j->why, sizeof j->why);
-    j->done_at = cli_now();
-    return NULL;
-}
-
 /* The driver's first window (sebt_sweep_run): a sweep whose analysis comes
  * from trades (a backend without a tally, --trades, --relative) starts
  * with a small one. */
@@ -1155,6 +1136,9 @@ static size_t first_window(const sweep_run *r)
     return r->a.analysis && from_trades ? SEBT_SWEEP_ANALYSIS_WINDOW : SEBT_SWEEP_WINDOW;
 }
 
+/* The proof, once every row is written: a file is synced and read back,
+ * then noted (npy header, JSON object); JSON on stdout gets its object
+ * before the document ends. */
 static int prove(const char *cmd, sweep_run *r, stream_out *o, const sebt_sweep_result *sr)
 {
     sweep_args *a = &r->a;
@@ -1166,26 +1150,16 @@ static int prove(const char *cmd, sweep_run *r, stream_out *o, const sebt_sweep_
                           .header_bytes = o->header, .read_back = file && !a->have_top, .where = a->where,
                           .data = a->data, .lenient = a->lenient, .fill_gaps = a->fill_gaps,
                           .series_cached = r->series_cached };
-    /* The best combos' check needs only the records the sweep handed over:
-     * it runs while the file is synced (an I/O wait), and the sample is read
-     * back from the file once that is done. */
-    sync_job job = { .af = &o->af, .ok = true, .done_at = cli_now() };
-    pthread_t syncer;
-    bool apart = file && pthread_create(&syncer, NULL, sync_file, &job) == 0;
-    if (file && !apart)
-        sync_file(&job);
-    size_t n_best = sr->n_top < SEBT_VERIFY_BEST ? sr->n_top : SEBT_VERIFY_BEST;
-    int rc = sweep_proof_best(cmd, &r->proof, &c, sr->top, n_best);
-    if (apart)
-        pthread_join(syncer, NULL);
-    if (rc != CLI_EXIT_OK)
-        return rc;
-    if (!job.ok) {
-        fprintf(stderr, "sebt %s: error: %s\n", cmd, job.why);
+    /* The rows are complete on disk before they are read back; the sweep's
+     * time, for the sample's budget, is the sweep and its sync. */
+    char why[600];
+    if (file && !atomic_sync(&o->af, why, sizeof why)) {
+        fprintf(stderr, "sebt %s: error: %s\n", cmd, why);
         return CLI_EXIT_USAGE;
     }
-    c.sweep_seconds = job.done_at - r->t_start;   /* the sweep and its sync, as before the proof */
-    rc = sweep_proof_rest(cmd, &r->proof, &c);
+    c.sweep_seconds = cli_now() - r->t_start;
+    size_t n_best = sr->n_top < SEBT_VERIFY_BEST ? sr->n_top : SEBT_VERIFY_BEST;
+    int rc = sweep_proof_check(cmd, &r->proof, &c, sr->top, n_best);
     if (rc != CLI_EXIT_OK)
         return rc;
     bool noted = true;

@@ -161,18 +161,15 @@ typedef struct {
     bool series_cached;            /* s came from a cache entry: checked against a fresh parse of data */
 } sweep_proof_ctx;
 
-/* The library's proof (sebt_sweep_proof_plan, _window, _best, _rest)
- * with its failures printed: exit 1 on a difference, naming the combo,
- * the field, both values and the seed. sweep_proof_rest runs --verify
- * full's checks too. */
+/* The library's proof (sebt_sweep_proof_plan, _window, _check) with its
+ * failures printed: exit 1 on a difference, naming the combo, the field,
+ * both values and the seed. sweep_proof_check runs --verify full's checks
+ * too. */
 int sweep_proof_plan(const char *cmd, sweep_proof *p, size_t n, size_t window);
 void sweep_proof_window(sweep_proof *p, const sebt_sweep_window *w, bool rows_in_file);
 void sweep_proof_free(sweep_proof *p);
 int sweep_proof_check(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_sweep_record *best,
                       size_t n_best);
-int sweep_proof_best(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_sweep_record *best,
-                     size_t n_best);
-int sweep_proof_rest(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c);
 /* --verify full's checks; a difference (1) is in p->core.what. */
 int sweep_proof_full(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c);
 /* data loaded through the cache in folder cache (stored, then a hit)

@@ -52,21 +52,12 @@ static int failed(const char *cmd, const sweep_proof *p, const sebt_error *err)
     return CLI_EXIT_CHECK_FAILED;
 }
 
-int sweep_proof_best(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_sweep_record *best,
-                     size_t n_best)
+int sweep_proof_check(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_sweep_record *best,
+                      size_t n_best)
 {
     sebt_sweep_proof_ctx lc = library_ctx(c);
     sebt_error err = { 0 };
-    if (sebt_sweep_proof_best(&p->core, &lc, best, n_best, &err) != SEBT_OK)
-        return failed(cmd, p, &err);
-    return CLI_EXIT_OK;
-}
-
-int sweep_proof_rest(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c)
-{
-    sebt_sweep_proof_ctx lc = library_ctx(c);
-    sebt_error err = { 0 };
-    if (sebt_sweep_proof_rest(&p->core, &lc, &err) != SEBT_OK)
+    if (sebt_sweep_proof_check(&p->core, &lc, best, n_best, &err) != SEBT_OK)
         return failed(cmd, p, &err);
     if (p->mode != PROOF_FULL)
         return CLI_EXIT_OK;
@@ -76,13 +67,6 @@ int sweep_proof_rest(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c)
         return failed(cmd, p, &err);
     }
     return rc;
-}
-
-int sweep_proof_check(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_sweep_record *best,
-                      size_t n_best)
-{
-    int rc = sweep_proof_best(cmd, p, c, best, n_best);
-    return rc == CLI_EXIT_OK ? sweep_proof_rest(cmd, p, c) : rc;
 }
 
 void sweep_proof_say(const char *cmd, const sweep_proof *p, const char *shown)

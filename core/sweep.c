@@ -691,9 +691,7 @@ static sebt_status finish_proof(driver *d, sebt_sweep_verification *out, sebt_er
                                .series_load = o->series_load, .file = o->verify_file,
                                .npy = o->rows == SEBT_ROWS_NPY };
     size_t n_best = d->n_kept < SEBT_VERIFY_BEST ? d->n_kept : SEBT_VERIFY_BEST;
-    sebt_status st = sebt_sweep_proof_best(p, &c, d->kept, n_best, err);
-    if (st == SEBT_OK)
-        st = sebt_sweep_proof_rest(p, &c, err);
+    sebt_status st = sebt_sweep_proof_check(p, &c, d->kept, n_best, err);
     *out = (sebt_sweep_verification){ .done = st == SEBT_OK, .version = SEBT_VERIFICATION_VERSION,
                                       .best = p->best, .sampled = p->sampled,
                                       .series_fresh_checked = p->series_fresh_checked,

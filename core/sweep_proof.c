@@ -222,11 +222,12 @@ static bool read_row(const sebt_sweep_proof_ctx *c, int fd, uint64_t idx, uint64
 }
 
 /* How many more candidates fit the budget after `done` of them took
- * done_s: SEBT_VERIFY_SHARE of the sweep's time, less what the proof
- * spent so far, at the rate the first ones ran. */
-static size_t sample_more(const sebt_sweep_proof *p, const sebt_sweep_proof_ctx *c, size_t done, double done_s)
+ * done_s: SEBT_VERIFY_SHARE of the sweep's time, less the `spent` seconds
+ * the proof has run so far, at the rate the first ones ran. */
+static size_t sample_more(const sebt_sweep_proof *p, const sebt_sweep_proof_ctx *c, size_t done, double done_s,
+                          double spent)
 {
-    double budget = SEBT_VERIFY_SHARE * c->sweep_seconds - p->seconds;
+    double budget = SEBT_VERIFY_SHARE * c->sweep_seconds - spent;
     if (budget <= 0 || done == 0 || done >= p->n_cand)
         return 0;
     double per_combo = done_s / (double)done;
@@ -307,7 +308,7 @@ static sebt_status arrays(size_t n, sebt_params **pp, sebt_sweep_record **rr, se
 
 /* A series read from the cache is what the sweep and every check ran on,
  * so a wrong entry would agree with itself: it must equal a fresh parse.
- * The parse runs on a thread of its own beside the best combos' check. */
+ * The parse runs on a thread of its own beside the other checks. */
 typedef struct {
     const sebt_sweep_proof_ctx *c;
     sebt_status st;
@@ -420,48 +421,42 @@ static sebt_status check_best(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *c
     return st;
 }
 
-sebt_status sebt_sweep_proof_best(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *ctx, const sebt_sweep_record *best,
-                                  size_t n_best, sebt_error *err)
+/* The best combos' check on a thread of its own, into a proof of its
+ * own (merged after it): the sample runs beside it. */
+typedef struct {
+    sebt_sweep_proof bp;
+    const sebt_sweep_proof_ctx *c;
+    const sebt_sweep_record *best;
+    size_t n_best;
+    sebt_status st;
+    sebt_error err;
+    pthread_t thread;
+    bool apart;
+} best_check;
+
+static void *best_thread(void *arg)
 {
-    sebt_sweep_proof_ctx asked = as_asked(ctx);
-    const sebt_sweep_proof_ctx *c = &asked;
-    sebt_status st = same_columns(p, c, best, n_best, err);
-    if (st != SEBT_OK)
-        return st;
-    /* The series' parse and the best combos' check side by side: the
-     * proof's time is their wall time together. */
-    double t0 = now_s(), before = p->seconds;
-    series_check sc;
-    series_start(&sc, c);
-    sebt_error best_err = { 0 };
-    sebt_status best_st = check_best(p, c, best, n_best, &best_err);
-    st = series_finish(p, &sc, err);
-    p->seconds = before + (now_s() - t0);
-    if (st == SEBT_OK && best_st != SEBT_OK && err)
-        *err = best_err;
-    return st != SEBT_OK ? st : best_st;
+    best_check *j = arg;
+    j->st = check_best(&j->bp, j->c, j->best, j->n_best, &j->err);
+    return NULL;
 }
 
-sebt_status sebt_sweep_proof_rest(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *ctx, sebt_error *err)
+/* The sample: at least SEBT_VERIFY_MIN (or the fixed number), then as many
+ * more as the budget buys at the rate those ran; t0 is when the proof
+ * began. */
+static sebt_status check_sample(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *c, double t0, sebt_error *err)
 {
-    sebt_sweep_proof_ctx asked = as_asked(ctx);
-    const sebt_sweep_proof_ctx *c = &asked;
     sebt_params *pp;
     sebt_sweep_record *rr;
-    sebt_status st = same_columns(p, c, NULL, 0, err);
-    if (st == SEBT_OK)
-        st = arrays(p->n_cand, &pp, &rr, err);
+    sebt_status st = arrays(p->n_cand, &pp, &rr, err);
     if (st != SEBT_OK)
         return st;
-    p->sweep_seconds = c->sweep_seconds;
-    /* At least SEBT_VERIFY_MIN (or the fixed number), then as many more as
-     * the budget buys at the rate those ran. */
     size_t k = p->fixed || p->n_cand < SEBT_VERIFY_MIN ? p->n_cand : SEBT_VERIFY_MIN;
     st = gather_sample(p, c, 0, k, pp, rr, err);
     if (st == SEBT_OK)
         st = check_records(p, c, pp, rr, p->kept, k, "the sampled combos", SEBT_RECOMPUTE_EXACT, err);
     p->sampled = st == SEBT_OK ? k : 0;
-    size_t more = st == SEBT_OK && !p->fixed ? sample_more(p, c, k, p->last_seconds) : 0;
+    size_t more = st == SEBT_OK && !p->fixed ? sample_more(p, c, k, p->last_seconds, now_s() - t0) : 0;
     if (more) {
         st = gather_sample(p, c, k, k + more, pp, rr, err);
         if (st == SEBT_OK)
@@ -471,6 +466,49 @@ sebt_status sebt_sweep_proof_rest(sebt_sweep_proof *p, const sebt_sweep_proof_ct
     free(pp);
     free(rr);
     return st;
+}
+
+sebt_status sebt_sweep_proof_check(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *ctx, const sebt_sweep_record *best,
+                                   size_t n_best, sebt_error *err)
+{
+    sebt_sweep_proof_ctx asked = as_asked(ctx);
+    const sebt_sweep_proof_ctx *c = &asked;
+    sebt_status st = same_columns(p, c, best, n_best, err);
+    if (st != SEBT_OK)
+        return st;
+    p->sweep_seconds = c->sweep_seconds;
+    /* The series' parse, the best combos' check and the sample side by
+     * side: none waits for another, and the proof's time is their wall
+     * time together. A difference is told in that order of precedence,
+     * whichever was found first. */
+    double t0 = now_s();
+    series_check sc;
+    series_start(&sc, c);
+    best_check bc = { .bp = { .best_whole_reference = p->best_whole_reference }, .c = c, .best = best,
+                      .n_best = n_best, .st = SEBT_OK };
+    bc.apart = pthread_create(&bc.thread, NULL, best_thread, &bc) == 0;
+    if (!bc.apart)
+        best_thread(&bc);
+    sebt_error sample_err = { 0 };
+    sebt_status sample_st = check_sample(p, c, t0, &sample_err);
+    if (bc.apart)
+        pthread_join(bc.thread, NULL);
+    p->best = bc.bp.best;
+    p->differ += bc.bp.differ;
+    st = series_finish(p, &sc, err);
+    p->seconds = now_s() - t0;
+    if (st != SEBT_OK)
+        return st;
+    if (bc.st != SEBT_OK) {
+        snprintf(p->what, sizeof p->what, "%s", bc.bp.what);
+        p->sampled = 0;
+        if (err)
+            *err = bc.err;
+        return bc.st;
+    }
+    if (sample_st != SEBT_OK && err)
+        *err = sample_err;
+    return sample_st;
 }
 
 /* ---- the series ------------------------------------------------------------------ */

@@ -87,19 +87,18 @@ sebt_status sebt_sweep_proof_plan(sebt_sweep_proof *p, size_t n, size_t window, 
  * window's rows were written after p->written bytes) where its row is. */
 void sebt_sweep_proof_window(sebt_sweep_proof *p, const sebt_sweep_window *w, bool rows_in_file);
 void sebt_sweep_proof_free(sebt_sweep_proof *p);
-/* The series (when it came from the cache, parsed again beside the best
- * combos' check) and the best combos (their records as handed over)
- * against the reference (p->best_whole_reference says which way).
- * SEBT_ERR_VERIFY on a
- * difference, err->msg (and p->what) naming it; also when the check would
- * compare other columns than the sweep made (c->analysis against the
- * windows and records handed over): analysis columns asked of a sweep that
- * ran without trades, or left out of one that made them. */
-sebt_status sebt_sweep_proof_best(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *c, const sebt_sweep_record *best,
-                                  size_t n_best, sebt_error *err);
-/* The sample: read back from c->file when it is set, recomputed on the
- * exact path; SEBT_ERR_VERIFY on a difference. */
-sebt_status sebt_sweep_proof_rest(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *c, sebt_error *err);
+/* The proof once every window is handed over: the series (when it came
+ * from the cache: a fresh parse of its file), the best combos (their
+ * records as handed over) against the reference (p->best_whole_reference
+ * says which way) and the sample recomputed on the exact path (its rows
+ * read back from c->file when that is set), the three side by side.
+ * SEBT_ERR_VERIFY on a difference, err->msg (and p->what) naming it (the
+ * series' first, then the best combos', then the sample's); also when the
+ * check would compare other columns than the sweep made (c->cols against
+ * the windows and records handed over): analysis columns asked of a sweep
+ * that ran without trades, or left out of one that made them. */
+sebt_status sebt_sweep_proof_check(sebt_sweep_proof *p, const sebt_sweep_proof_ctx *c, const sebt_sweep_record *best,
+                                   size_t n_best, sebt_error *err);
 
 /* The series s, read from the cache, against a fresh parse of file, every
  * bit: SEBT_OK equal, SEBT_ERR_VERIFY different (err names the column),
