@@ -164,9 +164,12 @@ double sebt_overfit_sharpe(double n, double s, double q)
 /* A set of blocks' sums: the low half's blocks (0 .. S/2-1) added in
  * increasing order from 0, the high half's likewise, then low + high. Each
  * thread keeps, for a chunk of combos, every subset's sums of each half
- * (one add per subset from the subset without its highest block: the same
- * order), combos side by side. */
+ * rounded to float (one add per subset from the subset without its highest
+ * block: the same order), combos side by side, for the float filter; the
+ * double filter and the exact values add one set's sums again from the
+ * chunk's rows (mask_sums), the same bits. */
 #define SEBT_PBO_MAX_THREADS 256
+#define BUILD_LANES 32
 
 typedef struct pbo_job {
     const double *stats;
@@ -184,11 +187,28 @@ typedef struct pbo_job {
     float *ft2, *oft2;       /* as floats for the float filter (ft2_of) */
     size_t *below, *equal;   /* pass 2's counts */
     size_t *recount;         /* the chunks 0 .. recount[sp] are counted after the walk */
-    double *tab;   /* 6 * 2^h * chunk: n, s, q of the low half, then of the high half */
+    double *scratch;  /* 2^h * BUILD_LANES: one figure's subset sums of one half, for BUILD_LANES combos */
+    double *sums;     /* 6 * chunk: one set of blocks' n, s, q of the low half, then the high half (mask_sums) */
     double *v;     /* chunk: one split's Sharpe of each combo of the chunk */
     double *rows;  /* 3 * s * chunk: the chunk's rows, figure by figure */
-    float *ftab;   /* tab's values rounded to float, for the first filter */
+    float *ftab;   /* 6 * 2^h * chunk: n, s, q of every subset of the low half, then of the high half, rounded to float */
 } pbo_job;
+
+/* Counts up to 2^23 (their sum exact in float), sums up to 2^30 in
+ * magnitude (lim); anything larger becomes NaN, which the float filter
+ * leaves to the double one. NaN set by its bits: a select on a comparison
+ * is left scalar. */
+static inline __attribute__((always_inline)) void float_row(const double *restrict x, float *restrict y, size_t nc,
+                                                            double lim)
+{
+    for (size_t c = 0; c < nc; c++) {
+        float f = (float)x[c];
+        uint32_t b, nan = (uint32_t)-(int32_t)!(fabs(x[c]) <= lim) & 0x7fc00000u;
+        memcpy(&b, &f, sizeof b);
+        b |= nan;
+        memcpy(&y[c], &b, sizeof b);
+    }
+}
 
 __attribute__((target_clones("avx512f", "avx2", "default"))) static void build_tables(pbo_job *j, size_t c0, size_t nc)
 {
@@ -198,51 +218,65 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void build_t
     for (size_t c = 0; c < nc; c++)
         for (int x = 0; x < 3 * j->s; x++)
             j->rows[(size_t)x * C + c] = j->stats[j->order[c0 + c] * (size_t)(3 * j->s) + (size_t)x];
-    for (int half = 0; half < 2; half++) {
-        double *t = j->tab + (size_t)half * 3 * sub * C;
-        for (int k = 0; k < 3; k++)
-            for (size_t c = 0; c < nc; c++)
-                t[k * sub * C + c] = 0.0;
-        for (size_t m = 1; m < sub; m++) {
-            int hb = 31 - __builtin_clz((unsigned)m);
-            size_t prev = m ^ ((size_t)1 << hb);
-            int blk = half * j->h + hb;
+    /* The double sums a few combos at a time (in cache), each line rounded
+     * to float as soon as it is added; only the float table is kept. */
+    for (size_t cb = 0; cb < nc; cb += BUILD_LANES) {
+        size_t w = nc - cb < BUILD_LANES ? nc - cb : BUILD_LANES;
+        for (int half = 0; half < 2; half++)
             for (int k = 0; k < 3; k++) {
-                double *dst = t + k * sub * C + m * C;
-                const double *src = t + k * sub * C + prev * C;
-                const double *add = j->rows + (size_t)(3 * blk + k) * C;
-                for (size_t c = 0; c < nc; c++)
-                    dst[c] = src[c] + add[c];
+                double *t = j->scratch;
+                float *ft = j->ftab + (size_t)(3 * half + k) * sub * C + cb;
+                double lim = k == 0 ? 0x1p23 : 0x1p30;
+                for (size_t c = 0; c < w; c++)
+                    t[c] = 0.0;
+                float_row(t, ft, w, lim);
+                for (size_t m = 1; m < sub; m++) {
+                    int hb = 31 - __builtin_clz((unsigned)m);
+                    size_t prev = m ^ ((size_t)1 << hb);
+                    double *restrict dst = t + m * BUILD_LANES;
+                    const double *restrict src = t + prev * BUILD_LANES;
+                    const double *restrict add = j->rows + (size_t)(3 * (half * j->h + hb) + k) * C + cb;
+                    for (size_t c = 0; c < w; c++)
+                        dst[c] = src[c] + add[c];
+                    float_row(dst, ft + m * C, w, lim);
+                }
             }
-        }
     }
-    /* Counts up to 2^23 (their sum exact in float), sums up to 2^30 in
-     * magnitude; anything larger becomes NaN, which the float filter
-     * leaves to the double one. */
-    for (size_t r = 0; r < 6 * sub; r++) {
-        const double lim = (r / sub) % 3 == 0 ? 0x1p23 : 0x1p30;
-        const double *restrict x = j->tab + r * C;
-        float *restrict y = j->ftab + r * C;
-        /* NaN set by its bits: a select on a comparison is left scalar. */
-        for (size_t c = 0; c < nc; c++) {
-            float f = (float)x[c];
-            uint32_t b, nan = (uint32_t)-(int32_t)!(fabs(x[c]) <= lim) & 0x7fc00000u;
-            memcpy(&b, &f, sizeof b);
-            b |= nan;
-            memcpy(&y[c], &b, sizeof b);
+}
+
+typedef struct {
+    const double *an, *bn, *as, *bs, *aq, *bq;
+} half_sums;
+
+/* The double sums over blocks mask of each half for the chunk's combos,
+ * straight from its rows: each half's blocks added in increasing order
+ * from 0, as the float table's sums were before their rounding. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static half_sums mask_sums(const pbo_job *j,
+                                                                                       uint32_t mask, size_t nc)
+{
+    size_t C = j->chunk;
+    for (int half = 0; half < 2; half++)
+        for (int k = 0; k < 3; k++) {
+            double *restrict t = j->sums + (size_t)(3 * half + k) * C;
+            for (size_t c = 0; c < nc; c++)
+                t[c] = 0.0;
+            for (int b = half * j->h; b < (half + 1) * j->h; b++)
+                if (mask >> b & 1u) {
+                    const double *restrict add = j->rows + (size_t)(3 * b + k) * C;
+                    for (size_t c = 0; c < nc; c++)
+                        t[c] += add[c];
+                }
         }
-    }
+    const double *t = j->sums;
+    return (half_sums){ .an = t, .as = t + C, .aq = t + 2 * C, .bn = t + 3 * C, .bs = t + 4 * C, .bq = t + 5 * C };
 }
 
 /* v[c]: the Sharpe over blocks mask of each combo c0 + c of the chunk
  * (from its tables), c < nc. */
-__attribute__((target_clones("avx512f", "avx2", "default"))) static void chunk_sharpe(const pbo_job *j, uint32_t mask, size_t nc, double *restrict v)
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void chunk_sharpe(const half_sums *h, size_t nc, double *restrict v)
 {
-    size_t sub = (size_t)1 << j->h, C = j->chunk;
-    size_t lo = mask & (sub - 1), hi = mask >> j->h;
-    const double *restrict an = j->tab + lo * C, *restrict bn = j->tab + 3 * sub * C + hi * C;
-    const double *restrict as = an + sub * C, *restrict bs = bn + sub * C;
-    const double *restrict aq = as + sub * C, *restrict bq = bs + sub * C;
+    const double *restrict an = h->an, *restrict bn = h->bn, *restrict as = h->as, *restrict bs = h->bs;
+    const double *restrict aq = h->aq, *restrict bq = h->bq;
     for (size_t c = 0; c < nc; c++)
         v[c] = sharpe_of_sums(an[c] + bn[c], as[c] + bs[c], aq[c] + bq[c]);
 }
@@ -297,14 +331,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void chunk_c
 
 /* How many combos of the chunk the filter cannot show to have a Sharpe
  * over blocks mask at most t (t2 = t|t|, t finite). */
-static inline __attribute__((always_inline)) size_t filter_above(const pbo_job *j, uint32_t mask, size_t nc,
-                                                                  double t2)
+static inline __attribute__((always_inline)) size_t filter_above(const half_sums *h, size_t nc, double t2)
 {
-    size_t sub = (size_t)1 << j->h, C = j->chunk;
-    size_t lo = mask & (sub - 1), hi = mask >> j->h;
-    const double *restrict an = j->tab + lo * C, *restrict bn = j->tab + 3 * sub * C + hi * C;
-    const double *restrict as = an + sub * C, *restrict bs = bn + sub * C;
-    const double *restrict aq = as + sub * C, *restrict bq = bs + sub * C;
+    const double *restrict an = h->an, *restrict bn = h->bn, *restrict as = h->as, *restrict bs = h->bs;
+    const double *restrict aq = h->aq, *restrict bq = h->bq;
     int64_t k = 0;
     for (size_t c = 0; c < nc; c++) {
         double n = an[c] + bn[c], s = as[c] + bs[c], q = aq[c] + bq[c];
@@ -319,14 +349,11 @@ static inline __attribute__((always_inline)) size_t filter_above(const pbo_job *
 /* As filter_above, against the best's out-of-sample Sharpe t (finite):
  * *lo_out gains the combos surely below t (or NaN); returns how many the
  * filter leaves undecided (below, equal or above). */
-static inline __attribute__((always_inline)) size_t filter_below(const pbo_job *j, uint32_t mask, size_t nc,
-                                                                  double t2, size_t *lo_out)
+static inline __attribute__((always_inline)) size_t filter_below(const half_sums *h, size_t nc, double t2,
+                                                                  size_t *lo_out)
 {
-    size_t sub = (size_t)1 << j->h, C = j->chunk;
-    size_t lo = mask & (sub - 1), hi = mask >> j->h;
-    const double *restrict an = j->tab + lo * C, *restrict bn = j->tab + 3 * sub * C + hi * C;
-    const double *restrict as = an + sub * C, *restrict bs = bn + sub * C;
-    const double *restrict aq = as + sub * C, *restrict bq = bs + sub * C;
+    const double *restrict an = h->an, *restrict bn = h->bn, *restrict as = h->as, *restrict bs = h->bs;
+    const double *restrict aq = h->aq, *restrict bq = h->bq;
     int64_t k = 0, below = 0;
     for (size_t c = 0; c < nc; c++) {
         double n = an[c] + bn[c], s = as[c] + bs[c], q = aq[c] + bq[c];
@@ -439,18 +466,21 @@ static inline __attribute__((always_inline)) size_t ffilter_below(const pbo_job 
  * is how many combos it cannot show to be at most t; for t2b (pass 2's, as
  * ffilter_below), *lo_b gains those surely below t or NaN and *und_b is
  * how many it leaves undecided. Each decision is ffilter_above's or
- * ffilter_below's, the same expressions; a NaN threshold decides nothing
- * its caller reads. */
+ * ffilter_below's, the margin gathered differently: 2^-16 n Sm^2 + floor
+ * and 2^-16 n (n Qm + Sm^2) once per combo, then one multiply-add per
+ * threshold. That is 2^-16 M + floor up to a few float roundings (a
+ * relative 2^-21 at most), and 2^-16 M is 8x the errors it must cover, so
+ * every decision stands. A NaN threshold decides nothing its caller reads. */
 typedef void pair_filter_fn(const pbo_job *j, uint32_t mask, size_t nc, float t2a, float t2b, size_t *und_a,
                             size_t *lo_b, size_t *und_b);
 
 #define PAIR_FILTER_ONE(T, ABS, LANE_TRUE)                                                               \
     {                                                                                                  \
-        T sm = ABS(asc) + ABS(bsc), mq = n * (aqc + bqc) + sm * sm;                                    \
-        T d = n * q - s * s, dtol = FFILTER_MARGIN * mq + FFILTER_FLOOR;                               \
+        T sm = ABS(asc) + ABS(bsc), nq = n * q, mq = nq + sm * sm;                                     \
+        T d = nq - s * s, dtol = FFILTER_MARGIN * mq + FFILTER_FLOOR;                                  \
         T A = s * ABS(s) * (n - 1.0f), nd = n * d;                                                     \
-        T tola = FFILTER_MARGIN * (n * (sm * sm + ata * mq)) + FFILTER_FLOOR;                          \
-        T tolb = FFILTER_MARGIN * (n * (sm * sm + atb * mq)) + FFILTER_FLOOR;                          \
+        T P = FFILTER_MARGIN * (n * (sm * sm)) + FFILTER_FLOOR, Q = FFILTER_MARGIN * (n * mq);         \
+        T tola = P + ata * Q, tolb = P + atb * Q;                                                      \
         T ga = A - t2a * nd, gb = A - t2b * nd;                                                        \
         M valid = (n >= 2.0f) & (d > dtol);                                                            \
         M invalid = (n < 2.0f) | (d < -dtol);                                                          \
@@ -582,12 +612,12 @@ static double set_sharpe(const double *row, int h, uint32_t mask)
 /* Pass 1 on the chunk at position p0 (chunk k, nc combos) for split sp,
  * exactly: its best updated, and on a change the best's out-of-sample
  * Sharpe, the thresholds and the counts to redo. */
-static void is_exact(pbo_job *j, size_t sp, size_t p0, size_t nc, size_t k)
+static void is_exact(pbo_job *j, size_t sp, const half_sums *h, size_t p0, size_t nc, size_t k)
 {
     sebt_pbo *o = j->out;
     size_t best = o->best[sp], was = best;
     double bv = o->is_sharpe[sp];
-    chunk_sharpe(j, j->masks[sp], nc, j->v);
+    chunk_sharpe(h, nc, j->v);
     /* The chunk's largest first, then (rarely: when it reaches the best so
      * far) where it is. -inf is no Sharpe a sum of trades gives, but is
      * scanned for anyway. */
@@ -630,13 +660,14 @@ static void oos_count(pbo_job *j, size_t sp, size_t nc, bool float_tried)
         return;
     }
     lo = 0;
-    if (!isnan(j->ot2[sp]) && filter_below(j, mask, nc, j->ot2[sp], &lo) == 0) {
+    half_sums h = mask_sums(j, mask, nc);
+    if (!isnan(j->ot2[sp]) && filter_below(&h, nc, j->ot2[sp], &lo) == 0) {
         j->below[sp] += lo;
         return;
     }
     lo = 0;
     double ob = j->out->oos_sharpe[sp];
-    chunk_sharpe(j, mask, nc, j->v);
+    chunk_sharpe(&h, nc, j->v);
     if (isnan(ob)) {
         for (size_t c = 0; c < nc; c++)
             eq += isnan(j->v[c]);
@@ -658,8 +689,11 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void walk_ma
     float fa = j->ft2[a], fb = count_b ? j->oft2[b] : NAN;
     if (!isnan(fa) || !isnan(fb))
         j->pair_filter(j, j->masks[a], nc, fa, fb, &und_a, &lo_b, &und_b);
-    if (isnan(j->t2[a]) || ((isnan(fa) || und_a != 0) && filter_above(j, j->masks[a], nc, j->t2[a]) != 0))
-        is_exact(j, a, p0, nc, k);
+    if (isnan(j->t2[a]) || isnan(fa) || und_a != 0) {
+        half_sums h = mask_sums(j, j->masks[a], nc);
+        if (isnan(j->t2[a]) || filter_above(&h, nc, j->t2[a]) != 0)
+            is_exact(j, a, &h, p0, nc, k);
+    }
     if (!count_b)
         return;
     if (!isnan(fb) && und_b == 0)
@@ -901,15 +935,17 @@ static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, s
         jobs[t] = shared;
         jobs[t].pair_lo = n / 2 * (size_t)t / (size_t)threads;
         jobs[t].pair_hi = n / 2 * (size_t)(t + 1) / (size_t)threads;
-        jobs[t].tab = malloc(6 * ((size_t)1 << (s / 2)) * chunk * sizeof(double));
+        jobs[t].scratch = malloc(((size_t)1 << (s / 2)) * BUILD_LANES * sizeof(double));
+        jobs[t].sums = malloc(6 * chunk * sizeof(double));
         jobs[t].v = malloc(chunk * sizeof(double));
         jobs[t].rows = malloc((size_t)(3 * s) * chunk * sizeof(double));
         jobs[t].ftab = malloc(6 * ((size_t)1 << (s / 2)) * chunk * sizeof(float));
-        ok = jobs[t].tab && jobs[t].v && jobs[t].rows && jobs[t].ftab;
+        ok = jobs[t].scratch && jobs[t].sums && jobs[t].v && jobs[t].rows && jobs[t].ftab;
     }
     bool done = ok && pbo_passes(jobs, threads, out);
     for (int t = 0; jobs && t < threads; t++) {
-        free(jobs[t].tab);
+        free(jobs[t].scratch);
+        free(jobs[t].sums);
         free(jobs[t].v);
         free(jobs[t].rows);
         free(jobs[t].ftab);
