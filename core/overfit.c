@@ -169,7 +169,23 @@ double sebt_overfit_sharpe(double n, double s, double q)
  * double filter and the exact values add one set's sums again from the
  * chunk's rows (mask_sums), the same bits. */
 #define SEBT_PBO_MAX_THREADS 256
-#define BUILD_LANES 32
+#define BUILD_LANES 16
+
+/* The threads' shared tables and their meeting point: every chunk's rows
+ * and float table are built by all threads together, each a share of its
+ * combos, into one of two buffers (chunk k into buffer k % 2), and walked
+ * once all have built it. A thread builds chunk k + 1 only after its walk
+ * of chunk k, and all passed the meeting after building chunk k, so
+ * nobody still walks chunk k - 1 from the buffer it overwrites. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int n, waiting;
+    int gate;              /* 0 until every thread started (1) or one could not be (-1) */
+    unsigned long meeting; /* how many meetings all have reached */
+    double *rows[2];
+    float *ftab[2];
+} pbo_crew;
 
 typedef struct pbo_job {
     const double *stats;
@@ -192,6 +208,10 @@ typedef struct pbo_job {
     double *v;     /* chunk: one split's Sharpe of each combo of the chunk */
     double *rows;  /* 3 * s * chunk: the chunk's rows, figure by figure */
     float *ftab;   /* 6 * 2^h * chunk: n, s, q of every subset of the low half, then of the high half, rounded to float */
+    pbo_crew *crew;
+    int index;                /* the thread's, 0 .. crew->n - 1 */
+    double *own_rows;         /* rows and ftab of the job's own, for the recounts */
+    float *own_ftab;
 } pbo_job;
 
 /* Counts up to 2^23 (their sum exact in float), sums up to 2^30 in
@@ -210,18 +230,21 @@ static inline __attribute__((always_inline)) void float_row(const double *restri
     }
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) static void build_tables(pbo_job *j, size_t c0, size_t nc)
+/* Part of the chunk at position c0 (nc combos): its blocks of BUILD_LANES
+ * combos part, part + parts, ... turned into j->rows and j->ftab. */
+__attribute__((target_clones("avx512f", "avx2", "default"))) static void build_part(pbo_job *j, size_t c0, size_t nc,
+                                                                                    size_t part, size_t parts)
 {
     size_t sub = (size_t)1 << j->h, C = j->chunk;
-    /* The chunk's rows turned on their side first (block and figure, then
-     * combo): the adds below then read along a line, not a row apart. */
-    for (size_t c = 0; c < nc; c++)
-        for (int x = 0; x < 3 * j->s; x++)
-            j->rows[(size_t)x * C + c] = j->stats[j->order[c0 + c] * (size_t)(3 * j->s) + (size_t)x];
-    /* The double sums a few combos at a time (in cache), each line rounded
-     * to float as soon as it is added; only the float table is kept. */
-    for (size_t cb = 0; cb < nc; cb += BUILD_LANES) {
+    for (size_t cb = part * BUILD_LANES; cb < nc; cb += parts * BUILD_LANES) {
         size_t w = nc - cb < BUILD_LANES ? nc - cb : BUILD_LANES;
+        /* The rows turned on their side first (block and figure, then
+         * combo): the adds below then read along a line, not a row apart. */
+        for (size_t c = cb; c < cb + w; c++)
+            for (int x = 0; x < 3 * j->s; x++)
+                j->rows[(size_t)x * C + c] = j->stats[j->order[c0 + c] * (size_t)(3 * j->s) + (size_t)x];
+        /* The double sums in a small scratch (in cache), each line rounded
+         * to float as soon as it is added; only the float table is kept. */
         for (int half = 0; half < 2; half++)
             for (int k = 0; k < 3; k++) {
                 double *t = j->scratch;
@@ -704,13 +727,51 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void walk_ma
 
 /* One thread's splits, the pairs i and n-1-i for i in pair_lo .. pair_hi:
  * the walk, then the recounts. */
+static void crew_meet(pbo_crew *c)
+{
+    pthread_mutex_lock(&c->mu);
+    unsigned long m = c->meeting;
+    if (++c->waiting == c->n) {
+        c->waiting = 0;
+        c->meeting++;
+        pthread_cond_broadcast(&c->cv);
+    }
+    while (m == c->meeting)
+        pthread_cond_wait(&c->cv, &c->mu);
+    pthread_mutex_unlock(&c->mu);
+}
+
+/* Whether to go: every thread was started. */
+static bool crew_gate(pbo_crew *c)
+{
+    pthread_mutex_lock(&c->mu);
+    while (c->gate == 0)
+        pthread_cond_wait(&c->cv, &c->mu);
+    bool go = c->gate > 0;
+    pthread_mutex_unlock(&c->mu);
+    return go;
+}
+
+static void crew_open(pbo_crew *c, bool go)
+{
+    pthread_mutex_lock(&c->mu);
+    c->gate = go ? 1 : -1;
+    pthread_cond_broadcast(&c->cv);
+    pthread_mutex_unlock(&c->mu);
+}
+
 static void *pbo_thread(void *arg)
 {
     pbo_job *j = arg;
+    if (!crew_gate(j->crew))
+        return NULL;
     size_t n = j->n_splits, C = j->chunk, n_chunks = (j->n_combos + C - 1) / C;
     for (size_t k = 0; k < n_chunks; k++) {
         size_t p0 = k * C, nc = j->n_combos - p0 < C ? j->n_combos - p0 : C;
-        build_tables(j, p0, nc);
+        j->rows = j->crew->rows[k % 2];
+        j->ftab = j->crew->ftab[k % 2];
+        build_part(j, p0, nc, (size_t)j->index, (size_t)j->crew->n);
+        crew_meet(j->crew);
         for (size_t i = j->pair_lo; i < j->pair_hi; i++) {
             walk_mask(j, i, p0, nc, k);
             walk_mask(j, n - 1 - i, p0, nc, k);
@@ -726,9 +787,11 @@ static void *pbo_thread(void *arg)
                 last = j->recount[sp] > last ? j->recount[sp] : last;
             }
         }
+    j->rows = j->own_rows;
+    j->ftab = j->own_ftab;
     for (size_t k = 0; any && k <= last; k++) {
         size_t p0 = k * C, nc = j->n_combos - p0 < C ? j->n_combos - p0 : C;
-        build_tables(j, p0, nc);
+        build_part(j, p0, nc, 0, 1);
         for (size_t i = j->pair_lo; i < j->pair_hi; i++)
             for (int side = 0; side < 2; side++) {
                 size_t sp = side ? n - 1 - i : i;
@@ -750,6 +813,7 @@ static bool run_jobs(pbo_job *jobs, int n)
         ok = pthread_create(&tid[started], NULL, pbo_thread, &jobs[started]) == 0;
     if (!ok)
         started--;
+    crew_open(jobs[0].crew, ok);
     if (ok)
         pbo_thread(&jobs[0]);
     for (int t = 1; t < started; t++)
@@ -923,8 +987,15 @@ static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, s
     shared.equal = calloc(n, sizeof(size_t));
     shared.recount = calloc(n, sizeof(size_t));
     shared.order = order;
+    size_t ftab_bytes = 6 * ((size_t)1 << (s / 2)) * chunk * sizeof(float), rows_bytes = (size_t)(3 * s) * chunk * sizeof(double);
+    pbo_crew crew = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .n = threads };
+    for (int b = 0; b < 2; b++) {
+        crew.rows[b] = malloc(rows_bytes);
+        crew.ftab[b] = malloc(ftab_bytes);
+    }
+    shared.crew = &crew;
     pbo_job *jobs = calloc((size_t)threads, sizeof *jobs);
-    bool ok = jobs && order && shared.t2 && shared.ot2 && shared.ft2 && shared.oft2 && shared.below && shared.equal &&
+    bool ok = jobs && crew.rows[0] && crew.rows[1] && crew.ftab[0] && crew.ftab[1] && order && shared.t2 && shared.ot2 && shared.ft2 && shared.oft2 && shared.below && shared.equal &&
               shared.recount;
     for (size_t i = 0; ok && i < n; i++) {
         out->best[i] = SIZE_MAX;
@@ -933,24 +1004,31 @@ static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, s
     }
     for (int t = 0; ok && t < threads; t++) {
         jobs[t] = shared;
+        jobs[t].index = t;
         jobs[t].pair_lo = n / 2 * (size_t)t / (size_t)threads;
         jobs[t].pair_hi = n / 2 * (size_t)(t + 1) / (size_t)threads;
         jobs[t].scratch = malloc(((size_t)1 << (s / 2)) * BUILD_LANES * sizeof(double));
         jobs[t].sums = malloc(6 * chunk * sizeof(double));
         jobs[t].v = malloc(chunk * sizeof(double));
-        jobs[t].rows = malloc((size_t)(3 * s) * chunk * sizeof(double));
-        jobs[t].ftab = malloc(6 * ((size_t)1 << (s / 2)) * chunk * sizeof(float));
-        ok = jobs[t].scratch && jobs[t].sums && jobs[t].v && jobs[t].rows && jobs[t].ftab;
+        jobs[t].own_rows = malloc(rows_bytes);
+        jobs[t].own_ftab = malloc(ftab_bytes);
+        ok = jobs[t].scratch && jobs[t].sums && jobs[t].v && jobs[t].own_rows && jobs[t].own_ftab;
     }
     bool done = ok && pbo_passes(jobs, threads, out);
     for (int t = 0; jobs && t < threads; t++) {
         free(jobs[t].scratch);
         free(jobs[t].sums);
         free(jobs[t].v);
-        free(jobs[t].rows);
-        free(jobs[t].ftab);
+        free(jobs[t].own_rows);
+        free(jobs[t].own_ftab);
     }
     free(jobs);
+    for (int b = 0; b < 2; b++) {
+        free(crew.rows[b]);
+        free(crew.ftab[b]);
+    }
+    pthread_cond_destroy(&crew.cv);
+    pthread_mutex_destroy(&crew.mu);
     free(order);
     free(shared.t2);
     free(shared.ot2);
