@@ -951,10 +951,13 @@ static size_t *walk_order(const double *stats, size_t n_combos, int s)
     return order;
 }
 
+/* Combos to a chunk: its float table about 768 KiB (128 combos at S = 16),
+ * so that the two shared buffers and what the walk reads beside them stay
+ * in a 2 MiB L2; measured a tenth faster than 256 combos, 512 slower. */
 static size_t chunk_for(int h, size_t n_combos)
 {
-    size_t per = 6 * ((size_t)1 << h) * sizeof(double);
-    size_t c = ((size_t)4 << 20) / per;
+    size_t per = 6 * ((size_t)1 << h) * sizeof(float);
+    size_t c = ((size_t)3 << 18) / per;
     c = c < 16 ? 16 : c > 256 ? 256 : c;
     return c < n_combos ? c : n_combos;
 }
