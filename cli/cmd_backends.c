@@ -24,7 +24,9 @@ const cli_command cli_cmd_backends_spec = {
     .about = "The backends built into this binary, their parity contract against the\n"
              "reference (exact, or tolerant(tol)), where a sweep's --analysis columns\n"
              "come from (walk: counted in its metrics-only walk; trades: from each\n"
-             "combo's recorded trades, slower) and a description; a backend that\n"
+             "combo's recorded trades, slower), where --overfit takes each combo's\n"
+             "block sums from (walk: the sweep's own walk; trades: a second run of\n"
+             "every combo on the trade path) and a description; a backend that\n"
              "cannot be opened here is listed as unavailable, with the reason.\n",
     .opts = CLI_OPTS(backends_opts),
     .fn = cli_cmd_backends,
@@ -36,6 +38,17 @@ static const char *analysis_source(const sebt_backend *b)
     return sebt_backend_tally_batch(b) ? "walk" : "trades";
 }
 
+/* Where a sweep with --overfit takes b's block sums from (sebt_backend_blocks_batch). */
+static const char *overfit_source(const sebt_backend *b)
+{
+    return sebt_backend_blocks_batch(b) ? "walk" : "trades";
+}
+
+static void header_line(void)
+{
+    printf("%-10s  %-16s  %-8s  %-7s  %s\n", "name", "contract", "analysis", "overfit", "description");
+}
+
 /* One plugin, or one built-in by name: its table as the registry opens it. */
 static int show_one(const char *cmd, const char *value, bool json)
 {
@@ -44,7 +57,7 @@ static int show_one(const char *cmd, const char *value, bool json)
     if (sebt_backend_get(value, &b, &err) != SEBT_OK) {
         if (!sebt_backend_is_path(value) && !sebt_backend_is_kernel(value) && err.code != SEBT_ERR_USAGE && !json) {
             /* A built-in that cannot open here is an answer, as in the list. */
-            printf("%-10s  %-16s  %-8s  %s\n", value, "unavailable", "-", err.msg);
+            printf("%-10s  %-16s  %-8s  %-7s  %s\n", value, "unavailable", "-", "-", err.msg);
             return CLI_EXIT_OK;
         }
         return cli_report_error(cmd, &err);
@@ -64,6 +77,7 @@ static int show_one(const char *cmd, const char *value, bool json)
         cli_json_string(&j, "contract", b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
         cli_json_double(&j, "tol", b->contract.tol);
         cli_json_string(&j, "analysis", analysis_source(b));
+        cli_json_string(&j, "overfit", overfit_source(b));
         cli_json_string(&j, "description", b->description ? b->description : "");
         if (plugin) {
             cli_json_string(&j, "plugin", sebt_backend_selector(b));
@@ -80,8 +94,8 @@ static int show_one(const char *cmd, const char *value, bool json)
         cli_json_end_object(&j);
         cli_json_finish(&j);
     } else {
-        printf("%-10s  %-16s  %-8s  %s\n", "name", "contract", "analysis", "description");
-        printf("%-10s  %-16s  %-8s  %s\n", b->name, contract, analysis_source(b),
+        header_line();
+        printf("%-10s  %-16s  %-8s  %-7s  %s\n", b->name, contract, analysis_source(b), overfit_source(b),
                b->description ? b->description : "");
         if (plugin)
             printf("plugin: %s (ABI %d)\n", sebt_backend_selector(b), SEBT_PLUGIN_ABI_VERSION);
@@ -110,7 +124,7 @@ int cli_cmd_backends(int argc, char **argv)
         cli_json_schema(&j, "backends");
         cli_json_begin_array(&j, "backends");
     } else {
-        printf("%-10s  %-16s  %-8s  %s\n", "name", "contract", "analysis", "description");
+        header_line();
     }
     for (size_t i = 0; i < sebt_backend_count(); i++) {
         const char *name = sebt_backend_name_at(i);
@@ -129,13 +143,15 @@ int cli_cmd_backends(int argc, char **argv)
                 cli_json_string(&j, "contract", b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
                 cli_json_double(&j, "tol", b->contract.tol);
                 cli_json_string(&j, "analysis", analysis_source(b));
+                cli_json_string(&j, "overfit", overfit_source(b));
                 cli_json_string(&j, "description", about);
             } else {
                 cli_json_string(&j, "reason", about);
             }
             cli_json_end_object(&j);
         } else {
-            printf("%-10s  %-16s  %-8s  %s\n", name, contract, ok ? analysis_source(b) : "-", about);
+            printf("%-10s  %-16s  %-8s  %-7s  %s\n", name, contract, ok ? analysis_source(b) : "-",
+                   ok ? overfit_source(b) : "-", about);
         }
     }
     if (json) {

@@ -615,14 +615,16 @@ Test(cli, backends_lists_cpu_backends_with_contracts)
 {
     proc p = run_sebt("backends", NULL);
     cr_assert_eq(p.code, 0, "stderr: %s", p.err);
-    assert_has(p.out, "\nreference   exact");
-    assert_has(p.out, "\nfast_cpu ");
+    assert_has(p.out, "\nreference   exact             trades    trades ");
+    assert_has(p.out, "\nfast_cpu    exact             walk      walk ");
     assert_has(p.out, "\ncuda ");
 
     p = run_sebt("backends", "--format", "json", NULL);
     cr_assert_eq(p.code, 0);
     assert_has(p.out, "{\"name\":\"reference\",\"available\":true,\"contract\":\"exact\",\"tol\":0,");
-    assert_has(p.out, "{\"name\":\"fast_cpu\",\"available\":true,");
+    assert_has(p.out, "{\"name\":\"fast_cpu\",\"available\":true,\"contract\":\"exact\",\"tol\":0,\"analysis\":\"walk\","
+                      "\"overfit\":\"walk\",");
+    assert_has(p.out, "\"analysis\":\"trades\",\"overfit\":\"trades\",\"description\":\"SPEC written literally");
     assert_has(p.out, "{\"name\":\"cuda\",\"available\":");
 }
 

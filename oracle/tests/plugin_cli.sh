@@ -21,7 +21,7 @@ expect() { # expect RC PATTERN -- command...
   fi
 }
 
-expect 0 '^mine +exact +trades +template plugin' -- "$sebt" backends --backend "$dir/libmine_ok.so"
+expect 0 '^mine +exact +trades +trades +template plugin' -- "$sebt" backends --backend "$dir/libmine_ok.so"
 expect 0 "\"plugin\":\"$dir/libmine_ok.so\"" -- "$sebt" backends --backend "$dir/libmine_ok.so" --format json
 expect 0 'mine_f32 +tolerant\(0.0001\)' -- "$sebt" backends --backend "$dir/libmine_float32.so"
 (cd "$dir" && expect 0 '"backend":"mine"' -- "$sebt" run --backend libmine_ok.so --data "$data")
