@@ -52,6 +52,10 @@ Test(cli_oracle, self_test_catches_every_mutant, .timeout = 900)
     cr_expect(strstr(big, "\"total\":28") != NULL, "%s", big);
     cr_expect(strstr(big, "\"fuzz\":28") != NULL, "%s", big);
     cr_expect(strstr(big, "\"parity\":26") != NULL, "%s", big);
+    /* ...so those two are not run through it (minutes of the reference's walk). */
+    cr_expect(strstr(big, "\"parity_divergence\":\"not run: the parity set has fewer than 257 combos\"") != NULL,
+              "%s", big);
+    cr_expect(strstr(big, "\"parity_divergence\":\"not run: parity's budgets") != NULL, "%s", big);
 }
 
 Test(cli_oracle, a_mutant_fails_fuzz_with_a_readable_reproducer)
