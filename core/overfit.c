@@ -540,38 +540,31 @@ typedef void pair_filter_fn(const pbo_job *j, uint32_t mask, size_t nc, float t2
     *lo_b += (size_t)lo;                                                                               \
     *und_b = (size_t)kb;
 
-static void ffilter_pair(const pbo_job *j, uint32_t mask, size_t nc, float t2a, float t2b, size_t *und_a,
-                         size_t *lo_b, size_t *und_b)
-{
-    PAIR_FILTER_HEAD
-    SCALAR_PAIR_LOOP
-    PAIR_FILTER_TAIL
-}
-
-#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-/* Sixteen combos side by side in GCC's vector extension: the comparisons
- * stay lane masks (a true lane is -1), where the loop above, left to the
- * compiler, moves each through a general register. Written per target
- * (target_clones would lower the vectors for the baseline first); picked
- * at run time (pair_filter). */
-typedef float pbo_vf __attribute__((vector_size(64), aligned(4)));
-typedef int32_t pbo_vi __attribute__((vector_size(64), aligned(4)));
-#define VABS(x) ((pbo_vf)((pbo_vi)(x) & 0x7fffffff))
+/* Several combos side by side in GCC's vector extension: the comparisons
+ * stay lane masks (a true lane is -1), where a loop left to the compiler
+ * moves each through a general register. Each width is written for its
+ * own target (target_clones would lower the vectors for the baseline
+ * first; a vector wider than the target's registers is lowered badly):
+ * 16 lanes for AVX-512, 8 for AVX2, 4 (SSE2, NEON or plain C) otherwise;
+ * picked at run time (pair_filter). */
 #define VECTOR_TRUE(x) (-(x))
-#define VECTOR_PAIR_FILTER(NAME, TARGET)                                                                \
-    __attribute__((target(TARGET))) static void NAME(const pbo_job *j, uint32_t mask, size_t nc, float t2a, \
-                                                     float t2b, size_t *und_a, size_t *lo_b, size_t *und_b) \
+#define VECTOR_PAIR_FILTER(NAME, ATTR, LANES)                                                           \
+    typedef float NAME##_vf __attribute__((vector_size(4 * LANES), aligned(4)));                       \
+    typedef int32_t NAME##_vi __attribute__((vector_size(4 * LANES), aligned(4)));                     \
+    ATTR static void NAME(const pbo_job *j, uint32_t mask, size_t nc, float t2a, float t2b, size_t *und_a, \
+                          size_t *lo_b, size_t *und_b)                                                 \
     {                                                                                                  \
+        typedef NAME##_vf V;                                                                           \
+        typedef NAME##_vi M;                                                                           \
         PAIR_FILTER_HEAD                                                                               \
-        pbo_vi KA = { 0 }, KB = { 0 }, LO = { 0 };                                                     \
-        for (; c + 16 <= nc; c += 16) {                                                                \
-            typedef pbo_vi M;                                                                          \
-            pbo_vf asc = *(const pbo_vf *)(as + c), bsc = *(const pbo_vf *)(bs + c);                   \
-            pbo_vf aqc = *(const pbo_vf *)(aq + c), bqc = *(const pbo_vf *)(bq + c);                   \
-            pbo_vf n = *(const pbo_vf *)(an + c) + *(const pbo_vf *)(bn + c), s = asc + bsc, q = aqc + bqc; \
-            PAIR_FILTER_ONE(pbo_vf, VABS, VECTOR_TRUE)                                                 \
+        M KA = { 0 }, KB = { 0 }, LO = { 0 };                                                          \
+        for (; c + LANES <= nc; c += LANES) {                                                          \
+            V asc = *(const V *)(as + c), bsc = *(const V *)(bs + c);                                  \
+            V aqc = *(const V *)(aq + c), bqc = *(const V *)(bq + c);                                  \
+            V n = *(const V *)(an + c) + *(const V *)(bn + c), s = asc + bsc, q = aqc + bqc;           \
+            PAIR_FILTER_ONE(V, VABS, VECTOR_TRUE)                                                      \
         }                                                                                              \
-        for (int l = 0; l < 16; l++) {                                                                 \
+        for (int l = 0; l < LANES; l++) {                                                              \
             ka += KA[l];                                                                               \
             kb += KB[l];                                                                               \
             lo += LO[l];                                                                               \
@@ -579,8 +572,11 @@ typedef int32_t pbo_vi __attribute__((vector_size(64), aligned(4)));
         SCALAR_PAIR_LOOP                                                                               \
         PAIR_FILTER_TAIL                                                                               \
     }
-VECTOR_PAIR_FILTER(ffilter_pair_avx512, "avx512f")
-VECTOR_PAIR_FILTER(ffilter_pair_avx2, "avx2")
+#define VABS(x) ((V)((M)(x) & 0x7fffffff))
+VECTOR_PAIR_FILTER(ffilter_pair, , 4)
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+VECTOR_PAIR_FILTER(ffilter_pair_avx512, __attribute__((target("avx512f"))), 16)
+VECTOR_PAIR_FILTER(ffilter_pair_avx2, __attribute__((target("avx2"))), 8)
 #endif
 
 /* The widest filter the machine runs, or no wider than widest (PBO_PLAIN,
