@@ -685,63 +685,61 @@ void do_speed(v_ctx *c, const void *arg, v_outcome *o)
         return;
     }
     /* Alternating runs, medians: what the machine does meanwhile hits both. */
-    /* A slow candidate (over SPEED_SLOW_S a run) is timed once: its ratio
-     * is far from any gate, and the run stays short. */
-    /* Fast backends finish this sweep in milliseconds: more runs (up to
-     * SPEED_MAX_REPEATS, until each side has spent SPEED_MIN_TOTAL_S), so
-     * the median is not one cold start. */
+    /* Each side is timed until it has SPEED_REPEATS runs and has spent
+     * SPEED_MIN_TOTAL_S (at most SPEED_MAX_REPEATS), counted apart: a
+     * candidate at half a second a run is done after three, while fast_cpu,
+     * milliseconds a run, goes on alone to its second (counted together,
+     * the candidate would be timed 101 times). A slow
+     * candidate (over SPEED_SLOW_S a run) is timed once: its ratio is far
+     * from any gate, and the run stays short. */
     /* fast_cpu is the yardstick: timed alone, never against itself. In a
      * child c->cand is a watching copy of the candidate, so it is told by
      * what --backend chose, not by its address. */
     bool baseline = strcmp(c->sel, fast->name) == 0;
     double tc[SPEED_MAX_REPEATS], tf[SPEED_MAX_REPEATS], sum_c = 0, sum_f = 0;
-    bool ok = true;
-    int runs = 0;
-    for (; runs < SPEED_MAX_REPEATS && ok; runs++) {
+    bool ok = true, more_c = !baseline, more_f = true;
+    int nc = 0, nf = 0;
+    for (int round = 0; ok && (more_c || more_f); round++) {
         /* Who goes first alternates: the second of a pair runs on warm caches. */
-        if (baseline) {
-            tf[runs] = tc[runs] = time_batch(fast, &s, p, n, cand_threads(c), &err, &ok);
-        } else if (runs % 2 == 0) {
-            tf[runs] = time_batch(fast, &s, p, n, cand_threads(c), &err, &ok);
-            if (ok)
-                tc[runs] = time_batch(c->cand, &s, p, n, cand_threads(c), &err, &ok);
-        } else {
-            tc[runs] = time_batch(c->cand, &s, p, n, cand_threads(c), &err, &ok);
-            if (ok)
-                tf[runs] = time_batch(fast, &s, p, n, cand_threads(c), &err, &ok);
+        for (int turn = 0; turn < 2 && ok; turn++) {
+            bool cand = (round % 2 == 0) == (turn == 1);
+            if (cand && more_c) {
+                tc[nc] = time_batch(c->cand, &s, p, n, cand_threads(c), &err, &ok);
+                sum_c += ok ? tc[nc] : 0;
+                nc += ok;
+                more_c = ok && tc[nc - 1] <= SPEED_SLOW_S && nc < SPEED_MAX_REPEATS &&
+                         (nc < SPEED_REPEATS || sum_c < SPEED_MIN_TOTAL_S);
+            } else if (!cand && more_f) {
+                tf[nf] = time_batch(fast, &s, p, n, cand_threads(c), &err, &ok);
+                sum_f += ok ? tf[nf] : 0;
+                nf += ok;
+                more_f = ok && nf < SPEED_MAX_REPEATS && (nf < SPEED_REPEATS || sum_f < SPEED_MIN_TOTAL_S);
+            }
         }
-        if (!ok)
-            break;
-        sum_c += tc[runs];
-        sum_f += tf[runs];
-        if (tc[runs] > SPEED_SLOW_S) {
-            runs++;
-            break;
-        }
-        if (runs + 1 >= SPEED_REPEATS && sum_c >= SPEED_MIN_TOTAL_S && sum_f >= SPEED_MIN_TOTAL_S) {
-            runs++;
-            break;
-        }
+    }
+    if (ok && baseline) {
+        memcpy(tc, tf, sizeof tf[0] * (size_t)nf);
+        nc = nf;
     }
     if (!ok) {
         set_error(o, &err);
     } else {
-        qsort(tc, (size_t)runs, sizeof tc[0], cmp_double);
-        qsort(tf, (size_t)runs, sizeof tf[0], cmp_double);
+        qsort(tc, (size_t)nc, sizeof tc[0], cmp_double);
+        qsort(tf, (size_t)nf, sizeof tf[0], cmp_double);
         o->bars = s.n;
         o->combos = n;
-        o->value[0] = tc[runs / 2];
-        o->value[1] = tf[runs / 2];
+        o->value[0] = tc[nc / 2];
+        o->value[1] = tf[nf / 2];
         o->value[2] = baseline ? NAN : o->value[1] / o->value[0];
         o->status = V_PASS;
         if (baseline) {
             snprintf(o->message, sizeof o->message, "not compared: this is the baseline (%zu combos x %zu bars: "
-                     "fast_cpu %.3f s, median of %d)%s", n, s.n, o->value[1], runs,
+                     "fast_cpu %.3f s, median of %d)%s", n, s.n, o->value[1], nf,
                      c->a->min_speedup > 0 ? "; --min-speedup does not apply" : "");
         } else {
             snprintf(o->message, sizeof o->message,
-                     "%zu combos x %zu bars: %s %.3f s, fast_cpu %.3f s (median of %d): %.3gx fast_cpu's speed",
-                     n, s.n, c->cand->name, o->value[0], o->value[1], runs, o->value[2]);
+                     "%zu combos x %zu bars: %s %.3f s (median of %d), fast_cpu %.3f s (median of %d): %.3gx "
+                     "fast_cpu's speed", n, s.n, c->cand->name, o->value[0], nc, o->value[1], nf, o->value[2]);
             if (o->value[2] < SPEED_WARN_BELOW)
                 snprintf(o->warning, sizeof o->warning, "%s runs at %.2g%% of fast_cpu's speed (%.0f times "
                          "slower), below %g%%", c->cand->name, 100 * o->value[2], 1 / o->value[2],

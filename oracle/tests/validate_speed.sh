@@ -44,6 +44,13 @@ rc=$?
 [[ $rc == 0 ]] || { bad "validate slow exited $rc (a slow backend is a pass)"; cat "$tmp/slow.txt"; }
 grep -Eq '^ok +speed .*WARNING: slow runs at .*% of fast_cpu.s speed' "$tmp/slow.txt" || bad "slow: no warning on the speed line"
 grep -q '^WARNING: speed ' "$tmp/slow.txt" || bad "slow: no warning in the summary"
+# Each side's runs are counted apart: on the bundled month the slow
+# plugin sleeps 1.5 s a run, past the second after which a candidate is
+# timed once, while fast_cpu is still timed three times or more.
+"$sebt" validate --speed-only --threads 1 --backend "$dir/libslow.so" --data "$(dirname "$data")/BTCUSDT-1m-2019-01.csv.gz" \
+  >"$tmp/month.txt" 2>&1
+grep -Eq '^ok +speed .* slow [0-9.]+ s \(median of 1\), fast_cpu [0-9.]+ s \(median of ([3-9]|[1-9][0-9]+)\)' "$tmp/month.txt" ||
+  bad "slow on the month: not timed once beside fast_cpu's three or more: $(grep -E '^(ok|fail) +speed' "$tmp/month.txt")"
 grep -q '^result: PASS' "$tmp/slow.txt" || bad "slow: not a pass"
 grep -q '| speed | .* | pass, \*\*warning\*\* |' "$tmp/slow.md" || bad "slow: the Markdown row shows no warning"
 grep -q '^\*\*Warning\*\* (speed ' "$tmp/slow.md" || bad "slow: the Markdown has no warning line"
