@@ -170,6 +170,7 @@ double sebt_overfit_sharpe(double n, double s, double q)
  * chunk's rows (mask_sums), the same bits. */
 #define SEBT_PBO_MAX_THREADS 256
 #define BUILD_LANES 16
+#define RECOUNT_TABLE_MIN 128
 
 /* The threads' shared tables and their meeting point: every chunk's rows
  * and float table are built by all threads together, each a share of its
@@ -231,9 +232,11 @@ static inline __attribute__((always_inline)) void float_row(const double *restri
 }
 
 /* Part of the chunk at position c0 (nc combos): its blocks of BUILD_LANES
- * combos part, part + parts, ... turned into j->rows and j->ftab. */
+ * combos part, part + parts, ... turned into j->rows, and into j->ftab
+ * where float_table. */
 __attribute__((target_clones("avx512f", "avx2", "default"))) static void build_part(pbo_job *j, size_t c0, size_t nc,
-                                                                                    size_t part, size_t parts)
+                                                                                    size_t part, size_t parts,
+                                                                                    bool float_table)
 {
     size_t sub = (size_t)1 << j->h, C = j->chunk;
     for (size_t cb = part * BUILD_LANES; cb < nc; cb += parts * BUILD_LANES) {
@@ -245,7 +248,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void build_p
                 j->rows[(size_t)x * C + c] = j->stats[j->order[c0 + c] * (size_t)(3 * j->s) + (size_t)x];
         /* The double sums in a small scratch (in cache), each line rounded
          * to float as soon as it is added; only the float table is kept. */
-        for (int half = 0; half < 2; half++)
+        for (int half = 0; float_table && half < 2; half++)
             for (int k = 0; k < 3; k++) {
                 double *t = j->scratch;
                 float *ft = j->ftab + (size_t)(3 * half + k) * sub * C + cb;
@@ -668,8 +671,9 @@ static void is_exact(pbo_job *j, size_t sp, const half_sums *h, size_t p0, size_
 
 /* Pass 2 on the current chunk for split sp (it has a best): the combos
  * whose out-of-sample Sharpe is below its best's (or NaN) and equal to it
- * added to its counts; by the float filter unless float_tried (it was,
- * and left some undecided), then the double filter, then exactly. */
+ * added to its counts; by the float filter unless float_tried (it was and
+ * left some undecided, or the chunk has no float table), then the double
+ * filter, then exactly. */
 static void oos_count(pbo_job *j, size_t sp, size_t nc, bool float_tried)
 {
     uint32_t mask = ((1u << j->s) - 1u) & ~j->masks[sp];
@@ -766,7 +770,7 @@ static void *pbo_thread(void *arg)
         size_t p0 = k * C, nc = j->n_combos - p0 < C ? j->n_combos - p0 : C;
         j->rows = j->crew->rows[k % 2];
         j->ftab = j->crew->ftab[k % 2];
-        build_part(j, p0, nc, (size_t)j->index, (size_t)j->crew->n);
+        build_part(j, p0, nc, (size_t)j->index, (size_t)j->crew->n, true);
         crew_meet(j->crew);
         for (size_t i = j->pair_lo; i < j->pair_hi; i++) {
             walk_mask(j, i, p0, nc, k);
@@ -785,14 +789,24 @@ static void *pbo_thread(void *arg)
         }
     j->rows = j->own_rows;
     j->ftab = j->own_ftab;
+    /* Most recounts are of the first chunks; a chunk only a few splits
+     * recount (a best met late) is counted from its rows alone, without the
+     * float table (its build costs about as much as RECOUNT_TABLE_MIN
+     * splits' double sums and filter beyond the float filter's). */
     for (size_t k = 0; any && k <= last; k++) {
-        size_t p0 = k * C, nc = j->n_combos - p0 < C ? j->n_combos - p0 : C;
-        build_part(j, p0, nc, 0, 1);
+        size_t p0 = k * C, nc = j->n_combos - p0 < C ? j->n_combos - p0 : C, need = 0;
+        for (size_t i = j->pair_lo; i < j->pair_hi; i++)
+            need += (j->out->best[i] != SIZE_MAX && j->recount[i] >= k) +
+                    (j->out->best[n - 1 - i] != SIZE_MAX && j->recount[n - 1 - i] >= k);
+        if (need == 0)
+            continue;
+        bool table = need >= RECOUNT_TABLE_MIN || need >= j->pair_hi - j->pair_lo;   /* or half its splits */
+        build_part(j, p0, nc, 0, 1, table);
         for (size_t i = j->pair_lo; i < j->pair_hi; i++)
             for (int side = 0; side < 2; side++) {
                 size_t sp = side ? n - 1 - i : i;
                 if (j->out->best[sp] != SIZE_MAX && j->recount[sp] >= k)
-                    oos_count(j, sp, nc, false);
+                    oos_count(j, sp, nc, !table);
             }
     }
     return NULL;
