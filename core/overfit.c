@@ -394,8 +394,8 @@ static inline __attribute__((always_inline)) size_t filter_below(const half_sums
     return (size_t)k;
 }
 
-/* A first filter in float, on the tables rounded to float (16 lanes, half
- * the bytes read): the same comparison of A = s|s|(n - 1) with
+/* A first filter in float, on the tables rounded to float (twice the
+ * lanes, half the bytes read): the same comparison of A = s|s|(n - 1) with
  * B = t|t| n d, with a margin that covers float's roundings. With u = 2^-24,
  * Sm = |s_lo| + |s_hi| and Qm = q_lo + q_hi (of the rounded halves):
  * s is off by at most 3u Sm, q by 3u Qm (each half's rounding, the add),
@@ -430,73 +430,17 @@ static inline __attribute__((always_inline)) ftab_rows frows(const pbo_job *j, u
     return r;
 }
 
-/* How many combos of the chunk the float filter cannot show to have a
- * Sharpe over blocks mask at most t (t2 = t|t| as a float, finite and
- * not tiny). */
-static inline __attribute__((always_inline)) size_t ffilter_above(const pbo_job *j, uint32_t mask, size_t nc,
-                                                                   float t2)
-{
-    ftab_rows r = frows(j, mask);
-    const float *restrict an = r.an, *restrict bn = r.bn, *restrict as = r.as, *restrict bs = r.bs;
-    const float *restrict aq = r.aq, *restrict bq = r.bq;
-    float at2 = fabsf(t2);
-    int32_t k = 0;
-    for (size_t c = 0; c < nc; c++) {
-        float n = an[c] + bn[c], s = as[c] + bs[c], q = aq[c] + bq[c];
-        float sm = fabsf(as[c]) + fabsf(bs[c]), mq = n * (aq[c] + bq[c]) + sm * sm;
-        float d = n * q - s * s, dtol = FFILTER_MARGIN * mq + FFILTER_FLOOR;
-        float A = s * fabsf(s) * (n - 1.0f), B = t2 * (n * d);
-        float tol = FFILTER_MARGIN * (n * (sm * sm + at2 * mq)) + FFILTER_FLOOR;
-        int32_t invalid = (n < 2.0f) | (d < -dtol);
-        int32_t below = (n >= 2.0f) & (d > dtol) & (A - B < -tol);
-        k += !(invalid | below);
-    }
-    return (size_t)k;
-}
-
-/* As ffilter_above, for pass 2: *lo_out gains the combos surely below t or
- * NaN; returns how many it leaves undecided. */
-static inline __attribute__((always_inline)) size_t ffilter_below(const pbo_job *j, uint32_t mask, size_t nc,
-                                                                   float t2, size_t *lo_out)
-{
-    ftab_rows r = frows(j, mask);
-    const float *restrict an = r.an, *restrict bn = r.bn, *restrict as = r.as, *restrict bs = r.bs;
-    const float *restrict aq = r.aq, *restrict bq = r.bq;
-    float at2 = fabsf(t2);
-    int32_t k = 0, lo = 0;
-    for (size_t c = 0; c < nc; c++) {
-        float n = an[c] + bn[c], s = as[c] + bs[c], q = aq[c] + bq[c];
-        float sm = fabsf(as[c]) + fabsf(bs[c]), mq = n * (aq[c] + bq[c]) + sm * sm;
-        float d = n * q - s * s, dtol = FFILTER_MARGIN * mq + FFILTER_FLOOR;
-        float A = s * fabsf(s) * (n - 1.0f), B = t2 * (n * d);
-        float tol = FFILTER_MARGIN * (n * (sm * sm + at2 * mq)) + FFILTER_FLOOR, gap = A - B;
-        int32_t valid = (n >= 2.0f) & (d > dtol);
-        int32_t below = (n < 2.0f) | (d < -dtol) | (valid & (gap < -tol));
-        int32_t above = valid & (gap > tol);
-        lo += below;
-        k += !(below | above);
-    }
-    *lo_out += (size_t)lo;
-    return (size_t)k;
-}
-
-/* The pass-1 and pass-2 float filters in one walk over a chunk's Sharpe
- * over blocks mask: for threshold t2a (pass 1's, as ffilter_above), *und_a
- * is how many combos it cannot show to be at most t; for t2b (pass 2's, as
- * ffilter_below), *lo_b gains those surely below t or NaN and *und_b how
- * many it leaves undecided. Each decision is ffilter_above's or
- * ffilter_below's, the same expressions; a NaN threshold decides nothing
- * its caller reads. */
-/* The pass-1 and pass-2 float filters in one walk over a chunk's Sharpe
- * over blocks mask: for threshold t2a (pass 1's, as ffilter_above), *und_a
- * is how many combos it cannot show to be at most t; for t2b (pass 2's, as
- * ffilter_below), *lo_b gains those surely below t or NaN and *und_b is
- * how many it leaves undecided. Each decision is ffilter_above's or
- * ffilter_below's, the margin gathered differently: 2^-16 n Sm^2 + floor
- * and 2^-16 n (n Qm + Sm^2) once per combo, then one multiply-add per
- * threshold. That is 2^-16 M + floor up to a few float roundings (a
- * relative 2^-21 at most), and 2^-16 M is 8x the errors it must cover, so
- * every decision stands. A NaN threshold decides nothing its caller reads. */
+/* The float filter over a chunk's Sharpe over blocks mask against two
+ * thresholds t2 = t|t| (floats, finite and not tiny: ft2_of), pass 1's
+ * t2a and pass 2's t2b: *und_a is how many combos it cannot show to have a
+ * Sharpe at most t (neither surely without one nor surely below), *lo_b
+ * gains those surely below t2b's t or surely without a Sharpe (NaN: below
+ * in pass 2's count), and *und_b is how many it leaves undecided against
+ * t2b. The margin above is gathered as 2^-16 n Sm^2 + floor and
+ * 2^-16 n (n Qm + Sm^2) once per combo, then one multiply-add per
+ * threshold: 2^-16 M + floor up to a few float roundings (a relative
+ * 2^-21 at most), and 2^-16 M is 8x the errors it must cover, so every
+ * decision stands. A NaN threshold decides nothing its caller reads. */
 typedef void pair_filter_fn(const pbo_job *j, uint32_t mask, size_t nc, float t2a, float t2b, size_t *und_a,
                             size_t *lo_b, size_t *und_b);
 
@@ -678,9 +622,13 @@ static void oos_count(pbo_job *j, size_t sp, size_t nc, bool float_tried)
 {
     uint32_t mask = ((1u << j->s) - 1u) & ~j->masks[sp];
     size_t lo = 0, eq = 0;
-    if (!float_tried && !isnan(j->oft2[sp]) && ffilter_below(j, mask, nc, j->oft2[sp], &lo) == 0) {
-        j->below[sp] += lo;
-        return;
+    if (!float_tried && !isnan(j->oft2[sp])) {
+        size_t und_a, und_b;
+        j->pair_filter(j, mask, nc, NAN, j->oft2[sp], &und_a, &lo, &und_b);
+        if (und_b == 0) {
+            j->below[sp] += lo;
+            return;
+        }
     }
     lo = 0;
     half_sums h = mask_sums(j, mask, nc);
