@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # With the build folder deleted and the prefix moved (install_prefix.sh),
 # the installed sebt runs every command: run, sweep (and under mpirun when
-# the MPI module is installed), parity, fuzz, validate (fast_cpu, and cuda
-# by host execution) and report. Nothing from the environment points it
+# the MPI module is installed), parity, fuzz, validate (fast_cpu; cuda by
+# host execution through parity and fuzz) and report. Nothing from the environment points it
 # anywhere: it finds its modules and files relative to itself.
 # Usage: install_commands.sh WORK_DIR
 set -u
@@ -60,11 +60,20 @@ tail -3 validate.txt
 grep -Eq '<testsuite [^>]*timestamp="20[0-9]{2}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}"' validate.xml \
   || fail "validate.xml: no timestamp on the testsuite"
 grep -q "<testsuite [^>]*hostname=\"$(hostname)\"" validate.xml || fail "validate.xml: no hostname on the testsuite"
+# The installed host-execution module against the reference: parity on
+# the bundled combos and 10 fuzz cases. The whole gate over it is CI's
+# `validate cuda` step (from the build folder); the installed validate is
+# the fast_cpu run above.
 if [[ -f $p/lib/sebt/libsebt_cuda_host.so ]]; then
-  step "validate cuda (host execution)"
-  SEBT_CUDA_LIBRARY=$p/lib/sebt/libsebt_cuda_host.so "$sebt" validate --backend cuda --cases 30 --data "$data" \
-    --no-speed >validate-cuda.txt 2>&1 || { cat validate-cuda.txt; fail "sebt validate cuda (host execution)"; }
-  tail -3 validate-cuda.txt
+  step "parity and fuzz of cuda (host execution)"
+  export SEBT_CUDA_LIBRARY=$p/lib/sebt/libsebt_cuda_host.so
+  "$sebt" parity --backend cuda --data "$data" >parity-cuda.txt 2>&1 && grep -q 'result: pass' parity-cuda.txt \
+    || { cat parity-cuda.txt; fail "sebt parity of cuda (host execution)"; }
+  "$sebt" fuzz --backend cuda --iterations 10 --big-share 0 --no-save >fuzz-cuda.txt 2>&1 \
+    || { cat fuzz-cuda.txt; fail "sebt fuzz of cuda (host execution)"; }
+  grep -q 'host execution' <("$sebt" backends --backend cuda 2>&1) || fail "the installed cuda module is not host execution"
+  unset SEBT_CUDA_LIBRARY
+  tail -n 2 parity-cuda.txt fuzz-cuda.txt
 fi
 
 if [[ -x $p/lib/sebt/sebt_bench ]] && command -v gnuplot >/dev/null; then
