@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """The Python example kernel: SPEC.md written out in numpy and plain Python,
-one combo at a time, served to sebt over the kernel protocol. It declares
+one combo at a time (the indicator columns kept while the windows and the
+series stay the same), served to sebt over the kernel protocol. It declares
 an exact contract: every window is summed oldest first as SPEC §3 says
 (vectorised over bars, one pass per offset), and every other expression is
 evaluated in the order written, so its bits are the reference's.
@@ -137,8 +138,17 @@ def rsi(close, w):
     return out
 
 
-def features(s, p):
-    check_params(p)
+# The last combo's indicator columns, by the series and the windows that
+# set them: the combos of a grid share their windows (a sweep of 80,640
+# combos may have one set), and the columns are most of a combo's time.
+# The series is held, so another one is never taken for it.
+_last = {"series": None, "windows": None, "columns": None}
+
+
+def indicator_columns(s, p):
+    windows = (p["ema_fast"], p["ema_slow"], p["atr_window"], p["z_window"], p["rsi_window"])
+    if _last["series"] is s and _last["windows"] == windows:
+        return _last["columns"]
     ef = ema(s.close, p["ema_fast"])
     es = ema(s.close, p["ema_slow"])
     tr = true_range(s)
@@ -150,6 +160,16 @@ def features(s, p):
         cloc = (s.close - s.low) / hl
     cloc[hl == 0] = np.nan
     rs = rsi(s.close, p["rsi_window"])
+    columns = (ef, es, tr, a, vz, tz, cloc, rs)
+    for c in columns:
+        c.flags.writeable = False      # shared by the combos that follow: read only
+    _last.update(series=s, windows=windows, columns=columns)
+    return columns
+
+
+def features(s, p):
+    check_params(p)
+    ef, es, tr, a, vz, tz, cloc, rs = indicator_columns(s, p)
     with np.errstate(invalid="ignore"):
         sig = (ef < es) & (vz > p["vol_z"]) & (tz > p["tr_z"]) & (cloc > p["cloc_min"])
         if p["use_rsi"]:
