@@ -305,11 +305,17 @@ static int deliver(driver *d, int slot, uint64_t first, size_t m, sebt_status *s
     const bool *passes = d->passes[slot];
     for (size_t k = 0; k < m && *st == SEBT_OK; k++)
         d->combos_passed += !passes || passes[k];
+    /* One record, its fields set per combo: zeroing the whole of it (its
+     * analysis columns) for each of a million combos cost the writer's
+     * thread more than the heap. */
+    sebt_sweep_record c = { .has_analysis = d->ca[slot] != NULL };
     for (size_t k = 0; k < m && *st == SEBT_OK && d->top_cap; k++) {
         if (passes && !passes[k])
             continue;
-        sebt_sweep_record c = { .combo = first + k, .metrics = cr[k].metrics, .valid_bars = cr[k].valid_bars,
-                                .open_at_end = cr[k].open_at_end.open ? 1 : 0, .has_analysis = d->ca[slot] != NULL };
+        c.combo = first + k;
+        c.metrics = cr[k].metrics;
+        c.valid_bars = cr[k].valid_bars;
+        c.open_at_end = cr[k].open_at_end.open ? 1 : 0;
         if (d->ca[slot])
             c.analysis = d->ca[slot][k];
         top_offer(d, &c);

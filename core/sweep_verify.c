@@ -197,9 +197,12 @@ static sebt_status reference_z_read_one(const sebt_series *s, const sebt_params 
         sebt_ref_tr(s, f.tr);
         sebt_ref_atr(f.tr, n, p->atr_window, f.atr);
         sebt_ref_cloc(s, f.cloc);
-        sebt_ref_rsi(s, p->rsi_window, f.rsi);
+        /* Only the signal's RSI term reads the RSI column, and only with
+         * use_rsi: without it the column is not made. */
         for (size_t t = 0; t < n; t++)
-            f.vol_z[t] = f.tr_z[t] = NAN;
+            f.vol_z[t] = f.tr_z[t] = f.rsi[t] = NAN;
+        if (p->use_rsi)
+            sebt_ref_rsi(s, p->rsi_window, f.rsi);
         z_where_read(s, p, &f, TERM_VOL_Z, threads);
         z_where_read(s, p, &f, TERM_TR_Z, threads);
         sebt_ref_decide_bars(&f, p);
