@@ -306,6 +306,15 @@ static sebt_status arrays(size_t n, sebt_params **pp, sebt_sweep_record **rr, se
     return sebt_fail(err, SEBT_ERR_NOMEM, "out of memory for the verification of %zu combos", n);
 }
 
+/* fn(arg) on a thread of its own (*t; true), or here when none starts. */
+static bool run_apart(pthread_t *t, void *(*fn)(void *), void *arg)
+{
+    if (pthread_create(t, NULL, fn, arg) == 0)
+        return true;
+    fn(arg);
+    return false;
+}
+
 /* A series read from the cache is what the sweep and every check ran on,
  * so a wrong entry would agree with itself: it must equal a fresh parse.
  * The parse runs on a thread of its own beside the other checks. */
@@ -329,9 +338,7 @@ static void series_start(series_check *j, const sebt_sweep_proof_ctx *c)
     *j = (series_check){ .c = c, .st = SEBT_OK };
     if (!c->series_file)
         return;
-    j->apart = pthread_create(&j->thread, NULL, parse_again, j) == 0;
-    if (!j->apart)
-        parse_again(j);
+    j->apart = run_apart(&j->thread, parse_again, j);
 }
 
 /* The parse's outcome, once it is done; a difference there is the
@@ -486,9 +493,7 @@ sebt_status sebt_sweep_proof_check(sebt_sweep_proof *p, const sebt_sweep_proof_c
     series_start(&sc, c);
     best_check bc = { .bp = { .best_whole_reference = p->best_whole_reference }, .c = c, .best = best,
                       .n_best = n_best, .st = SEBT_OK };
-    bc.apart = pthread_create(&bc.thread, NULL, best_thread, &bc) == 0;
-    if (!bc.apart)
-        best_thread(&bc);
+    bc.apart = run_apart(&bc.thread, best_thread, &bc);
     sebt_error sample_err = { 0 };
     sebt_status sample_st = check_sample(p, c, t0, &sample_err);
     if (bc.apart)
