@@ -1250,6 +1250,8 @@ static int close_stream(const char *cmd, sweep_run *r, stream_out *o, const sebt
         rc = CLI_EXIT_USAGE;
     } else if (o->proof) {
         sweep_proof_say(cmd, &r->proof, a->output ? a->output : "stdout");
+    } else {
+        sweep_proof_say_skipped(cmd);
     }
     return rc;
 }
@@ -1459,6 +1461,8 @@ int cli_cmd_sweep(int argc, char **argv)
         rc = write_results(cmd, &r, all);
     if (rc == CLI_EXIT_OK && cli_mpi.rank == 0 && r.proof.core.best)
         sweep_proof_say(cmd, &r.proof, r.a.output ? r.a.output : "stdout");
+    else if (rc == CLI_EXIT_OK && cli_mpi.rank == 0 && r.a.verify == PROOF_OFF)
+        sweep_proof_say_skipped(cmd);
     if (rc == CLI_EXIT_OK && cli_mpi.rank == 0 && r.a.overfit && !r.a.shard_n) {
         free(all);
         all = NULL;

@@ -170,6 +170,8 @@ void sweep_proof_window(sweep_proof *p, const sebt_sweep_window *w, bool rows_in
 void sweep_proof_free(sweep_proof *p);
 int sweep_proof_check(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c, const sebt_sweep_record *best,
                       size_t n_best);
+/* What --no-verify left out, said on stderr. */
+void sweep_proof_say_skipped(const char *cmd);
 /* --verify full's checks; a difference (1) is in p->core.what. */
 int sweep_proof_full(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c);
 /* data loaded through the cache in folder cache (stored, then a hit)

@@ -83,6 +83,12 @@ void sweep_proof_say(const char *cmd, const sweep_proof *p, const char *shown)
             p->core.sweep_seconds > 0 ? 100.0 * p->core.seconds / p->core.sweep_seconds : 0.0);
 }
 
+void sweep_proof_say_skipped(const char *cmd)
+{
+    fprintf(stderr, "sebt %s: not verified (--no-verify): no best combo or sample recomputed on the reference, "
+            "no cached series compared with a fresh parse, no row read back\n", cmd);
+}
+
 /* What the series the proof ran on was checked against. */
 static const char *series_of(const sweep_proof *p)
 {

@@ -42,6 +42,8 @@ files)
   liar=$extra
   g=$grids/stream-1000.grid
   sweep --grid "$g" --output all.csv || fail "csv sweep"
+  grep -q '^sebt sweep: not verified (--no-verify): no best combo or sample recomputed on the reference, no cached series compared with a fresh parse, no row read back$' err.txt &&
+    pass "--no-verify says what it skipped" || fail "--no-verify does not say what it skipped: $(tail -2 err.txt)"
   sweep --grid "$g" --format npy --output all.npy || fail "npy sweep"
   same_values all.npy all.csv "1,000 combos: npy and CSV hold the same values"
   # 10 + header + 1000 rows of 157 bytes (docs/formats.md), header a multiple of 64
