@@ -15,25 +15,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../core/le_bytes.h"
 #include "sweep.h"
 
 #define CKPT_MAGIC "SEBTCKPT"
 #define CKPT_FORMAT 1
 #define CKPT_HEADER_BYTES (8 + 8 + 16 + 8 * 4 + 32 + 8)
-
-static void put_u64(unsigned char *o, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        o[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const unsigned char *in)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)in[i] << (8 * i);
-    return v;
-}
 
 static void fixed_string(unsigned char *o, size_t size, const char *s)
 {

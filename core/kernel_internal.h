@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "kernel_process.h"
+#include "le_bytes.h"
 
 #define KP_MAGIC 0x4b424553u   /* "SEBK" read as a little-endian u32 */
 /* 2: HELLO carries the strategy's declaration; RUN and FEATURES carry
@@ -106,48 +107,6 @@ typedef struct {
 extern kproc *kp_kernels[MAX_KERNELS];
 extern size_t kp_n_kernels;
 extern pthread_mutex_t kp_registry_mu;
-
-/* ---- little-endian bytes ------------------------------------------------ */
-
-static inline void put_u16(unsigned char *p, uint16_t v) { p[0] = (unsigned char)v; p[1] = (unsigned char)(v >> 8); }
-static inline void put_u32(unsigned char *p, uint32_t v)
-{
-    for (int i = 0; i < 4; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static inline void put_u64(unsigned char *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
-}
-static inline void put_f64(unsigned char *p, double d)
-{
-    uint64_t v;
-    memcpy(&v, &d, 8);
-    put_u64(p, v);
-}
-static inline uint16_t get_u16(const unsigned char *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
-static inline uint32_t get_u32(const unsigned char *p)
-{
-    uint32_t v = 0;
-    for (int i = 3; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-static inline uint64_t get_u64(const unsigned char *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = (v << 8) | p[i];
-    return v;
-}
-static inline double get_f64(const unsigned char *p)
-{
-    uint64_t v = get_u64(p);
-    double d;
-    memcpy(&d, &v, 8);
-    return d;
-}
 
 /* n doubles to or from little-endian bytes: a plain copy on a little-endian
  * host (every machine sebt runs on today), byte by byte elsewhere. */

@@ -7,6 +7,8 @@
 #include "sebt/sebt.h"
 #include "sebt/shard.h"
 
+#include "le_bytes.h"
+
 /* ---- partition ------------------------------------------------------------ */
 
 typedef struct {
@@ -229,35 +231,6 @@ uint64_t sebt_combos_fingerprint(const sebt_params *combos, size_t n)
 }
 
 /* ---- records ----------------------------------------------------------------- */
-
-static void put_u64(unsigned char *o, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        o[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const unsigned char *in)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v |= (uint64_t)in[i] << (8 * i);
-    return v;
-}
-
-static void put_f64(unsigned char *o, double d)
-{
-    uint64_t v;
-    memcpy(&v, &d, sizeof v);
-    put_u64(o, v);
-}
-
-static double get_f64(const unsigned char *in)
-{
-    uint64_t v = get_u64(in);
-    double d;
-    memcpy(&d, &v, sizeof d);
-    return d;
-}
 
 void sebt_sweep_record_pack(const sebt_sweep_record *r, unsigned char out[SEBT_SWEEP_RECORD_BYTES])
 {
