@@ -1,12 +1,17 @@
-/* Runs the built `sebt` through the shell and keeps what it printed, for
- * the report tests. */
+/* Runs the built `sebt` through the shell and keeps what it printed, and
+ * the scratch folder and file reading the report tests share. */
 #ifndef SEBT_REPORTS_TEST_RUN_SEBT_H
 #define SEBT_REPORTS_TEST_RUN_SEBT_H
 
+#include <criterion/criterion.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include "sebt/sebt.h"
 
 typedef struct {
     int status;          /* exit code, -1 when it did not exit normally */
@@ -41,6 +46,36 @@ static inline int file_size(const char *dir, const char *name)
     long n = ftell(f);
     fclose(f);
     return (int)n;
+}
+
+/* template: a mkdtemp pattern ("/tmp/NAME_XXXXXX"), copied into dir. */
+static inline void test_dir_make(char *dir, size_t size, const char *template)
+{
+    snprintf(dir, size, "%s", template);
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static inline void test_dir_remove(const char *dir)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_assert_eq(system(cmd), 0);
+}
+
+static inline bool have_gnuplot(void) { return system("command -v gnuplot >/dev/null 2>&1") == 0; }
+
+/* The whole of dir/name, NUL-terminated; the caller frees it. Not inlined:
+ * inlined, GCC 12+ takes the text for a pointer into this frame
+ * (-Wdangling-pointer) in every caller that keeps it. */
+__attribute__((noinline, unused)) static char *slurp_in(const char *dir, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    sebt_error err = { 0 };
+    char *text = NULL;
+    size_t len = 0;
+    cr_assert_eq(sebt_read_file(path, &text, &len, &err), SEBT_OK, "%s: %s", path, err.msg);
+    return text;
 }
 
 #endif

@@ -84,23 +84,13 @@ Test(big_sweeps, a_missing_file_is_none_found)
 
 static char dir[64];
 
-static char *slurp(const char *name)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    char *text;
-    size_t len;
-    sebt_error err = { 0 };
-    cr_assert_eq(sebt_read_file(path, &text, &len, &err), SEBT_OK, "%s", err.msg);
-    return text;
-}
+static char *slurp(const char *name) { return slurp_in(dir, name); }
 
 Test(big_sweeps, the_table_and_figure_in_the_report)
 {
-    if (system("command -v gnuplot >/dev/null 2>&1") != 0)
+    if (!have_gnuplot())
         cr_skip_test("gnuplot is not installed");
-    snprintf(dir, sizeof dir, "/tmp/sebt_big_sweeps_test_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
+    test_dir_make(dir, sizeof dir, "/tmp/sebt_big_sweeps_test_XXXXXX");
     sebt_run_result r;
     char args[4096];
     snprintf(args, sizeof args, "report --out '%s' --from '%s/run_ok.json' --history none --big-sweeps '%s'", dir,
@@ -155,7 +145,5 @@ Test(big_sweeps, the_table_and_figure_in_the_report)
     cr_assert_null(strstr(md, "big_sweeps.svg"), "%s", md);
     free(md);
     dir[strlen(dir) - 5] = '\0';
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
+    test_dir_remove(dir);
 }

@@ -12,34 +12,11 @@
 static char dir[64];
 static sebt_run_result r;
 
-static void make_dir(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/sebt_report_test_XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
+static void make_dir(void) { test_dir_make(dir, sizeof dir, "/tmp/sebt_report_test_XXXXXX"); }
 
-static void remove_dir(void)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
-}
+static void remove_dir(void) { test_dir_remove(dir); }
 
-static bool have_gnuplot(void)
-{
-    return system("command -v gnuplot >/dev/null 2>&1") == 0;
-}
-
-static char *slurp(const char *name)
-{
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, name);
-    char *text;
-    size_t len;
-    sebt_error err = { 0 };
-    cr_assert_eq(sebt_read_file(path, &text, &len, &err), SEBT_OK, "%s", err.msg);
-    return text;
-}
+static char *slurp(const char *name) { return slurp_in(dir, name); }
 
 static size_t count(const char *hay, const char *needle)
 {
