@@ -310,14 +310,7 @@ sebt_status fast_sweep_begin(const sebt_series *s, const sebt_params *combos, si
                              const sebt_batch_opts *opts, int threads, sebt_result *results, fast_sweep *w_out,
                              sebt_error *err)
 {
-#ifdef _OPENMP
-    if (threads <= 0)
-        threads = omp_get_max_threads();
-#else
-    threads = 1;
-#endif
-    if (threads > FAST_MAX_THREADS)
-        threads = FAST_MAX_THREADS;
+    threads = sweep_threads(threads);
     fast_sweep w;
     memset(&w, 0, sizeof w);
     w.s = s;

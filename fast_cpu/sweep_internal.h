@@ -21,6 +21,20 @@
  * of it (the CLI refuses such a value, as it refuses --threads). */
 #define FAST_MAX_THREADS 4096
 
+/* The threads a sweep runs on: asked when above 0, else OpenMP's default;
+ * one without OpenMP; never more than FAST_MAX_THREADS. */
+static inline int sweep_threads(int asked)
+{
+    int threads = asked;
+#ifdef _OPENMP
+    if (threads <= 0)
+        threads = omp_get_max_threads();
+#else
+    threads = 1;
+#endif
+    return threads > FAST_MAX_THREADS ? FAST_MAX_THREADS : threads;
+}
+
 static inline double now_s(void)
 {
     struct timespec ts;

@@ -321,15 +321,7 @@ static sebt_status run_batch(const sebt_series *s, const sebt_params *combos, si
     if (!s || (n_combos && (!combos || !results)))
         return sebt_batch_check("fast_cpu", s, combos, n_combos, results, err);
 
-    int threads = opts && opts->threads > 0 ? opts->threads : 0;
-#ifdef _OPENMP
-    if (threads == 0)
-        threads = omp_get_max_threads();
-#else
-    threads = 1;
-#endif
-    if (threads > FAST_MAX_THREADS)
-        threads = FAST_MAX_THREADS;
+    int threads = sweep_threads(opts ? opts->threads : 0);
     /* A sweep of well under a millisecond of work gains nothing from a
      * thread team and, on a loaded machine, loses to its wake-up and spin
      * costs. Results do not depend on this choice. */
