@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../core/trim.h"
 #include "cli.h"
 #include "select.h"
 
@@ -59,16 +60,6 @@ void cli_crossover_path(char *buf, size_t bufsize)
         snprintf(buf, bufsize, "%s/sebt/crossover", xdg);
     else
         snprintf(buf, bufsize, "%s/.config/sebt/crossover", home && *home ? home : ".");
-}
-
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1]))
-        s[--n] = '\0';
-    return s;
 }
 
 /* Reads "key = value" lines (# comments). Returns 1 when the file holds a

@@ -8,20 +8,11 @@
 #include <string.h>
 
 #include "limits.h"
+#include "trim.h"
 #include "sebt/grid.h"
 #include "sebt/sebt.h"
 
 /* ---- small text helpers ------------------------------------------------- */
-
-static char *trim(char *s)
-{
-    while (isspace((unsigned char)*s))
-        s++;
-    size_t n = strlen(s);
-    while (n && isspace((unsigned char)s[n - 1]))
-        s[--n] = '\0';
-    return s;
-}
 
 /* Copies text into lines (NUL-terminated, '\r' dropped); *n_lines set.
  * A NUL byte in the text is an error naming its line and column: the lines
