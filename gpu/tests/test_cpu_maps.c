@@ -14,24 +14,13 @@ static char csv_path[300];
 
 static void make_fixture(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/sebt_test_maps_XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir));
-    snprintf(csv_path, sizeof csv_path, "%s/tiny.csv", tmpdir);
-    FILE *f = fopen(csv_path, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "open_time,open,high,low,close,volume\n");
+    FILE *f = fixture_csv_begin(tmpdir, sizeof tmpdir, "/tmp/sebt_test_maps_XXXXXX", csv_path, sizeof csv_path);
     for (int i = 0; i < 20; i++)
         fprintf(f, "%lld,100,102,99,101,%d\n", 1609459200000LL + 60000LL * i, 5 + i % 4);
     fclose(f);
 }
 
-static void remove_fixture(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        cr_log_warn("could not remove %s", tmpdir);
-}
+static void remove_fixture(void) { fixture_remove(tmpdir); }
 
 TestSuite(cpu_maps, .init = make_fixture, .fini = remove_fixture);
 

@@ -24,25 +24,14 @@ static char csv_path[300];
 /* 40 quiet 15-minute bars: enough for `sebt run` to run, no trade needed. */
 static void make_fixture(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/sebt_test_select_XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir));
-    snprintf(csv_path, sizeof csv_path, "%s/tiny.csv", tmpdir);
-    FILE *f = fopen(csv_path, "w");
-    cr_assert_not_null(f);
-    fprintf(f, "open_time,open,high,low,close,volume\n");
+    FILE *f = fixture_csv_begin(tmpdir, sizeof tmpdir, "/tmp/sebt_test_select_XXXXXX", csv_path, sizeof csv_path);
     for (int i = 0; i < 40; i++)
         fprintf(f, "%lld,%d,%d,%d,%d,%d\n", 1609459200000LL + 900000LL * i, 100 + i % 3, 103 + i % 3,
                 98 + i % 3, 101 + i % 3, 10 + i % 7);
     fclose(f);
 }
 
-static void remove_fixture(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        cr_log_warn("could not remove %s", tmpdir);
-}
+static void remove_fixture(void) { fixture_remove(tmpdir); }
 
 TestSuite(select, .init = make_fixture, .fini = remove_fixture);
 
