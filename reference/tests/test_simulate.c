@@ -4,6 +4,8 @@
  * reward_r 2, no fees, no time limit unless a case says otherwise.
  * These call the reference's own SPEC §6 routine (reference/ref.h); the
  * end-to-end path through run_batch is covered by test_backend.c. */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <stdlib.h>
 
 #include "../ref.h"
@@ -41,22 +43,28 @@ static void done(sim_case *c)
     sebt_series_free(&c->s);
 }
 
-static void assert_trade(const sebt_trade *t, int64_t sig, int64_t entry, int64_t exit,
-                         double entry_px, double exit_px, double stop, double tp, double risk,
-                         double pnl, double r, sebt_exit_reason reason, int32_t bars)
+/* A trade as it must come out, in sebt_trade's order. */
+typedef struct {
+    int64_t sig, entry, exit;
+    double entry_px, exit_px, stop, tp, risk, pnl, r;
+    sebt_exit_reason reason;
+    int32_t bars;
+} want_trade;
+
+static void assert_trade(const sebt_trade *t, const want_trade *w, const char *what)
 {
-    cr_assert_eq(t->signal_index, sig, "signal_index %lld", (long long)t->signal_index);
-    cr_assert_eq(t->entry_index, entry, "entry_index %lld", (long long)t->entry_index);
-    cr_assert_eq(t->exit_index, exit, "exit_index %lld", (long long)t->exit_index);
-    cr_assert(same_double(t->entry_price, entry_px), "entry_price %.17g", t->entry_price);
-    cr_assert(same_double(t->exit_price, exit_px), "exit_price %.17g", t->exit_price);
-    cr_assert(same_double(t->stop, stop), "stop %.17g", t->stop);
-    cr_assert(same_double(t->tp, tp), "tp %.17g", t->tp);
-    cr_assert(same_double(t->risk, risk), "risk %.17g", t->risk);
-    cr_assert(same_double(t->pnl, pnl), "pnl %.17g", t->pnl);
-    cr_assert(same_double(t->r, r), "r %.17g", t->r);
-    cr_assert_eq(t->reason, reason, "reason %s", sebt_exit_reason_name(t->reason));
-    cr_assert_eq(t->bars_held, bars, "bars_held %d", t->bars_held);
+    cr_assert_eq(t->signal_index, w->sig, "%s: signal_index %lld", what, (long long)t->signal_index);
+    cr_assert_eq(t->entry_index, w->entry, "%s: entry_index %lld", what, (long long)t->entry_index);
+    cr_assert_eq(t->exit_index, w->exit, "%s: exit_index %lld", what, (long long)t->exit_index);
+    cr_assert(same_double(t->entry_price, w->entry_px), "%s: entry_price %.17g", what, t->entry_price);
+    cr_assert(same_double(t->exit_price, w->exit_px), "%s: exit_price %.17g", what, t->exit_price);
+    cr_assert(same_double(t->stop, w->stop), "%s: stop %.17g", what, t->stop);
+    cr_assert(same_double(t->tp, w->tp), "%s: tp %.17g", what, t->tp);
+    cr_assert(same_double(t->risk, w->risk), "%s: risk %.17g", what, t->risk);
+    cr_assert(same_double(t->pnl, w->pnl), "%s: pnl %.17g", what, t->pnl);
+    cr_assert(same_double(t->r, w->r), "%s: r %.17g", what, t->r);
+    cr_assert_eq(t->reason, w->reason, "%s: reason %s", what, sebt_exit_reason_name(t->reason));
+    cr_assert_eq(t->bars_held, w->bars, "%s: bars_held %d", what, t->bars_held);
 }
 
 /* The signal bar and the entry bar shared by most cases:
@@ -67,112 +75,121 @@ static void assert_trade(const sebt_trade *t, int64_t sig, int64_t entry, int64_
 #define SIG_BAR { 100, 101, 99, 100, 1 }
 #define ENTRY_BAR { 100, 110, 90, 100, 1 }
 
-Test(exits, stop_and_entry_bar_never_checked)
-{
+/* Cases with one trade that closes before the series ends: the bars, the
+ * signal column, what differs from small_params() and the trade worked out
+ * by hand. Each also has every present bar valid and nothing open at the
+ * end. */
+typedef struct {
+    /* Arrays, not pointers: Criterion hands each case to a fresh process,
+     * where this one's addresses mean nothing. */
+    char name[72];
+    bar5 bars[6];
+    char signal[8]; /* one char a bar: its length is the bar count */
+    int32_t max_hold;   /* 0: small_params' 1000 */
+    bool no_stop, no_tp;
+    double fee_bp, slippage_bp, reward_r; /* reward_r 0: small_params' 2 */
+    size_t valid_bars;
+    want_trade want;
+} one_trade_case;
+
+static const one_trade_case one_trade_cases[] = {
     /* t2 (100,101,97,99): open 100 > 98, low 97 <= 98 -> STOP at 98;
      * pnl = 98 - 100 = -2, R = -2/2 = -1, one bar held. */
-    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 101, 97, 99, 1 } };
-    sebt_params p = small_params();
-    sim_case c = simulate(bars, 3, "100", &p);
-    cr_assert_eq(c.r.n_trades, 1);
-    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 98, 98, 104, 2, -2, -1, SEBT_EXIT_STOP, 1);
-    cr_assert_eq(c.r.valid_bars, 3);
-    cr_assert(!c.r.open_at_end.open);
-    done(&c);
-}
-
-Test(exits, stop_gap_exits_at_the_open)
-{
+    { "exits: stop, the entry bar never checked", { SIG_BAR, ENTRY_BAR, { 100, 101, 97, 99, 1 } }, "100",
+      .valid_bars = 3, .want = { 0, 1, 2, 100, 98, 98, 104, 2, -2, -1, SEBT_EXIT_STOP, 1 } },
     /* t2 (95,96,94,95): open 95 <= 98 -> STOP_GAP at 95; pnl -5, R -2.5. */
-    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 95, 96, 94, 95, 1 } };
-    sebt_params p = small_params();
-    sim_case c = simulate(bars, 3, "100", &p);
-    cr_assert_eq(c.r.n_trades, 1);
-    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 95, 98, 104, 2, -5, -2.5, SEBT_EXIT_STOP_GAP, 1);
-    done(&c);
-}
-
-Test(exits, take_profit)
-{
+    { "exits: a stop gap exits at the open", { SIG_BAR, ENTRY_BAR, { 95, 96, 94, 95, 1 } }, "100",
+      .valid_bars = 3, .want = { 0, 1, 2, 100, 95, 98, 104, 2, -5, -2.5, SEBT_EXIT_STOP_GAP, 1 } },
     /* t2 (100,105,99,104): low 99 > 98, high 105 >= 104 -> TP at 104; pnl 4, R 2. */
-    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 105, 99, 104, 1 } };
-    sebt_params p = small_params();
-    sim_case c = simulate(bars, 3, "100", &p);
-    cr_assert_eq(c.r.n_trades, 1);
-    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 104, 98, 104, 2, 4, 2, SEBT_EXIT_TP, 1);
-    done(&c);
-}
-
-Test(exits, time_after_max_hold_bars)
-{
+    { "exits: take profit", { SIG_BAR, ENTRY_BAR, { 100, 105, 99, 104, 1 } }, "100",
+      .valid_bars = 3, .want = { 0, 1, 2, 100, 104, 98, 104, 2, 4, 2, SEBT_EXIT_TP, 1 } },
     /* max_hold 2: t2 (100,101,99,100) nothing, bars = 1; t3 (100,102,99,101)
      * bars = 2 >= 2 -> TIME at close 101; pnl 1, R 0.5. */
-    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 101, 99, 100, 1 }, { 100, 102, 99, 101, 1 } };
-    sebt_params p = small_params();
-    p.max_hold = 2;
-    sim_case c = simulate(bars, 4, "1000", &p);
-    cr_assert_eq(c.r.n_trades, 1);
-    assert_trade(&c.r.trades[0], 0, 1, 3, 100, 101, 98, 104, 2, 1, 0.5, SEBT_EXIT_TIME, 2);
-    done(&c);
-}
-
-Test(exits, max_hold_1_exits_on_the_first_checked_bar)
-{
+    { "exits: time after max_hold bars",
+      { SIG_BAR, ENTRY_BAR, { 100, 101, 99, 100, 1 }, { 100, 102, 99, 101, 1 } }, "1000", .max_hold = 2,
+      .valid_bars = 4, .want = { 0, 1, 3, 100, 101, 98, 104, 2, 1, 0.5, SEBT_EXIT_TIME, 2 } },
     /* t2 (100,101,99,100.5): bars = 1 >= 1 -> TIME at 100.5; pnl 0.5, R 0.25. */
-    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 101, 99, 100.5, 1 } };
-    sebt_params p = small_params();
-    p.max_hold = 1;
-    sim_case c = simulate(bars, 3, "100", &p);
-    cr_assert_eq(c.r.n_trades, 1);
-    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 100.5, 98, 104, 2, 0.5, 0.25, SEBT_EXIT_TIME, 1);
-    done(&c);
-}
-
-Test(priority, gap_beats_stop_and_tp)
-{
+    { "exits: max_hold 1 exits on the first checked bar", { SIG_BAR, ENTRY_BAR, { 100, 101, 99, 100.5, 1 } },
+      "100", .max_hold = 1,
+      .valid_bars = 3, .want = { 0, 1, 2, 100, 100.5, 98, 104, 2, 0.5, 0.25, SEBT_EXIT_TIME, 1 } },
     /* t2 (97,105,90,100): open 97 <= 98 (gap), low 90 <= 98 (stop), high
      * 105 >= 104 (tp) -> STOP_GAP at 97; pnl -3, R -1.5. */
-    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 97, 105, 90, 100, 1 } };
-    sebt_params p = small_params();
-    sim_case c = simulate(bars, 3, "100", &p);
-    cr_assert_eq(c.r.n_trades, 1);
-    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 97, 98, 104, 2, -3, -1.5, SEBT_EXIT_STOP_GAP, 1);
-    done(&c);
-}
-
-Test(priority, stop_beats_tp_on_the_same_bar)
-{
+    { "priority: a gap beats stop and tp", { SIG_BAR, ENTRY_BAR, { 97, 105, 90, 100, 1 } }, "100",
+      .valid_bars = 3, .want = { 0, 1, 2, 100, 97, 98, 104, 2, -3, -1.5, SEBT_EXIT_STOP_GAP, 1 } },
     /* t2 (100,105,97,100): open 100 > 98, low 97 <= 98, high 105 >= 104 -> STOP at 98. */
-    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 105, 97, 100, 1 } };
-    sebt_params p = small_params();
-    sim_case c = simulate(bars, 3, "100", &p);
-    cr_assert_eq(c.r.n_trades, 1);
-    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 98, 98, 104, 2, -2, -1, SEBT_EXIT_STOP, 1);
-    done(&c);
-}
-
-Test(priority, tp_beats_time)
-{
+    { "priority: stop beats tp on the same bar", { SIG_BAR, ENTRY_BAR, { 100, 105, 97, 100, 1 } }, "100",
+      .valid_bars = 3, .want = { 0, 1, 2, 100, 98, 98, 104, 2, -2, -1, SEBT_EXIT_STOP, 1 } },
     /* max_hold 1 and t2 reaches 104: TP at 104, not TIME at close 103. */
-    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 105, 99, 103, 1 } };
-    sebt_params p = small_params();
-    p.max_hold = 1;
-    sim_case c = simulate(bars, 3, "100", &p);
-    cr_assert_eq(c.r.n_trades, 1);
-    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 104, 98, 104, 2, 4, 2, SEBT_EXIT_TP, 1);
-    done(&c);
+    { "priority: tp beats time", { SIG_BAR, ENTRY_BAR, { 100, 105, 99, 103, 1 } }, "100", .max_hold = 1,
+      .valid_bars = 3, .want = { 0, 1, 2, 100, 104, 98, 104, 2, 4, 2, SEBT_EXIT_TP, 1 } },
+    /* max_hold 1 and t2 touches 98: STOP (at 98: pnl -2, R -1), not TIME. */
+    { "priority: stop beats time", { SIG_BAR, ENTRY_BAR, { 100, 101, 98, 99, 1 } }, "100", .max_hold = 1,
+      .valid_bars = 3, .want = { 0, 1, 2, 100, 98, 98, 104, 2, -2, -1, SEBT_EXIT_STOP, 1 } },
+    /* Signals at t0, t1 (the entry bar) and t2 (held); max_hold 2 exits at
+     * t3 close 101. If t1/t2 were queued a trade would open at t4; none does. */
+    { "positions: signals while in position are ignored, not queued",
+      { SIG_BAR, ENTRY_BAR, { 100, 101, 99, 100, 1 }, { 100, 102, 99, 101, 1 }, { 101, 102, 100, 101, 1 },
+        { 101, 102, 100, 101, 1 } },
+      "111000", .max_hold = 2,
+      .valid_bars = 6, .want = { 0, 1, 3, 100, 101, 98, 104, 2, 1, 0.5, SEBT_EXIT_TIME, 2 } },
+    /* t1 missing: entry at t2's open 100. t3 missing. t4 is the first
+     * checked bar: bars = 1 >= max_hold 1 -> TIME at t4's close 101.
+     * t4 would have stopped out had t3 (a bar below the stop) been real. */
+    { "positions: holes are skipped, the next bar is the next valid bar",
+      { SIG_BAR, MISSING, ENTRY_BAR, MISSING, { 100, 102, 99, 101, 1 } }, "10000", .max_hold = 1,
+      .valid_bars = 3, .want = { 0, 2, 4, 100, 101, 98, 104, 2, 1, 0.5, SEBT_EXIT_TIME, 1 } },
+    /* use_stop false: stop = 0, risk = 100*0.01 = 1 (the double product
+     * rounds to exactly 1), tp = 100 + 2*1 = 102. t2 dips to 50 (no stop),
+     * high 101 < 102; t3 high 102 >= 102 -> TP at 102; pnl 2, R 2. */
+    { "options: with no stop, risk is 1% of the entry",
+      { SIG_BAR, ENTRY_BAR, { 100, 101, 50, 100, 1 }, { 100, 102, 99, 101, 1 } }, "1000", .no_stop = true,
+      .valid_bars = 4, .want = { 0, 1, 3, 100, 102, 0, 102, 1, 2, 2, SEBT_EXIT_TP, 2 } },
+    /* use_stop false: stop = 0. t2 opens and trades at 0, so open <= stop
+     * and low <= stop both hold, yet neither stop rule applies; the time
+     * limit (1) closes at 2: pnl = 2 - 100 = -98, R = -98 / 1 = -98. */
+    { "options: with no stop, the zero stop never exits", { SIG_BAR, ENTRY_BAR, { 0, 3, 0, 2, 1 } }, "100",
+      .max_hold = 1, .no_stop = true,
+      .valid_bars = 3, .want = { 0, 1, 2, 100, 2, 0, 102, 1, -98, -98, SEBT_EXIT_TIME, 1 } },
+    /* use_tp false: tp = 0. t2 rises to 200 (no target); max_hold 2: t3
+     * closes at 155 -> TIME; pnl 55, R 27.5. */
+    { "options: no tp means tp 0 and no target",
+      { SIG_BAR, ENTRY_BAR, { 100, 200, 99, 150, 1 }, { 150, 160, 140, 155, 1 } }, "1000", .max_hold = 2,
+      .no_tp = true,
+      .valid_bars = 4, .want = { 0, 1, 3, 100, 155, 98, 0, 2, 55, 27.5, SEBT_EXIT_TIME, 2 } },
+    /* fee_bp 20 + slippage_bp 5 = 25 bp; reward_r 40.
+     * t0 (160,161,159,160): stop 158; t1 entry 160, risk 2, tp = 160 + 40*2 = 240.
+     * t2 (200,250,199,245) -> TP at 240.
+     * fee = (160 + 240) * 25 / 10000 = 10000 / 10000 = 1; pnl = 240 - 160 - 1 = 79;
+     * R = 79 / 2 = 39.5. */
+    { "fees: a fee on entry plus exit",
+      { { 160, 161, 159, 160, 1 }, { 160, 161, 159, 160, 1 }, { 200, 250, 199, 245, 1 } }, "100",
+      .fee_bp = 20, .slippage_bp = 5, .reward_r = 40,
+      .valid_bars = 3, .want = { 0, 1, 2, 160, 240, 158, 240, 2, 79, 39.5, SEBT_EXIT_TP, 1 } },
+};
+
+ParameterizedTestParameters(one_trade, closes_as_worked_out)
+{
+    return cr_make_param_array(one_trade_case, (one_trade_case *)one_trade_cases, NBARS(one_trade_cases));
 }
 
-Test(priority, stop_beats_time)
+ParameterizedTest(const one_trade_case *k, one_trade, closes_as_worked_out)
 {
-    /* max_hold 1 and t2 touches 98: STOP, not TIME. */
-    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 101, 98, 99, 1 } };
     sebt_params p = small_params();
-    p.max_hold = 1;
-    sim_case c = simulate(bars, 3, "100", &p);
-    cr_assert_eq(c.r.n_trades, 1);
-    cr_assert_eq(c.r.trades[0].reason, SEBT_EXIT_STOP);
-    cr_assert_eq(c.r.trades[0].exit_price, 98);
+    if (k->max_hold)
+        p.max_hold = k->max_hold;
+    if (k->no_stop)
+        p.use_stop = false;
+    if (k->no_tp)
+        p.use_tp = false;
+    p.fee_bp = k->fee_bp;
+    p.slippage_bp = k->slippage_bp;
+    if (k->reward_r)
+        p.reward_r = k->reward_r;
+    sim_case c = simulate(k->bars, strlen(k->signal), k->signal, &p);
+    cr_assert_eq(c.r.n_trades, 1, "%s: %zu trades", k->name, (size_t)c.r.n_trades);
+    assert_trade(&c.r.trades[0], &k->want, k->name);
+    cr_assert_eq(c.r.valid_bars, k->valid_bars, "%s: valid_bars %zu", k->name, c.r.valid_bars);
+    cr_assert(!c.r.open_at_end.open, "%s: open at the end", k->name);
     done(&c);
 }
 
@@ -186,23 +203,8 @@ Test(positions, signal_on_exit_bar_opens_the_next_trade)
     sebt_params p = small_params();
     sim_case c = simulate(bars, 5, "10100", &p);
     cr_assert_eq(c.r.n_trades, 2);
-    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 98, 98, 104, 2, -2, -1, SEBT_EXIT_STOP, 1);
-    assert_trade(&c.r.trades[1], 2, 3, 4, 99, 105, 96, 105, 3, 6, 2, SEBT_EXIT_TP, 1);
-    done(&c);
-}
-
-Test(positions, signals_while_in_position_are_ignored_not_queued)
-{
-    /* Signals at t0, t1 (the entry bar) and t2 (held); max_hold 2 exits at
-     * t3 close 101. If t1/t2 were queued a trade would open at t4; none does. */
-    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 101, 99, 100, 1 }, { 100, 102, 99, 101, 1 },
-                    { 101, 102, 100, 101, 1 }, { 101, 102, 100, 101, 1 } };
-    sebt_params p = small_params();
-    p.max_hold = 2;
-    sim_case c = simulate(bars, 6, "111000", &p);
-    cr_assert_eq(c.r.n_trades, 1);
-    assert_trade(&c.r.trades[0], 0, 1, 3, 100, 101, 98, 104, 2, 1, 0.5, SEBT_EXIT_TIME, 2);
-    cr_assert(!c.r.open_at_end.open);
+    assert_trade(&c.r.trades[0], &(want_trade){ 0, 1, 2, 100, 98, 98, 104, 2, -2, -1, SEBT_EXIT_STOP, 1 }, "trade 1");
+    assert_trade(&c.r.trades[1], &(want_trade){ 2, 3, 4, 99, 105, 96, 105, 3, 6, 2, SEBT_EXIT_TP, 1 }, "trade 2");
     done(&c);
 }
 
@@ -250,64 +252,6 @@ Test(positions, signal_on_last_valid_bar_opens_nothing)
     done(&c);
 }
 
-Test(positions, holes_are_skipped_next_bar_means_next_valid_bar)
-{
-    /* t1 missing: entry at t2's open 100. t3 missing. t4 is the first
-     * checked bar: bars = 1 >= max_hold 1 -> TIME at t4's close 101.
-     * t4 would have stopped out had t3 (a bar below the stop) been real. */
-    bar5 bars[] = { SIG_BAR, MISSING, ENTRY_BAR, MISSING, { 100, 102, 99, 101, 1 } };
-    sebt_params p = small_params();
-    p.max_hold = 1;
-    sim_case c = simulate(bars, 5, "10000", &p);
-    cr_assert_eq(c.r.n_trades, 1);
-    assert_trade(&c.r.trades[0], 0, 2, 4, 100, 101, 98, 104, 2, 1, 0.5, SEBT_EXIT_TIME, 1);
-    cr_assert_eq(c.r.valid_bars, 3);
-    done(&c);
-}
-
-Test(options, no_stop_risk_is_one_percent_of_entry)
-{
-    /* use_stop false: stop = 0, risk = 100*0.01 = 1 (the double product
-     * rounds to exactly 1), tp = 100 + 2*1 = 102. t2 dips to 50 (no stop),
-     * high 101 < 102; t3 high 102 >= 102 -> TP at 102; pnl 2, R 2. */
-    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 101, 50, 100, 1 }, { 100, 102, 99, 101, 1 } };
-    sebt_params p = small_params();
-    p.use_stop = false;
-    sim_case c = simulate(bars, 4, "1000", &p);
-    cr_assert_eq(c.r.n_trades, 1);
-    assert_trade(&c.r.trades[0], 0, 1, 3, 100, 102, 0, 102, 1, 2, 2, SEBT_EXIT_TP, 2);
-    done(&c);
-}
-
-Test(options, no_stop_never_exits_on_the_zero_stop)
-{
-    /* use_stop false: stop = 0. t2 opens and trades at 0, so open <= stop
-     * and low <= stop both hold, yet neither stop rule applies; the time
-     * limit (1) closes at 2: pnl = 2 - 100 = -98, R = -98 / 1 = -98. */
-    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 0, 3, 0, 2, 1 } };
-    sebt_params p = small_params();
-    p.use_stop = false;
-    p.max_hold = 1;
-    sim_case c = simulate(bars, 3, "100", &p);
-    cr_assert_eq(c.r.n_trades, 1);
-    assert_trade(&c.r.trades[0], 0, 1, 2, 100, 2, 0, 102, 1, -98, -98, SEBT_EXIT_TIME, 1);
-    done(&c);
-}
-
-Test(options, no_tp_means_tp_zero_and_no_target)
-{
-    /* use_tp false: tp = 0. t2 rises to 200 (no target); max_hold 2: t3
-     * closes at 155 -> TIME; pnl 55, R 27.5. */
-    bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 200, 99, 150, 1 }, { 150, 160, 140, 155, 1 } };
-    sebt_params p = small_params();
-    p.use_tp = false;
-    p.max_hold = 2;
-    sim_case c = simulate(bars, 4, "1000", &p);
-    cr_assert_eq(c.r.n_trades, 1);
-    assert_trade(&c.r.trades[0], 0, 1, 3, 100, 155, 98, 0, 2, 55, 27.5, SEBT_EXIT_TIME, 2);
-    done(&c);
-}
-
 Test(options, no_time_limit_holds_to_the_end)
 {
     bar5 bars[] = { SIG_BAR, ENTRY_BAR, { 100, 101, 99, 100, 1 }, { 100, 101, 99, 100, 1 }, { 100, 101, 99, 100, 1 } };
@@ -338,24 +282,6 @@ Test(options, risk_floor_1e_8)
     cr_assert_eq(t->tp, 99 + 2 * 1e-8);
     cr_assert_eq(t->reason, SEBT_EXIT_TP);
     cr_assert_eq(t->pnl, (99 + 2 * 1e-8) - 99);
-    done(&c);
-}
-
-Test(fees, fee_on_entry_plus_exit)
-{
-    /* fee_bp 20 + slippage_bp 5 = 25 bp; reward_r 40.
-     * t0 (160,161,159,160): stop 158; t1 entry 160, risk 2, tp = 160 + 40*2 = 240.
-     * t2 (200,250,199,245) -> TP at 240.
-     * fee = (160 + 240) * 25 / 10000 = 10000 / 10000 = 1; pnl = 240 - 160 - 1 = 79;
-     * R = 79 / 2 = 39.5. */
-    bar5 bars[] = { { 160, 161, 159, 160, 1 }, { 160, 161, 159, 160, 1 }, { 200, 250, 199, 245, 1 } };
-    sebt_params p = small_params();
-    p.fee_bp = 20;
-    p.slippage_bp = 5;
-    p.reward_r = 40;
-    sim_case c = simulate(bars, 3, "100", &p);
-    cr_assert_eq(c.r.n_trades, 1);
-    assert_trade(&c.r.trades[0], 0, 1, 2, 160, 240, 158, 240, 2, 79, 39.5, SEBT_EXIT_TP, 1);
     done(&c);
 }
 
