@@ -212,176 +212,103 @@ Test(loader, nan_row_is_a_missing_bar)
 
 #define ROW2 "1609459200000,10,12,9,11,100\n"
 
-Test(loader_error, not_a_number)
-{
-    load_fails(H ROW2 "1609459260000,10,abc,9,11,100\n", STRICT, "t.csv:3:3 (high): ",
-               "expected a number, got 'abc'");
-}
+/* Files refused, each with the message's start (where) and what it says:
+ * the text, whether loading was lenient, where, what. */
+static const struct {
+    const char *text;
+    bool lenient;
+    const char *where, *what;
+} refused[] = {
+    /* not a number */
+    { H ROW2 "1609459260000,10,abc,9,11,100\n", false, "t.csv:3:3 (high): ", "expected a number, got 'abc'" },
+    /* empty field */
+    { H ROW2 "1609459260000,10,12,,11,100\n", false, "t.csv:3:4 (low): ", "expected a number, got an empty field" },
+    /* short row */
+    { H ROW2 "1609459260000,10,12,9\n", false, "t.csv:3:5 (close): ",
+      "the row ends after 4 field(s); expected 6 as in the header" },
+    /* long row */
+    { H ROW2 "1609459260000,10,12,9,11,100,7\n", false, "t.csv:3:7 (extra field): ",
+      "the row has 7 fields; expected 6 as in the header" },
+    /* row without its time */
+    { "open,high,low,close,volume,time\n10,12,9,11,100\n", true, "t.csv:2:6 (time): ", "before its time" },
+    /* timestamp out of order */
+    { H ROW2 "1609459260000,10,12,9,11,100\n1609459140000,10,12,9,11,100\n", false, "t.csv:4:1 (open_time): ",
+      "timestamp '1609459140000' (2020-12-31T23:59:00.000Z) is before line 3's "
+      "(2021-01-01T00:01:00.000Z)" },
+    /* timestamp repeated */
+    { H ROW2 ROW2, false, "t.csv:3:1 (open_time): ",
+      "timestamp '1609459200000' (2021-01-01T00:00:00.000Z) repeats line 2's" },
+    /* timestamp not a time */
+    { H ROW2 "yesterday,10,12,9,11,100\n", false, "t.csv:3:1 (open_time): ",
+      "expected a timestamp: epoch seconds, ms, us or ns, or ISO-8601 like "
+      "2021-01-01T00:00:00Z, got 'yesterday'" },
+    { H ROW2 ",10,12,9,11,100\n", false, "t.csv:3:1 (open_time): ", "expected a timestamp, got an empty field" },
+    { H "-1609459200000,10,12,9,11,100\n", false, "t.csv:2:1 (open_time): ", "is signed" },
+    /* timestamp finer than a millisecond */
+    { H "1609459200.0005,10,12,9,11,100\n", false, "t.csv:2:1 (open_time): ", "is finer than a millisecond" },
+    { H "1609459200000500,10,12,9,11,100\n", false, "t.csv:2:1 (open_time): ", "is not a whole millisecond" },
+    { "date,open,high,low,close,volume\n2021-01-01T00:00:00.0005Z,10,12,9,11,100\n", false, "t.csv:2:1 (date): ",
+      "finer than a millisecond" },
+    /* iso not a date */
+    { "date,open,high,low,close,volume\n2021-02-29,10,12,9,11,100\n", false, "t.csv:2:1 (date): ", "no such day" },
+    { "date,open,high,low,close,volume\n2021-13-01,10,12,9,11,100\n", false, "t.csv:2:1 (date): ",
+      "month outside 01..12" },
+    { "date,open,high,low,close,volume\n2021-01-01T24:00:00Z,10,12,9,11,100\n", false, "t.csv:2:1 (date): ",
+      "not a valid time of day" },
+    { "date,open,high,low,close,volume\n2021-01-01T00:00:00+25:00,10,12,9,11,100\n", false, "t.csv:2:1 (date): ",
+      "UTC offset" },
+    { "date,open,high,low,close,volume\n2021-01-01T00:00:00 UTC,10,12,9,11,100\n", false, "t.csv:2:1 (date): ",
+      "got '2021-01-01T00:00:00 UTC'" },
+    /* mixed timestamp kinds */
+    { H ROW2 "1609459260,10,12,9,11,100\n", false, "t.csv:3:1 (open_time): ",
+      "'1609459260' reads as epoch seconds, but line 2's time read as epoch milliseconds" },
+    { H ROW2 "2021-01-01T00:01:00Z,10,12,9,11,100\n", false, "t.csv:3:1 (open_time): ",
+      "reads as ISO-8601, but line 2's time read as epoch milliseconds" },
+    /* high below low */
+    { H ROW2 "1609459260000,10,8,9,9,100\n", false, "t.csv:3:3 (high): ", "high 8 is below low 9" },
+    /* low above open */
+    { H ROW2 "1609459260000,10,12,10.5,11,100\n", false, "t.csv:3:4 (low): ", "low 10.5 is above open 10" },
+    /* low above close */
+    { H ROW2 "1609459260000,10,12,9.5,9,100\n", false, "t.csv:3:4 (low): ", "low 9.5 is above close 9" },
+    /* high below open */
+    { H ROW2 "1609459260000,13,12,9,11,100\n", false, "t.csv:3:3 (high): ", "high 12 is below open 13" },
+    /* high below close */
+    { H ROW2 "1609459260000,10,12,9,12.5,100\n", false, "t.csv:3:3 (high): ", "high 12 is below close 12.5" },
+    /* negative low */
+    { H ROW2 "1609459260000,0,1,-1,0.5,100\n", false, "t.csv:3:4 (low): ", "low -1 is negative" },
+    /* negative volume */
+    { H ROW2 "1609459260000,10,12,9,11,-5\n", false, "t.csv:3:6 (volume): ", "volume -5 is negative" },
+    /* infinite and out of range */
+    { H ROW2 "1609459260000,inf,12,9,11,100\n", false, "t.csv:3:2 (open): ", "expected a finite number, got 'inf'" },
+    { H ROW2 "1609459260000,10,1e999,9,11,100\n", false, "t.csv:3:3 (high): ", "'1e999' is too large for a double" },
+    { H ROW2 "1609459260000,0x10,12,9,11,100\n", false, "t.csv:3:2 (open): ", "expected a number, got '0x10'" },
+    /* some nan among numbers */
+    { H ROW2 "1609459260000,10,12,nan,11,100\n", false, "t.csv:3:4 (low): ",
+      "got 'nan' among numbers; a missing bar has all five" },
+    /* header without a column */
+    { "ts,open,High,low,close\n" ROW2,
+      false, "t.csv:1: the header has no column for time (open_time|timestamp|time|date|datetime), "
+      "volume; found 'ts', 'open', 'High', 'low', 'close'",
+      "" },
+    /* header with two time columns */
+    { "date,time,open,high,low,close,volume\n", false, "t.csv:1:2 (time): ",
+      "a second time column: 'date' (column 1) and 'time' (column 2)" },
+    { "open_time,open,high,low,close,volume,Close\n", false, "t.csv:1:7 (Close): ", "a second close column" },
+    /* empty file */
+    { "", false, "t.csv: the file is empty", "" },
+    { "\n\r\n\n", true, "t.csv: the file is empty", "" },
+    /* headerless but not binance */
+    { ROW2, false, "t.csv:1: no header", "has 6 field(s), not the 12 of a Binance kline file" },
+    { "1518048000000,7599.0,7600.0,7572.09,7587.56,16.948552,1518048059999,1.0,256,1.0,1.0,0\n"
+      "1518048060000,7591.34,7630.0,7585.52,7600.0,59.656612\n",
+      false, "t.csv:2:7 (close_time): ",
+      "the row ends after 6 field(s); expected 12 as in a Binance kline row" },
+};
 
-Test(loader_error, empty_field)
+Test(loader_error, each_refused_file_says_where_and_what)
 {
-    load_fails(H ROW2 "1609459260000,10,12,,11,100\n", STRICT, "t.csv:3:4 (low): ",
-               "expected a number, got an empty field");
-}
-
-Test(loader_error, short_row)
-{
-    load_fails(H ROW2 "1609459260000,10,12,9\n", STRICT, "t.csv:3:5 (close): ",
-               "the row ends after 4 field(s); expected 6 as in the header");
-}
-
-Test(loader_error, long_row)
-{
-    load_fails(H ROW2 "1609459260000,10,12,9,11,100,7\n", STRICT, "t.csv:3:7 (extra field): ",
-               "the row has 7 fields; expected 6 as in the header");
-}
-
-Test(loader_error, row_without_its_time)
-{
-    load_fails("open,high,low,close,volume,time\n10,12,9,11,100\n", LENIENT, "t.csv:2:6 (time): ",
-               "before its time");
-}
-
-Test(loader_error, timestamp_out_of_order)
-{
-    load_fails(H ROW2 "1609459260000,10,12,9,11,100\n1609459140000,10,12,9,11,100\n", STRICT,
-               "t.csv:4:1 (open_time): ",
-               "timestamp '1609459140000' (2020-12-31T23:59:00.000Z) is before line 3's "
-               "(2021-01-01T00:01:00.000Z)");
-}
-
-Test(loader_error, timestamp_repeated)
-{
-    load_fails(H ROW2 ROW2, STRICT, "t.csv:3:1 (open_time): ",
-               "timestamp '1609459200000' (2021-01-01T00:00:00.000Z) repeats line 2's");
-}
-
-Test(loader_error, timestamp_not_a_time)
-{
-    load_fails(H ROW2 "yesterday,10,12,9,11,100\n", STRICT, "t.csv:3:1 (open_time): ",
-               "expected a timestamp: epoch seconds, ms, us or ns, or ISO-8601 like "
-               "2021-01-01T00:00:00Z, got 'yesterday'");
-    load_fails(H ROW2 ",10,12,9,11,100\n", STRICT, "t.csv:3:1 (open_time): ",
-               "expected a timestamp, got an empty field");
-    load_fails(H "-1609459200000,10,12,9,11,100\n", STRICT, "t.csv:2:1 (open_time): ", "is signed");
-}
-
-Test(loader_error, timestamp_finer_than_a_millisecond)
-{
-    load_fails(H "1609459200.0005,10,12,9,11,100\n", STRICT, "t.csv:2:1 (open_time): ",
-               "is finer than a millisecond");
-    load_fails(H "1609459200000500,10,12,9,11,100\n", STRICT, "t.csv:2:1 (open_time): ",
-               "is not a whole millisecond");
-    load_fails("date,open,high,low,close,volume\n2021-01-01T00:00:00.0005Z,10,12,9,11,100\n", STRICT,
-               "t.csv:2:1 (date): ", "finer than a millisecond");
-}
-
-Test(loader_error, iso_not_a_date)
-{
-    load_fails("date,open,high,low,close,volume\n2021-02-29,10,12,9,11,100\n", STRICT, "t.csv:2:1 (date): ",
-               "no such day");
-    load_fails("date,open,high,low,close,volume\n2021-13-01,10,12,9,11,100\n", STRICT, "t.csv:2:1 (date): ",
-               "month outside 01..12");
-    load_fails("date,open,high,low,close,volume\n2021-01-01T24:00:00Z,10,12,9,11,100\n", STRICT,
-               "t.csv:2:1 (date): ", "not a valid time of day");
-    load_fails("date,open,high,low,close,volume\n2021-01-01T00:00:00+25:00,10,12,9,11,100\n", STRICT,
-               "t.csv:2:1 (date): ", "UTC offset");
-    load_fails("date,open,high,low,close,volume\n2021-01-01T00:00:00 UTC,10,12,9,11,100\n", STRICT,
-               "t.csv:2:1 (date): ", "got '2021-01-01T00:00:00 UTC'");
-}
-
-Test(loader_error, mixed_timestamp_kinds)
-{
-    load_fails(H ROW2 "1609459260,10,12,9,11,100\n", STRICT, "t.csv:3:1 (open_time): ",
-               "'1609459260' reads as epoch seconds, but line 2's time read as epoch milliseconds");
-    load_fails(H ROW2 "2021-01-01T00:01:00Z,10,12,9,11,100\n", STRICT, "t.csv:3:1 (open_time): ",
-               "reads as ISO-8601, but line 2's time read as epoch milliseconds");
-}
-
-Test(loader_error, high_below_low)
-{
-    load_fails(H ROW2 "1609459260000,10,8,9,9,100\n", STRICT, "t.csv:3:3 (high): ", "high 8 is below low 9");
-}
-
-Test(loader_error, low_above_open)
-{
-    load_fails(H ROW2 "1609459260000,10,12,10.5,11,100\n", STRICT, "t.csv:3:4 (low): ",
-               "low 10.5 is above open 10");
-}
-
-Test(loader_error, low_above_close)
-{
-    load_fails(H ROW2 "1609459260000,10,12,9.5,9,100\n", STRICT, "t.csv:3:4 (low): ",
-               "low 9.5 is above close 9");
-}
-
-Test(loader_error, high_below_open)
-{
-    load_fails(H ROW2 "1609459260000,13,12,9,11,100\n", STRICT, "t.csv:3:3 (high): ",
-               "high 12 is below open 13");
-}
-
-Test(loader_error, high_below_close)
-{
-    load_fails(H ROW2 "1609459260000,10,12,9,12.5,100\n", STRICT, "t.csv:3:3 (high): ",
-               "high 12 is below close 12.5");
-}
-
-Test(loader_error, negative_low)
-{
-    load_fails(H ROW2 "1609459260000,0,1,-1,0.5,100\n", STRICT, "t.csv:3:4 (low): ", "low -1 is negative");
-}
-
-Test(loader_error, negative_volume)
-{
-    load_fails(H ROW2 "1609459260000,10,12,9,11,-5\n", STRICT, "t.csv:3:6 (volume): ",
-               "volume -5 is negative");
-}
-
-Test(loader_error, infinite_and_out_of_range)
-{
-    load_fails(H ROW2 "1609459260000,inf,12,9,11,100\n", STRICT, "t.csv:3:2 (open): ",
-               "expected a finite number, got 'inf'");
-    load_fails(H ROW2 "1609459260000,10,1e999,9,11,100\n", STRICT, "t.csv:3:3 (high): ",
-               "'1e999' is too large for a double");
-    load_fails(H ROW2 "1609459260000,0x10,12,9,11,100\n", STRICT, "t.csv:3:2 (open): ",
-               "expected a number, got '0x10'");
-}
-
-Test(loader_error, some_nan_among_numbers)
-{
-    load_fails(H ROW2 "1609459260000,10,12,nan,11,100\n", STRICT, "t.csv:3:4 (low): ",
-               "got 'nan' among numbers; a missing bar has all five");
-}
-
-Test(loader_error, header_without_a_column)
-{
-    load_fails("ts,open,High,low,close\n" ROW2, STRICT,
-               "t.csv:1: the header has no column for time (open_time|timestamp|time|date|datetime), "
-               "volume; found 'ts', 'open', 'High', 'low', 'close'", "");
-}
-
-Test(loader_error, header_with_two_time_columns)
-{
-    load_fails("date,time,open,high,low,close,volume\n", STRICT, "t.csv:1:2 (time): ",
-               "a second time column: 'date' (column 1) and 'time' (column 2)");
-    load_fails("open_time,open,high,low,close,volume,Close\n", STRICT, "t.csv:1:7 (Close): ",
-               "a second close column");
-}
-
-Test(loader_error, empty_file)
-{
-    load_fails("", STRICT, "t.csv: the file is empty", "");
-    load_fails("\n\r\n\n", LENIENT, "t.csv: the file is empty", "");
-}
-
-Test(loader_error, headerless_but_not_binance)
-{
-    load_fails(ROW2, STRICT, "t.csv:1: no header", "has 6 field(s), not the 12 of a Binance kline file");
-    load_fails("1518048000000,7599.0,7600.0,7572.09,7587.56,16.948552,1518048059999,1.0,256,1.0,1.0,0\n"
-               "1518048060000,7591.34,7630.0,7585.52,7600.0,59.656612\n",
-               STRICT, "t.csv:2:7 (close_time): ",
-               "the row ends after 6 field(s); expected 12 as in a Binance kline row");
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        load_fails(refused[i].text, refused[i].lenient ? LENIENT : STRICT, refused[i].where, refused[i].what);
 }
 
 Test(loader_error, file_errors)
