@@ -71,6 +71,21 @@ static loader_num_status slow_path(const char *s, size_t len, double *out)
     return LOADER_NUM_OK;
 }
 
+/* One digit of the mantissa, before or after the point: leading zeros are
+ * skipped and up to 19 significant digits kept exactly; one more sends the
+ * number to the slow path (*fast false). */
+static inline void take_digit(char c, uint64_t *mant, int *sig, bool *fast)
+{
+    if (!*mant && c == '0')
+        return;
+    if (*sig < 19) {
+        *mant = *mant * 10 + (uint64_t)(c - '0');
+        (*sig)++;
+    } else {
+        *fast = false;
+    }
+}
+
 loader_num_status loader_parse_double(const char *s, size_t len, double *out)
 {
     if (len == 0)
@@ -86,27 +101,11 @@ loader_num_status loader_parse_double(const char *s, size_t len, double *out)
     int frac = 0;    /* digits after the point */
     int ndigits = 0; /* all digits of the mantissa */
     bool fast = true;
-    for (; p < end && *p >= '0' && *p <= '9'; p++, ndigits++) {
-        if (mant || *p != '0') {
-            if (sig < 19) {
-                mant = mant * 10 + (uint64_t)(*p - '0');
-                sig++;
-            } else {
-                fast = false;
-            }
-        }
-    }
+    for (; p < end && *p >= '0' && *p <= '9'; p++, ndigits++)
+        take_digit(*p, &mant, &sig, &fast);
     if (p < end && *p == '.') {
-        for (p++; p < end && *p >= '0' && *p <= '9'; p++, ndigits++, frac++) {
-            if (mant || *p != '0') {
-                if (sig < 19) {
-                    mant = mant * 10 + (uint64_t)(*p - '0');
-                    sig++;
-                } else {
-                    fast = false;
-                }
-            }
-        }
+        for (p++; p < end && *p >= '0' && *p <= '9'; p++, ndigits++, frac++)
+            take_digit(*p, &mant, &sig, &fast);
     }
     if (ndigits == 0)
         return parse_special(s, len);
