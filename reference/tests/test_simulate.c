@@ -67,6 +67,18 @@ static void assert_trade(const sebt_trade *t, const want_trade *w, const char *w
     cr_assert_eq(t->bars_held, w->bars, "%s: bars_held %d", what, t->bars_held);
 }
 
+/* With small_params(), no trade and nothing open at the end; valid_bars as
+ * worked out. */
+static void assert_nothing_opens(const bar5 *bars, const char *signal, size_t valid_bars)
+{
+    sebt_params p = small_params();
+    sim_case c = simulate(bars, strlen(signal), signal, &p);
+    cr_assert_eq(c.r.n_trades, 0, "signal %s", signal);
+    cr_assert(!c.r.open_at_end.open, "signal %s", signal);
+    cr_assert_eq(c.r.valid_bars, valid_bars, "signal %s", signal);
+    done(&c);
+}
+
 /* The signal bar and the entry bar shared by most cases:
  * t0 signal (100,101,99,100): stop = 99 - 0.5*2 = 98.
  * t1 entry at open 100: risk = 100 - 98 = 2, tp = 100 + 2*2 = 104. The
@@ -244,12 +256,7 @@ Test(positions, entry_on_last_bar_is_open_with_zero_bars)
 Test(positions, signal_on_last_valid_bar_opens_nothing)
 {
     bar5 bars[] = { SIG_BAR, ENTRY_BAR, MISSING };
-    sebt_params p = small_params();
-    sim_case c = simulate(bars, 3, "010", &p);
-    cr_assert_eq(c.r.n_trades, 0);
-    cr_assert(!c.r.open_at_end.open);
-    cr_assert_eq(c.r.valid_bars, 2);
-    done(&c);
+    assert_nothing_opens(bars, "010", 2);
 }
 
 Test(options, no_time_limit_holds_to_the_end)
@@ -304,17 +311,7 @@ Test(fees, default_ten_bp_round_trip)
 Test(edges, fewer_than_two_valid_bars_simulate_nothing)
 {
     bar5 one[] = { SIG_BAR };
-    sebt_params p = small_params();
-    sim_case c = simulate(one, 1, "1", &p);
-    cr_assert_eq(c.r.n_trades, 0);
-    cr_assert(!c.r.open_at_end.open);
-    cr_assert_eq(c.r.valid_bars, 1);
-    done(&c);
-
+    assert_nothing_opens(one, "1", 1);
     bar5 holes[] = { MISSING, SIG_BAR, MISSING };
-    c = simulate(holes, 3, "010", &p);
-    cr_assert_eq(c.r.n_trades, 0);
-    cr_assert(!c.r.open_at_end.open);
-    cr_assert_eq(c.r.valid_bars, 1);
-    done(&c);
+    assert_nothing_opens(holes, "010", 1);
 }
