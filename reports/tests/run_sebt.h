@@ -4,6 +4,7 @@
 #define SEBT_REPORTS_TEST_RUN_SEBT_H
 
 #include <criterion/criterion.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,19 @@ static inline void run_sebt(const char *env, const char *args, sebt_run_result *
         r->status = WEXITSTATUS(st);
 }
 
+/* run_sebt with the arguments that fmt makes, which must exit with want. */
+__attribute__((format(printf, 4, 5))) static inline void run_sebt_expect(sebt_run_result *r, const char *env,
+                                                                         int want, const char *fmt, ...)
+{
+    char args[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    run_sebt(env, args, r);
+    cr_assert_eq(r->status, want, "exit %d, not %d:\n%s", r->status, want, r->out);
+}
+
 static inline int file_size(const char *dir, const char *name)
 {
     char path[4096];
@@ -63,6 +77,14 @@ static inline void test_dir_remove(const char *dir)
 }
 
 static inline bool have_gnuplot(void) { return system("command -v gnuplot >/dev/null 2>&1") == 0; }
+
+/* Every report draws its figures with gnuplot: without it, a test of one
+ * has nothing to look at. */
+#define SKIP_WITHOUT_GNUPLOT()                                                                                      \
+    do {                                                                                                            \
+        if (!have_gnuplot())                                                                                        \
+            cr_skip_test("gnuplot is not installed");                                                               \
+    } while (0)
 
 /* The whole of dir/name, NUL-terminated; the caller frees it. Not inlined:
  * inlined, GCC 12+ takes the text for a pointer into this frame

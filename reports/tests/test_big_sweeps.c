@@ -88,15 +88,11 @@ static char *slurp(const char *name) { return slurp_in(dir, name); }
 
 Test(big_sweeps, the_table_and_figure_in_the_report)
 {
-    if (!have_gnuplot())
-        cr_skip_test("gnuplot is not installed");
+    SKIP_WITHOUT_GNUPLOT();
     test_dir_make(dir, sizeof dir, "/tmp/sebt_big_sweeps_test_XXXXXX");
     sebt_run_result r;
-    char args[4096];
-    snprintf(args, sizeof args, "report --out '%s' --from '%s/run_ok.json' --history none --big-sweeps '%s'", dir,
-             DATA, RUNS);
-    run_sebt("", args, &r);
-    cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+    run_sebt_expect(&r, "", 0, "report --out '%s' --from '%s/run_ok.json' --history none --big-sweeps '%s'", dir,
+                    DATA, RUNS);
     cr_assert(strstr(r.out, "big sweeps: 7 runs in 4 workloads from "), "%s", r.out);
     char *md = slurp("report.md");
     cr_assert(strstr(md, "## Big sweeps\n"), "%s", md);
@@ -134,9 +130,7 @@ Test(big_sweeps, the_table_and_figure_in_the_report)
      * draws no such figure. */
     char env[256], want[512];
     snprintf(env, sizeof env, "SEBT_SHARE_DIR='%s' ", dir);
-    snprintf(args, sizeof args, "report --out '%s/none' --from '%s/run_ok.json' --history none", dir, DATA);
-    run_sebt(env, args, &r);
-    cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+    run_sebt_expect(&r, env, 0, "report --out '%s/none' --from '%s/run_ok.json' --history none", dir, DATA);
     snprintf(want, sizeof want, "No big-sweep benchmark was found (looked for %s/big-sweeps/runs.jsonl). "
              "bench/run_big_sweeps.sh BUILD_DIR makes one", dir);
     strcat(dir, "/none");

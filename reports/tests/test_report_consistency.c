@@ -155,13 +155,9 @@ TestSuite(report_truth, .init = make_dir, .fini = remove_dir);
 
 Test(report_truth, each_headline_figure_matches_bench_json_and_the_tables)
 {
-    if (!have_gnuplot())
-        cr_skip_test("gnuplot is not installed");
-    char args[4096];
-    snprintf(args, sizeof args, "report --out '%s/out' --from '%s/recorded/normal.json' --history none "
-             "--big-sweeps none", dir, DATA);
-    run_sebt("", args, &r);
-    cr_assert_eq(r.status, 0, "%s", r.out);
+    SKIP_WITHOUT_GNUPLOT();
+    run_sebt_expect(&r, "", 0, "report --out '%s/out' --from '%s/recorded/normal.json' --history none "
+                    "--big-sweeps none", dir, DATA);
     char *html = slurp("out", "index.html"), *md = slurp("out", "report.md");
     char path[4096];
     snprintf(path, sizeof path, "%s/out/bench.json", dir);
@@ -248,13 +244,9 @@ Test(report_truth, each_headline_figure_matches_bench_json_and_the_tables)
  * planted run did every fast_cpu call twice: the gated ratio halves. */
 Test(report_truth, the_baseline_verdict_is_in_the_report)
 {
-    if (!have_gnuplot())
-        cr_skip_test("gnuplot is not installed");
-    char args[4096];
-    snprintf(args, sizeof args, "report --baseline '%s/recorded/normal.json' '%s/recorded/normal_planted.json' "
-             "--out '%s/b' --history none --big-sweeps none", DATA, DATA, dir);
-    run_sebt("", args, &r);
-    cr_assert_eq(r.status, 1, "%s", r.out);
+    SKIP_WITHOUT_GNUPLOT();
+    run_sebt_expect(&r, "", 1, "report --baseline '%s/recorded/normal.json' '%s/recorded/normal_planted.json' "
+                    "--out '%s/b' --history none --big-sweeps none", DATA, DATA, dir);
     char *html = slurp("b", "index.html"), *md = slurp("b", "report.md"), got[2048];
     between(html, "<p class=\"verdict bad\">", "</p>", got, sizeof got);
     HAS(got, "verdict: REGRESSION against the baseline ");
@@ -271,8 +263,7 @@ Test(report_truth, the_baseline_verdict_is_in_the_report)
  * the same section from / as from the checkout, its engines named. */
 Test(report_truth, the_same_report_from_any_folder)
 {
-    if (!have_gnuplot())
-        cr_skip_test("gnuplot is not installed");
+    SKIP_WITHOUT_GNUPLOT();
     char args[4096];
     snprintf(args, sizeof args, "report --out '%s/a' --from '%s/recorded/normal.json' --history none", dir, DATA);
     char here[4096];

@@ -30,12 +30,8 @@ TestSuite(report_folder, .init = make_dir, .fini = remove_dir);
 
 Test(report_folder, every_file_is_written)
 {
-    if (!have_gnuplot())
-        cr_skip_test("gnuplot is not installed");
-    char args[4096];
-    snprintf(args, sizeof args, "report --out '%s/out' --from '%s/run_ok.json' --big-sweeps none", dir, DATA);
-    run_sebt("", args, &r);
-    cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+    SKIP_WITHOUT_GNUPLOT();
+    run_sebt_expect(&r, "", 0, "report --out '%s/out' --from '%s/run_ok.json' --big-sweeps none", dir, DATA);
     cr_assert(strstr(r.out, "/out/index.html"), "it says where the report is: %s", r.out);
 
     strcat(dir, "/out");
@@ -93,12 +89,8 @@ Test(report_folder, every_file_is_written)
 
 Test(report_folder, a_parity_failure_is_shown_and_fails_the_command)
 {
-    if (!have_gnuplot())
-        cr_skip_test("gnuplot is not installed");
-    char args[4096];
-    snprintf(args, sizeof args, "report --out '%s' --from '%s/run_parity_failed.json'", dir, DATA);
-    run_sebt("", args, &r);
-    cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
+    SKIP_WITHOUT_GNUPLOT();
+    run_sebt_expect(&r, "", 1, "report --out '%s' --from '%s/run_parity_failed.json'", dir, DATA);
     cr_assert_gt(file_size(dir, "index.html"), 0);
     char *md = slurp("report.md");
     cr_assert(strstr(md, "**verdict: FAIL: 1 benchmark(s) diverged from the oracle"), "%s", md);
@@ -115,17 +107,13 @@ Test(report_folder, a_parity_failure_is_shown_and_fails_the_command)
 
 Test(report_folder, missing_programs_are_named)
 {
-    char args[4096];
-    snprintf(args, sizeof args, "report --out '%s' --from '%s/run_ok.json'", dir, DATA);
-    run_sebt("SEBT_GNUPLOT=/nonexistent/gnuplot ", args, &r);
-    cr_assert_eq(r.status, 2, "%s", r.out);
+    run_sebt_expect(&r, "SEBT_GNUPLOT=/nonexistent/gnuplot ", 2, "report --out '%s' --from '%s/run_ok.json'", dir,
+                    DATA);
     cr_assert(strstr(r.out, "gnuplot is needed") && strstr(r.out, "/nonexistent/gnuplot"), "%s", r.out);
 
     if (!have_gnuplot())
         return;
-    snprintf(args, sizeof args, "report --out '%s' --quick", dir);
-    run_sebt("SEBT_BENCH_BINARY=/nonexistent/sebt_bench ", args, &r);
-    cr_assert_eq(r.status, 2, "%s", r.out);
+    run_sebt_expect(&r, "SEBT_BENCH_BINARY=/nonexistent/sebt_bench ", 2, "report --out '%s' --quick", dir);
     cr_assert(strstr(r.out, "/nonexistent/sebt_bench"), "%s", r.out);
 }
 
@@ -146,12 +134,8 @@ Test(report_folder, bad_usage)
  * the numba peer is in the summary, the loaded machine is said. */
 Test(report_folder, a_recorded_quick_run)
 {
-    if (!have_gnuplot())
-        cr_skip_test("gnuplot is not installed");
-    char args[4096];
-    snprintf(args, sizeof args, "report --out '%s/out' --from '%s/recorded/normal.json' --history none", dir, DATA);
-    run_sebt("", args, &r);
-    cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+    SKIP_WITHOUT_GNUPLOT();
+    run_sebt_expect(&r, "", 0, "report --out '%s/out' --from '%s/recorded/normal.json' --history none", dir, DATA);
     /* normal.json: fast_cpu 292.1 x the reference (262.6-306.3), the history test below. */
     cr_assert(strstr(r.out, "sebt report: verdict: pass: parity ok on every backend that ran; fast_cpu = 292 x the "
                             "reference (263-306; one thread each, CPU time); no earlier --quick run"), "%s", r.out);
@@ -193,19 +177,13 @@ Test(report_folder, a_recorded_quick_run)
  * redraw alone adds none), and the history figure plots every line. */
 Test(report_folder, history_lines_are_appended_and_plotted)
 {
-    if (!have_gnuplot())
-        cr_skip_test("gnuplot is not installed");
-    char args[4096];
+    SKIP_WITHOUT_GNUPLOT();
     for (int i = 0; i < 2; i++) {
-        snprintf(args, sizeof args, "report --out '%s/out' --from '%s/recorded/normal.json' --history '%s/h.csv' "
-                 "--append-history", dir, DATA, dir);
-        run_sebt("", args, &r);
-        cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+        run_sebt_expect(&r, "", 0, "report --out '%s/out' --from '%s/recorded/normal.json' --history '%s/h.csv' "
+                        "--append-history", dir, DATA, dir);
     }
-    snprintf(args, sizeof args, "report --out '%s/out' --from '%s/recorded/normal.json' --history '%s/h.csv'", dir,
-             DATA, dir);
-    run_sebt("", args, &r);
-    cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+    run_sebt_expect(&r, "", 0, "report --out '%s/out' --from '%s/recorded/normal.json' --history '%s/h.csv'", dir,
+                    DATA, dir);
     char *h = slurp("h.csv");
     cr_assert_eq(count(h, "\n"), 3, "a header and two lines:\n%s", h);
     cr_assert(strncmp(h, "date,commit,mode,machine,cpus,", 30) == 0, "%s", h);
