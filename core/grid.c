@@ -14,13 +14,37 @@
 
 /* ---- small text helpers ------------------------------------------------- */
 
-/* Copies text into lines (NUL-terminated, '\r' dropped); *n_lines set.
- * A NUL byte in the text is an error naming its line and column: the lines
- * are C strings, and a NUL would silently end one and drop the rest of the
- * file. */
-static sebt_status split_lines(const char *name, const char *text, size_t len, char **store, char ***out,
-                               size_t *n_lines, sebt_error *err)
+/* A UTF-8 byte order mark, as editors on Windows write it: data files
+ * accept one, so grids and combos files do too (it was reported as an
+ * invisible character in the first name). */
+static void skip_bom(const char **text, size_t *len)
 {
+    if (*len >= 3 && memcmp(*text, "\xEF\xBB\xBF", 3) == 0) {
+        *text += 3;
+        *len -= 3;
+    }
+}
+
+/* A text's lines: at[0..n-1] point into store, which owns them. */
+typedef struct {
+    char *store;
+    char **at;
+    size_t n;
+} text_lines;
+
+static void text_lines_free(text_lines *t)
+{
+    free(t->at);
+    free(t->store);
+}
+
+/* Copies text, past a byte order mark, into lines (NUL-terminated, '\r'
+ * dropped). A NUL byte in the text is an error naming its line and column:
+ * the lines are C strings, and a NUL would silently end one and drop the
+ * rest of the file. */
+static sebt_status split_lines(const char *name, const char *text, size_t len, text_lines *out, sebt_error *err)
+{
+    skip_bom(&text, &len);
     const char *nul = memchr(text, '\0', len);
     if (nul) {
         size_t line = 1, col = 1;
@@ -61,9 +85,9 @@ static sebt_status split_lines(const char *name, const char *text, size_t len, c
             break;
         p = nl + 1;
     }
-    *store = copy;
-    *out = lines;
-    *n_lines = k;
+    out->store = copy;
+    out->at = lines;
+    out->n = k;
     return SEBT_OK;
 }
 
@@ -267,16 +291,6 @@ static sebt_status parse_list(const char *where, int idx, char *spec, axis *ax, 
     return SEBT_OK;
 }
 
-/* A UTF-8 byte order mark, as editors on Windows write it: data files
- * accept one, so grids and combos files do too (it was reported as an
- * invisible character in the first name). */
-static void skip_bom(const char **text, size_t *len)
-{
-    if (*len >= 3 && memcmp(*text, "\xEF\xBB\xBF", 3) == 0) {
-        *text += 3;
-        *len -= 3;
-    }
-}
 
 /* Parses a grid's axes (their values) and counts its combos, refusing a
  * product above lim; the combos themselves are not made. */
@@ -284,11 +298,8 @@ static sebt_status grid_axes(const char *name, const char *text, size_t len, con
                              axis *axes, size_t *n_axes_out, size_t *total_out, sebt_error *err)
 {
     *n_axes_out = 0;
-    skip_bom(&text, &len);
-    char *store = NULL;
-    size_t n_lines = 0;
-    char **lines = NULL;
-    sebt_status sl = split_lines(name, text, len, &store, &lines, &n_lines, err);
+    text_lines lines;
+    sebt_status sl = split_lines(name, text, len, &lines, err);
     if (sl != SEBT_OK)
         return sl;
     size_t n_axes = 0;
@@ -296,8 +307,8 @@ static sebt_status grid_axes(const char *name, const char *text, size_t len, con
     char where[600];
     combo_limit lim = *lim_in;
     size_t total = 1;
-    for (size_t l = 0; l < n_lines && st == SEBT_OK; l++) {
-        char *line = lines[l];
+    for (size_t l = 0; l < lines.n && st == SEBT_OK; l++) {
+        char *line = lines.at[l];
         char *hash = strchr(line, '#');
         if (hash)
             *hash = '\0';
@@ -356,8 +367,7 @@ static sebt_status grid_axes(const char *name, const char *text, size_t len, con
                        "run only the default combo; write e.g. 'ema_fast = 12' to mean that", name);
     *n_axes_out = n_axes;
     *total_out = total;
-    free(lines);
-    free(store);
+    text_lines_free(&lines);
     return st;
 }
 
@@ -517,11 +527,8 @@ sebt_status sebt_combos_parse(const char *name, const char *text, size_t len, se
 {
     *out = NULL;
     *n_out = 0;
-    skip_bom(&text, &len);
-    char *store = NULL;
-    size_t n_lines = 0;
-    char **lines = NULL;
-    sebt_status sl = split_lines(name, text, len, &store, &lines, &n_lines, err);
+    text_lines lines;
+    sebt_status sl = split_lines(name, text, len, &lines, err);
     if (sl != SEBT_OK)
         return sl;
     /* Grown as rows come: sized by lines, a file of newlines would ask for
@@ -529,8 +536,7 @@ sebt_status sebt_combos_parse(const char *name, const char *text, size_t len, se
     size_t cap = 64;
     sebt_params *combos = malloc(cap * sizeof *combos);
     if (!combos) {
-        free(lines);
-        free(store);
+        text_lines_free(&lines);
         return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory", name);
     }
     sebt_status st = SEBT_OK;
@@ -540,8 +546,8 @@ sebt_status sebt_combos_parse(const char *name, const char *text, size_t len, se
     char where[600];
     combo_limit lim = { 0 };
     st = get_limit(&lim, err);
-    for (size_t l = 0; l < n_lines && st == SEBT_OK; l++) {
-        char *line = trim(lines[l]);
+    for (size_t l = 0; l < lines.n && st == SEBT_OK; l++) {
+        char *line = trim(lines.at[l]);
         if (!*line || *line == '#')
             continue;
         snprintf(where, sizeof where, "%s:%zu", name, l + 1);
@@ -605,8 +611,7 @@ sebt_status sebt_combos_parse(const char *name, const char *text, size_t len, se
         st = sebt_fail(err, SEBT_ERR_INPUT, "%s: empty: expected a header of parameter names", name);
     else if (st == SEBT_OK && n == 0)
         st = sebt_fail(err, SEBT_ERR_INPUT, "%s: a header but no combos", name);
-    free(lines);
-    free(store);
+    text_lines_free(&lines);
     if (st != SEBT_OK) {
         free(combos);
         return st;
