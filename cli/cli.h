@@ -263,9 +263,12 @@ int cli_parse_combo_args(const struct cli_command *c, int argc, char **argv, cli
 /* --combo FILE:ID into out: the sweep file, the combo and its parameters
  * (out->params, before any --set). 0 or the exit code, printed. */
 int cli_pick_combo(const char *cmd, const char *arg, cli_combo_args *out);
-/* The series of --data for run and features: refuses an --output that names
- * it, loads it (--lenient, --fill-gaps) and warns of unfilled gaps. */
-int cli_combo_load_series(const char *cmd, const cli_combo_args *a, sebt_series *s);
+/* The series of --data and the --backend for one combo's run (run, features,
+ * plot equity): refuses an --output that names the data, loads it
+ * (--lenient, --fill-gaps), warns of unfilled gaps and picks the backend
+ * for one combo over its bars. Else the exit code, printed, and nothing
+ * left to free. */
+int cli_combo_open(const char *cmd, const cli_combo_args *a, sebt_series *s, const sebt_backend **b);
 /* --help's texts made from sebt/strategy.def: the parameters (name, type,
  * default, rule) and the features CSV's header. */
 void cli_print_param_table(FILE *f);

@@ -29,16 +29,13 @@ int cli_cmd_features(int argc, char **argv)
         return rc;
 
     sebt_series s = { 0 };
-    if ((rc = cli_combo_load_series(cmd, &a, &s)) != CLI_EXIT_OK)
+    const sebt_backend *b;
+    if ((rc = cli_combo_open(cmd, &a, &s, &b)) != CLI_EXIT_OK)
         return rc;
 
     sebt_features x;
     memset(&x, 0, sizeof x);
-    const sebt_backend *b = NULL;
     sebt_error err = { 0 };
-    rc = cli_select_backend(cmd, a.backend, s.n, 1, &b);
-    if (rc != CLI_EXIT_OK)
-        goto done;
     if (sebt_features_alloc(&x, s.n, &err) != SEBT_OK ||
         sebt_backend_features(b, &s, &a.params, &x, &err) != SEBT_OK) {
         rc = cli_report_error(cmd, &err);

@@ -200,13 +200,11 @@ static int plot_equity(plot_job *j, const cli_args *a)
     if ((rc = cli_validate_params(cmd, &ca.params)) != CLI_EXIT_OK)
         return rc;
     sebt_series s = { 0 };
-    if ((rc = cli_combo_load_series(cmd, &ca, &s)) != CLI_EXIT_OK)
+    const sebt_backend *b;
+    if ((rc = cli_combo_open(cmd, &ca, &s, &b)) != CLI_EXIT_OK)
         return rc;
-    const sebt_backend *b = NULL;
     sebt_result r;
     memset(&r, 0, sizeof r);
-    if ((rc = cli_select_backend(cmd, ca.backend, s.n, 1, &b)) != CLI_EXIT_OK)
-        goto done;
     sebt_batch_opts opts = { .want_trades = true };
     sebt_error err = { 0 };
     if (sebt_backend_run(b, &s, &ca.params, 1, &opts, &r, &err) != SEBT_OK) {

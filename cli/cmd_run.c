@@ -307,15 +307,9 @@ int cli_cmd_run(int argc, char **argv)
     }
 
     sebt_series s = { 0 };
-    if ((rc = cli_combo_load_series(cmd, &a, &s)) != CLI_EXIT_OK)
+    const sebt_backend *b;
+    if ((rc = cli_combo_open(cmd, &a, &s, &b)) != CLI_EXIT_OK)
         return rc;
-
-    const sebt_backend *b = NULL;
-    rc = cli_select_backend(cmd, a.backend, s.n, 1, &b);
-    if (rc != CLI_EXIT_OK) {
-        sebt_series_free(&s);
-        return rc;
-    }
 
     sebt_batch_opts opts = { .threads = 0, .want_trades = true };
     sebt_result result;

@@ -77,7 +77,7 @@ int cli_parse_combo_args(const cli_command *c, int argc, char **argv, cli_combo_
     return -1;
 }
 
-int cli_combo_load_series(const char *cmd, const cli_combo_args *a, sebt_series *s)
+int cli_combo_open(const char *cmd, const cli_combo_args *a, sebt_series *s, const sebt_backend **b)
 {
     const sebt_path_use paths[] = {
         { "--data", a->data, SEBT_PATH_INPUT, NULL },
@@ -93,7 +93,11 @@ int cli_combo_load_series(const char *cmd, const cli_combo_args *a, sebt_series 
         return rc;
     if (!a->fill_gaps)
         cli_warn_gaps(cmd, a->data, s);
-    return CLI_EXIT_OK;
+    *b = NULL;
+    rc = cli_select_backend(cmd, a->backend, s->n, 1, b);
+    if (rc != CLI_EXIT_OK)
+        sebt_series_free(s);
+    return rc;
 }
 
 void cli_print_param_table(FILE *f)
