@@ -44,51 +44,17 @@ import subprocess
 import sys
 import time
 
-MAGIC = 0x4B424553
-H = struct.Struct("<IHHQ")
+from raw_kernel import H, MAGIC, declaration, read_exact
+
 mode = sys.argv[1]
 out = os.fdopen(1, "wb", buffering=0)
 inp = os.fdopen(0, "rb", buffering=0)
-
-
-def read_exact(n):
-    buf = b""
-    while len(buf) < n:
-        chunk = inp.read(n - len(buf))
-        if not chunk:
-            sys.exit(0)
-        buf += chunk
-    return buf
-
 
 VERSION = 1 if mode == "v1" else 2
 
 
 def send(type_, payload, version=VERSION):
     out.write(H.pack(MAGIC, version, type_, len(payload)) + payload)
-
-
-def declaration(p):
-    """The parameter and feature column names of a version 2 HELLO."""
-    at = [4]
-
-    def take(fmt):
-        vals = struct.unpack_from("<" + fmt, p, at[0])
-        at[0] += struct.calcsize("<" + fmt)
-        return vals
-
-    def name():
-        (k,) = take("H")
-        at[0] += k
-        return p[at[0] - k:at[0]].decode()
-    params, cols = [], []
-    for _ in range(take("H")[0]):
-        params.append(name())
-        take("BBBdd")
-    for _ in range(take("H")[0]):
-        cols.append(name())
-    return params, cols
-
 
 if mode == "die":
     print("fault_kernel: cannot start: no GPU here (on purpose)", file=sys.stderr)
@@ -98,13 +64,14 @@ if mode == "chatty":
 
 name = b"fault_" + mode.encode()
 while True:
-    magic, version, type_, length = H.unpack(read_exact(16))
-    payload = read_exact(length) if length else b""
+    magic, version, type_, length = H.unpack(read_exact(inp, 16))
+    payload = read_exact(inp, length) if length else b""
     if type_ == 1:  # HELLO
         if mode == "hello_hang":
             time.sleep(3600)
         if mode == "refuse_decl":
-            params, cols = declaration(payload)
+            d = declaration(payload)
+            params, cols = [q["name"] for q in d["params"]], d["columns"]
             # columns first: sebt's message (SEBT_ERROR_MSG_MAX) may cut the tail
             msg = ("this kernel was written for the parameters ema_fast; sebt declares the columns %s; "
                    "parameters %s" % (", ".join(cols), ", ".join(params))).encode()
