@@ -181,6 +181,11 @@ void cli_json_null(cli_json *j, const char *key);
  * (docs/formats.md). */
 #define CLI_JSON_SCHEMA_VERSION 1
 void cli_json_schema(cli_json *j, const char *name);
+/* "contract": "exact" or "tolerant", the kind of b's parity contract. */
+void cli_json_contract(cli_json *j, const sebt_backend *b);
+/* A check of backend b (fuzz, parity) on stdout: its object begun with the
+ * schema, the backend's name and its contract. */
+void cli_json_begin_check(cli_json *j, int wrap_depth, const char *schema, const sebt_backend *b);
 /* Ends the document with a newline. */
 void cli_json_finish(cli_json *j);
 /* All the parameters in SPEC §2 order, ints as numbers, booleans as true|false. */

@@ -74,7 +74,7 @@ static int show_one(const char *cmd, const char *value, bool json)
         cli_json_begin_object(&j, NULL);
         cli_json_string(&j, "name", b->name);
         cli_json_bool(&j, "available", true);
-        cli_json_string(&j, "contract", b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
+        cli_json_contract(&j, b);
         cli_json_double(&j, "tol", b->contract.tol);
         cli_json_string(&j, "analysis", analysis_source(b));
         cli_json_string(&j, "overfit", overfit_source(b));
@@ -140,7 +140,7 @@ int cli_cmd_backends(int argc, char **argv)
             cli_json_string(&j, "name", name);
             cli_json_bool(&j, "available", ok);
             if (ok) {
-                cli_json_string(&j, "contract", b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
+                cli_json_contract(&j, b);
                 cli_json_double(&j, "tol", b->contract.tol);
                 cli_json_string(&j, "analysis", analysis_source(b));
                 cli_json_string(&j, "overfit", overfit_source(b));

@@ -369,11 +369,7 @@ static int fuzz_one(const fuzz_args *a)
     bool tie_ok = rate <= a->max_tie_rate;
     if (a->json) {
         cli_json j;
-        cli_json_init(&j, stdout, 1);
-        cli_json_begin_object(&j, NULL);
-        cli_json_schema(&j, "fuzz");
-        cli_json_string(&j, "backend", b->name);
-        cli_json_string(&j, "contract", b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
+        cli_json_begin_check(&j, 1, "fuzz", b);
         cli_json_int(&j, "seed", (int64_t)a->seed);
         cli_json_int(&j, "stream", (int64_t)a->stream);
         cli_json_int(&j, "ranks", rk.size);

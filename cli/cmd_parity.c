@@ -295,11 +295,7 @@ static void write_json(const sebt_backend *b, const char *combos_from, const seb
                        size_t n, const totals *t, const parity_args *a, bool tie_ok)
 {
     cli_json j;
-    cli_json_init(&j, stdout, 3);
-    cli_json_begin_object(&j, NULL);
-    cli_json_schema(&j, "parity");
-    cli_json_string(&j, "backend", b->name);
-    cli_json_string(&j, "contract", b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
+    cli_json_begin_check(&j, 3, "parity", b);
     cli_json_double(&j, "tol", b->contract.tol);
     cli_json_string(&j, "combos_from", combos_from);
     cli_json_begin_array(&j, "inputs");

@@ -187,3 +187,17 @@ void cli_json_schema(cli_json *j, const char *name)
     snprintf(v, sizeof v, "sebt-%s/%d", name, CLI_JSON_SCHEMA_VERSION);
     cli_json_string(j, "schema", v);
 }
+
+void cli_json_contract(cli_json *j, const sebt_backend *b)
+{
+    cli_json_string(j, "contract", b->contract.kind == SEBT_CONTRACT_EXACT ? "exact" : "tolerant");
+}
+
+void cli_json_begin_check(cli_json *j, int wrap_depth, const char *schema, const sebt_backend *b)
+{
+    cli_json_init(j, stdout, wrap_depth);
+    cli_json_begin_object(j, NULL);
+    cli_json_schema(j, schema);
+    cli_json_string(j, "backend", b->name);
+    cli_json_contract(j, b);
+}
