@@ -1370,6 +1370,32 @@ void sebt_fuzz_replay_command(const sebt_backend *cand, const sebt_fuzz_opts *op
         snprintf(buf + used, size - (size_t)used, " --base %s", opts->base_path);
 }
 
+/* A generated case run as opts asks (its threads, before_case) and checked
+ * against the reference; its counts are added to rep. *diverged, *which and
+ * *div are what the check found. */
+static sebt_status check_generated(const sebt_backend *cand, const sebt_fuzz_opts *opts, sebt_fuzz_case *c, bool big,
+                                   uint64_t index, bool *diverged, size_t *which, sebt_divergence *div,
+                                   sebt_fuzz_report *rep, sebt_error *err)
+{
+    if (opts->threads > 0 && !c->threads_fixed)
+        c->threads = opts->threads;
+    if (opts->before_case)
+        opts->before_case(opts->before_case_user, c, big, index);
+    *diverged = false;
+    *which = 0;
+    sebt_batch_stats bs = { 0 };
+    oracle_case_opts co = { c->threads, c->memory_budget, &bs };
+    oracle_tally tally = { 0, 0 };
+    sebt_status st = oracle_check_case(cand, &c->series, c->combos, c->n_combos, &co, diverged, div, &tally, which,
+                                       err);
+    rep->cases_run++;
+    rep->ties += (size_t)tally.ties;
+    rep->decisions += tally.decisions;
+    rep->combos_checked += *diverged ? *which + 1 : c->n_combos;
+    note_paths(&rep->paths, c, &bs);
+    return st;
+}
+
 /* One case, as a replay command names it. */
 static sebt_status run_one(const sebt_backend *cand, const sebt_fuzz_opts *opts, sebt_fuzz_report *rep,
                            sebt_error *err)
@@ -1381,22 +1407,10 @@ static sebt_status run_one(const sebt_backend *cand, const sebt_fuzz_opts *opts,
                                    : sebt_fuzz_generate(seed, opts->case_index, &c, err);
     if (st)
         return st;
-    if (opts->threads > 0 && !c.threads_fixed)
-        c.threads = opts->threads;
-    if (opts->before_case)
-        opts->before_case(opts->before_case_user, &c, opts->one_big, opts->case_index);
-    bool diverged = false;
-    size_t which = 0;
+    bool diverged;
+    size_t which;
     sebt_divergence div;
-    sebt_batch_stats bs = { 0 };
-    oracle_case_opts co = { c.threads, c.memory_budget, &bs };
-    oracle_tally tally = { 0, 0 };
-    st = oracle_check_case(cand, &c.series, c.combos, c.n_combos, &co, &diverged, &div, &tally, &which, err);
-    rep->cases_run = 1;
-    rep->ties = (size_t)tally.ties;
-    rep->decisions = tally.decisions;
-    rep->combos_checked = diverged ? which + 1 : c.n_combos;
-    note_paths(&rep->paths, &c, &bs);
+    st = check_generated(cand, opts, &c, opts->one_big, opts->case_index, &diverged, &which, &div, rep, err);
     if (st == SEBT_OK && diverged) {
         rep->found_iteration = opts->case_index;
         rep->seconds_to_find = oracle_now() - start;
@@ -1464,18 +1478,10 @@ sebt_status sebt_fuzz_run(const sebt_backend *cand, const sebt_fuzz_opts *opts,
             drop_cases(prev, n_prev);
             return st;
         }
-        if (opts->threads > 0 && !c.threads_fixed)
-            c.threads = opts->threads;
-        if (opts->before_case)
-            opts->before_case(opts->before_case_user, &c, big, it);
-        bool diverged = false;
-        size_t which = 0;
+        bool diverged;
+        size_t which;
         sebt_divergence div;
-        sebt_batch_stats bs = { 0 };
-        oracle_case_opts co = { c.threads, c.memory_budget, &bs };
-        oracle_tally tally = { 0, 0 };
-        st = oracle_check_case(cand, &c.series, c.combos, c.n_combos, &co, &diverged, &div, &tally,
-                               &which, err);
+        st = check_generated(cand, opts, &c, big, it, &diverged, &which, &div, rep, err);
         if (big) {
             big_i++;
             big_est = oracle_now() - t0;
@@ -1483,11 +1489,6 @@ sebt_status sebt_fuzz_run(const sebt_backend *cand, const sebt_fuzz_opts *opts,
         } else {
             small_i++;
         }
-        rep->cases_run++;
-        rep->ties += (size_t)tally.ties;
-        rep->decisions += tally.decisions;
-        rep->combos_checked += diverged ? which + 1 : c.n_combos;
-        note_paths(&rep->paths, &c, &bs);
         if (st) {
             char msg[SEBT_ERROR_MSG_MAX];
             snprintf(msg, sizeof msg, "%s", err ? err->msg : "");
