@@ -11,11 +11,20 @@
 
 #define DATA SEBT_REPORT_TEST_DATA
 
-static void baseline(const char *old_file, const char *new_file, const char *extra, sebt_run_result *r)
+/* `sebt report --baseline` of two runs in the test data, extra its other
+ * arguments. */
+static void baseline_run(const char *old_file, const char *new_file, const char *extra, sebt_run_result *r)
 {
     char args[4096];
     snprintf(args, sizeof args, "report --baseline '%s/%s' '%s/%s' %s", DATA, old_file, DATA, new_file, extra);
     run_sebt("", args, r);
+}
+
+/* The same, which must exit with want. */
+static void baseline(const char *old_file, const char *new_file, const char *extra, int want, sebt_run_result *r)
+{
+    baseline_run(old_file, new_file, extra, r);
+    cr_assert_eq(r->status, want, "exit %d, not %d:\n%s", r->status, want, r->out);
 }
 
 static sebt_run_result r;
@@ -53,27 +62,24 @@ Test(mann_whitney, ties_use_the_normal_approximation)
 
 Test(report_baseline, same_commit_on_a_busier_machine_is_never_a_regression)
 {
-    baseline("recorded/normal.json", "recorded/busy.json", "", &r);
+    baseline_run("recorded/normal.json", "recorded/busy.json", "", &r);
     cr_assert(r.status == 0 || r.status == 4, "exit %d:\n%s", r.status, r.out);
     cr_assert_null(strstr(r.out, "REGRESSION"), "%s", r.out);
-    baseline("recorded/busy.json", "recorded/normal.json", "", &r);
+    baseline_run("recorded/busy.json", "recorded/normal.json", "", &r);
     cr_assert(r.status == 0 || r.status == 4, "exit %d:\n%s", r.status, r.out);
     cr_assert_null(strstr(r.out, "REGRESSION"), "%s", r.out);
     /* the busy run says it was loaded */
-    baseline("recorded/normal.json", "recorded/busy.json", "", &r);
+    baseline_run("recorded/normal.json", "recorded/busy.json", "", &r);
     cr_assert(strstr(r.out, "new run: LOADED"), "%s", r.out);
 }
 
 Test(report_baseline, planted_slowdown_is_flagged_quiet_and_loaded)
 {
-    baseline("recorded/normal.json", "recorded/normal_planted.json", "", &r);
-    cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
+    baseline("recorded/normal.json", "recorded/normal_planted.json", "", 1, &r);
     cr_assert(strstr(r.out, "REGRESSION: fast_cpu lost"), "%s", r.out);
-    baseline("recorded/normal.json", "recorded/busy_planted.json", "", &r);
-    cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
+    baseline("recorded/normal.json", "recorded/busy_planted.json", "", 1, &r);
     cr_assert(strstr(r.out, "REGRESSION: fast_cpu lost"), "%s", r.out);
-    baseline("recorded/busy.json", "recorded/busy_planted.json", "", &r);
-    cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
+    baseline("recorded/busy.json", "recorded/busy_planted.json", "", 1, &r);
 }
 
 /* Three runs of one later commit on another machine (data/README.md): the
@@ -81,20 +87,17 @@ Test(report_baseline, planted_slowdown_is_flagged_quiet_and_loaded)
  * beside it, and the gated groups with the planted slowdown. */
 Test(report_baseline, both_cores_busy_is_never_a_regression_and_the_planted_slowdown_is)
 {
-    baseline("recorded/main-quick.json", "recorded/main-busy.json", "", &r);
+    baseline_run("recorded/main-quick.json", "recorded/main-busy.json", "", &r);
     cr_assert(r.status == 0 || r.status == 4, "exit %d:\n%s", r.status, r.out);
     cr_assert_null(strstr(r.out, "REGRESSION"), "%s", r.out);
-    baseline("recorded/main-quick.json", "recorded/main-planted.json", "", &r);
-    cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
+    baseline("recorded/main-quick.json", "recorded/main-planted.json", "", 1, &r);
     cr_assert(strstr(r.out, "REGRESSION: 3 of 3 ratio(s) flagged"), "%s", r.out);
-    baseline("recorded/main-busy.json", "recorded/main-planted.json", "", &r);
-    cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
+    baseline("recorded/main-busy.json", "recorded/main-planted.json", "", 1, &r);
 }
 
 Test(report_baseline, the_gated_ratio_is_cpu_time_on_one_thread)
 {
-    baseline("recorded/normal.json", "recorded/normal.json", "", &r);
-    cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+    baseline("recorded/normal.json", "recorded/normal.json", "", 0, &r);
     const char *row = strstr(r.out, "pair bars:10000 combos:8 threads:1: fast_cpu/reference ");
     cr_assert(row, "%s", r.out);
     cr_assert(strstr(row, " cpu ") && strstr(row, " cpu ") < strchr(row, '\n'), "%s", row);
@@ -107,8 +110,7 @@ Test(report_baseline, one_repetition_cannot_confirm_a_drop)
 {
     /* every fast_cpu time doubled: the micro ratios halve, but 1 and 1
      * repetitions can never give p < 0.05: inconclusive, exit 4 */
-    baseline("run_ok.json", "run_planted_slowdown.json", "", &r);
-    cr_assert_eq(r.status, 4, "exit %d:\n%s", r.status, r.out);
+    baseline("run_ok.json", "run_planted_slowdown.json", "", 4, &r);
     cr_assert(strstr(r.out, "INCONCLUSIVE: 1 and 1 repetitions cannot reach p < 0.05"), "%s", r.out);
     cr_assert(strstr(r.out, "-50.0%"), "%s", r.out);
     cr_assert_null(strstr(r.out, "REGRESSION"), "%s", r.out);
@@ -116,8 +118,7 @@ Test(report_baseline, one_repetition_cannot_confirm_a_drop)
 
 Test(report_baseline, same_run_passes)
 {
-    baseline("run_ok.json", "run_ok.json", "", &r);
-    cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+    baseline("run_ok.json", "run_ok.json", "", 0, &r);
     /* micro_features ran on both backends, one thread */
     cr_assert(strstr(r.out, "ok: 1 ratio(s) compared"), "%s", r.out);
 }
@@ -125,8 +126,7 @@ Test(report_baseline, same_run_passes)
 Test(report_baseline, a_slower_machine_is_not_a_regression)
 {
     /* Every time 1.6x longer and fast_cpu 10% worse on top: -9.1% < 25%. */
-    baseline("run_ok.json", "run_other_machine.json", "", &r);
-    cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+    baseline("run_ok.json", "run_other_machine.json", "", 0, &r);
     cr_assert(strstr(r.out, "-9.1%"), "%s", r.out);
     /* Absolute times are shown but not gated: 1.6 and 1.76 times slower. */
     cr_assert(strstr(r.out, "1.60") && strstr(r.out, "1.76"), "%s", r.out);
@@ -135,16 +135,13 @@ Test(report_baseline, a_slower_machine_is_not_a_regression)
 Test(report_baseline, threshold_decides)
 {
     /* beyond a 5% effect, but one repetition a side confirms nothing */
-    baseline("run_ok.json", "run_other_machine.json", "--threshold 5", &r);
-    cr_assert_eq(r.status, 4, "exit %d:\n%s", r.status, r.out);
-    baseline("run_ok.json", "run_planted_slowdown.json", "--threshold 60", &r);
-    cr_assert_eq(r.status, 0, "exit %d:\n%s", r.status, r.out);
+    baseline("run_ok.json", "run_other_machine.json", "--threshold 5", 4, &r);
+    baseline("run_ok.json", "run_planted_slowdown.json", "--threshold 60", 0, &r);
 }
 
 Test(report_baseline, broken_parity_in_the_new_run_is_flagged)
 {
-    baseline("run_ok.json", "run_parity_failed.json", "", &r);
-    cr_assert_eq(r.status, 1, "exit %d:\n%s", r.status, r.out);
+    baseline("run_ok.json", "run_parity_failed.json", "", 1, &r);
     cr_assert(strstr(r.out, "fast_cpu fails parity in the new run"), "%s", r.out);
 }
 
@@ -152,16 +149,12 @@ Test(report_baseline, bad_usage_and_input)
 {
     run_sebt("", "report --baseline only_one.json", &r);
     cr_assert_eq(r.status, 2, "%s", r.out);
-    baseline("run_ok.json", "run_ok.json", "--threshold -3", &r);
-    cr_assert_eq(r.status, 2, "%s", r.out);
-    baseline("run_ok.json", "run_ok.json", "--threshold abc", &r);
-    cr_assert_eq(r.status, 2, "%s", r.out);
-    baseline("run_ok.json", "does_not_exist.json", "", &r);
-    cr_assert_eq(r.status, 2, "%s", r.out);
+    baseline("run_ok.json", "run_ok.json", "--threshold -3", 2, &r);
+    baseline("run_ok.json", "run_ok.json", "--threshold abc", 2, &r);
+    baseline("run_ok.json", "does_not_exist.json", "", 2, &r);
     cr_assert(strstr(r.out, "does_not_exist.json"), "%s", r.out);
     /* A file that is not Google Benchmark JSON: its name and what is wrong. */
-    baseline("run_ok.json", "README.md", "", &r);
-    cr_assert_eq(r.status, 2, "%s", r.out);
+    baseline("run_ok.json", "README.md", "", 2, &r);
     cr_assert(strstr(r.out, "README.md:1:1: invalid token near 'Hand'"), "%s", r.out);
 }
 

@@ -100,6 +100,15 @@ static void teardown(void)
     cr_assert_eq(system(cmd), 0);
 }
 
+/* The summary of the run build() made against a history whose last quick
+ * run is history_with's. */
+static void summary_after(const char *machine, double busy, double ratio, double lo, double hi,
+                          sebt_report_summary *s)
+{
+    history_with(machine, busy, ratio, lo, hi);
+    sebt_report_summary_of(&set, history, NULL, s);
+}
+
 TestSuite(verdict, .init = setup, .fini = teardown);
 
 #define HAS(s, needle) cr_assert(strstr((s), (needle)), "expected\n  %s\nin\n  %s", (needle), (s))
@@ -154,9 +163,8 @@ Test(verdict, the_headline_is_flagged_when_measured_under_load)
 Test(verdict, within_only_when_the_median_is_inside_the_range)
 {
     build(0.01);
-    history_with("Test CPU", 0.01, 300, 260, 350);
     sebt_report_summary s;
-    sebt_report_summary_of(&set, history, NULL, &s);
+    summary_after("Test CPU", 0.01, 300, 260, 350, &s);
     cr_assert_eq(s.call, SEBT_CALL_PASS);
     cr_assert_null(strstr(s.verdict, "within"), "%s", s.verdict);
     HAS(s.verdict, "fast_cpu = 250 x the reference (200-400; one thread each, CPU time), below the range but "
@@ -174,8 +182,7 @@ Test(verdict, pass_when_there_is_nothing_to_compare_with)
                                 "reference (200-400; one thread each, CPU time); no earlier --quick run on this "
                                 "machine in a history to compare with");
     /* A line of another machine, or of the full mode, is no baseline. */
-    history_with("Other CPU", 0.01, 1000, 900, 1100);
-    sebt_report_summary_of(&set, history, NULL, &s);
+    summary_after("Other CPU", 0.01, 1000, 900, 1100, &s);
     cr_assert_eq(s.call, SEBT_CALL_PASS);
     HAS(s.verdict, "no earlier --quick run on this machine in ");
 }
@@ -183,9 +190,8 @@ Test(verdict, pass_when_there_is_nothing_to_compare_with)
 Test(verdict, pass_within_the_range_of_the_last_run)
 {
     build(0.01);
-    history_with("Test CPU", 0.01, 300, 250, 350);
     sebt_report_summary s;
-    sebt_report_summary_of(&set, history, NULL, &s);
+    summary_after("Test CPU", 0.01, 300, 250, 350, &s);
     cr_assert_eq(s.call, SEBT_CALL_PASS);
     cr_assert_str_eq(s.verdict, "verdict: pass: parity ok; fast_cpu = 250 x the reference (200-400; one thread "
                                 "each, CPU time), within the range of the last --quick run on this machine "
@@ -196,14 +202,12 @@ Test(verdict, slower_or_faster_when_the_ranges_part_on_quiet_machines)
 {
     build(0.01);
     sebt_report_summary s;
-    history_with("Test CPU", 0.01, 1000, 900, 1100); /* 400 < 900 */
-    sebt_report_summary_of(&set, history, NULL, &s);
+    summary_after("Test CPU", 0.01, 1000, 900, 1100, &s); /* 400 < 900 */
     cr_assert_eq(s.call, SEBT_CALL_SLOWER, "%s", s.verdict);
     HAS(s.verdict, "verdict: slower: parity ok; fast_cpu = 250 x the reference (200-400; one thread each, CPU "
                    "time), below the range of the last --quick run on this machine (def5678, 2026-01-02: 1000 x, "
                    "900-1100), both on a quiet machine");
-    history_with("Test CPU", 0.01, 100, 90, 110); /* 200 > 110 */
-    sebt_report_summary_of(&set, history, NULL, &s);
+    summary_after("Test CPU", 0.01, 100, 90, 110, &s); /* 200 > 110 */
     cr_assert_eq(s.call, SEBT_CALL_FASTER, "%s", s.verdict);
     HAS(s.verdict, "verdict: faster: ");
     HAS(s.verdict, "above the range of the last --quick run");
@@ -213,13 +217,11 @@ Test(verdict, inconclusive_when_either_machine_was_loaded)
 {
     build(0.01);
     sebt_report_summary s;
-    history_with("Test CPU", 0.50, 1000, 900, 1100); /* that run: others used 50% */
-    sebt_report_summary_of(&set, history, NULL, &s);
+    summary_after("Test CPU", 0.50, 1000, 900, 1100, &s); /* that run: others used 50% */
     cr_assert_eq(s.call, SEBT_CALL_INCONCLUSIVE, "%s", s.verdict);
     HAS(s.verdict, "(def5678, 2026-01-02: 1000 x, 900-1100, machine loaded), but that run's machine was loaded");
     build(0.90); /* this run: others used 90% */
-    history_with("Test CPU", 0.01, 1000, 900, 1100);
-    sebt_report_summary_of(&set, history, NULL, &s);
+    summary_after("Test CPU", 0.01, 1000, 900, 1100, &s);
     cr_assert_eq(s.call, SEBT_CALL_INCONCLUSIVE, "%s", s.verdict);
     HAS(s.verdict, "but this run's machine was loaded");
 }
