@@ -472,6 +472,32 @@ static void note_para(FILE *f, fmt k, const char *text)
     fputs(k == FMT_MD ? "\n\n" : "</p>\n", f);
 }
 
+/* One row of the ratios table: what over what, the median, the range, the
+ * work per sweep, the threads and what timed it. */
+static void ratio_row(FILE *f, fmt k, const char *ratio, const char *med, const char *range, const char *work,
+                      const char *threads, const char *timed_by)
+{
+    row_start(f, k);
+    cell(f, k, ratio, true);
+    cell(f, k, med, false);
+    cell(f, k, range, false);
+    cell(f, k, work, false);
+    cell(f, k, threads, false);
+    cell(f, k, timed_by, false);
+    row_end(f, k);
+}
+
+/* A row against the numba peer (wall time), its ratios to one decimal. */
+static void numba_row(FILE *f, fmt k, double ratio, double lo, double hi, long long combos, long long bars,
+                      const char *threads)
+{
+    char med[32], range[64], work[96];
+    snprintf(med, sizeof med, "%.1f", ratio);
+    snprintf(range, sizeof range, "%.1f-%.1f", lo, hi);
+    snprintf(work, sizeof work, "%lld combos x %lld bars", combos, bars);
+    ratio_row(f, k, "fast_cpu / numba", med, range, work, threads, "wall time");
+}
+
 /* The ratios measured side by side in this run, each with its workload,
  * so that 12 x and 174 x against numba read as two questions, not one
  * contradiction. Sorted: the gated ratio first, then the peer. */
@@ -495,41 +521,14 @@ static void write_ratios(FILE *f, fmt k, const sebt_bench_set *set)
             snprintf(work, sizeof work, "%lld combos x %lld bars", pair->combos, pair->bars);
         else
             snprintf(work, sizeof work, "-");
-        row_start(f, k);
-        cell(f, k, "fast_cpu / reference (gated by --baseline)", true);
-        cell(f, k, med, false);
-        cell(f, k, range, false);
-        cell(f, k, work, false);
-        cell(f, k, "1 each", false);
-        cell(f, k, "CPU time", false);
-        row_end(f, k);
+        ratio_row(f, k, "fast_cpu / reference (gated by --baseline)", med, range, work, "1 each", "CPU time");
     }
-    if (isfinite(h.vs_numba_1t)) {
-        snprintf(med, sizeof med, "%.1f", h.vs_numba_1t);
-        snprintf(range, sizeof range, "%.1f-%.1f", h.vs_numba_1t_min, h.vs_numba_1t_max);
-        snprintf(work, sizeof work, "%lld combos x %lld bars", h.numba_1t_combos, h.numba_bars);
-        row_start(f, k);
-        cell(f, k, "fast_cpu / numba", true);
-        cell(f, k, med, false);
-        cell(f, k, range, false);
-        cell(f, k, work, false);
-        cell(f, k, "1 each", false);
-        cell(f, k, "wall time", false);
-        row_end(f, k);
-    }
+    if (isfinite(h.vs_numba_1t))
+        numba_row(f, k, h.vs_numba_1t, h.vs_numba_1t_min, h.vs_numba_1t_max, h.numba_1t_combos, h.numba_bars,
+                  "1 each");
     if (isfinite(h.vs_numba)) {
-        snprintf(med, sizeof med, "%.1f", h.vs_numba);
-        snprintf(range, sizeof range, "%.1f-%.1f", h.vs_numba_min, h.vs_numba_max);
-        snprintf(work, sizeof work, "%lld combos x %lld bars", h.numba_combos, h.numba_bars);
         snprintf(threads, sizeof threads, "every core (%s)", cores ? cores : "?");
-        row_start(f, k);
-        cell(f, k, "fast_cpu / numba", true);
-        cell(f, k, med, false);
-        cell(f, k, range, false);
-        cell(f, k, work, false);
-        cell(f, k, threads, false);
-        cell(f, k, "wall time", false);
-        row_end(f, k);
+        numba_row(f, k, h.vs_numba, h.vs_numba_min, h.vs_numba_max, h.numba_combos, h.numba_bars, threads);
     }
     table_end(f, k);
     const sebt_bench_run *peer = NULL;
