@@ -135,25 +135,20 @@ static inline int dbl_cmp(const void *a, const void *b) { return cmp_d(*(const d
 UNIQ_DEFINE(uniq_i32, int32_t, i32_cmp, UNIQ_NEVER_NAN)
 UNIQ_DEFINE(uniq_d, double, dbl_cmp, isnan)
 
-static inline int32_t find_i32(const int32_t *v, size_t n, int32_t x)
-{
-    size_t a = 0, b = n;
-    while (a < b) {
-        size_t m = a + (b - a) / 2;
-        if (v[m] < x) a = m + 1; else b = m;
+/* name(v, n, x): the first position in sorted v[0..n-1] whose value is not
+ * below x (x's slot in a list that uniq_i32 or uniq_d made). */
+#define FIND_DEFINE(name, T)                                                  \
+    static inline int32_t name(const T *v, size_t n, T x)                     \
+    {                                                                         \
+        size_t a = 0, b = n;                                                  \
+        while (a < b) {                                                       \
+            size_t m = a + (b - a) / 2;                                       \
+            if (v[m] < x) a = m + 1; else b = m;                              \
+        }                                                                     \
+        return (int32_t)a;                                                    \
     }
-    return (int32_t)a;
-}
-
-static inline int32_t find_d(const double *v, size_t n, double x)
-{
-    size_t a = 0, b = n;
-    while (a < b) {
-        size_t m = a + (b - a) / 2;
-        if (v[m] < x) a = m + 1; else b = m;
-    }
-    return (int32_t)a;
-}
+FIND_DEFINE(find_i32, int32_t)
+FIND_DEFINE(find_d, double)
 
 /* One digit of the sort key: a combo field's distinct values (its rank is
  * the position there), gathered as uniq_d gathers them (binary insertion,
