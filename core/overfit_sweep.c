@@ -107,6 +107,12 @@ static sebt_status finish(pass *p, size_t n_combos, int blocks, int threads, seb
     return st;
 }
 
+static sebt_status stats_nomem(size_t n_combos, int blocks, sebt_error *err)
+{
+    return sebt_fail(err, SEBT_ERR_NOMEM, "overfit: out of memory for %zu combos' block statistics (%zu bytes)",
+                     n_combos, n_combos * (size_t)(SEBT_OVERFIT_STATS * blocks) * sizeof(double));
+}
+
 /* sebt_overfit_sweep on a backend whose walk sums the block statistics:
  * one metrics-only sweep gathers them, no trades recorded. */
 static sebt_status overfit_walked(const sebt_backend *b, const sebt_series *s, const sebt_grid *grid,
@@ -120,8 +126,7 @@ static sebt_status overfit_walked(const sebt_backend *b, const sebt_series *s, c
     g.sharpe = malloc(n_combos * sizeof *g.sharpe);
     sebt_status st = SEBT_OK;
     if (!g.stats || !g.n || !g.sharpe)
-        st = sebt_fail(err, SEBT_ERR_NOMEM, "overfit: out of memory for %zu combos' block statistics (%zu bytes)",
-                       n_combos, n_combos * (size_t)(SEBT_OVERFIT_STATS * blocks) * sizeof(double));
+        st = stats_nomem(n_combos, blocks, err);
     if (st == SEBT_OK) {
         sebt_sweep_opts so = { .grid = grid, .combos = grid ? NULL : combos, .n_combos = n_combos,
                                .threads = threads, .rows = SEBT_ROWS_NONE, .overfit = &g,
@@ -159,8 +164,7 @@ sebt_status sebt_overfit_sweep(const sebt_backend *b, const sebt_series *s, cons
     if (!p.stats || !p.sharpe) {
         free(p.stats);
         free(p.sharpe);
-        return sebt_fail(err, SEBT_ERR_NOMEM, "overfit: out of memory for %zu combos' block statistics (%zu bytes)",
-                         n_combos, n_combos * (size_t)(SEBT_OVERFIT_STATS * blocks) * sizeof(double));
+        return stats_nomem(n_combos, blocks, err);
     }
     /* With the analysis on, the driver sizes its windows by their trades. */
     sebt_sweep_opts so = { .grid = grid, .combos = grid ? NULL : combos, .n_combos = n_combos, .threads = threads,
