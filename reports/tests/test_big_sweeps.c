@@ -14,6 +14,19 @@
 #define DATA SEBT_REPORT_TEST_DATA
 #define RUNS DATA "/big-sweeps/runs.jsonl"
 
+/* A row's threads and repetitions, and the medians of its end to end,
+ * compute and CPU seconds and of its peak RSS (kB). */
+static void assert_medians(const sebt_big_row *r, int threads, size_t reps, double end_to_end, double compute,
+                           double cpu, double rss_kb)
+{
+    cr_assert_eq(r->threads, threads);
+    cr_assert_eq(r->reps, reps);
+    cr_assert_float_eq(r->end_to_end_s, end_to_end, 1e-12);
+    cr_assert_float_eq(r->compute_s, compute, 1e-12);
+    cr_assert_float_eq(r->cpu_s, cpu, 1e-12);
+    cr_assert_float_eq(r->peak_rss_kb, rss_kb, 1e-9);
+}
+
 Test(big_sweeps, one_row_per_workload_with_medians)
 {
     sebt_big_sweeps bs;
@@ -34,12 +47,7 @@ Test(big_sweeps, one_row_per_workload_with_medians)
     const sebt_big_row *r = &bs.rows[0];
     cr_assert_str_eq(r->engine, "sebt");
     cr_assert_str_eq(r->format, "csv");
-    cr_assert_eq(r->threads, 1);
-    cr_assert_eq(r->reps, 3);
-    cr_assert_float_eq(r->end_to_end_s, 4.0, 1e-12);
-    cr_assert_float_eq(r->compute_s, 2.5, 1e-12);
-    cr_assert_float_eq(r->cpu_s, 2.1, 1e-12);
-    cr_assert_float_eq(r->peak_rss_kb, 20480, 1e-9);
+    assert_medians(r, 1, 3, 4.0, 2.5, 2.1, 20480);
     cr_assert(isnan(r->efficiency));
     cr_assert_float_eq(r->load_min, 0.5, 1e-12);
     cr_assert_float_eq(r->load_max, 2.5, 1e-12);
@@ -47,12 +55,7 @@ Test(big_sweeps, one_row_per_workload_with_medians)
     /* csv, 2 threads, 2 runs: medians of two are their mean: end to end
      * 2.5, compute 1.5, CPU 2.5, RSS 23040; efficiency 2.5 / (2 x 1.5). */
     r = &bs.rows[1];
-    cr_assert_eq(r->threads, 2);
-    cr_assert_eq(r->reps, 2);
-    cr_assert_float_eq(r->end_to_end_s, 2.5, 1e-12);
-    cr_assert_float_eq(r->compute_s, 1.5, 1e-12);
-    cr_assert_float_eq(r->cpu_s, 2.5, 1e-12);
-    cr_assert_float_eq(r->peak_rss_kb, 23040, 1e-9);
+    assert_medians(r, 2, 2, 2.5, 1.5, 2.5, 23040);
     cr_assert_float_eq(r->efficiency, 2.5 / 3.0, 1e-12);
 
     /* json at 10^5 combos: no cpu_s in the file, no 1-thread run. */
