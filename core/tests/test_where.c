@@ -41,55 +41,58 @@ static void refused(const char *text, const char *needle, size_t at)
     cr_assert(strstr(err.msg, pos), "'%s': '%s' lacks '%s'", text, err.msg, pos);
 }
 
-Test(where, the_analysts_question)
-{
-    const char *q = "n >= 30 and max_dd > -0.2";
-    cr_assert(passes(q, 30, 1, -0.1, 1, 2));
-    cr_assert_not(passes(q, 29, 1, -0.1, 1, 2));
-    cr_assert_not(passes(q, 30, 1, -0.2, 1, 2), "max_dd > -0.2 is strict");
-    cr_assert(passes(q, 31, 1, 0, 1, 2));
-}
-
-Test(where, precedence_is_not_then_and_then_or)
-{
+/* Conditions over one row (n, sharpe, max_dd, use_stop, vol_z) and whether
+ * the row passes, worked out by hand; why: what a case shows, when it says. */
+static const struct {
+    const char *text;
+    double row[N_COLS];
+    bool passes;
+    const char *why;
+} cases[] = {
+    /* the analyst's question */
+    { "n >= 30 and max_dd > -0.2", { 30, 1, -0.1, 1, 2 }, true, "" },
+    { "n >= 30 and max_dd > -0.2", { 29, 1, -0.1, 1, 2 }, false, "" },
+    { "n >= 30 and max_dd > -0.2", { 30, 1, -0.2, 1, 2 }, false, "max_dd > -0.2 is strict" },
+    { "n >= 30 and max_dd > -0.2", { 31, 1, 0, 1, 2 }, true, "" },
+    /* precedence is not then and then or */
     /* a or b and c == a or (b and c): n=0 fails a; b true, c false -> false */
-    cr_assert_not(passes("n > 5 or sharpe > 0 and vol_z > 3", 0, 1, 0, 1, 2));
-    cr_assert(passes("(n > 5 or sharpe > 0) and vol_z < 3", 0, 1, 0, 1, 2));
-    cr_assert(passes("n > 5 or sharpe > 0 and vol_z > 1", 0, 1, 0, 1, 2));
-    cr_assert(passes("not n > 5 and sharpe > 0", 0, 1, 0, 1, 2), "not binds tighter than and");
-    cr_assert_not(passes("not (n < 5 and sharpe > 0)", 0, 1, 0, 1, 2));
-    cr_assert(passes("not not n == 0", 0, 1, 0, 1, 2));
-}
+    { "n > 5 or sharpe > 0 and vol_z > 3", { 0, 1, 0, 1, 2 }, false, "" },
+    { "(n > 5 or sharpe > 0) and vol_z < 3", { 0, 1, 0, 1, 2 }, true, "" },
+    { "n > 5 or sharpe > 0 and vol_z > 1", { 0, 1, 0, 1, 2 }, true, "" },
+    { "not n > 5 and sharpe > 0", { 0, 1, 0, 1, 2 }, true, "not binds tighter than and" },
+    { "not (n < 5 and sharpe > 0)", { 0, 1, 0, 1, 2 }, false, "" },
+    { "not not n == 0", { 0, 1, 0, 1, 2 }, true, "" },
+    /* every comparison */
+    { "vol_z < 2.5", { 0, 0, 0, 0, 2 }, true, "" },
+    { "vol_z < 2", { 0, 0, 0, 0, 2 }, false, "" },
+    { "vol_z <= 2", { 0, 0, 0, 0, 2 }, true, "" },
+    { "vol_z > 1.5", { 0, 0, 0, 0, 2 }, true, "" },
+    { "vol_z >= 2", { 0, 0, 0, 0, 2 }, true, "" },
+    { "vol_z == 2.0", { 0, 0, 0, 0, 2 }, true, "" },
+    { "vol_z != 2.5", { 0, 0, 0, 0, 2 }, true, "" },
+    { "2 <= vol_z", { 0, 0, 0, 0, 2 }, true, "a number may stand on the left" },
+    { "vol_z == 2e0 and vol_z < .25e1 and vol_z > -1E+3", { 0, 0, 0, 0, 2 }, true, "" },
+    { "vol_z==2", { 0, 0, 0, 0, 2 }, true, "spaces are optional" },
+    /* booleans */
+    { "use_stop", { 0, 0, 0, 1, 0 }, true, "" },
+    { "use_stop", { 0, 0, 0, 0, 0 }, false, "" },
+    { "use_stop == false", { 0, 0, 0, 0, 0 }, true, "" },
+    { "not use_stop", { 0, 0, 0, 0, 0 }, true, "" },
+    { "use_stop != false and true", { 0, 0, 0, 1, 0 }, true, "" },
+    /* nan fails every comparison */
+    { "sharpe > 0", { 0, NAN, 0, 0, 0 }, false, "" },
+    { "sharpe <= 0", { 0, NAN, 0, 0, 0 }, false, "" },
+    { "sharpe != 1", { 0, NAN, 0, 0, 0 }, false, "" },
+    { "not sharpe > 0", { 0, NAN, 0, 0, 0 }, true, "" },
+};
 
-Test(where, every_comparison)
+Test(where, each_condition_on_its_row)
 {
-    cr_assert(passes("vol_z < 2.5", 0, 0, 0, 0, 2));
-    cr_assert_not(passes("vol_z < 2", 0, 0, 0, 0, 2));
-    cr_assert(passes("vol_z <= 2", 0, 0, 0, 0, 2));
-    cr_assert(passes("vol_z > 1.5", 0, 0, 0, 0, 2));
-    cr_assert(passes("vol_z >= 2", 0, 0, 0, 0, 2));
-    cr_assert(passes("vol_z == 2.0", 0, 0, 0, 0, 2));
-    cr_assert(passes("vol_z != 2.5", 0, 0, 0, 0, 2));
-    cr_assert(passes("2 <= vol_z", 0, 0, 0, 0, 2), "a number may stand on the left");
-    cr_assert(passes("vol_z == 2e0 and vol_z < .25e1 and vol_z > -1E+3", 0, 0, 0, 0, 2));
-    cr_assert(passes("vol_z==2", 0, 0, 0, 0, 2), "spaces are optional");
-}
-
-Test(where, booleans)
-{
-    cr_assert(passes("use_stop", 0, 0, 0, 1, 0));
-    cr_assert_not(passes("use_stop", 0, 0, 0, 0, 0));
-    cr_assert(passes("use_stop == false", 0, 0, 0, 0, 0));
-    cr_assert(passes("not use_stop", 0, 0, 0, 0, 0));
-    cr_assert(passes("use_stop != false and true", 0, 0, 0, 1, 0));
-}
-
-Test(where, nan_fails_every_comparison)
-{
-    cr_assert_not(passes("sharpe > 0", 0, NAN, 0, 0, 0));
-    cr_assert_not(passes("sharpe <= 0", 0, NAN, 0, 0, 0));
-    cr_assert_not(passes("sharpe != 1", 0, NAN, 0, 0, 0));
-    cr_assert(passes("not sharpe > 0", 0, NAN, 0, 0, 0));
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const double *r = cases[i].row;
+        cr_assert_eq(passes(cases[i].text, r[0], r[1], r[2], r[3], r[4]), cases[i].passes, "case %zu, '%s': %s",
+                     i, cases[i].text, cases[i].why);
+    }
 }
 
 Test(where, only_named_columns_are_read)
