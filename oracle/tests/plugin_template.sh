@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
 # The kernel author's path, end to end: install sebt
 # to a temporary prefix, copy the plugin template elsewhere, build it with
-# find_package(sebt) alone and with pkg-config alone, and validate it:
-#   - the template passes, with a JUnit report that has no failure;
-#   - the template with its planted bug fails with exit 1, a JUnit failure,
-#     and a shrunk reproducer whose printed replay command reproduces it.
+# find_package(sebt) alone and with pkg-config alone, and check what the
+# README's block (plugin_template_readme) does not:
+#   - the installed headers compile alone with plain -std=c11;
+#   - `sebt backends --backend` shows the plugin;
+#   - mine.cu under host execution agrees with the reference (parity, fuzz,
+#     the RSI filter), and builds with nvcc where there is one;
+#   - the float32 variant passes validate as tolerant, ties adjudicated.
+# The template's own validate (it passes) and its planted bug's (exit 1, a
+# shrunk reproducer whose printed replay reproduces it) are
+# plugin_template_readme's, with validate's default settings.
 # Usage: plugin_template.sh SOURCE_DIR BUILD_DIR
 set -u
 src=$1 build=$2
@@ -20,10 +26,9 @@ cp -r "$src/oracle/plugin-template" "$tmp/mine"
 cmake -S "$tmp/mine" -B "$tmp/mine/build" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DCMAKE_BUILD_TYPE=Release \
   >"$tmp/cfg.log" 2>&1 && cmake --build "$tmp/mine/build" >"$tmp/build.log" 2>&1 \
   || { cat "$tmp/cfg.log" "$tmp/build.log"; fail "the template does not build with find_package(sebt)"; }
-# pkg-config, nothing else: the planted bug.
+# pkg-config, nothing else: the float32 variant.
 export PKG_CONFIG_PATH="$tmp/prefix/lib/pkgconfig"
-(cd "$tmp/mine" && cc -std=c11 -O2 -ffp-contract=off -shared -fPIC -DMINE_PLANTED_BUG mine.c -o libbug.so \
-  $(pkg-config --cflags --libs sebt) && cc -std=c11 -O2 -ffp-contract=off -shared -fPIC -DMINE_FLOAT32 mine.c \
+(cd "$tmp/mine" && cc -std=c11 -O2 -ffp-contract=off -shared -fPIC -DMINE_FLOAT32 mine.c \
   -o libf32.so $(pkg-config --cflags --libs sebt)) || fail "the template does not build with pkg-config"
 
 # The installed headers compile alone with plain -std=c11, no project defines.
@@ -33,21 +38,9 @@ cc -std=c11 -pedantic -Wall -Wextra -Werror -fsyntax-only -I"$tmp/prefix/include
 "$sebt" backends --backend "$tmp/mine/build/libmine.so" | grep -Eq '^mine +exact ' \
   || fail "sebt backends --backend does not show the plugin's name and contract"
 
-# The template is about 5x slower than the reference: its validates here
-# run on the 29-bar series and 10 fuzz cases (the same cases on any
-# machine; the planted bug shows in case 1 of seed 1). Parity on every
-# bundled series and the default fuzz budget are plugin_template_readme's.
 data=$tmp/prefix/share/sebt/fixtures/data/BTCUSDT-1m-2018-02-08.raw.csv
 mkdir -p "$tmp/run"
 cd "$tmp/run" || exit 1
-opts=(--cases 10 --data "$data" --no-speed)
-
-"$sebt" validate --backend "$tmp/mine/build/libmine.so" "${opts[@]}" --junit ok.xml >ok.txt 2>&1
-rc=$?
-cat ok.txt
-[[ $rc == 0 ]] || fail "validate of the template: exit $rc, want 0"
-grep -q 'failures="0" errors="0"' ok.xml || fail "ok.xml reports failures"
-grep -q '<testcase classname="sebt.validate.parity"' ok.xml || fail "ok.xml has no parity testcase"
 
 # The .cu variant through host execution (needs a C++ compiler), and built
 # by nvcc when there is one (it cannot run here: no GPU).
@@ -55,7 +48,7 @@ if command -v c++ >/dev/null; then
   cmake -S "$tmp/mine" -B "$tmp/mine/build-cuh" -DCMAKE_PREFIX_PATH="$tmp/prefix" -DMINE_CUDA_HOST=ON \
     >"$tmp/cuh.log" 2>&1 && cmake --build "$tmp/mine/build-cuh" --target mine_cuda_host >>"$tmp/cuh.log" 2>&1 \
     || { cat "$tmp/cuh.log"; fail "mine.cu does not build for host execution"; }
-  # Its results, not the whole gate (proven on mine.c above, and on the
+  # Its results, not the whole gate (proven on mine.c by plugin_template_readme, and on the
   # cuda backend through the same host execution in CI): under host
   # execution it is slower still, and validate's 80,640-combo written
   # sweep alone takes it minutes. Parity on the bundled combos, plain and
@@ -100,23 +93,4 @@ cat f32.txt
 [[ $rc == 0 ]] || fail "validate of the float32 variant: exit $rc, want 0"
 grep -Eq '^validate mine_f32: .* [1-9][0-9]* ties adjudicated$' f32.txt || fail "the float32 variant reports no adjudicated tie"
 
-cp "$tmp/mine/libbug.so" ./libbug.so
-"$sebt" validate --backend ./libbug.so "${opts[@]}" --junit bug.xml --save repro >bug.txt 2>&1
-rc=$?
-cat bug.txt
-[[ $rc == 1 ]] || fail "validate of the planted bug: exit $rc, want 1"
-grep -q '<failure message=' bug.xml || fail "bug.xml has no <failure>"
-grep -q 'replay: sebt validate --backend /' bug.xml || fail "bug.xml's failure names no replay command"
-replay=$(grep -m1 '^replay: sebt validate --backend .* --replay ' bug.txt) || fail "no shrunk reproducer printed"
-replay=${replay#replay: sebt }
-bars=$(grep -o 'shrunk from [0-9]* to [0-9]* bars' bug.txt | head -1)
-echo "reproducer: $bars; replaying: sebt $replay"
-# The replay, pasted from elsewhere, must reproduce the divergence.
-cd / || exit 1
-read -r -a words <<<"$replay"
-"$sebt" "${words[@]}" >"$tmp/replay.txt" 2>&1
-rc=$?
-cat "$tmp/replay.txt"
-[[ $rc == 1 ]] || fail "the printed replay exits $rc, want 1"
-grep -q 'replay .*: fail' "$tmp/replay.txt" || fail "the replay does not show the divergence"
 echo "ok"

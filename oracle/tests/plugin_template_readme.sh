@@ -3,7 +3,10 @@
 # settings (no --time, no --data): the unmodified template passes, its big
 # call reported as not checked with its reason in the JUnit report whenever
 # the template's measured speed puts it past the budget (never as a hang);
-# the template built with its planted bug fails the same command (exit 1).
+# the template built with its planted bug fails the same command (exit 1),
+# with a JUnit failure naming a replay command and a shrunk reproducer
+# (saved in ./sebt-validate, validate's default) whose printed replay,
+# pasted from elsewhere, reproduces the divergence.
 # Whatever the machine's speed, a correct backend passes: a stage too slow
 # for its budget is "not checked", never a failure.
 # Usage: plugin_template_readme.sh SOURCE_DIR BUILD_DIR
@@ -43,4 +46,17 @@ rc=$?
 tail -5 "$tmp/bug/validate.txt"
 [[ $rc == 1 ]] || fail "the README's block on the template with its planted bug: exit $rc, want 1"
 grep -q '<failure message=' "$tmp/bug/validate.xml" || fail "the planted bug's validate.xml has no <failure>"
+grep -q 'replay: sebt validate --backend /' "$tmp/bug/validate.xml" || fail "the failure names no replay command"
+replay=$(grep -m1 "^replay: sebt validate --backend .* --replay $tmp/bug/sebt-validate/" "$tmp/bug/validate.txt") \
+  || fail "no shrunk reproducer saved in ./sebt-validate and printed with its replay"
+replay=${replay#replay: sebt }
+grep -o 'shrunk from [0-9]* to [0-9]* bars' "$tmp/bug/validate.txt" | head -1 || fail "the reproducer is not shrunk"
+echo "replaying: sebt $replay"
+cd / || exit 1
+read -r -a words <<<"$replay"
+sebt "${words[@]}" >"$tmp/replay.txt" 2>&1
+rc=$?
+cat "$tmp/replay.txt"
+[[ $rc == 1 ]] || fail "the printed replay exits $rc, want 1"
+grep -q 'replay .*: fail' "$tmp/replay.txt" || fail "the replay does not show the divergence"
 echo "ok"
