@@ -783,9 +783,8 @@ sebt_status sebt_report_figures_write(const sebt_bench_set *set, const char *dir
     snprintf(path, sizeof path, "%s/gnuplot", dir);
     if (mkdir(path, 0755) != 0 && errno != EEXIST)
         return io_fail(err, "create", path);
-    snprintf(path, sizeof path, "%s/gnuplot/figures.gp", dir);
     sebt_outfile ogp;
-    if (sebt_outfile_open(&ogp, path, err) != SEBT_OK)
+    if (sebt_report_open_in(&ogp, dir, "gnuplot/figures.gp", err) != SEBT_OK)
         return err->code;
     FILE *gp = ogp.f;
     fprintf(gp, "# The report's figures. Run from the report folder: gnuplot gnuplot/figures.gp\n"

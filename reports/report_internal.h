@@ -3,6 +3,7 @@
 #define SEBT_REPORTS_INTERNAL_H
 
 #include "report.h"
+#include "sebt/outfile.h"
 
 /* Draws every figure into dir (SVG and PNG) through gnuplot. */
 sebt_status sebt_report_figures_write(const sebt_bench_set *set, const char *dir, const char *gnuplot,
@@ -15,5 +16,8 @@ size_t sebt_report_backends(const sebt_bench_set *set, const char **names, size_
  * under load, and *why (how many, how busy); the history figure rings its
  * loaded points instead and is never flagged whole. */
 bool sebt_report_figure_loaded(const sebt_bench_set *set, int fig, char *why, size_t size);
+
+/* Opens dir/name, atomically as every file sebt writes (sebt/outfile.h). */
+sebt_status sebt_report_open_in(sebt_outfile *o, const char *dir, const char *name, sebt_error *err);
 
 #endif

@@ -803,6 +803,13 @@ static const char *const notes =
 
 /* ---- files -------------------------------------------------------------- */
 
+sebt_status sebt_report_open_in(sebt_outfile *o, const char *dir, const char *name, sebt_error *err)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return sebt_outfile_open(o, path, err);
+}
+
 static sebt_status io_fail(sebt_error *err, const char *what, const char *path)
 {
     return sebt_fail(err, SEBT_ERR_IO, "cannot %s %s: %s", what, path, strerror(errno));
@@ -812,10 +819,8 @@ static sebt_status write_markdown(const sebt_bench_set *set, const sebt_report_s
                                   size_t n_facts, const sebt_report_opts *opts, const char *dir, sebt_error *err)
 {
     const sebt_big_sweeps *bs = opts->big_sweeps;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/report.md", dir);
     sebt_outfile of; /* atomic: a failed run keeps the previous report */
-    if (sebt_outfile_open(&of, path, err) != SEBT_OK)
+    if (sebt_report_open_in(&of, dir, "report.md", err) != SEBT_OK)
         return err->code;
     FILE *f = of.f;
     fputs("# sebt performance report\n\n", f);
@@ -902,10 +907,8 @@ static sebt_status write_html(const sebt_bench_set *set, const sebt_report_summa
                               size_t n_facts, const sebt_report_opts *opts, const char *dir, sebt_error *err)
 {
     const sebt_big_sweeps *bs = opts->big_sweeps;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/index.html", dir);
     sebt_outfile of;
-    if (sebt_outfile_open(&of, path, err) != SEBT_OK)
+    if (sebt_report_open_in(&of, dir, "index.html", err) != SEBT_OK)
         return err->code;
     FILE *f = of.f;
     fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -1012,10 +1015,8 @@ sebt_status sebt_report_write(const sebt_bench_set *set, const char *json, size_
     sebt_status st = make_dir(dir, err);
     if (st != SEBT_OK)
         return st;
-    char path[4096];
-    snprintf(path, sizeof path, "%s/bench.json", dir);
     sebt_outfile of;
-    if (sebt_outfile_open(&of, path, err) != SEBT_OK)
+    if (sebt_report_open_in(&of, dir, "bench.json", err) != SEBT_OK)
         return err->code;
     fwrite(json, 1, json_len, of.f);
     if (sebt_outfile_commit(&of, err) != SEBT_OK)
