@@ -5,16 +5,12 @@
 #define SEBT_TEST_RUN_SEBT_H
 
 #include <criterion/criterion.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "../../core/tests/scratch_dir.h"
-
-extern char **environ;
+#include "spawn_files.h"
 
 typedef struct {
     int code; /* exit status, or 128 + signal */
@@ -44,15 +40,7 @@ static inline proc *runv(const char *const *args)
     char o[300], e[300];
     snprintf(o, sizeof o, "%s/out", dir);
     snprintf(e, sizeof e, "%s/err", dir);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, o, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, e, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    cr_assert_eq(posix_spawn(&pid, SEBT_BINARY, &fa, NULL, (char *const *)argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    int st;
-    cr_assert_eq(waitpid(pid, &st, 0), pid);
+    int st = spawn_to_files(argv, o, e);
     p.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     slurp_into(o, p.out, sizeof p.out);
     slurp_into(e, p.err, sizeof p.err);
@@ -63,13 +51,10 @@ static inline proc *runv(const char *const *args)
 static inline proc *run(const char *arg, ...)
 {
     const char *args[64];
-    int n = 0;
     va_list ap;
     va_start(ap, arg);
-    for (const char *a = arg; a && n < 63; a = va_arg(ap, const char *))
-        args[n++] = a;
+    gather_args(args, 64, arg, ap);
     va_end(ap);
-    args[n] = NULL;
     return runv(args);
 }
 

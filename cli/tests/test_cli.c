@@ -39,7 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-extern char **environ;
+#include "spawn_files.h"
 
 #define T0 "1609459200000"
 
@@ -133,33 +133,21 @@ static char *slurp(const char *path)
     return buf;
 }
 
-/* Runs SEBT_BINARY with the NULL-terminated arguments; stdout and stderr go
- * to files (no pipe can fill up and stall the child). */
+/* Runs SEBT_BINARY with the NULL-terminated arguments, stdout and stderr in
+ * files of tmpdir. */
 static proc run_sebt(const char *arg, ...)
 {
     const char *argv[128];
-    int n = 0;
-    argv[n++] = SEBT_BINARY;
+    argv[0] = SEBT_BINARY;
     va_list ap;
     va_start(ap, arg);
-    for (const char *a = arg; a && n < 127; a = va_arg(ap, const char *))
-        argv[n++] = a;
+    gather_args(argv + 1, 127, arg, ap);
     va_end(ap);
-    argv[n] = NULL;
 
     char out_path[512], err_path[512];
     snprintf(out_path, sizeof out_path, "%s/stdout.txt", tmpdir);
     snprintf(err_path, sizeof err_path, "%s/stderr.txt", tmpdir);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    int rc = posix_spawn(&pid, SEBT_BINARY, &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    cr_assert_eq(rc, 0, "cannot spawn %s", SEBT_BINARY);
-    int status = 0;
-    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    int status = spawn_to_files(argv, out_path, err_path);
     proc p = { WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out_path), slurp(err_path) };
     return p;
 }
