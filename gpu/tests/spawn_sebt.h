@@ -105,27 +105,15 @@ static inline void sebt_proc_free(sebt_proc *p)
     free(p->err);
 }
 
-/* A fresh folder made from the mkdtemp pattern template into dir, and
- * tiny.csv in it (its path into csv_path) opened with the CSV header
+/* tiny.csv in dir (its path into csv_path) opened with the CSV header
  * written: the caller writes the bars and closes it. */
-static inline FILE *fixture_csv_begin(char *dir, size_t dir_size, const char *template, char *csv_path,
-                                      size_t csv_size)
+static inline FILE *fixture_csv_begin(const char *dir, char *csv_path, size_t csv_size)
 {
-    snprintf(dir, dir_size, "%s", template);
-    cr_assert_not_null(mkdtemp(dir));
     snprintf(csv_path, csv_size, "%s/tiny.csv", dir);
     FILE *f = fopen(csv_path, "w");
     cr_assert_not_null(f);
     fprintf(f, "open_time,open,high,low,close,volume\n");
     return f;
-}
-
-static inline void fixture_remove(const char *dir)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    if (system(cmd) != 0)
-        cr_log_warn("could not remove %s", dir);
 }
 
 static inline size_t count_lines_with(const char *text, const char *needle)

@@ -7,22 +7,21 @@
 #include <stdlib.h>
 
 #include "sebt/sebt.h"
+#include "../../core/tests/scratch_dir.h"
 #include "spawn_sebt.h"
 
-static char tmpdir[256];
 static char csv_path[300];
 
 static void make_fixture(void)
 {
-    FILE *f = fixture_csv_begin(tmpdir, sizeof tmpdir, "/tmp/sebt_test_maps_XXXXXX", csv_path, sizeof csv_path);
+    scratch_make("maps");
+    FILE *f = fixture_csv_begin(dir, csv_path, sizeof csv_path);
     for (int i = 0; i < 20; i++)
         fprintf(f, "%lld,100,102,99,101,%d\n", 1609459200000LL + 60000LL * i, 5 + i % 4);
     fclose(f);
 }
 
-static void remove_fixture(void) { fixture_remove(tmpdir); }
-
-TestSuite(cpu_maps, .init = make_fixture, .fini = remove_fixture);
+TestSuite(cpu_maps, .init = make_fixture, .fini = scratch_remove);
 
 static void expect_no_cuda(const char *maps, const char *what)
 {
@@ -38,7 +37,7 @@ static void expect_cpu_run_maps_no_cuda(const char *const *env, const char *flag
         args[3] = "--backend";
         args[4] = flag;
     }
-    sebt_proc p = spawn_sebt(tmpdir, env, args);
+    sebt_proc p = spawn_sebt(dir, env, args);
     cr_assert_eq(p.code, 0, "sebt run exited %d: %s", p.code, p.err);
     cr_assert_gt(count_lines_with(p.err, "maps: "), 5, "no memory map dumped:\n%.500s", p.err);
     cr_assert_gt(count_lines_with(p.err, "[stack]"), 0, "the dump lacks the stack:\n%.500s", p.err);
@@ -63,7 +62,7 @@ Test(cpu_maps, spawned_gpu_run_maps_cuda)
 {
     const char *env[] = { "SEBT_DEBUG_MAPS=1", NULL };
     const char *args[] = { "run", "--data", csv_path, "--backend", "gpu", NULL };
-    sebt_proc p = spawn_sebt(tmpdir, env, args);
+    sebt_proc p = spawn_sebt(dir, env, args);
     if (p.code == 3) {
         sebt_proc_free(&p);
         cr_skip_test("no CUDA device: the gpu run exited 3, so there is no CUDA mapping to see");

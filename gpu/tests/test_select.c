@@ -16,24 +16,23 @@
 
 #include "sebt/gpu.h"
 #include "sebt/sebt.h"
+#include "../../core/tests/scratch_dir.h"
 #include "spawn_sebt.h"
 
-static char tmpdir[256];
 static char csv_path[300];
 
 /* 40 quiet 15-minute bars: enough for `sebt run` to run, no trade needed. */
 static void make_fixture(void)
 {
-    FILE *f = fixture_csv_begin(tmpdir, sizeof tmpdir, "/tmp/sebt_test_select_XXXXXX", csv_path, sizeof csv_path);
+    scratch_make("select");
+    FILE *f = fixture_csv_begin(dir, csv_path, sizeof csv_path);
     for (int i = 0; i < 40; i++)
         fprintf(f, "%lld,%d,%d,%d,%d,%d\n", 1609459200000LL + 900000LL * i, 100 + i % 3, 103 + i % 3,
                 98 + i % 3, 101 + i % 3, 10 + i % 7);
     fclose(f);
 }
 
-static void remove_fixture(void) { fixture_remove(tmpdir); }
-
-TestSuite(select, .init = make_fixture, .fini = remove_fixture);
+TestSuite(select, .init = make_fixture, .fini = scratch_remove);
 
 static sebt_proc run_with(const char *const *env, const char *backend_flag)
 {
@@ -42,7 +41,7 @@ static sebt_proc run_with(const char *const *env, const char *backend_flag)
         args[5] = "--backend";
         args[6] = backend_flag;
     }
-    return spawn_sebt(tmpdir, env, args);
+    return spawn_sebt(dir, env, args);
 }
 
 static void expect_backend(const char *const *env, const char *flag, const char *backend)
@@ -199,7 +198,7 @@ Test(select, auto_keeps_tiny_work_on_the_cpu)
 {
     SKIP_WITHOUT_GPU();
     char path[400];
-    snprintf(path, sizeof path, "SEBT_CROSSOVER_FILE=%s/none-here", tmpdir);
+    snprintf(path, sizeof path, "SEBT_CROSSOVER_FILE=%s/none-here", dir);
     const char *env[] = { "BACKTEST_BACKEND=auto", path, NULL };
     expect_auto_fast_cpu(env, "is below the crossover");
 }
@@ -213,7 +212,7 @@ Test(select, auto_uses_the_saved_crossover)
     sebt_error err = { 0 };
     sebt_gpu_query(&info, &err);
     char file[300], env_file[400];
-    snprintf(file, sizeof file, "%s/crossover", tmpdir);
+    snprintf(file, sizeof file, "%s/crossover", dir);
     snprintf(env_file, sizeof env_file, "SEBT_CROSSOVER_FILE=%s", file);
     const char *env[] = { "BACKTEST_BACKEND=auto", env_file, NULL };
 
@@ -237,7 +236,7 @@ Test(select, malformed_crossover_file_names_file_and_line)
 {
     SKIP_WITHOUT_GPU();
     char file[300], env_file[400];
-    snprintf(file, sizeof file, "%s/crossover", tmpdir);
+    snprintf(file, sizeof file, "%s/crossover", dir);
     snprintf(env_file, sizeof env_file, "SEBT_CROSSOVER_FILE=%s", file);
     FILE *f = fopen(file, "w");
     fprintf(f, "# comment\ncrossover_bar_combos = lots\n");

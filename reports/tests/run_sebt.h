@@ -1,5 +1,5 @@
 /* Runs the built `sebt` through the shell and keeps what it printed, and
- * the scratch folder and file reading the report tests share. */
+ * the file reading the report tests share. */
 #ifndef SEBT_REPORTS_TEST_RUN_SEBT_H
 #define SEBT_REPORTS_TEST_RUN_SEBT_H
 
@@ -60,20 +60,6 @@ static inline int file_size(const char *dir, const char *name)
     long n = ftell(f);
     fclose(f);
     return (int)n;
-}
-
-/* template: a mkdtemp pattern ("/tmp/NAME_XXXXXX"), copied into dir. */
-static inline void test_dir_make(char *dir, size_t size, const char *template)
-{
-    snprintf(dir, size, "%s", template);
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static inline void test_dir_remove(const char *dir)
-{
-    char cmd[256];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_assert_eq(system(cmd), 0);
 }
 
 static inline bool have_gnuplot(void) { return system("command -v gnuplot >/dev/null 2>&1") == 0; }

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "../../core/tests/scratch_dir.h"
 #include "run_sebt.h"
 #include "report.h"
 #include "sebt/sebt.h"
@@ -85,14 +86,12 @@ Test(big_sweeps, a_missing_file_is_none_found)
     sebt_big_sweeps_free(&bs);
 }
 
-static char dir[64];
-
 static char *slurp(const char *name) { return slurp_in(dir, name); }
 
 Test(big_sweeps, the_table_and_figure_in_the_report)
 {
     SKIP_WITHOUT_GNUPLOT();
-    test_dir_make(dir, sizeof dir, "/tmp/sebt_big_sweeps_test_XXXXXX");
+    scratch_make("big_sweeps");
     sebt_run_result r;
     run_sebt_expect(&r, "", 0, "report --out '%s' --from '%s/run_ok.json' --history none --big-sweeps '%s'", dir,
                     DATA, RUNS);
@@ -124,14 +123,14 @@ Test(big_sweeps, the_table_and_figure_in_the_report)
     char *html = slurp("index.html");
     cr_assert(strstr(html, "<h2>Big sweeps</h2>") && strstr(html, "<figure id=\"big_sweeps\">"));
     free(html);
-    char path[128];
+    char path[512];
     snprintf(path, sizeof path, "%s/big_sweeps.png", dir);
     cr_assert_eq(access(path, R_OK), 0);
 
     /* None among sebt's shared files (SEBT_SHARE_DIR names an empty
      * folder): the report says where it looked and how to make one, and
      * draws no such figure. */
-    char env[256], want[512];
+    char env[512], want[768];
     snprintf(env, sizeof env, "SEBT_SHARE_DIR='%s' ", dir);
     run_sebt_expect(&r, env, 0, "report --out '%s/none' --from '%s/run_ok.json' --history none", dir, DATA);
     snprintf(want, sizeof want, "No big-sweep benchmark was found (looked for %s/big-sweeps/runs.jsonl). "
@@ -142,5 +141,5 @@ Test(big_sweeps, the_table_and_figure_in_the_report)
     cr_assert_null(strstr(md, "big_sweeps.svg"), "%s", md);
     free(md);
     dir[strlen(dir) - 5] = '\0';
-    test_dir_remove(dir);
+    scratch_remove();
 }

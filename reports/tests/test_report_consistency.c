@@ -20,21 +20,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../core/tests/scratch_dir.h"
 #include "run_sebt.h"
 #include "sebt/sebt.h"
 
 #define DATA SEBT_REPORT_TEST_DATA
 
-static char dir[64];
 static sebt_run_result r;
-
-static void make_dir(void) { test_dir_make(dir, sizeof dir, "/tmp/sebt_report_truth_XXXXXX"); }
-
-static void remove_dir(void) { test_dir_remove(dir); }
 
 static char *slurp(const char *sub, const char *name)
 {
-    char folder[256];
+    char folder[512];
     snprintf(folder, sizeof folder, "%s/%s", dir, sub);
     return slurp_in(folder, name);
 }
@@ -151,7 +147,7 @@ static void md_cell(const char *md, const char *row_start, int skip, char *out, 
     snprintf(out, size, "%.*s", (int)len, p);
 }
 
-TestSuite(report_truth, .init = make_dir, .fini = remove_dir);
+SEBT_SCRATCH_SUITE(report_truth, "report_truth");
 
 Test(report_truth, each_headline_figure_matches_bench_json_and_the_tables)
 {

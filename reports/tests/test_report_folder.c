@@ -3,18 +3,14 @@
 #include <criterion/criterion.h>
 #include <unistd.h>
 
+#include "../../core/tests/scratch_dir.h"
 #include "run_sebt.h"
 #include "report.h"
 #include "sebt/sebt.h"
 
 #define DATA SEBT_REPORT_TEST_DATA
 
-static char dir[64];
 static sebt_run_result r;
-
-static void make_dir(void) { test_dir_make(dir, sizeof dir, "/tmp/sebt_report_test_XXXXXX"); }
-
-static void remove_dir(void) { test_dir_remove(dir); }
 
 static char *slurp(const char *name) { return slurp_in(dir, name); }
 
@@ -26,7 +22,7 @@ static size_t count(const char *hay, const char *needle)
     return n;
 }
 
-TestSuite(report_folder, .init = make_dir, .fini = remove_dir);
+SEBT_SCRATCH_SUITE(report_folder, "report");
 
 Test(report_folder, every_file_is_written)
 {
