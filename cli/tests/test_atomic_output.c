@@ -26,15 +26,6 @@ extern char **environ;
 
 SEBT_SCRATCH_SUITE(atomic, "atomic");
 
-static const char *in_dir(const char *name)
-{
-    static char buf[8][512];
-    static int next;
-    char *p = buf[next++ % 8];
-    snprintf(p, 512, "%s/%s", dir, name);
-    return p;
-}
-
 static void put(const char *path, const char *text)
 {
     FILE *f = fopen(path, "w");
@@ -71,7 +62,7 @@ static int count_entries(void)
 
 Test(atomic, commit_replaces_and_abort_keeps_the_old_file)
 {
-    const char *p = in_dir("out.csv");
+    const char *p = in_scratch("out.csv");
     put(p, "old\n");
     sebt_outfile o;
     sebt_error e = { 0 };
@@ -96,7 +87,7 @@ Test(atomic, commit_replaces_and_abort_keeps_the_old_file)
 
 Test(atomic, a_new_file_appears_only_on_commit)
 {
-    const char *p = in_dir("fresh.json");
+    const char *p = in_scratch("fresh.json");
     sebt_outfile o;
     sebt_error e = { 0 };
     cr_assert_eq(sebt_outfile_open(&o, p, &e), SEBT_OK, "%s", e.msg);
@@ -108,7 +99,7 @@ Test(atomic, a_new_file_appears_only_on_commit)
 
 Test(atomic, a_write_error_fails_the_commit_and_keeps_the_old_file)
 {
-    const char *p = in_dir("out.csv");
+    const char *p = in_scratch("out.csv");
     put(p, "old\n");
     sebt_outfile o;
     sebt_error e = { 0 };
@@ -173,7 +164,7 @@ static bool open_direct_over_old(const char *p, sebt_outfile *o)
 
 Test(atomic, a_direct_file_has_the_bytes_written)
 {
-    const char *p = in_dir("big.csv");
+    const char *p = in_scratch("big.csv");
     sebt_outfile o;
     sebt_error e = { 0 };
     bool direct = open_direct_over_old(p, &o);
@@ -188,7 +179,7 @@ Test(atomic, a_direct_file_has_the_bytes_written)
 
 Test(atomic, direct_only_before_the_first_byte_and_for_an_atomic_file)
 {
-    const char *p = in_dir("late.csv");
+    const char *p = in_scratch("late.csv");
     sebt_outfile o;
     sebt_error e = { 0 };
     cr_assert_eq(sebt_outfile_open(&o, p, &e), SEBT_OK, "%s", e.msg);
@@ -205,7 +196,7 @@ Test(atomic, direct_only_before_the_first_byte_and_for_an_atomic_file)
 
 Test(atomic, an_aborted_direct_file_leaves_the_old_one)
 {
-    const char *p = in_dir("big.csv");
+    const char *p = in_scratch("big.csv");
     sebt_outfile o;
     bool direct = open_direct_over_old(p, &o);
     write_pattern(o.f, (8u << 20) + 777, true);
@@ -221,7 +212,7 @@ Test(atomic, an_aborted_direct_file_leaves_the_old_one)
  * stop it) fails the commit, names the file, keeps the old one. */
 Test(atomic, a_direct_file_that_cannot_grow_fails_the_commit)
 {
-    const char *p = in_dir("big.csv");
+    const char *p = in_scratch("big.csv");
     signal(SIGXFSZ, SIG_IGN);
     struct rlimit lim = { 4u << 20, 4u << 20 };
     cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
@@ -242,7 +233,7 @@ Test(atomic, a_direct_file_that_cannot_grow_fails_the_commit)
 
 Test(atomic, permissions_are_kept_and_a_symlink_stays_a_symlink)
 {
-    const char *p = in_dir("real.csv"), *l = in_dir("link.csv");
+    const char *p = in_scratch("real.csv"), *l = in_scratch("link.csv");
     put(p, "old\n");
     cr_assert_eq(chmod(p, 0640), 0);
     cr_assert_eq(symlink(p, l), 0);
@@ -276,7 +267,7 @@ Test(atomic, a_missing_folder_is_an_io_error_naming_the_path)
 {
     sebt_outfile o;
     sebt_error e = { 0 };
-    cr_assert_eq(sebt_outfile_open(&o, in_dir("no/such/out.csv"), &e), SEBT_ERR_IO);
+    cr_assert_eq(sebt_outfile_open(&o, in_scratch("no/such/out.csv"), &e), SEBT_ERR_IO);
     cr_assert_not_null(strstr(e.msg, "no/such/out.csv"), "%s", e.msg);
     cr_assert_null(o.f);
 }
@@ -314,7 +305,7 @@ static bool find_temp(const char *name, off_t *size)
  * file. */
 static bool kill_sweep_mid_write(int sig, const char *old)
 {
-    const char *grid = in_dir("grid.txt"), *out = in_dir("out.csv");
+    const char *grid = in_scratch("grid.txt"), *out = in_scratch("out.csv");
     put(grid, "ema_fast = 1:50000:1\n");
     put(out, old);
     const char *argv[] = { SEBT_BINARY, "sweep", "--data", SEBT_FIXTURES_DIR "/loader/tiny.csv", "--grid", grid,
@@ -395,7 +386,7 @@ Test(atomic, sweep_killed_by_sigkill_mid_write_leaves_the_previous_output, .time
 {
     int hits = 0;
     for (int attempt = 0; attempt < 5 && hits == 0; attempt++) {
-        const char *grid = in_dir("grid.txt"), *out = in_dir("out.csv");
+        const char *grid = in_scratch("grid.txt"), *out = in_scratch("out.csv");
         put(grid, "ema_fast = 1:50000:1\n");
         put(out, "previous\n");
         const char *argv[] = { SEBT_BINARY, "sweep", "--data", SEBT_FIXTURES_DIR "/loader/tiny.csv", "--grid",

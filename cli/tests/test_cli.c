@@ -39,6 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "../../core/tests/scratch_dir.h"
 #include "spawn_files.h"
 
 #define T0 "1609459200000"
@@ -66,45 +67,26 @@ typedef struct {
     char *err;
 } proc;
 
-static char tmpdir[256];
-
 /* Every buffer the tests read is freed by the suite's fini, so a failed
  * assertion (which leaves the test at once) leaks nothing under ASan. */
 static char *owned[256];
 static int n_owned;
 
-static void make_tmpdir(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/sebt_test_cli_XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir), "mkdtemp failed");
-}
+static void cli_scratch_make(void) { scratch_make("cli"); }
 
-static void remove_tmpdir(void)
+static void cli_scratch_remove(void)
 {
     for (int i = 0; i < n_owned; i++)
         free(owned[i]);
     n_owned = 0;
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        cr_log_warn("could not remove %s", tmpdir);
+    scratch_remove();
 }
 
-TestSuite(cli, .init = make_tmpdir, .fini = remove_tmpdir);
-
-/* A small pool of paths: a test holds at most a few at once. */
-static const char *tmp_path(const char *name)
-{
-    static char buf[16][512];
-    static int next;
-    char *p = buf[next++ % 16];
-    snprintf(p, 512, "%s/%s", tmpdir, name);
-    return p;
-}
+TestSuite(cli, .init = cli_scratch_make, .fini = cli_scratch_remove);
 
 static const char *write_file(const char *name, const char *text)
 {
-    const char *path = tmp_path(name);
+    const char *path = in_scratch(name);
     FILE *f = fopen(path, "w");
     cr_assert_not_null(f, "cannot write %s", path);
     fputs(text, f);
@@ -134,7 +116,7 @@ static char *slurp(const char *path)
 }
 
 /* Runs SEBT_BINARY with the NULL-terminated arguments, stdout and stderr in
- * files of tmpdir. */
+ * files of dir. */
 static proc run_sebt(const char *arg, ...)
 {
     const char *argv[128];
@@ -145,8 +127,8 @@ static proc run_sebt(const char *arg, ...)
     va_end(ap);
 
     char out_path[512], err_path[512];
-    snprintf(out_path, sizeof out_path, "%s/stdout.txt", tmpdir);
-    snprintf(err_path, sizeof err_path, "%s/stderr.txt", tmpdir);
+    snprintf(out_path, sizeof out_path, "%s/stdout.txt", dir);
+    snprintf(err_path, sizeof err_path, "%s/stderr.txt", dir);
     int status = spawn_to_files(argv, out_path, err_path);
     proc p = { WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out_path), slurp(err_path) };
     return p;
@@ -417,7 +399,7 @@ Test(cli, sweep_text_shows_the_best_combos_aligned)
     proc whole = run_sebt("sweep", "--data", data, "--combos", combos, "--backend", "reference", "--format", "text",
                           "--by", "total_pnl", NULL);
     cr_assert_eq(whole.code, 0, "stderr: %s", whole.err);
-    const char *s1 = tmp_path("p1.shard"), *s2 = tmp_path("p2.shard");
+    const char *s1 = in_scratch("p1.shard"), *s2 = in_scratch("p2.shard");
     p = run_sebt("sweep", "--data", data, "--combos", combos, "--backend", "reference", "--format", "text", "--by",
                  "total_pnl", "--shard", "1/2", "--output", s1, NULL);
     cr_assert_eq(p.code, 0, "stderr: %s", p.err);
@@ -492,7 +474,7 @@ Test(cli, run_warns_of_timestamp_gaps_left_unfilled)
 Test(cli, run_output_file_leaves_stdout_empty)
 {
     const char *data = write_file("hand.csv", HAND_CSV);
-    const char *out = tmp_path("result.json");
+    const char *out = in_scratch("result.json");
     proc p = run_sebt("run", "--data", data, "--backend", "reference", "--output", out, HAND_SETS, NULL);
     cr_assert_eq(p.code, 0, "stderr: %s", p.err);
     cr_assert_str_empty(p.out);
@@ -500,7 +482,7 @@ Test(cli, run_output_file_leaves_stdout_empty)
     assert_has(text, "\"pnl\":18,");
 
     p = run_sebt("run", "--data", data, "--backend", "reference", "--output",
-                 tmp_path("no/such/dir/x.json"), NULL);
+                 in_scratch("no/such/dir/x.json"), NULL);
     cr_assert_eq(p.code, 2);
     assert_has(p.err, "no/such/dir");
 }
@@ -565,7 +547,7 @@ Test(cli, lenient_and_fill_gaps_keep_holes_as_missing_bars)
 
 Test(cli, missing_file_exit_2_naming_it)
 {
-    proc p = run_sebt("run", "--data", tmp_path("absent.csv"), NULL);
+    proc p = run_sebt("run", "--data", in_scratch("absent.csv"), NULL);
     cr_assert_eq(p.code, 2);
     assert_has(p.err, "absent.csv");
 }
@@ -673,7 +655,7 @@ Test(cli, run_combo_reads_a_sweeps_npy)
                                                "vol_z = 5, 0.5\ntr_z = 0.5\natr_stop_mult = 1\nmax_hold = 3\n"
                                                "fee_bp = 50\nslippage_bp = 50\n");
     char npy[300], pick[320];
-    snprintf(npy, sizeof npy, "%s/sweep.npy", tmpdir);
+    snprintf(npy, sizeof npy, "%s/sweep.npy", dir);
     proc p = run_sebt("sweep", "--data", data, "--grid", grid, "--format", "npy", "--output", npy, NULL);
     cr_assert_eq(p.code, 0, "stderr: %s", p.err);
     snprintf(pick, sizeof pick, "%s:1", npy);
@@ -704,7 +686,7 @@ Test(cli, run_combo_refuses_what_is_not_a_sweep_row)
     p = run_sebt("run", "--data", data, "--combo", pick, NULL);
     cr_assert_eq(p.code, 2);
     assert_has(p.err, ":2: n is 'one', not a number");
-    snprintf(pick, sizeof pick, "%s/absent.csv:1", tmpdir);
+    snprintf(pick, sizeof pick, "%s/absent.csv:1", dir);
     p = run_sebt("run", "--data", data, "--combo", pick, NULL);
     cr_assert_eq(p.code, 2);
     assert_has(p.err, "cannot open");
@@ -771,8 +753,8 @@ Test(cli, run_combo_check_names_the_parameter_columns_the_file_lacks)
 Test(cli, run_combo_names_the_real_cause_of_a_refusal)
 {
     const char *data = write_file("hand.csv", HAND_CSV);
-    assert_combo_refused(data, tmpdir, "7", ": not a regular file (a folder)");
-    const char *nul = tmp_path("nul.csv");
+    assert_combo_refused(data, dir, "7", ": not a regular file (a folder)");
+    const char *nul = in_scratch("nul.csv");
     FILE *f = fopen(nul, "wb");
     cr_assert_not_null(f);
     fputs(HAND_SWEEP_HEADER, f);
@@ -823,7 +805,7 @@ Test(cli, run_combo_parses_an_npy_header_strictly)
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char npy[300];
-        snprintf(npy, sizeof npy, "%s/case%zu.npy", tmpdir, k);
+        snprintf(npy, sizeof npy, "%s/case%zu.npy", dir, k);
         proc p = run_sebt("sweep", "--data", data, "--grid", grid, "--format", "npy", "--output", npy, NULL);
         cr_assert_eq(p.code, 0, "stderr: %s", p.err);
         patch_npy_header(npy, cases[k][0], cases[k][1]);
@@ -854,7 +836,7 @@ Test(cli, sweep_where_ranks_only_the_combos_that_pass)
     cr_assert_null(strstr(p.out, "\n1,"), "combo 1 fails the condition but is listed:\n%s", p.out);
     /* The whole-sweep path (a checkpoint) ranks the same way; text says how many passed. */
     char ck[300];
-    snprintf(ck, sizeof ck, "%s/ck", tmpdir);
+    snprintf(ck, sizeof ck, "%s/ck", dir);
     p = run_sebt("sweep", "--data", data, "--grid", grid, "--format", "text", "--checkpoint", ck, "--where",
                  "vol_z < 1", NULL);
     cr_assert_eq(p.code, 0, "stderr: %s", p.err);
@@ -920,7 +902,7 @@ Test(cli, sweep_analysis_appends_the_columns_worked_by_hand)
                       "\"gross_loss\":0,\"profit_factor\":null,\"bars_in_market\":4,\"exposure\":0.5,");
     /* A combo of such a file run again: its analysis columns are checked too. */
     char file[300], pick[320];
-    snprintf(file, sizeof file, "%s/analysis.npy", tmpdir);
+    snprintf(file, sizeof file, "%s/analysis.npy", dir);
     snprintf(pick, sizeof pick, "%s:1", file);
     p = run_sebt("sweep", "--data", data, "--grid", grid, "--analysis", "--format", "npy", "--output", file, NULL);
     cr_assert_eq(p.code, 0, "stderr: %s", p.err);

@@ -25,6 +25,16 @@ static void scratch_remove(void)
         cr_log_warn("could not remove %s", dir);
 }
 
+/* dir/name, from a small pool of paths: a test holds at most a few at once. */
+static inline const char *in_scratch(const char *name)
+{
+    static char buf[16][512];
+    static int next;
+    char *p = buf[next++ % 16];
+    snprintf(p, 512, "%s/%s", dir, name);
+    return p;
+}
+
 #define SEBT_SCRATCH_SUITE(suite, tag)                      \
     static void suite##_scratch_make(void) { scratch_make(tag); } \
     TestSuite(suite, .init = suite##_scratch_make, .fini = scratch_remove)
