@@ -13,27 +13,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../../core/tests/scratch_dir.h"
 #include "../cli.h"
 #include "../select.h"
 
-static char tmpdir[256];
 static char file[300];
 
 static void make_dir(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/sebt_test_crossover_XXXXXX");
-    cr_assert_not_null(mkdtemp(tmpdir));
-    snprintf(file, sizeof file, "%s/crossover", tmpdir);
+    scratch_make("crossover");
+    snprintf(file, sizeof file, "%s/crossover", dir);
     setenv("SEBT_CROSSOVER_FILE", file, 1);
 }
 
-static void remove_dir(void)
-{
-    remove(file);
-    rmdir(tmpdir);
-}
-
-TestSuite(crossover, .init = make_dir, .fini = remove_dir);
+TestSuite(crossover, .init = make_dir, .fini = scratch_remove);
 
 static sebt_gpu_device device(const char *name, int sms, int clock_khz)
 {
