@@ -6,6 +6,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include "sebt/oracle.h"
+
 #ifdef __SANITIZE_ADDRESS__
 /* Criterion's runner (not sebt) leaks 48 bytes when several long tests run
  * in its parallel workers; LeakSanitizer ignores what the runner allocates
@@ -29,14 +31,68 @@ static int run(const char *args, char *out, size_t size)
 
 static char out[1 << 16];
 
+/* A number the self-test's JSON gives for one mutant: FIELD's value in
+ * the object that names MUTANT, before the next mutant's; -1 when absent. */
+static long long mutant_field(const char *json, const char *mutant, const char *field)
+{
+    char key[96];
+    snprintf(key, sizeof key, "\"mutant\":\"%s\"", mutant);
+    const char *at = strstr(json, key);
+    if (!at)
+        return -1;
+    const char *next = strstr(at + 1, "\"mutant\":\"");
+    snprintf(key, sizeof key, "\"%s\":", field);
+    const char *f = strstr(at, key);
+    if (!f || (next && f > next))
+        return -1;
+    return strtoll(f + strlen(key), NULL, 10);
+}
+
+static bool batch_bug(const char *name)
+{
+    static const char *const batch_bugs[] = { "mutant:batch_restart", "mutant:shared_slow", "mutant:stamp_wrap",
+                                              "mutant:split_skip", "mutant:tail_drop" };
+    for (size_t k = 0; k < sizeof batch_bugs / sizeof batch_bugs[0]; k++)
+        if (strcmp(name, batch_bugs[k]) == 0)
+            return true;
+    return false;
+}
+
 /* The mutation self-test: every mutant caught by the fuzzer and by parity
  * on the bundled data, the score in the JSON. Bounded by cases, not time,
  * so a loaded or sanitized machine gets the same verdict: seed 5 reaches
- * every mutant within 1,000 small cases or its first big one. */
+ * every mutant within 1,000 small cases or its first big one. Its fuzz is
+ * the library's (seed 5, 1,000 cases, a big one after 500, shrinking), so
+ * the reproducers' sizes are held here, once: one combo and at most 50
+ * bars (600 where the bug needs more, far_hole a big case past bar
+ * 100,000), a batch bug its batch (test_fuzz's batch_mutants_keep_their_batch
+ * holds their budget and the combo alone). */
 Test(cli_oracle, self_test_catches_every_mutant, .timeout = 900)
 {
     static char big[1 << 18];
     cr_expect_eq(run("fuzz --self-test --seed 5 --iterations 1000 --no-save --format json", big, sizeof big), 0, "%s", big);
+    cr_assert_geq(sebt_mutant_count(), 25);
+    for (size_t i = 0; i < sebt_mutant_count(); i++) {
+        const char *name = sebt_mutant_at(i)->name;
+        long long bars = mutant_field(big, name, "reproducer_bars");
+        long long combos = mutant_field(big, name, "reproducer_combos");
+        if (strcmp(name, "mutant:far_hole") == 0) {
+            char kind[96];
+            snprintf(kind, sizeof kind, "\"mutant\":\"%s\"", name);
+            const char *obj = strstr(big, kind);
+            cr_expect(obj && strstr(obj, "\"case_kind\":\"big\"") != NULL, "%s: not by a big case", name);
+            cr_expect_geq(mutant_field(big, name, "bar"), 100000, "%s: found before bar 100,000", name);
+        } else {
+            cr_expect(bars >= 1 && bars <= (sebt_mutant_needs(i) ? 600 : 50), "%s: reproducer of %lld bars", name,
+                      bars);
+        }
+        if (strcmp(name, "mutant:stamp_wrap") == 0)
+            cr_expect_geq(combos, 257, "an 8-bit stamp wraps at 257 combos");
+        else if (batch_bug(name))
+            cr_expect_geq(combos, 2, "%s: a batch bug keeps its batch", name);
+        else
+            cr_expect_eq(combos, 1, "%s: one combo shows it", name);
+    }
     cr_expect(strstr(big, "\"mutant\":\"mutant:overlap\"") != NULL, "%s", big);
     cr_expect(strstr(big, "\"mutant\":\"mutant:batch_restart\"") != NULL, "%s", big);
     cr_expect(strstr(big, "\"all_caught\":true") != NULL, "%s", big);
