@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "report_internal.h"
 #include "sebt/sebt.h"
 
 /* The gated pairs: each backend against the one it must beat, on work both
@@ -33,12 +34,6 @@ static bool gated_group(size_t pair, const char *group)
 }
 
 /* ---- Mann-Whitney U ------------------------------------------------------ */
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* The number of arrangements of m x's and n y's with U = u, for every u,
  * by the recursion f(m,n,u) = f(m-1,n,u-n) + f(m,n-1,u). */
@@ -89,7 +84,7 @@ double sebt_mann_whitney_p(const double *x, size_t nx, const double *y, size_t n
     }
     memcpy(all, x, nx * sizeof *x);
     memcpy(all + nx, y, ny * sizeof *y);
-    qsort(all, n, sizeof *all, cmp_double);
+    qsort(all, n, sizeof *all, sebt_report_cmp_double);
     /* Average ranks; the tie term for the variance. */
     double tie_term = 0;
     bool ties = false;
@@ -173,8 +168,7 @@ static double median_of(const double *v, size_t n)
 {
     double tmp[SEBT_BENCH_MAX_REPS];
     memcpy(tmp, v, n * sizeof *v);
-    qsort(tmp, n, sizeof *tmp, cmp_double);
-    return n % 2 ? tmp[n / 2] : 0.5 * (tmp[n / 2 - 1] + tmp[n / 2]);
+    return sebt_report_median(tmp, n);
 }
 
 static pair_ratio ratio_in(const sebt_bench_set *set, const sebt_bench_run *like, size_t pair)

@@ -7,6 +7,7 @@
 
 #include "json.h"
 #include "report.h"
+#include "report_internal.h"
 #include "sebt/sebt.h"
 
 static double unit_seconds(const char *unit)
@@ -114,15 +115,15 @@ static sebt_status read_run(const char *src, size_t index, const sebt_json *b, s
     return SEBT_OK;
 }
 
-static int cmp_double(const void *a, const void *b)
+int sebt_report_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
-static double median(double *v, size_t n)
+double sebt_report_median(double *v, size_t n)
 {
-    qsort(v, n, sizeof *v, cmp_double);
+    qsort(v, n, sizeof *v, sebt_report_cmp_double);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
@@ -175,7 +176,7 @@ static void merge_repetitions(sebt_bench_set *set)
                     if (strcmp(set->runs[j].name, r.name) == 0 && !isnan(v))
                         tmp[k++] = v;
                 }
-                *(double *)((char *)&r + offsets[f]) = k ? median(tmp, k) : NAN;
+                *(double *)((char *)&r + offsets[f]) = k ? sebt_report_median(tmp, k) : NAN;
             }
             double lo = INFINITY, hi = -INFINITY, sum = 0, sq = 0;
             for (size_t k = 0; k < r.n_reps; k++) {

@@ -13,18 +13,13 @@
 
 #include "json.h"
 #include "report.h"
+#include "report_internal.h"
 #include "sebt/sebt.h"
 
 typedef struct {
     sebt_big_row key;
     double e2e, compute, cpu, rss_kb, bytes, load_lo, load_hi;
 } big_run;
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* The median of the finite values among n, NaN when none. */
 static double median_of(double *v, size_t n)
@@ -33,10 +28,7 @@ static double median_of(double *v, size_t n)
     for (size_t i = 0; i < n; i++)
         if (isfinite(v[i]))
             v[k++] = v[i];
-    if (k == 0)
-        return NAN;
-    qsort(v, k, sizeof *v, cmp_double);
-    return k % 2 ? v[k / 2] : 0.5 * (v[k / 2 - 1] + v[k / 2]);
+    return k ? sebt_report_median(v, k) : NAN;
 }
 
 static bool same_workload(const sebt_big_row *a, const sebt_big_row *b)

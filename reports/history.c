@@ -11,19 +11,8 @@
 #include <unistd.h>
 
 #include "report.h"
+#include "report_internal.h"
 #include "sebt/sebt.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median_of(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 void sebt_headline_of(const sebt_bench_set *set, sebt_headline *h)
 {
@@ -55,7 +44,7 @@ void sebt_headline_of(const sebt_bench_set *set, sebt_headline *h)
             h->vs_reference_min = fmin(h->vs_reference_min, r[k]);
             h->vs_reference_max = fmax(h->vs_reference_max, r[k]);
         }
-        h->vs_reference = median_of(r, n);
+        h->vs_reference = sebt_report_median(r, n);
         break;
     }
     /* fast_cpu over numba: the same combos over the same series, wall
@@ -98,7 +87,7 @@ bool sebt_run_loaded(const sebt_bench_set *set, char *why, size_t size)
     }
     const char *cores_s = sebt_bench_context(set, "sebt_cpu_cores");
     double cores = cores_s ? strtod(cores_s, NULL) : NAN;
-    double med = n ? median_of(busy, n) : NAN;
+    double med = n ? sebt_report_median(busy, n) : NAN;
     bool loaded = sebt_machine_loaded(med, load, cores);
     if (why) {
         if (isfinite(med))
@@ -155,7 +144,7 @@ sebt_status sebt_history_append(const char *path, const sebt_bench_set *set, seb
     char line[2048];
     int len = snprintf(line, sizeof line, "%s,%s,%s,%s,%s,%.2f,%.3f,%.6g,%.6g,%.6g,%.6g,%.6g,%lld,%.6g,%.6g,%.6g\n",
                        date, commit, quick && strcmp(quick, "true") == 0 ? "quick" : "full", machine, cpus,
-                       load, n ? median_of(busy, n) : NAN, h.vs_reference, h.vs_reference_min,
+                       load, n ? sebt_report_median(busy, n) : NAN, h.vs_reference, h.vs_reference_min,
                        h.vs_reference_max, h.vs_numba, h.vs_numba_1t, h.numba_combos, best_rate(set, "fast_cpu"),
                        best_rate(set, "numba"), best_rate(set, "reference"));
     if (len < 0 || (size_t)len >= sizeof line)

@@ -17,6 +17,11 @@ size_t sebt_report_backends(const sebt_bench_set *set, const char **names, size_
  * loaded points instead and is never flagged whole. */
 bool sebt_report_figure_loaded(const sebt_bench_set *set, int fig, char *why, size_t size);
 
+/* Ascending order of doubles, for qsort. */
+int sebt_report_cmp_double(const void *a, const void *b);
+/* The median of v[0..n-1], n >= 1; sorts v. */
+double sebt_report_median(double *v, size_t n);
+
 /* Opens dir/name, atomically as every file sebt writes (sebt/outfile.h). */
 sebt_status sebt_report_open_in(sebt_outfile *o, const char *dir, const char *name, sebt_error *err);
 
