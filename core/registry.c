@@ -59,6 +59,17 @@ static void *cuda_symbol(const char *name)
     return dlsym(cuda_module, name);
 }
 
+/* The cuda module's function name into *fn (a function pointer of size
+ * bytes), or an error: a module without it is not one this build made. */
+static sebt_status cuda_function(const char *name, void *fn, size_t size, sebt_error *err)
+{
+    void *sym = cuda_symbol(name);
+    memcpy(fn, &sym, size);
+    if (!sym)
+        return sebt_fail(err, SEBT_ERR_UNAVAILABLE, "the cuda module has no symbol %s", name);
+    return SEBT_OK;
+}
+
 static sebt_status open_cuda(const sebt_backend **out, sebt_error *err)
 {
     if (cuda_backend) {
@@ -69,15 +80,12 @@ static sebt_status open_cuda(const sebt_backend **out, sebt_error *err)
     if (st != SEBT_OK)
         return st;
     sebt_cuda_open_fn open_fn;
-    void *sym = cuda_symbol(SEBT_CUDA_OPEN_SYMBOL);
-    memcpy(&open_fn, &sym, sizeof open_fn);
-    if (!open_fn)
-        return sebt_fail(err, SEBT_ERR_UNAVAILABLE, "the cuda module has no symbol %s",
-                         SEBT_CUDA_OPEN_SYMBOL);
+    if ((st = cuda_function(SEBT_CUDA_OPEN_SYMBOL, &open_fn, sizeof open_fn, err)) != SEBT_OK)
+        return st;
     const sebt_backend *b = open_fn(err);
     if (!b)
         return err ? err->code : SEBT_ERR_NODEVICE;
-    sym = cuda_symbol(SEBT_CUDA_TALLIED_SYMBOL);
+    void *sym = cuda_symbol(SEBT_CUDA_TALLIED_SYMBOL);
     memcpy(&cuda_tallied, &sym, sizeof cuda_tallied);
     cuda_backend = b;
     *out = b;
@@ -92,11 +100,8 @@ sebt_status sebt_gpu_query(sebt_gpu_info *info, sebt_error *err)
     if (st != SEBT_OK)
         return st;
     sebt_cuda_devices_fn devices_fn;
-    void *sym = cuda_symbol(SEBT_CUDA_DEVICES_SYMBOL);
-    memcpy(&devices_fn, &sym, sizeof devices_fn);
-    if (!devices_fn)
-        return sebt_fail(err, SEBT_ERR_UNAVAILABLE, "the cuda module has no symbol %s",
-                         SEBT_CUDA_DEVICES_SYMBOL);
+    if ((st = cuda_function(SEBT_CUDA_DEVICES_SYMBOL, &devices_fn, sizeof devices_fn, err)) != SEBT_OK)
+        return st;
     return devices_fn(info, err);
 }
 
