@@ -28,12 +28,16 @@ static kproc *kernel_of(const sebt_backend *b)
     return NULL;
 }
 
+static sebt_status not_a_kernel(const char *fn, const sebt_backend *b, sebt_error *err)
+{
+    return sebt_fail(err, SEBT_ERR_USAGE, "%s: backend %s is not a kernel command", fn, b && b->name ? b->name : "?");
+}
+
 sebt_status sebt_kernel_record(const sebt_backend *b, sebt_error *err)
 {
     kproc *k = kernel_of(b);
     if (!k)
-        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_kernel_record: backend %s is not a kernel command",
-                         b && b->name ? b->name : "?");
+        return not_a_kernel("sebt_kernel_record", b, err);
     pthread_mutex_lock(&k->mu);
     k->recording = true;
     pthread_mutex_unlock(&k->mu);
@@ -45,8 +49,7 @@ sebt_status sebt_kernel_set_limit(const sebt_backend *b, sebt_kernel_limit_fn li
 {
     kproc *k = kernel_of(b);
     if (!k)
-        return sebt_fail(err, SEBT_ERR_USAGE, "sebt_kernel_set_limit: backend %s is not a kernel command",
-                         b && b->name ? b->name : "?");
+        return not_a_kernel("sebt_kernel_set_limit", b, err);
     pthread_mutex_lock(&k->mu);
     k->limit = limit;
     k->limit_user = user;
