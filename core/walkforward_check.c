@@ -89,28 +89,34 @@ static sebt_status ref_run(const sebt_backend *ref, const sebt_series *s, size_t
     return st;
 }
 
+/* The picked combo of window k run again by the reference over [from, to)
+ * (the train window, or the test window with its trades) against what the
+ * walk kept for it. */
+static sebt_status check_part(const sebt_backend *ref, const sebt_series *s, const sebt_wf_window *w, size_t k,
+                              bool test, sebt_error *err)
+{
+    sebt_result got;
+    sebt_status st = ref_run(ref, s, test ? w->test_from : w->train_from, test ? w->test_to : w->train_to,
+                             &w->params, 1, test, &got, err);
+    if (st)
+        return st;
+    const char *d = result_differs(test ? &w->test : &w->train, &got, test);
+    sebt_result_free(&got);
+    if (d)
+        return sebt_fail(err, SEBT_ERR_INTERNAL, "window %zu: combo %" PRIu64 " on its %s window: %s differs "
+                         "from %s's", k + 1, w->combo, test ? "test" : "train", d, ref->name);
+    return SEBT_OK;
+}
+
 static sebt_status check_pick(const sebt_backend *ref, const sebt_series *s, const sebt_wf_window *w, size_t k,
                               size_t *compared, sebt_error *err)
 {
-    sebt_result got;
-    const char *d = NULL;
-    sebt_status st = ref_run(ref, s, w->train_from, w->train_to, &w->params, 1, false, &got, err);
-    if (st)
-        return st;
-    d = result_differs(&w->train, &got, false);
-    sebt_result_free(&got);
-    if (d)
-        return sebt_fail(err, SEBT_ERR_INTERNAL, "window %zu: combo %" PRIu64 " on its train window: %s differs "
-                         "from %s's", k + 1, w->combo, d, ref->name);
-    if ((st = ref_run(ref, s, w->test_from, w->test_to, &w->params, 1, true, &got, err)) != SEBT_OK)
-        return st;
-    d = result_differs(&w->test, &got, true);
-    sebt_result_free(&got);
-    if (d)
-        return sebt_fail(err, SEBT_ERR_INTERNAL, "window %zu: combo %" PRIu64 " on its test window: %s differs "
-                         "from %s's", k + 1, w->combo, d, ref->name);
-    *compared += 2;
-    return SEBT_OK;
+    sebt_status st = check_part(ref, s, w, k, false, err);
+    if (st == SEBT_OK)
+        st = check_part(ref, s, w, k, true, err);
+    if (st == SEBT_OK)
+        *compared += 2;
+    return st;
 }
 
 static sebt_status check_samples(const sebt_backend *ref, const sebt_series *s, const sebt_wf_result *r, size_t k,
