@@ -175,29 +175,28 @@ static size_t special(double v, char *buf)
     return n;
 }
 
-size_t sebt_format_double_portable(double v, char buf[SEBT_DOUBLE_CHARS])
+/* v's shortest digits, by shortest, laid out as sebt writes a double. */
+static inline size_t format_by(double v, char buf[SEBT_DOUBLE_CHARS], int (*shortest)(double, char *, int *))
 {
     if (!isfinite(v) || v == 0)
         return special(v, buf);
     char digits[24];
     int point = 0;
-    int n = portable_shortest(fabs(v), digits, &point);
+    int n = shortest(fabs(v), digits, &point);
     if (SEBT_FAULT("last_digit_dropped") && n > 1)
         n--;
     return layout(buf, v < 0, digits, n, point);
 }
 
+size_t sebt_format_double_portable(double v, char buf[SEBT_DOUBLE_CHARS])
+{
+    return format_by(v, buf, portable_shortest);
+}
+
 size_t sebt_format_double(double v, char buf[SEBT_DOUBLE_CHARS])
 {
 #ifdef SEBT_HAVE_TO_CHARS
-    if (!isfinite(v) || v == 0)
-        return special(v, buf);
-    char digits[24];
-    int point = 0;
-    int n = sebt_number_shortest(fabs(v), digits, &point);
-    if (SEBT_FAULT("last_digit_dropped") && n > 1)
-        n--;
-    return layout(buf, v < 0, digits, n, point);
+    return format_by(v, buf, sebt_number_shortest);
 #else
     return sebt_format_double_portable(v, buf);
 #endif
