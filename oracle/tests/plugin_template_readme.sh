@@ -50,7 +50,8 @@ grep -q 'replay: sebt validate --backend /' "$tmp/bug/validate.xml" || fail "the
 replay=$(grep -m1 "^replay: sebt validate --backend .* --replay $tmp/bug/sebt-validate/" "$tmp/bug/validate.txt") \
   || fail "no shrunk reproducer saved in ./sebt-validate and printed with its replay"
 replay=${replay#replay: sebt }
-grep -o 'shrunk from [0-9]* to [0-9]* bars' "$tmp/bug/validate.txt" | head -1 || fail "the reproducer is not shrunk"
+shrunk=$(grep -m1 -o 'shrunk from [0-9]* to [0-9]* bars' "$tmp/bug/validate.txt") || fail "the reproducer is not shrunk"
+echo "reproducer: $shrunk"
 echo "replaying: sebt $replay"
 cd / || exit 1
 read -r -a words <<<"$replay"
