@@ -879,12 +879,16 @@ void do_written_sweep(v_ctx *c, const void *arg, v_outcome *o)
     last_line(err, line, sizeof line);
     o->combos = WRITTEN_COMBOS;
     o->status = rc == CLI_EXIT_OK ? V_PASS : rc == CLI_EXIT_CHECK_FAILED ? V_FAIL : V_ERROR;
+    /* Out of memory says nothing of the backend: exit 5, and no reproducer to write. */
+    bool nomem = rc == CLI_EXIT_NOMEM || (rc < 0 && e.code == SEBT_ERR_NOMEM);
+    if (nomem)
+        o->err_code = SEBT_ERR_NOMEM;
     if (rc == CLI_EXIT_OK)
         snprintf(o->message, sizeof o->message, "%d combos written as %s on %s threads and read back: %s",
                  WRITTEN_COMBOS, format, threads, strstr(line, "verified: ") ? strstr(line, "verified: ") + 10 : line);
     else
         snprintf(o->message, sizeof o->message, "%s", rc >= 0 ? line : e.msg[0] ? e.msg : "the sweep could not be set up");
-    if (rc != CLI_EXIT_OK) {
+    if (rc != CLI_EXIT_OK && !nomem) {
         char saved[PATH_MAX];
         snprintf(saved, sizeof saved, "%s/written.grid", c->a->save_dir);
         bool kept = mkdir(c->a->save_dir, 0777) == 0 || errno == EEXIST;
@@ -917,6 +921,8 @@ void do_series_cache(v_ctx *c, const void *arg, v_outcome *o)
     sebt_error err = { 0 };
     int rc = sweep_cache_check(data, false, false, dir, what, sizeof what, &err);
     o->status = rc == 0 ? V_PASS : rc == 1 ? V_FAIL : rc == 2 ? V_SKIP : V_ERROR;
+    if (o->status == V_ERROR)
+        o->err_code = err.code;   /* out of memory: exit 5 */
     snprintf(o->message, sizeof o->message, "%s", rc == 0 ? "a cached load equals a fresh parse, every bit"
                                                   : rc == 1 ? what : rc == 2 ? "this build has no series cache" : err.msg);
     if (rc == 1)
