@@ -29,6 +29,42 @@ mkdir inputs && mv data.csv grid.txt inputs/
 # machine's load sets.
 same_but_seconds() { cmp -s <(sed -E 's/[0-9]+\.[0-9]+/S/g' "$1") <(sed -E 's/[0-9]+\.[0-9]+/S/g' "$2"); }
 
+# pick NAME OUT WHOLE VAR=VALUE CMD...: one run of the scenario with one
+# allocation failing (VAR: SEBT_FAULT_NTH=N, or SEBT_FAULT_SITE=S for the
+# first call at site S); WHOLE=1: it goes on past its failure.
+pick() {
+  local name=$1 out=$2 whole=$3 fault=$4; shift 4
+  rm -rf ./* ./.[!.]* 2>/dev/null
+  local stop=() sticky=()
+  [ "$whole" = 0 ] && stop=("${FAULTSIM_STOP[@]}")
+  [ "$whole" = 0 ] && [ "${#FAULTSIM_STOP[@]}" -gt 0 ] && [ "${fault%%=*}" = SEBT_FAULT_SITE ] &&
+    sticky=(SEBT_FAULT_STICKY=1)
+  env "$fault" "${sticky[@]}" SEBT_FAULT_LOG=log.txt "$@" "${stop[@]}" > stdout.txt 2> stderr.txt
+  local rc2=$? failed
+  runs=$((runs + 1))
+  failed=$(sed -n 's/.*failed_site=//p' log.txt)
+  echo "$name $failed" >> ../sites.txt
+  # A site named must be the one that failed: else the run proved nothing
+  # about it (the site was not reached).
+  if [ "${fault%%=*}" = SEBT_FAULT_SITE ] && [ "$failed" != "${fault#*=}" ]; then
+    bad=$((bad + 1)); fail "$name, the first allocation at ${fault#*=} failing: that site failed nothing ($failed)"
+    return
+  fi
+  local left
+  left=$(ls -A | grep -v '^log.txt$\|^stdout.txt$\|^stderr.txt$' | tr '\n' ' ')
+  if [ "$rc2" -eq 5 ] && grep -q "out of memory" stderr.txt stdout.txt && [ -z "$left" ]; then
+    clean=$((clean + 1))
+  elif [ "$rc2" -eq 0 ] && { [ "$out" = "*" ] || { [ "$out" = - ] && same_but_seconds stdout.txt ../"$name.nofault"; } ||
+                               { [ "$out" != - ] && cmp -s "$out" ../"$name.nofault"; }; }; then
+    recovered=$((recovered + 1))
+  else
+    bad=$((bad + 1))
+    [ "$bad" -le 8 ] && fail "$name, $fault failing ($failed): exit $rc2," \
+      "left '$left': $(grep -v '^sebt.*: backend\|^$' stderr.txt | tail -2 | head -c 300)" \
+      "$([ "$rc2" -eq 0 ] && diff "$([ "$out" = - ] && echo stdout.txt || echo "$out")" ../"$name.nofault" | head -4)"
+  fi
+}
+
 # scenario NAME OUTFILE CMD...: OUTFILE is what the command writes; its run
 # without a fault is the yardstick ("-": stdout; "*": exit 0 is enough, for
 # a validate, whose report carries timings).
@@ -36,7 +72,7 @@ scenario() {
   local name=$1 out=$2; shift 2
   mkdir -p "run_$name" && cd "run_$name" || return
   rm -rf ./* ./.[!.]* 2>/dev/null
-  SEBT_FAULT_LOG=log.txt "$@" > stdout.txt 2> stderr.txt
+  SEBT_FAULT_SITES=../"$name.sites" SEBT_FAULT_LOG=log.txt "$@" > stdout.txt 2> stderr.txt
   local rc=$?
   if [ "$rc" -ne 0 ]; then fail "$name without a fault exited $rc: $(tail -3 stderr.txt)"; cd ..; return; fi
   local total
@@ -45,50 +81,52 @@ scenario() {
   -|"*") cp stdout.txt ../"$name.nofault" ;;
   *) cp "$out" ../"$name.nofault" ;;
   esac
+  # Each allocation site once, at its first call (SEBT_FAULT_SITES of the
+  # run without a fault), in the first scenario that reaches it; for
+  # validate, only with SEBT_FAULTSIM_VALIDATE=sites (the plain build), and
+  # in its first quarter of allocations: past it, its mutants' fuzz makes
+  # them, and a site first called there is a mutant's run_batch
+  # (oracle_test_nomem fails each of their allocations).
+  local firsts="" sites=""
+  if [ "$name" != validate ] || [ "$validate_mode" = sites ]; then
+    firsts=$(sort -n ../"$name.sites" | awk -v cut="$([ "$name" = validate ] && echo $((total / 4)) || echo "$total")" '
+      FILENAME != "-" { done[$2] = 1; next }
+      $1 <= cut && !($2 in done) { print }' ../sites.txt -)
+    sites=$(echo "$firsts" | awk '{ print $2 }')
+  fi
+  # And allocations by number: BUDGET of them evenly spread. For validate
+  # (SEBT_FAULTSIM_VALIDATE=1, the sanitized build), a sixth of BUDGET
+  # evenly over log N, among its start-up (loading, replay, parity, fuzz),
+  # and two more: a tenth of the way in (its fuzz) and half (its mutants'
+  # fuzz), each run there costing that share of a whole validate.
   local picks=$total
   local cap=$budget
   [ "$name" = validate ] && cap=$((budget > 0 ? (budget + 2) / 3 : 500))
   if [ "$cap" -gt 0 ] && [ "$total" -gt "$cap" ]; then picks=$cap; fi
-  # Evenly spread; for validate, half of them evenly over log N instead:
-  # its first stages (loading, replay, parity, fuzz, determinism) make the
-  # first tenth of its allocations, the mutants' fuzz the rest, so picks
-  # spread evenly alone land almost all in the mutants.
-  local ns
-  ns=$(awk -v t="$total" -v p="$picks" -v logs="$([ "$name" = validate ] && echo 1 || echo 0)" 'BEGIN {
-    h = logs ? int(p / 2) : 0
-    for (i = 0; i < p - h; i++) print 1 + int(i * t / (p - h))
-    for (i = 1; i <= h; i++) print int(exp(log(t) * i / (h + 1)))
-  }' | sort -n -u)
-  echo "$name: $total allocations without a fault; failing $(echo "$ns" | wc -l) of them"
-  # One run goes on past its failure (the evenly spread pick nearest a
-  # tenth of the way: the first past the start-up), the others stop there
-  # (FAULTSIM_STOP, e.g. validate's --fail-fast: a validate carries on
-  # through its other checks after one runs out of memory, a whole run's
-  # time for each pick).
-  local n rc2 bad=0 clean=0 recovered=0 whole=$((1 + total / 10))
-  [ "${#FAULTSIM_STOP[@]}" -gt 0 ] && whole=$(echo "$ns" | awk -v w="$whole" '$1 >= w { print; exit }')
-  for n in $ns; do
-    rm -rf ./* ./.[!.]* 2>/dev/null
-    local stop=()
-    [ "$n" != "$whole" ] && stop=("${FAULTSIM_STOP[@]}")
-    SEBT_FAULT_NTH=$n SEBT_FAULT_LOG=log.txt "$@" "${stop[@]}" > stdout.txt 2> stderr.txt
-    rc2=$?
-    runs=$((runs + 1))
-    sed -n "s/.*failed_site=\(.*\)/$name \1/p" log.txt >> ../sites.txt
-    local left
-    left=$(ls -A | grep -v '^log.txt$\|^stdout.txt$\|^stderr.txt$' | tr '\n' ' ')
-    if [ "$rc2" -eq 5 ] && grep -q "out of memory" stderr.txt stdout.txt && [ -z "$left" ]; then
-      clean=$((clean + 1))
-    elif [ "$rc2" -eq 0 ] && { [ "$out" = "*" ] || { [ "$out" = - ] && same_but_seconds stdout.txt ../"$name.nofault"; } ||
-                                 { [ "$out" != - ] && cmp -s "$out" ../"$name.nofault"; }; }; then
-      recovered=$((recovered + 1))
-    else
-      bad=$((bad + 1))
-      [ "$bad" -le 8 ] && fail "$name, allocation $n failing ($(sed -n 's/.*failed_site=//p' log.txt)): exit $rc2," \
-        "left '$left': $(grep -v '^sebt.*: backend\|^$' stderr.txt | tail -2 | head -c 300)" \
-        "$([ "$rc2" -eq 0 ] && diff "$([ "$out" = - ] && echo stdout.txt || echo "$out")" ../"$name.nofault" | head -4)"
-    fi
-  done
+  local ns=""
+  [ "$name" != validate ] || [ "$validate_mode" != sites ] &&
+    ns=$(awk -v t="$total" -v p="$picks" -v logs="$([ "$name" = validate ] && echo 1 || echo 0)" 'BEGIN {
+      if (!logs) for (i = 0; i < p; i++) print 1 + int(i * t / p)
+      else {
+        for (i = 1; i <= p / 2; i++) print int(exp(log(t) * i / (p / 2 + 1)))
+        print 1 + int(t / 10); print 1 + int(t / 2)
+      }
+    }' | sort -n -u)
+  echo "$name: $total allocations without a fault; failing $(echo "$ns" | grep -c .) of them by number" \
+    "and the first call at each of $(echo "$sites" | grep -c .) sites"
+  # One run goes on past its failure (the first pick past a tenth of the
+  # allocations, or the last), the others stop there (FAULTSIM_STOP, e.g.
+  # validate's --fail-fast: a validate carries on through its other checks
+  # after one runs out of memory, a whole run's time for each pick).
+  local whole=""
+  [ "${#FAULTSIM_STOP[@]}" -gt 0 ] &&
+    whole=$({ echo "$ns" | awk 'NF { print $1, "SEBT_FAULT_NTH=" $1 }'
+              echo "$firsts" | awk 'NF { print $1, "SEBT_FAULT_SITE=" $2 }'; } | sort -n |
+            awk -v w="$((1 + total / 10))" '$1 >= w { print $2; found = 1; exit } { last = $2 }
+                                             END { if (!found) print last }')
+  local n s bad=0 clean=0 recovered=0
+  for n in $ns; do pick "$name" "$out" "$([ "SEBT_FAULT_NTH=$n" = "$whole" ] && echo 1 || echo 0)" "SEBT_FAULT_NTH=$n" "$@"; done
+  for s in $sites; do pick "$name" "$out" "$([ "SEBT_FAULT_SITE=$s" = "$whole" ] && echo 1 || echo 0)" "SEBT_FAULT_SITE=$s" "$@"; done
   echo "$name: $clean clean out-of-memory exits, $recovered recovered with the same output, $bad wrong"
   cd ..
 }
@@ -107,8 +145,13 @@ scenario parity - "$fs" parity --backend fast_cpu --threads 1 --data ../inputs/d
 # --cases, not --time: the same cases in every run, so allocation N is the
 # same call in every run and a failure replays with SEBT_FAULT_NTH=N (its
 # output carries timings: exit 0 is the yardstick). SEBT_FAULTSIM_VALIDATE=0
-# leaves it out.
-[ "${SEBT_FAULTSIM_VALIDATE:-1}" = 1 ] && FAULTSIM_STOP=(--fail-fast) &&
+# leaves it out; =sites fails the first call at each of its own sites (those
+# the sweep and parity do not reach, in its first quarter), each run sticky
+# (SEBT_FAULT_STICKY: every allocation after it fails too, so fast_cpu
+# cannot work around it and run the whole validate to its end), and no
+# allocation by number.
+validate_mode=${SEBT_FAULTSIM_VALIDATE:-1}
+[ "$validate_mode" != 0 ] && FAULTSIM_STOP=(--fail-fast) &&
   scenario validate "*" "$fs" validate --backend fast_cpu --no-isolate --no-speed --cases 100 \
   --threads 1 --data ../inputs/data.csv --save sv
 FAULTSIM_STOP=()
