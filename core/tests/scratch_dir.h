@@ -10,19 +10,22 @@
 #include <stdlib.h>
 
 static char dir[256];
+/* The folder made, kept apart from `dir`, which a test may point deeper. */
+static char scratch_root[256];
 
 static void scratch_make(const char *tag)
 {
     snprintf(dir, sizeof dir, "/tmp/sebt_test_%s_XXXXXX", tag);
     cr_assert_not_null(mkdtemp(dir));
+    snprintf(scratch_root, sizeof scratch_root, "%s", dir);
 }
 
 static void scratch_remove(void)
 {
     char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", scratch_root);
     if (system(cmd) != 0)
-        cr_log_warn("could not remove %s", dir);
+        cr_log_warn("could not remove %s", scratch_root);
 }
 
 /* dir/name, from a small pool of paths: a test holds at most a few at once. */
