@@ -13,7 +13,9 @@
 # to a file, so ctest does not wait for it) and returns; `check`, a test
 # that requires it and that ctest starts last (COST), waits for its exit
 # code, however long that takes, and judges its output. Run alone, `check`
-# simply waits out the minute.
+# simply waits out the minute. The wait is a lock, not a poll: `start` takes
+# it before the launch and the background shell inherits it, so it is
+# released only when that shell has written the exit code and ended.
 #   validate_hang_test.sh start SEBT LIAR_SO WORK_DIR
 #   validate_hang_test.sh check WORK_DIR
 set -u
@@ -23,6 +25,7 @@ start)
   sebt=$2 liar=$3 work=$4
   rm -rf "$work" && mkdir -p "$work" && cd "$work" || exit 1
   date +%s >t0
+  exec 9>lock && flock -n 9 || { echo "FAIL: could not take $work/lock"; exit 1; }
   SEBT_LIAR=loop setsid bash -c '"$0" validate --backend "$1" >v.txt 2>v.err; echo $? >rc.tmp; mv rc.tmp rc' \
     "$sebt" "$liar" </dev/null >/dev/null 2>&1 &
   echo $! >pid
@@ -32,10 +35,9 @@ start)
 check) work=$2 ;;
 *) echo "usage: $0 start SEBT LIAR_SO WORK_DIR | check WORK_DIR"; exit 2 ;;
 esac
-cd "$work" 2>/dev/null && [ -s pid ] || { echo "FAIL: no validate was started in $work (run the start test)"; exit 1; }
-pid=$(cat pid)
-# Its exit code, once it has one; a launcher gone without writing one is a failure, not a wait.
-while [ ! -e rc ] && kill -0 "$pid" 2>/dev/null; do sleep 1; done
+cd "$work" 2>/dev/null && [ -s pid ] && [ -e lock ] || { echo "FAIL: no validate was started in $work (run the start test)"; exit 1; }
+# Blocks until the background shell has ended; a launcher gone without writing an exit code is a failure, not a wait.
+flock lock true || { echo "FAIL: could not wait on $work/lock"; exit 1; }
 [ -e rc ] || { echo "FAIL: the background validate ended without an exit code"; cat v.txt v.err 2>/dev/null; exit 1; }
 rc=$(cat rc) took=$(($(date +%s) - $(cat t0)))
 failures=0
