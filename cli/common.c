@@ -113,6 +113,7 @@ const char *cli_cache_use_name(sebt_cache_use use)
     case SEBT_CACHE_BAD_NOT_STORED: return "damaged entry, could not replace";
     case SEBT_CACHE_UNTRUSTED_REPLACED: return "untrusted entry, replaced";
     case SEBT_CACHE_UNTRUSTED_NOT_STORED: return "untrusted entry, could not replace";
+    case SEBT_CACHE_NO_MEMORY: return "not used (out of memory looking the file up)";
     }
     return "?";
 }

@@ -231,7 +231,7 @@ int sweep_cache_check(const char *data, bool lenient, bool fill_gaps, const char
     sebt_load_opts o = { .lenient = lenient, .fill_gaps = fill_gaps };
     sebt_series cached;
     sebt_cache_use use = SEBT_CACHE_OFF;
-    for (int tries = 0; tries < 2 && use != SEBT_CACHE_HIT; tries++) {
+    for (int tries = 0; tries < 2 && use != SEBT_CACHE_HIT && use != SEBT_CACHE_NO_MEMORY; tries++) {
         if (tries)
             sebt_series_free(&cached);
         if (sebt_load_csv_cached(data, &o, cache, &cached, &use, err) != SEBT_OK)
@@ -241,6 +241,13 @@ int sweep_cache_check(const char *data, bool lenient, bool fill_gaps, const char
     sebt_series_free(&cached);
     if (st == SEBT_ERR_VERIFY)
         snprintf(what, size, "%s (cache %s)", err->msg, cache);
+    /* Out of memory is said as such (exit 5), never as a check left out. */
+    if (use == SEBT_CACHE_NO_MEMORY)
+        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory looking it up in the series cache %s", data, cache),
+               -1;
+    if (st == SEBT_OK && use != SEBT_CACHE_HIT)
+        snprintf(what, size, "not checked: the cached load of %s did not hit (series cache: %s)", data,
+                 cli_cache_use_name(use));
     return st == SEBT_ERR_VERIFY ? 1 : st != SEBT_OK ? -1 : use == SEBT_CACHE_HIT ? 0 : 2;
 }
 
@@ -257,8 +264,10 @@ static int check_cache(const char *cmd, sweep_proof *p, const sweep_proof_ctx *c
     if (rc < 0)
         return cli_report_error(cmd, &err);
     p->cache_checked = rc == 0 || rc == 1;
-    if (rc != 1)
+    if (rc != 1) {
+        p->core.what[0] = '\0';
         return CLI_EXIT_OK;
+    }
     p->core.differ++;
     return CLI_EXIT_CHECK_FAILED;
 }

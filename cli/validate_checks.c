@@ -911,7 +911,7 @@ void do_written_sweep(v_ctx *c, const void *arg, v_outcome *o)
 void do_series_cache(v_ctx *c, const void *arg, v_outcome *o)
 {
     (void)arg;
-    char dir[] = "/tmp/sebt_cache_check_XXXXXX", data[PATH_MAX], what[700];
+    char dir[] = "/tmp/sebt_cache_check_XXXXXX", data[PATH_MAX], what[700] = "";
     snprintf(data, sizeof data, "%s/data/BTCUSDT-1m-2019-01.csv.gz", c->fixtures);
     if (!mkdtemp(dir)) {
         o->status = V_ERROR;
@@ -924,7 +924,8 @@ void do_series_cache(v_ctx *c, const void *arg, v_outcome *o)
     if (o->status == V_ERROR)
         o->err_code = err.code;   /* out of memory: exit 5 */
     snprintf(o->message, sizeof o->message, "%s", rc == 0 ? "a cached load equals a fresh parse, every bit"
-                                                  : rc == 1 ? what : rc == 2 ? "this build has no series cache" : err.msg);
+                                                  : rc == 1 || (rc == 2 && what[0]) ? what
+                                                  : rc == 2 ? "this build has no series cache" : err.msg);
     if (rc == 1)
         snprintf(o->replay, sizeof o->replay, "SEBT_CACHE_DIR=%s.replay sebt sweep --data %s --grid GRID --verify full",
                  dir, data);

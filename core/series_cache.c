@@ -168,9 +168,9 @@ static void key_end(XXH3_state_t *h, uint64_t len, uint8_t key[16])
 /* The key of the file's bytes as they are now, read through a small
  * buffer: a hit then never holds the whole file (3 MB of fresh pages for
  * the bundled series). False when the file cannot be read or there is no
- * memory: the load then goes on without the cache. */
+ * memory (*nomem): the load then goes on without the cache. */
 static bool file_key(const build_id_search *b, const sebt_load_opts *opts, const char *path, uint8_t key[16],
-                     uint64_t *len)
+                     uint64_t *len, bool *nomem)
 {
     enum { CHUNK = 256 << 10 };
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -180,6 +180,7 @@ static bool file_key(const build_id_search *b, const sebt_load_opts *opts, const
     XXH3_state_t *h = buf ? key_begin(b, opts) : NULL;
     uint64_t n = 0;
     bool ok = h != NULL;
+    *nomem = !ok;
     for (ssize_t r; ok && (r = read(fd, buf, CHUNK)) != 0;) {
         if (r < 0) {
             ok = errno == EINTR;
@@ -579,8 +580,15 @@ sebt_status sebt_load_csv_cached(const char *path, const sebt_load_opts *opts, c
     uint8_t key[16];
     uint64_t len;
     char *entry = NULL;
-    if (!file_key(&b, opts, path, key, &len) || !(entry = entry_path(cache_dir, key)))
+    bool nomem = false;
+    bool keyed = file_key(&b, opts, path, key, &len, &nomem);
+    if (!keyed || !(entry = entry_path(cache_dir, key))) {
+        /* Without the entry's name the file is parsed: the load can still
+         * work, and a checker of the cache learns why it was not used. */
+        if (nomem || keyed)
+            *use = SEBT_CACHE_NO_MEMORY;
         return sebt_load_csv(path, opts, out, err);
+    }
     entry_read r = read_entry(entry, key, len, out);
     if (r == ENTRY_OK) {
         *use = SEBT_CACHE_HIT;

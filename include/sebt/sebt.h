@@ -199,7 +199,8 @@ typedef enum {
      * user (a FIFO, a device, a link, another user's file in a shared
      * folder): never opened for reading nor trusted; the file is parsed. */
     SEBT_CACHE_UNTRUSTED_REPLACED,   /* ... and the entry replaced */
-    SEBT_CACHE_UNTRUSTED_NOT_STORED  /* ... the entry could not be replaced */
+    SEBT_CACHE_UNTRUSTED_NOT_STORED, /* ... the entry could not be replaced */
+    SEBT_CACHE_NO_MEMORY       /* no memory to look the file up: parsed without the cache */
 } sebt_cache_use;
 sebt_status sebt_load_csv_cached(const char *path, const sebt_load_opts *opts, const char *cache_dir,
                                  sebt_series *out, sebt_cache_use *use, sebt_error *err);
