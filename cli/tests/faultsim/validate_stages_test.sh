@@ -25,9 +25,9 @@ printf 'ema_fast = 2, 4\nema_slow = 8:10:2\nz_window = 5\natr_window = 3\n' > gr
 # a file too small is not cached) with a ranged grid reaches both
 # functions; each site is named by the innermost function addr2line gives
 # for it (inlined ones included).
-SEBT_CACHE_DIR="$work/cache" SEBT_FAULT_SITES=sites.txt SEBT_FAULT_LOG=log.txt \
+SEBT_CACHE_DIR="$work/cache" SEBT_CACHE_STATS=1 SEBT_FAULT_SITES=sites.txt SEBT_FAULT_LOG=log.txt \
   "$fs" sweep --backend fast_cpu --threads 1 --data "$fixtures/data/BTCUSDT-1m-2019-01.csv.gz" --grid grid.txt \
-  --output out.csv > /dev/null 2>&1 ||
+  --output out.csv > /dev/null 2> sweep-err.txt ||
   { echo "FAIL: the sweep that lists the sites"; exit 1; }
 site_of() {
   local n s
@@ -70,7 +70,12 @@ EOF
 }
 
 expect parse_range "written-sweep/csv, read back"
-expect file_key "written-sweep/series cache against a fresh parse"
+# A build without xxhash has no series cache, and validate skips its check.
+if grep -q "series cache: off" sweep-err.txt; then
+  echo "skipped: the series cache's key (this build has no series cache)"
+else
+  expect file_key "written-sweep/series cache against a fresh parse"
+fi
 
 [ "$failures" -eq 0 ] && echo "validate's written sweep and series cache: out of memory is exit 5" ||
   { echo "$failures failure(s)"; exit 1; }
