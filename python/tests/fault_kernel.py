@@ -6,6 +6,9 @@ is exactly the bytes below.
     fault_kernel.py MODE [TAG]
 
 TAG is ignored: the tests put it on the command line to find leftovers.
+With FAULT_KERNEL_ALIVE=FIFO the kernel, and every process it starts, holds
+that FIFO open for writing until it dies: the test reads it to its end, so
+it knows, without waiting a while, that none of them is left.
 Modes answer the handshake (except die, hello_hang, version, v1, chatty)
 and then, on the first RUN or FEATURES request:
   die         exit 3 before the handshake, saying why on stderr
@@ -47,6 +50,8 @@ import time
 from raw_kernel import H, MAGIC, declaration, read_exact
 
 mode = sys.argv[1]
+alive = os.environ.get("FAULT_KERNEL_ALIVE")
+held = (os.open(alive, os.O_WRONLY),) if alive else ()   # closed only by dying
 out = os.fdopen(1, "wb", buffering=0)
 inp = os.fdopen(0, "rb", buffering=0)
 
@@ -94,7 +99,7 @@ while True:
     if mode == "exit_mid":
         sys.exit(4)
     if mode == "hang":
-        child = subprocess.Popen(["sleep", "3600"])
+        child = subprocess.Popen(["sleep", "3600"], pass_fds=held)
         started = os.environ.get("FAULT_KERNEL_STARTED")
         if started:   # a FIFO the test reads: both pids, once in the request
             with open(started, "w") as f:
@@ -119,7 +124,7 @@ while True:
         send(8, struct.pack("<qI", 2**63 - 1, len(msg)) + msg)
         continue
     if mode == "orphan_exit":
-        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", sys.argv[2]])
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)", sys.argv[2]], pass_fds=held)
         sys.exit(7)
     if mode == "close_out":
         out.close()

@@ -19,19 +19,35 @@ trap 'rm -rf "$tmp"' EXIT
 # (the mutant checks before a hang is reached) several times slower.
 limit=60
 "$sebt" --version 2>/dev/null | grep -q 'ASan' && limit=300
+# alive_open: fd 6 reads a new FIFO that every kernel process of the
+# next command holds open for writing (FAULT_KERNEL_ALIVE) until it dies;
+# alive_gone: reads it to its end, which comes once all of them are dead
+# (zombies included), however loaded the machine: no sleep-and-look. A
+# process left running keeps it open: after $limit s that is a failure.
+alive_n=0
+alive_open() {
+  alive_n=$((alive_n + 1)); fifo="$tmp/alive.$alive_n"
+  mkfifo "$fifo"
+  exec 5<> "$fifo" 6< "$fifo" 5>&-   # opened read-write first: neither open blocks
+}
+alive_gone() {
+  local line rc
+  while read -r -t "$limit" -u 6 line; rc=$?; [ "$rc" -eq 0 ]; do :; done
+  exec 6<&-; rm -f "$fifo"
+  [ "$rc" -eq 1 ]   # 1: the end; above 128: a writer stayed
+}
 check() {
   local name="$1" want="$2" regex="$3"
   shift 4
   local t0=$SECONDS
-  timeout -k 5 "$limit" "$@" > "$tmp/out" 2> "$tmp/err"
+  alive_open
+  FAULT_KERNEL_ALIVE="$fifo" timeout -k 5 "$limit" "$@" > "$tmp/out" 2> "$tmp/err" 6<&-
   local rc=$? took=$((SECONDS - t0))
   local bad=""
   [ "$rc" -eq "$want" ] || bad="exit $rc, not $want"
   cat "$tmp/out" >> "$tmp/err"
   grep -Eq "$regex" "$tmp/err" || bad="$bad; no message matching /$regex/"
-  # A killed kernel's group may take a moment to be gone on a loaded
-  # machine; a real leftover stays, so wait for it to go (up to 10 s).
-  for _ in $(seq 100); do pgrep -f "$tag-$name" > /dev/null || break; sleep 0.1; done
+  alive_gone || bad="$bad; a kernel process held its FIFO $limit s after sebt ended"
   if pgrep -f "$tag-$name" > /dev/null; then
     bad="$bad; left running: $(pgrep -af "$tag-$name" | head -3)"
     pkill -KILL -f "$tag-$name"   # only this test's own leftovers, by their unique tag
@@ -115,25 +131,26 @@ check validate_hang 1 "^crash +replay +fast_cpu-seed1-case12 .*did not answer th
 ulimit -c 0   # SIGQUIT's default action dumps core
 mkfifo "$tmp/started"
 exec 3<> "$tmp/started"   # read and write: never blocks opening
-alive() { [ -e "/proc/$1" ] && ! grep -q '^State:[[:space:]]*Z' "/proc/$1/status" 2> /dev/null; }
 for sig in TERM INT QUIT USR1; do
   name="signal_$sig"
-  FAULT_KERNEL_STARTED="$tmp/started" "$py" -c 'import os, signal, sys
+  alive_open
+  FAULT_KERNEL_ALIVE="$fifo" FAULT_KERNEL_STARTED="$tmp/started" "$py" -c 'import os, signal, sys
 for s in (signal.SIGINT, signal.SIGQUIT): signal.signal(s, signal.SIG_DFL)
 os.execv(sys.argv[1], sys.argv[1:])' \
-    "$sebt" run --data "$data" --backend "exec:$py $here/fault_kernel.py hang $tag-$name; true" > /dev/null 2>&1 &
+    "$sebt" run --data "$data" --backend "exec:$py $here/fault_kernel.py hang $tag-$name; true" > /dev/null 2>&1 6<&- &
   pid=$!
   kpid="" cpid=""
   read -r -t 300 kpid cpid <&3
   if [ -z "$cpid" ]; then
     echo "FAIL $name: the kernel never reached its request"; fails=$((fails + 1))
-    kill -KILL $pid; wait $pid; continue
+    kill -KILL $pid; wait $pid; exec 6<&-; rm -f "$fifo"; continue
   fi
   kill -$sig $pid; wait $pid; rc=$?
-  # SIGKILLed by sebt's handler before it died: gone within moments (a
-  # bound, not a wait for luck: left alive, they would live for an hour).
-  for _ in $(seq 200); do alive "$kpid" || alive "$cpid" || break; sleep 0.05; done
-  if alive "$kpid" || alive "$cpid"; then
+  # SIGKILLed by sebt's handler before it died: both hold the FIFO until
+  # they are dead (left alive, they would live for an hour).
+  # (The FIFO's end comes as they close their files on the way out, a
+  # moment before /proc says Z: their state is not looked at after it.)
+  if ! alive_gone; then
     echo "FAIL $name: left running after sebt ended (exit $rc): $(ps -o pid=,args= -p "$kpid,$cpid")"
     kill -KILL "$kpid" "$cpid" 2> /dev/null
     fails=$((fails + 1))
