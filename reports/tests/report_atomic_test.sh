@@ -43,13 +43,15 @@ mkdir -p fake out
 
 # The fakes. Each writes its process group to pgid.NAME, starts a
 # grandchild (a background sleep: what a real program may leave running),
-# leaves a partial file where the report is being written, says "ready",
-# and waits. FAKE_MODE: slow (wait for ever), stubborn (ignore SIGTERM too),
+# leaves a partial file where the report is being written, says "ready"
+# (its name, on the FIFO FAKE_READY), and waits. With FAKE_ALIVE (a FIFO),
+# the fake and its grandchild hold it open for writing until they die. FAKE_MODE: slow (wait for ever), stubborn (ignore SIGTERM too),
 # ok (finish at once with good output), truncated (exit 0 after writing half
 # the JSON), fail (exit 3 saying why).
 cat > fake/gnuplot <<EOF
 #!/usr/bin/env bash
 sed 's/.*) //' /proc/\$\$/stat | cut -d' ' -f3 > $work/pgid.gnuplot
+[ -n "\${FAKE_ALIVE:-}" ] && exec 7> "\$FAKE_ALIVE"
 case \${FAKE_MODE:-slow} in
 ok) for f in \$(sed -n "s/^set output '\\(.*\\)'\$/\\1/p" "\$1"); do echo "figure \$f" > "\$f"; done; exit 0 ;;
 esac
@@ -57,12 +59,13 @@ esac
 sleep 1000 &
 : > throughput_vs_combos.svg                                   # gnuplot's file, 0 bytes so far
 head -c 16384 /dev/zero > throughput_vs_combos.png
-echo ready > $work/ready.gnuplot
+[ -n "\${FAKE_READY:-}" ] && echo gnuplot > "\$FAKE_READY"
 while :; do wait; done
 EOF
 cat > fake/sebt_bench <<EOF
 #!/usr/bin/env bash
 sed 's/.*) //' /proc/\$\$/stat | cut -d' ' -f3 > $work/pgid.bench
+[ -n "\${FAKE_ALIVE:-}" ] && exec 7> "\$FAKE_ALIVE"
 out=
 for a in "\$@"; do case \$a in --benchmark_out=*) out=\${a#--benchmark_out=} ;; esac; done
 case \${FAKE_MODE:-slow} in
@@ -74,7 +77,7 @@ esac
 sleep 1000 &
 head -c 3000 "$json" > "\$out"                                  # half a JSON so far
 echo "fake bench: running"
-echo ready > $work/ready.bench
+[ -n "\${FAKE_READY:-}" ] && echo bench > "\$FAKE_READY"
 while :; do wait; done
 EOF
 chmod +x fake/gnuplot fake/sebt_bench
@@ -92,9 +95,22 @@ before=$(fingerprint out/prev)
 # interrupt WHAT SIGNAL TARGET MODE: starts a report held by the fake WHAT,
 # waits until the fake is ready, sends SIGNAL to sebt (TARGET=pid) or to its
 # whole process group (TARGET=group), then checks what is left.
+# The fake says it is ready on a FIFO the test holds open both ways (a
+# read waits for the line, however long starting takes; the bound only
+# ends a run whose fake never came). Its processes hold alive.N until they
+# die: its end, read after sebt is gone, says none of them is left, with
+# no look at /proc a moment too soon (a process closes its files on the
+# way out, a moment before /proc says Z).
+mkfifo ready.fifo
+exec 8<> ready.fifo
+alive_n=0
 interrupt() {
-  local what=$1 sig=$2 target=$3 mode=$4 args
-  rm -f ready.*; forget_pgids
+  local what=$1 sig=$2 target=$3 mode=$4 args line
+  forget_pgids
+  alive_n=$((alive_n + 1))
+  local fifo=$work/alive.$alive_n
+  mkfifo "$fifo"
+  exec 5<> "$fifo" 6< "$fifo" 5>&-   # read-write first: neither open blocks
   if [ "$what" = bench ]; then
     args=(--quick --history none)
   else
@@ -105,14 +121,13 @@ interrupt() {
   # background command of a script), so that "the group" is sebt and
   # whatever stayed in it.
   set -m
-  FAKE_MODE=$mode SEBT_GNUPLOT=$work/fake/gnuplot SEBT_BENCH_BINARY=$work/fake/sebt_bench \
-    "$sebt" report --out out/prev "${args[@]}" > run.txt 2>&1 &
-  local pid=$! n=0
+  FAKE_MODE=$mode FAKE_READY=$work/ready.fifo FAKE_ALIVE=$fifo SEBT_GNUPLOT=$work/fake/gnuplot \
+    SEBT_BENCH_BINARY=$work/fake/sebt_bench "$sebt" report --out out/prev "${args[@]}" > run.txt 2>&1 6<&- 8<&- &
+  local pid=$!
   set +m
-  while [ ! -e "ready.$what" ] && kill -0 "$pid" 2>/dev/null && [ $n -lt 6000 ]; do sleep 0.01; n=$((n + 1)); done
-  if [ ! -e "ready.$what" ]; then
-    fail "$what/$sig/$target: the fake $what never got ready: $(cat run.txt)"
-    kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; return
+  if ! read -r -t 600 -u 8 line || [ "$line" != "$what" ]; then
+    fail "$what/$sig/$target: the fake $what never got ready (${line:-nothing said}): $(cat run.txt)"
+    kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; exec 6<&-; return
   fi
   local child_group
   child_group=$(cat "pgid.$what")
@@ -122,11 +137,14 @@ interrupt() {
   local label="$what ($mode) running, SIG$sig to sebt's $target"
   case $sig in INT) want=130 ;; TERM) want=143 ;; HUP) want=129 ;; esac
   [ "$rc" -eq "$want" ] || fail "$label: sebt exited $rc, expected $want (death by the signal): $(tail -3 run.txt)"
-  local left
-  left=$(alive "$pid")
-  [ -z "$left" ] || fail "$label: processes left in sebt's group: $left"
-  left=$(alive "$child_group")
-  [ -z "$left" ] || fail "$label: processes left in the $what's group $child_group: $left"
+  local left rc_read
+  while read -r -t 600 -u 6 line; rc_read=$?; [ "$rc_read" -eq 0 ]; do :; done
+  exec 6<&-; rm -f "$fifo"
+  if [ "$rc_read" -ne 1 ]; then   # 1: the end; above 128: a holder stayed
+    left=$(alive "$pid")
+    fail "$label: a process of the $what held its FIFO 600 s after sebt ended; in sebt's group: ${left:-none}," \
+      "in the $what's group $child_group: $(alive "$child_group")"
+  fi
   [ "$(fingerprint out/prev)" = "$before" ] || fail "$label: the previous report changed:
 $(diff <(echo "$before") <(fingerprint out/prev) | head -8)"
   [ -z "$(beside)" ] || fail "$label: left beside it: $(beside)"
