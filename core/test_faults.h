@@ -1,7 +1,10 @@
 /* Bugs planted on purpose, for the tests that show a check catches them
  * (cli/tests/mutants_test.sh): compiled only where SEBT_TEST_FAULTS is
  * defined, which is the test-only sebt_mutants build and never what ships
- * or installs. There, SEBT_TEST_FAULT=NAME plants the bug NAME. */
+ * or installs. There, SEBT_TEST_FAULT=NAME plants the bug NAME. Only the
+ * files cli/tests/mutants/mutants.cmake lists are compiled so: cli/'s own
+ * objects are linked as the command compiled them (a hook there would do
+ * nothing). */
 #ifndef SEBT_TEST_FAULTS_H
 #define SEBT_TEST_FAULTS_H
 

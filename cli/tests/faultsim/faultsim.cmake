@@ -6,17 +6,8 @@
 # a plugin), whose own allocations are not ours to fail.
 find_program(SEBT_FAULTSIM_BASH bash)
 if(SEBT_FAULT_INJECTION AND BUILD_TESTING AND SEBT_FAULTSIM_BASH AND TARGET sebt_cli)
-  get_target_property(_fs_sources sebt_cli SOURCES)
-  get_target_property(_fs_dir sebt_cli SOURCE_DIR)
-  set(_fs_abs "")
-  foreach(src ${_fs_sources})
-    if(IS_ABSOLUTE "${src}")
-      list(APPEND _fs_abs "${src}")
-    else()
-      list(APPEND _fs_abs "${_fs_dir}/${src}")
-    endif()
-  endforeach()
-  add_executable(sebt_faultsim ${_fs_abs} ${CMAKE_CURRENT_LIST_DIR}/faultsim.c)
+  # The command's own objects, compiled once: --wrap acts when they are linked.
+  add_executable(sebt_faultsim $<TARGET_OBJECTS:sebt_cli> ${CMAKE_CURRENT_LIST_DIR}/faultsim.c)
   set_target_properties(sebt_faultsim PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR})
   # Read now (every folder has added to it), so target names resolve as targets.
   find_package(Threads)   # sebt_cli links Threads::Threads, an import scoped to its folder
