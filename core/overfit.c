@@ -14,6 +14,10 @@
 #include "sebt/sebt.h"
 #include "overfit_internal.h"
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#include <immintrin.h>
+#endif
+
 double sebt_norm_cdf(double x)
 {
     return 0.5 * erfc(-x / sqrt(2.0));
@@ -204,6 +208,8 @@ typedef struct pbo_job {
     float *ft2, *oft2;       /* as floats for the float filter (ft2_of) */
     size_t *below, *equal;   /* pass 2's counts */
     size_t *recount;         /* the chunks 0 .. recount[sp] are counted after the walk */
+    bool lanes;              /* pair_filter writes lane_a and lane_b */
+    uint16_t *lane_a, *lane_b; /* (chunk + 15) / 16 each: the combos it left undecided, 16 to a mask */
     double *scratch;  /* 2^h * BUILD_LANES: one figure's subset sums of one half, for BUILD_LANES combos */
     double *sums;     /* 6 * chunk: one set of blocks' n, s, q of the low half, then the high half (mask_sums) */
     double *v;     /* chunk: one split's Sharpe of each combo of the chunk */
@@ -522,8 +528,96 @@ typedef void pair_filter_fn(const pbo_job *j, uint32_t mask, size_t nc, float t2
 #define VABS(x) ((V)((M)(x) & 0x7fffffff))
 VECTOR_PAIR_FILTER(ffilter_pair, , 4)
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
-VECTOR_PAIR_FILTER(ffilter_pair_avx512, __attribute__((target("avx512f"))), 16)
 VECTOR_PAIR_FILTER(ffilter_pair_avx2, __attribute__((target("avx2"))), 8)
+
+/* The same filter for AVX-512 in its intrinsics: the comparisons stay in
+ * mask registers (the vector extension moves each through a vector of
+ * -1/0 and back), and the multiply-adds are fused. Each value is
+ * PAIR_FILTER_ONE's with the same or fewer roundings, so its error bounds
+ * (above) hold: fl(x - y z) in one rounding is at least as close to
+ * x - y z as fl(x - fl(y z)); 2^-16 times a float is exact (nothing here
+ * comes near underflow: the inputs' bounds above), so the fused
+ * 2^-16 m + floor is the separate one's value, and (2^-16 |t2|) Q' with
+ * Q' = n mq is 2^-16 M's threshold term exactly before its one rounding;
+ * -(y z) - w is the exact negation of y z + w's rounding. The comparisons
+ * are ordered (false on NaN), as the plain C's. It also writes which lanes
+ * it leaves undecided (j->lane_a, j->lane_b: a 16-bit mask for each 16
+ * combos), so that only those are computed exactly (j->lanes); a last
+ * part of the chunk shorter than 16 runs masked. */
+typedef struct {
+    __m512 fm, flo, two, one, vt2a, vt2b, ma, mb;
+} avx512_consts;
+
+typedef struct {
+    __mmask16 below_b, dec_a, dec_b;   /* surely below in pass 2; decided in pass 1, pass 2 (dead lanes too) */
+} avx512_lanes;
+
+/* 16 combos from c, those of live (all unless the chunk ends before). */
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) avx512_lanes
+ffilter_avx512_step(const ftab_rows *r, size_t c, __mmask16 live, bool full, const avx512_consts *k)
+{
+#define LOAD(p) (full ? _mm512_loadu_ps((p) + c) : _mm512_maskz_loadu_ps(live, (p) + c))
+    __m512 asc = LOAD(r->as), bsc = LOAD(r->bs);
+    __m512 n = _mm512_add_ps(LOAD(r->an), LOAD(r->bn)), s = _mm512_add_ps(asc, bsc);
+    __m512 q = _mm512_add_ps(LOAD(r->aq), LOAD(r->bq));
+#undef LOAD
+    __m512 sm = _mm512_add_ps(_mm512_abs_ps(asc), _mm512_abs_ps(bsc)), sm2 = _mm512_mul_ps(sm, sm);
+    __m512 nq = _mm512_mul_ps(n, q), mq = _mm512_add_ps(nq, sm2);
+    __m512 d = _mm512_fnmadd_ps(s, s, nq);
+    __m512 dtol = _mm512_fmadd_ps(k->fm, mq, k->flo), ndtol = _mm512_fnmsub_ps(k->fm, mq, k->flo);
+    __m512 A = _mm512_mul_ps(_mm512_mul_ps(s, _mm512_abs_ps(s)), _mm512_sub_ps(n, k->one));
+    __m512 nd = _mm512_mul_ps(n, d);
+    __m512 P = _mm512_fmadd_ps(k->fm, _mm512_mul_ps(n, sm2), k->flo), nmq = _mm512_mul_ps(n, mq);
+    __m512 ntola = _mm512_fnmsub_ps(k->ma, nmq, P);
+    __m512 tolb = _mm512_fmadd_ps(k->mb, nmq, P), ntolb = _mm512_fnmsub_ps(k->mb, nmq, P);
+    __m512 ga = _mm512_fnmadd_ps(k->vt2a, nd, A), gb = _mm512_fnmadd_ps(k->vt2b, nd, A);
+    __mmask16 big = _mm512_cmp_ps_mask(n, k->two, _CMP_GE_OQ);
+    __mmask16 valid = _mm512_mask_cmp_ps_mask(big, d, dtol, _CMP_GT_OQ);
+    __mmask16 invalid = _kor_mask16(_mm512_cmp_ps_mask(n, k->two, _CMP_LT_OQ), _mm512_cmp_ps_mask(d, ndtol, _CMP_LT_OQ));
+    __mmask16 below_a = _kor_mask16(invalid, _mm512_mask_cmp_ps_mask(valid, ga, ntola, _CMP_LT_OQ));
+    __mmask16 below_b = _kor_mask16(invalid, _mm512_mask_cmp_ps_mask(valid, gb, ntolb, _CMP_LT_OQ));
+    __mmask16 above_b = _mm512_mask_cmp_ps_mask(valid, gb, tolb, _CMP_GT_OQ);
+    /* The decided lanes: the caller turns them into the undecided ones in
+     * general registers, leaving the mask ports to the work above. */
+    if (full)
+        return (avx512_lanes){ below_b, below_a, _kor_mask16(below_b, above_b) };
+    return (avx512_lanes){ _kand_mask16(below_b, live), _kor_mask16(below_a, _knot_mask16(live)),
+                           _kor_mask16(_kor_mask16(below_b, above_b), _knot_mask16(live)) };
+}
+
+__attribute__((target("avx512f"))) static void ffilter_pair_avx512(const pbo_job *j, uint32_t mask, size_t nc,
+                                                                   float t2a, float t2b, size_t *und_a, size_t *lo_b,
+                                                                   size_t *und_b)
+{
+    ftab_rows r = frows(j, mask);
+    /* 2^-16 |t2|: exact (|t2| >= 1e-10, ft2_of), or NaN, as t2 is. */
+    const avx512_consts k = { _mm512_set1_ps(FFILTER_MARGIN), _mm512_set1_ps(FFILTER_FLOOR), _mm512_set1_ps(2.0f),
+                              _mm512_set1_ps(1.0f), _mm512_set1_ps(t2a), _mm512_set1_ps(t2b),
+                              _mm512_set1_ps(FFILTER_MARGIN * fabsf(t2a)), _mm512_set1_ps(FFILTER_MARGIN * fabsf(t2b)) };
+    __m512i LO = _mm512_setzero_si512();
+    const __m512i minus1 = _mm512_set1_epi32(-1);
+    unsigned ua = 0, ub = 0;
+    size_t c = 0, g = 0;
+    for (; c + 16 <= nc; c += 16, g++) {
+        avx512_lanes l = ffilter_avx512_step(&r, c, 0xffff, true, &k);
+        LO = _mm512_mask_sub_epi32(LO, l.below_b, LO, minus1);
+        j->lane_a[g] = (uint16_t)~_cvtmask16_u32(l.dec_a);
+        j->lane_b[g] = (uint16_t)~_cvtmask16_u32(l.dec_b);
+        ua |= j->lane_a[g];
+        ub |= j->lane_b[g];
+    }
+    if (c < nc) {
+        avx512_lanes l = ffilter_avx512_step(&r, c, (__mmask16)((1u << (nc - c)) - 1u), false, &k);
+        LO = _mm512_mask_sub_epi32(LO, l.below_b, LO, minus1);
+        j->lane_a[g] = (uint16_t)~_cvtmask16_u32(l.dec_a);
+        j->lane_b[g] = (uint16_t)~_cvtmask16_u32(l.dec_b);
+        ua |= j->lane_a[g];
+        ub |= j->lane_b[g];
+    }
+    *und_a = (size_t)__builtin_popcount(ua);
+    *lo_b += (size_t)_mm512_reduce_add_epi32(LO);
+    *und_b = (size_t)__builtin_popcount(ub);
+}
 #endif
 
 /* The widest filter the machine runs, or no wider than widest (PBO_PLAIN,
@@ -539,6 +633,16 @@ static pair_filter_fn *pair_filter(int widest)
 #endif
     (void)widest;
     return ffilter_pair;
+}
+
+/* The filter that writes which lanes it leaves undecided; NULL where none. */
+static pair_filter_fn *lane_filter(void)
+{
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+    return ffilter_pair_avx512;
+#else
+    return NULL;
+#endif
 }
 
 /* t2 as a float where the float filter may use it; NaN where not. */
@@ -575,6 +679,8 @@ static double set_sharpe(const double *row, int h, uint32_t mask)
  * in-sample Sharpe, the lowest combo index among equals, and the counts
  * are sums, whatever the order, the chunk size or the threads. */
 
+static void adopt_best(pbo_job *j, size_t sp, size_t best, double bv, size_t k);
+
 /* Pass 1 on the chunk at position p0 (chunk k, nc combos) for split sp,
  * exactly: its best updated, and on a change the best's out-of-sample
  * Sharpe, the thresholds and the counts to redo. */
@@ -598,8 +704,15 @@ static void is_exact(pbo_job *j, size_t sp, const half_sums *h, size_t p0, size_
             bv = v;
         }
     }
-    if (best == was)
-        return;
+    if (best != was)
+        adopt_best(j, sp, best, bv, k);
+}
+
+/* Split sp's best becomes combo best, of in-sample Sharpe bv, at chunk k:
+ * its out-of-sample Sharpe, the thresholds, and the counts to redo. */
+static void adopt_best(pbo_job *j, size_t sp, size_t best, double bv, size_t k)
+{
+    sebt_pbo *o = j->out;
     uint32_t all = (1u << j->s) - 1u;
     double ob = set_sharpe(j->stats + best * (size_t)(3 * j->s), j->h, all & ~j->masks[sp]);
     o->best[sp] = best;
@@ -611,6 +724,60 @@ static void is_exact(pbo_job *j, size_t sp, const half_sums *h, size_t p0, size_
     j->oft2[sp] = ft2_of(j->ot2[sp]);
     j->below[sp] = j->equal[sp] = 0;
     j->recount[sp] = k;
+}
+
+/* The exact Sharpe over blocks mask of combo c of the chunk, from its
+ * rows: mask_sums' sums and chunk_sharpe's value for that combo alone, the
+ * same operations in the same order, so the same bits. */
+static double lane_sharpe(const pbo_job *j, uint32_t mask, size_t c)
+{
+    double v[2][3] = { { 0.0, 0.0, 0.0 }, { 0.0, 0.0, 0.0 } };
+    for (int half = 0; half < 2; half++)
+        for (int b = half * j->h; b < (half + 1) * j->h; b++)
+            if (mask >> b & 1u)
+                for (int k = 0; k < 3; k++)
+                    v[half][k] += j->rows[(size_t)(3 * b + k) * j->chunk + c];
+    return sharpe_of_sums(v[0][0] + v[1][0], v[0][1] + v[1][1], v[0][2] + v[1][2]);
+}
+
+/* Pass 1 for split sp (it has a best, and the float filter a threshold)
+ * on the combos the float filter left undecided (lane_a): every other is
+ * surely below the best's Sharpe, so neither beats it nor ties it. */
+static void is_lanes(pbo_job *j, size_t sp, size_t p0, size_t nc, size_t k)
+{
+    const sebt_pbo *o = j->out;
+    size_t best = o->best[sp], was = best;
+    double bv = o->is_sharpe[sp];
+    for (size_t g = 0; g * 16 < nc; g++)
+        for (unsigned bits = j->lane_a[g]; bits; bits &= bits - 1) {
+            size_t c = g * 16 + (size_t)__builtin_ctz(bits), id = j->order[p0 + c];
+            double v = lane_sharpe(j, j->masks[sp], c);
+            if (!isnan(v) && (v > bv || (v == bv && id < best))) {
+                best = id;
+                bv = v;
+            }
+        }
+    if (best != was)
+        adopt_best(j, sp, best, bv, k);
+}
+
+/* Pass 2's counts for split sp (its best's out-of-sample Sharpe finite):
+ * lo, the combos the float filter found surely below it (or without a
+ * Sharpe), and those it left undecided (lane_b) counted exactly, as
+ * chunk_count counts them. */
+static void count_lanes(pbo_job *j, size_t sp, size_t nc, size_t lo)
+{
+    uint32_t mask = ((1u << j->s) - 1u) & ~j->masks[sp];
+    double ob = j->out->oos_sharpe[sp];
+    size_t eq = 0;
+    for (size_t g = 0; g * 16 < nc; g++)
+        for (unsigned bits = j->lane_b[g]; bits; bits &= bits - 1) {
+            double v = lane_sharpe(j, mask, g * 16 + (size_t)__builtin_ctz(bits));
+            lo += (v < ob) | (v != v);
+            eq += v == ob;
+        }
+    j->below[sp] += lo;
+    j->equal[sp] += eq;
 }
 
 /* Pass 2 on the current chunk for split sp (it has a best): the combos
@@ -627,6 +794,10 @@ static void oos_count(pbo_job *j, size_t sp, size_t nc, bool float_tried)
         j->pair_filter(j, mask, nc, NAN, j->oft2[sp], &und_a, &lo, &und_b);
         if (und_b == 0) {
             j->below[sp] += lo;
+            return;
+        }
+        if (j->lanes) {
+            count_lanes(j, sp, nc, lo);
             return;
         }
     }
@@ -660,7 +831,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void walk_ma
     float fa = j->ft2[a], fb = count_b ? j->oft2[b] : NAN;
     if (!isnan(fa) || !isnan(fb))
         j->pair_filter(j, j->masks[a], nc, fa, fb, &und_a, &lo_b, &und_b);
-    if (isnan(j->t2[a]) || isnan(fa) || und_a != 0) {
+    if (j->lanes && !isnan(fa)) {
+        if (und_a != 0)
+            is_lanes(j, a, p0, nc, k);
+    } else if (isnan(j->t2[a]) || isnan(fa) || und_a != 0) {
         half_sums h = mask_sums(j, j->masks[a], nc);
         if (isnan(j->t2[a]) || filter_above(&h, nc, j->t2[a]) != 0)
             is_exact(j, a, &h, p0, nc, k);
@@ -669,6 +843,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void walk_ma
         return;
     if (!isnan(fb) && und_b == 0)
         j->below[b] += lo_b;
+    else if (!isnan(fb) && j->lanes)
+        count_lanes(j, b, nc, lo_b);
     else
         oos_count(j, b, nc, !isnan(fb));
 }
@@ -939,6 +1115,7 @@ static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, s
     size_t n = out->n_splits;
     pbo_job shared = { .stats = stats, .s = s, .h = s / 2, .n_splits = n, .n_combos = n_combos,
                        .masks = out->mask, .chunk = chunk, .pair_filter = pair_filter(widest), .out = out };
+    shared.lanes = shared.pair_filter == lane_filter();
     size_t *order = walk_order(stats, n_combos, s);
     shared.t2 = malloc(n * sizeof(double));
     shared.ot2 = malloc(n * sizeof(double));
@@ -973,7 +1150,10 @@ static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, s
         jobs[t].v = malloc(chunk * sizeof(double));
         jobs[t].own_rows = malloc(rows_bytes);
         jobs[t].own_ftab = malloc(ftab_bytes);
-        ok = jobs[t].scratch && jobs[t].sums && jobs[t].v && jobs[t].own_rows && jobs[t].own_ftab;
+        jobs[t].lane_a = malloc((chunk + 15) / 16 * sizeof(uint16_t));
+        jobs[t].lane_b = malloc((chunk + 15) / 16 * sizeof(uint16_t));
+        ok = jobs[t].scratch && jobs[t].sums && jobs[t].v && jobs[t].own_rows && jobs[t].own_ftab && jobs[t].lane_a &&
+             jobs[t].lane_b;
     }
     bool done = ok && pbo_passes(jobs, threads, out);
     for (int t = 0; jobs && t < threads; t++) {
@@ -982,6 +1162,8 @@ static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, s
         free(jobs[t].v);
         free(jobs[t].own_rows);
         free(jobs[t].own_ftab);
+        free(jobs[t].lane_a);
+        free(jobs[t].lane_b);
     }
     free(jobs);
     for (int b = 0; b < 2; b++) {
