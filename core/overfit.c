@@ -237,6 +237,42 @@ static inline __attribute__((always_inline)) void float_row(const double *restri
     }
 }
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/* build_part's float table for the BUILD_LANES (16) combos from cb, in
+ * AVX-512: the same double sums in the same order, each rounded to float
+ * as float_row rounds it, and NaN for a figure beyond its bound (a NaN of
+ * other bits than float_row's: NaN decides nothing either way), stored
+ * from the registers, where the compiler's code read each line back. */
+__attribute__((target("avx512f"))) static void float_table_avx512(pbo_job *j, size_t cb)
+{
+    size_t sub = (size_t)1 << j->h, C = j->chunk;
+    const __m512 nanv = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fc00000));
+    for (int half = 0; half < 2; half++)
+        for (int k = 0; k < 3; k++) {
+            double *t = j->scratch;
+            float *ft = j->ftab + (size_t)(3 * half + k) * sub * C + cb;
+            const __m512d lim = _mm512_set1_pd(k == 0 ? 0x1p23 : 0x1p30);
+            _mm512_storeu_pd(t, _mm512_setzero_pd());
+            _mm512_storeu_pd(t + 8, _mm512_setzero_pd());
+            _mm512_storeu_ps(ft, _mm512_setzero_ps());
+            for (size_t m = 1; m < sub; m++) {
+                int hb = 31 - __builtin_clz((unsigned)m);
+                const double *src = t + (m ^ ((size_t)1 << hb)) * BUILD_LANES;
+                const double *add = j->rows + (size_t)(3 * (half * j->h + hb) + k) * C + cb;
+                __m512d x0 = _mm512_add_pd(_mm512_loadu_pd(src), _mm512_loadu_pd(add));
+                __m512d x1 = _mm512_add_pd(_mm512_loadu_pd(src + 8), _mm512_loadu_pd(add + 8));
+                _mm512_storeu_pd(t + m * BUILD_LANES, x0);
+                _mm512_storeu_pd(t + m * BUILD_LANES + 8, x1);
+                __m512 f = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(x0))),
+                                                               _mm256_castps_pd(_mm512_cvtpd_ps(x1)), 1));
+                __mmask8 in0 = _mm512_cmp_pd_mask(_mm512_abs_pd(x0), lim, _CMP_LE_OQ);
+                __mmask8 in1 = _mm512_cmp_pd_mask(_mm512_abs_pd(x1), lim, _CMP_LE_OQ);
+                _mm512_storeu_ps(ft + m * C, _mm512_mask_mov_ps(nanv, _mm512_kunpackb(in1, in0), f));
+            }
+        }
+}
+#endif
+
 /* Part of the chunk at position c0 (nc combos): its blocks of BUILD_LANES
  * combos part, part + parts, ... turned into j->rows, and into j->ftab
  * where float_table. */
@@ -252,6 +288,20 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void build_p
         for (size_t c = cb; c < cb + w; c++)
             for (int x = 0; x < 3 * j->s; x++)
                 j->rows[(size_t)x * C + c] = j->stats[j->order[c0 + c] * (size_t)(3 * j->s) + (size_t)x];
+        /* The next chunk's rows, which lie anywhere in stats (the walk's
+         * order), on their way into cache while this one is walked. */
+        for (size_t c = cb; c < cb + w && c0 + C + c < j->n_combos; c++) {
+            const char *row = (const char *)(j->stats + j->order[c0 + C + c] * (size_t)(3 * j->s));
+            for (size_t x = 0; x < (size_t)(3 * j->s) * sizeof(double); x += 64)
+                __builtin_prefetch(row + x);
+            __builtin_prefetch(row + (size_t)(3 * j->s) * sizeof(double) - 1);
+        }
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+        if (float_table && j->lanes && w == BUILD_LANES) {
+            float_table_avx512(j, cb);
+            continue;
+        }
+#endif
         /* The double sums in a small scratch (in cache), each line rounded
          * to float as soon as it is added; only the float table is kept. */
         for (int half = 0; float_table && half < 2; half++)
@@ -1107,6 +1157,16 @@ sebt_status sebt_pbo_check(int s, size_t n_combos, sebt_error *err)
     return SEBT_OK;
 }
 
+/* n rounded up to whole cache lines: the tables start on a line (aligned_alloc
+ * wants a multiple of it), so that a chunk's 16 combos from a multiple of 16
+ * fill one line of floats, two of doubles, where a table off the line had
+ * every load and store of them cross two (and the float table's build
+ * spent most of its time there). */
+static size_t line_round(size_t n)
+{
+    return (n + 63) / 64 * 64;
+}
+
 /* The walk's shared arrays and each thread's tables, both passes, and the
  * ranks (o's arrays allocated, its masks set); false when out of memory. */
 static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, size_t chunk, int widest,
@@ -1125,11 +1185,12 @@ static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, s
     shared.equal = calloc(n, sizeof(size_t));
     shared.recount = calloc(n, sizeof(size_t));
     shared.order = order;
-    size_t ftab_bytes = 6 * ((size_t)1 << (s / 2)) * chunk * sizeof(float), rows_bytes = (size_t)(3 * s) * chunk * sizeof(double);
+    size_t ftab_bytes = line_round(6 * ((size_t)1 << (s / 2)) * chunk * sizeof(float));
+    size_t rows_bytes = line_round((size_t)(3 * s) * chunk * sizeof(double));
     pbo_crew crew = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .n = threads };
     for (int b = 0; b < 2; b++) {
-        crew.rows[b] = malloc(rows_bytes);
-        crew.ftab[b] = malloc(ftab_bytes);
+        crew.rows[b] = aligned_alloc(64, rows_bytes);
+        crew.ftab[b] = aligned_alloc(64, ftab_bytes);
     }
     shared.crew = &crew;
     pbo_job *jobs = calloc((size_t)threads, sizeof *jobs);
@@ -1145,11 +1206,11 @@ static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, s
         jobs[t].index = t;
         jobs[t].pair_lo = n / 2 * (size_t)t / (size_t)threads;
         jobs[t].pair_hi = n / 2 * (size_t)(t + 1) / (size_t)threads;
-        jobs[t].scratch = malloc(((size_t)1 << (s / 2)) * BUILD_LANES * sizeof(double));
+        jobs[t].scratch = aligned_alloc(64, line_round(((size_t)1 << (s / 2)) * BUILD_LANES * sizeof(double)));
         jobs[t].sums = malloc(6 * chunk * sizeof(double));
         jobs[t].v = malloc(chunk * sizeof(double));
-        jobs[t].own_rows = malloc(rows_bytes);
-        jobs[t].own_ftab = malloc(ftab_bytes);
+        jobs[t].own_rows = aligned_alloc(64, rows_bytes);
+        jobs[t].own_ftab = aligned_alloc(64, ftab_bytes);
         jobs[t].lane_a = malloc((chunk + 15) / 16 * sizeof(uint16_t));
         jobs[t].lane_b = malloc((chunk + 15) / 16 * sizeof(uint16_t));
         ok = jobs[t].scratch && jobs[t].sums && jobs[t].v && jobs[t].own_rows && jobs[t].own_ftab && jobs[t].lane_a &&
