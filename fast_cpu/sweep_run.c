@@ -113,16 +113,33 @@ static void fold_blocks(const fast_sweep *w, const sebt_k_valid *v, const sebt_k
     if (!w->block_stats)
         return;
     double *row = w->block_stats + idx * (size_t)(SEBT_OVERFIT_STATS * w->blocks);
+    size_t S = (size_t)w->blocks, N = w->n, b = 0;
+    /* The current block's sums in registers, put back when the next trade
+     * exits in another block (the trades exit in time order, so each block
+     * once; any order gives the same additions in the same order). Block b
+     * is sebt_overfit_block's: the bars t with b N <= t S < (b + 1) N, so
+     * the division is taken only on leaving one. */
+    double *c = row, cn = c[0], cs = c[1], cq = c[2];
     for (int64_t k = 0; k < n; k++) {
         int32_t j = jv[k];
-        int64_t exit_bar = v->vbar[(int64_t)v->rank[u->bar[j]] + 1 + ex[j].bars_held];
-        /* sebt_overfit_block's formula (an exit bar lies in the series) */
-        size_t b = (size_t)exit_bar * (size_t)w->blocks / w->n;
-        double *c = row + SEBT_OVERFIT_STATS * b;
-        c[0] += 1.0;
-        c[1] += rv[k];
-        c[2] += rv[k] * rv[k];
+        size_t ts = (size_t)v->vbar[(int64_t)v->rank[u->bar[j]] + 1 + ex[j].bars_held] * S;
+        if (ts < b * N || ts >= (b + 1) * N) {
+            c[0] = cn;
+            c[1] = cs;
+            c[2] = cq;
+            b = ts / N;   /* an exit bar lies in the series */
+            c = row + SEBT_OVERFIT_STATS * b;
+            cn = c[0];
+            cs = c[1];
+            cq = c[2];
+        }
+        cn += 1.0;
+        cs += rv[k];
+        cq += rv[k] * rv[k];
     }
+    c[0] = cn;
+    c[1] = cs;
+    c[2] = cq;
 }
 
 /* A unit of n_twins cost twins (their first combos at ts[0 .. n_twins)):
