@@ -584,13 +584,16 @@ VECTOR_PAIR_FILTER(ffilter_pair_avx2, __attribute__((target("avx2"))), 8)
  * mask registers (the vector extension moves each through a vector of
  * -1/0 and back), and the multiply-adds are fused. Each value is
  * PAIR_FILTER_ONE's with the same or fewer roundings, so its error bounds
- * (above) hold: fl(x - y z) in one rounding is at least as close to
- * x - y z as fl(x - fl(y z)); 2^-16 times a float is exact (nothing here
- * comes near underflow: the inputs' bounds above), so the fused
- * 2^-16 m + floor is the separate one's value, and (2^-16 |t2|) Q' with
- * Q' = n mq is 2^-16 M's threshold term exactly before its one rounding;
- * -(y z) - w is the exact negation of y z + w's rounding. The comparisons
- * are ordered (false on NaN), as the plain C's. It also writes which lanes
+ * (above) hold: fl(x - y z) in one rounding is off x - y z by at most
+ * u |x - y z| <= u |x - fl(y z)| + u^2 |y z|, within the bound taken for
+ * fl(x - fl(y z)) (u |y z| + u |x - fl(y z)|); 2^-16 times a float is
+ * exact (nothing here comes near underflow: the inputs' bounds above),
+ * so the fused 2^-16 m + floor is the separate one's value, and
+ * (2^-16 |t2|) Q' with Q' = n mq is 2^-16 M's threshold term exactly
+ * before its one rounding; -(y z) - w is the exact negation of y z + w's
+ * rounding. The comparisons are ordered (false on NaN), as the plain C's.
+ * The margin gathered so (2^-16 M + floor within a relative 2u of it) is
+ * the plain C's, 8x the errors it covers. It also writes which lanes
  * it leaves undecided (j->lane_a, j->lane_b: a 16-bit mask for each 16
  * combos), so that only those are computed exactly (j->lanes); a last
  * part of the chunk shorter than 16 runs masked. */
