@@ -1260,6 +1260,16 @@ sebt_status pbo_compute_chunked(const double *stats, size_t n_combos, int s, int
     sebt_status st = sebt_pbo_check(s, n_combos, err);
     if (st != SEBT_OK)
         return st;
+    /* The float filter decides "fewer than 2 trades" on counts rounded to
+     * float: a count that is not a whole number could round across 2 and be
+     * decided otherwise than the exact path would. */
+    for (size_t i = 0; i < n_combos; i++)
+        for (int b = 0; b < s; b++) {
+            double n = stats[(size_t)SEBT_OVERFIT_STATS * (size_t)s * i + (size_t)SEBT_OVERFIT_STATS * (size_t)b];
+            if (!(n >= 0 && n <= 9007199254740992.0) || n != floor(n))
+                return sebt_fail(err, SEBT_ERR_USAGE, "overfit: combo %zu, block %d: the trade count %.17g is not "
+                                 "a whole number >= 0", i, b, n);
+        }
     out->blocks = s;
     out->n_combos = n_combos;
     out->n_splits = choose(s, s / 2);

@@ -160,6 +160,15 @@ Test(overfit, pbo_refuses)
     cr_expect(sebt_pbo_compute(stats, 2, 3, 1, &p, &e) == SEBT_ERR_USAGE);
     cr_expect(sebt_pbo_compute(stats, 1, 2, 1, &p, &e) == SEBT_ERR_USAGE);
     cr_expect(sebt_pbo_compute(stats, 2, 26, 1, &p, &e) == SEBT_ERR_USAGE);
+    /* A count that is not a whole number >= 0 (1.5 could round across 2 in
+     * the float filter), named by combo and block. */
+    const double bad[] = { 1.5, -1, NAN, INFINITY };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        stats[6 + 3] = bad[k];
+        cr_expect(sebt_pbo_compute(stats, 2, 2, 1, &p, &e) == SEBT_ERR_USAGE, "count %g", bad[k]);
+        cr_expect(strstr(e.msg, "combo 1, block 1") != NULL, "%s", e.msg);
+    }
+    stats[6 + 3] = 0;
     /* No combo has a Sharpe in any half: no split counted, PBO NaN. */
     cr_assert(sebt_pbo_compute(stats, 2, 2, 1, &p, &e) == SEBT_OK);
     cr_expect(p.n_counted == 0 && isnan(p.pbo) && p.best[0] == SIZE_MAX);

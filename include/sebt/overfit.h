@@ -109,7 +109,8 @@ double sebt_overfit_sharpe(double n, double s, double q);
 
 /* PBO over stats (n_combos rows of 3 s doubles, as above), s even, 2 to
  * SEBT_OVERFIT_MAX_BLOCKS, n_combos >= 2. threads: 0 every core. Errors:
- * SEBT_ERR_USAGE (s or n_combos), SEBT_ERR_NOMEM. Free with sebt_pbo_free. */
+ * SEBT_ERR_USAGE (s, n_combos, or a count that is not a whole number >= 0),
+ * SEBT_ERR_NOMEM. Free with sebt_pbo_free. */
 /* Whether PBO can be taken over n_combos combos in s blocks: SEBT_OK, or
  * SEBT_ERR_USAGE naming what is wrong. */
 sebt_status sebt_pbo_check(int s, size_t n_combos, sebt_error *err);
