@@ -43,9 +43,19 @@ if(BUILD_TESTING AND SEBT_MUTANTS_BASH AND TARGET sebt_cli)
   set_tests_properties(cli_sweep_mutants PROPERTIES LABELS cli TIMEOUT 900 SKIP_RETURN_CODE 77)
   # The gate's written-sweep stage on a planted writer bug: the number
   # writer's (every build has it). A whole validate run: slow.
-  add_test(NAME cli_validate_written_mutants
-    COMMAND ${SEBT_MUTANTS_BASH} ${CMAKE_CURRENT_LIST_DIR}/validate_written_test.sh $<TARGET_FILE:sebt_mutants>
-            ${SEBT_FIXTURES_DIR}/data/BTCUSDT-1m-2018-02-08.raw.csv last_digit_dropped)
+  set(_mu_written ${SEBT_MUTANTS_BASH} ${CMAKE_CURRENT_LIST_DIR}/validate_written_test.sh $<TARGET_FILE:sebt_mutants>
+    ${SEBT_FIXTURES_DIR}/data/BTCUSDT-1m-2018-02-08.raw.csv)
+  if(SEBT_SANITIZE)
+    # Under ASan the run stops at the written sweep's first failed check
+    # (--fail-fast); the stages after it, a passing validate's, run in
+    # every sanitized validate. The whole run: cli_validate_written_mutants_once,
+    # left out of CI's sanitized pass (sanitize_skip, docs/ci.md).
+    add_test(NAME cli_validate_written_mutants COMMAND ${_mu_written} fail-fast last_digit_dropped)
+    add_test(NAME cli_validate_written_mutants_once COMMAND ${_mu_written} whole last_digit_dropped)
+    set_tests_properties(cli_validate_written_mutants_once PROPERTIES LABELS "cli;slow;sanitize_skip" TIMEOUT 900)
+  else()
+    add_test(NAME cli_validate_written_mutants COMMAND ${_mu_written} whole last_digit_dropped)
+  endif()
   set_tests_properties(cli_validate_written_mutants PROPERTIES LABELS "cli;slow" TIMEOUT 900)
 endif()
 # Slips planted in a walk's analysis tally fail parity and validate; a
@@ -55,9 +65,20 @@ if(BUILD_TESTING AND SEBT_MUTANTS_BASH AND TARGET sebt_mutants)
   if(TARGET sebt_cuda_host)
     set(_mu_cuda_host $<TARGET_FILE:sebt_cuda_host>)
   endif()
-  add_test(NAME cli_parity_analysis_mutants
-    COMMAND ${SEBT_MUTANTS_BASH} ${CMAKE_CURRENT_LIST_DIR}/analysis_oracle_test.sh $<TARGET_FILE:sebt_mutants>
-            $<TARGET_FILE:sebt_cli> ${SEBT_FIXTURES_DIR} ${_mu_cuda_host})
+  set(_mu_analysis ${SEBT_MUTANTS_BASH} ${CMAKE_CURRENT_LIST_DIR}/analysis_oracle_test.sh $<TARGET_FILE:sebt_mutants>
+    $<TARGET_FILE:sebt_cli> ${SEBT_FIXTURES_DIR})
+  if(SEBT_SANITIZE)
+    # Its two validates (a minute each under ASan) are a ctest of their
+    # own, left out of CI's sanitized pass (sanitize_skip, docs/ci.md): the
+    # parity runs here fail on the same planted slips under ASan, and
+    # validate's parity stage compares the same columns in every sanitized
+    # validate of fast_cpu.
+    add_test(NAME cli_parity_analysis_mutants COMMAND ${_mu_analysis} parity ${_mu_cuda_host})
+    add_test(NAME cli_parity_analysis_mutants_once COMMAND ${_mu_analysis} validate ${_mu_cuda_host})
+    set_tests_properties(cli_parity_analysis_mutants_once PROPERTIES LABELS "cli;slow;sanitize_skip" TIMEOUT 600)
+  else()
+    add_test(NAME cli_parity_analysis_mutants COMMAND ${_mu_analysis} all ${_mu_cuda_host})
+  endif()
   set_tests_properties(cli_parity_analysis_mutants PROPERTIES LABELS "cli;slow" TIMEOUT 600)
 endif()
 # A signal just after the output's rename: the run ends as without it.
