@@ -214,63 +214,70 @@ static uint64_t lcg(uint64_t *x)
 }
 
 /* PBO over st (n combos, s blocks) against a literal loop, bit for bit,
- * over one, two and three threads, three chunk sizes (its own; 16 and 23
- * combos: a walk of many chunks, where splits meet their final best late
- * and their counts are redone, and chunks not a multiple of the float
- * filter's 16 lanes) and the float filter in each width the machine runs;
- * returns how often a split's best met out-of-sample equals (the fewest
- * over the runs). */
+ * in threads, chunk combos to a chunk (0: its own choice) and the float
+ * filter no wider than widest; returns how often a split's best met
+ * out-of-sample equals. */
+static size_t assert_pbo_literal_run(const double *st, size_t N, int S, int threads, size_t chunk, int widest)
+{
+    sebt_pbo p;
+    sebt_error e = { 0 };
+    cr_assert(pbo_compute_chunked(st, N, S, threads, chunk, widest, &p, &e) == SEBT_OK, "%s", e.msg);
+    size_t ties_seen = 0, splits = 0;
+    for (uint32_t m = 0; m < 1u << S; m++)
+        splits += __builtin_popcount(m) == S / 2;
+    cr_assert_eq(p.n_splits, splits);
+    for (size_t sp = 0; sp < p.n_splits; sp++) {
+        uint32_t in = p.mask[sp], out = ((1u << S) - 1) & ~in;
+        size_t best = SIZE_MAX;
+        double bv = NAN;
+        for (size_t i = 0; i < N; i++) {
+            double v = lit_set(st + i * 3 * S, S, in);
+            if (!isnan(v) && (best == SIZE_MAX || v > bv)) {
+                best = i;
+                bv = v;
+            }
+        }
+        cr_assert_eq(p.best[sp], best, "split %zu (%d threads, chunk %zu, width %d): best %zu, the loop's %zu", sp,
+                     threads, chunk, widest, p.best[sp], best);
+        if (best == SIZE_MAX)
+            continue;
+        double ob = lit_set(st + best * 3 * S, S, out);
+        size_t below = 0, equal = 0;
+        for (size_t i = 0; i < N; i++) {
+            if (i == best)
+                continue;
+            double v = lit_set(st + i * 3 * S, S, out);
+            if (isnan(ob)) {
+                equal += isnan(v);
+            } else {
+                below += isnan(v) || v < ob;
+                equal += v == ob;
+            }
+        }
+        ties_seen += equal;
+        double omega = (double)(2 * below + equal + 2) / (double)(2 * (N + 1));
+        cr_assert(same_bits(p.is_sharpe[sp], bv) && same_bits(p.oos_sharpe[sp], ob) &&
+                      same_bits(p.omega[sp], omega),
+                  "split %zu (%d threads, chunk %zu, width %d): in %.17g out %.17g omega %.17g, the loop's %.17g %.17g %.17g",
+                  sp, threads, chunk, widest, p.is_sharpe[sp], p.oos_sharpe[sp], p.omega[sp], bv, ob, omega);
+    }
+    sebt_pbo_free(&p);
+    return ties_seen;
+}
+
+/* assert_pbo_literal_run over one, two and three threads, three chunk
+ * sizes (its own; 16 and 23 combos: a walk of many chunks, where splits
+ * meet their final best late and their counts are redone, and chunks not
+ * a multiple of the float filter's 16 lanes) and the float filter in each
+ * width the machine runs; the fewest equals met over the runs. */
 static size_t assert_pbo_literal(const double *st, size_t N, int S)
 {
     size_t fewest_ties = SIZE_MAX;
     static const size_t chunks[] = { 0, 16, 23 };
     static const int widths[] = { PBO_AVX512, PBO_AVX2, PBO_PLAIN };
     for (int run = 0; run < 27; run++) {
-        int threads = 1 + run % 3;   /* the splits cut in one, two and three */
-        size_t chunk = chunks[run / 3 % 3];
-        int widest = widths[run / 9];
-        sebt_pbo p;
-        sebt_error e = { 0 };
-        cr_assert(pbo_compute_chunked(st, N, S, threads, chunk, widest, &p, &e) == SEBT_OK, "%s", e.msg);
-        cr_assert_eq(p.n_splits, 70);
-        size_t ties_seen = 0;
-        for (size_t sp = 0; sp < p.n_splits; sp++) {
-            uint32_t in = p.mask[sp], out = ((1u << S) - 1) & ~in;
-            size_t best = SIZE_MAX;
-            double bv = NAN;
-            for (size_t i = 0; i < N; i++) {
-                double v = lit_set(st + i * 3 * S, S, in);
-                if (!isnan(v) && (best == SIZE_MAX || v > bv)) {
-                    best = i;
-                    bv = v;
-                }
-            }
-            cr_assert_eq(p.best[sp], best, "split %zu (%d threads, chunk %zu, width %d): best %zu, the loop's %zu", sp,
-                         threads, chunk, widest, p.best[sp], best);
-            if (best == SIZE_MAX)
-                continue;
-            double ob = lit_set(st + best * 3 * S, S, out);
-            size_t below = 0, equal = 0;
-            for (size_t i = 0; i < N; i++) {
-                if (i == best)
-                    continue;
-                double v = lit_set(st + i * 3 * S, S, out);
-                if (isnan(ob)) {
-                    equal += isnan(v);
-                } else {
-                    below += isnan(v) || v < ob;
-                    equal += v == ob;
-                }
-            }
-            ties_seen += equal;
-            double omega = (double)(2 * below + equal + 2) / (double)(2 * (N + 1));
-            cr_assert(same_bits(p.is_sharpe[sp], bv) && same_bits(p.oos_sharpe[sp], ob) &&
-                          same_bits(p.omega[sp], omega),
-                      "split %zu (%d threads, chunk %zu, width %d): in %.17g out %.17g omega %.17g, the loop's %.17g %.17g %.17g",
-                      sp, threads, chunk, widest, p.is_sharpe[sp], p.oos_sharpe[sp], p.omega[sp], bv, ob, omega);
-        }
+        size_t ties_seen = assert_pbo_literal_run(st, N, S, 1 + run % 3, chunks[run / 3 % 3], widths[run / 9]);
         fewest_ties = ties_seen < fewest_ties ? ties_seen : fewest_ties;
-        sebt_pbo_free(&p);
     }
     return fewest_ties;
 }
@@ -332,5 +339,115 @@ Test(overfit, pbo_equals_a_literal_loop_near_float_ties)
             add_random_trades(row + 3 * b, 2 + (int)(lcg(&x) % 5), &x);
     }
     assert_pbo_literal(st, N, S);
+    free(st);
+}
+
+/* Combos made for the float filter's edges, walked in every chunk size
+ * from 1 to 40 (a chunk's last part of 1 to 15 combos, masked in the
+ * AVX-512 filter; chunks under its 16 lanes), each width, one to three
+ * threads: copies of a combo with its sums of R off by a relative 2^-12
+ * to 2^-20 (about the float filter's 2^-16 margin: some decided, some
+ * left to the double path), counts of exactly 2 with two equal R (d zero,
+ * or a few units in the last place from the roundings), halves whose sums
+ * cancel (2^16 against -2^16 plus a little), sets of blocks whose trades
+ * all have one R (d zero but for roundings, or fewer than 2 trades), counts at and past float's
+ * 2^23 in a half, sums of squares at and past its 2^30, and copies scaled
+ * by 2^-40 to 2^-75 (below the filter's floor; the last with R^2 below
+ * float's normal range). */
+static void edge_combo(double *row, int S, size_t i, const double *base, uint64_t *x)
+{
+    int kind = (int)(i % 8);
+    if (i < 8 || kind == 0) {
+        for (int b = 0; b < S; b++)
+            add_random_trades(row + 3 * b, 2 + (int)(lcg(x) % 4), x);
+        return;
+    }
+    switch (kind) {
+    case 1:
+    case 2: {   /* near the margin, in one block's sum or in all */
+        double eps = ldexp((double)(int64_t)(lcg(x) % 9) - 4.0, -12 - (int)(lcg(x) % 9));
+        int only = kind == 1 ? (int)(lcg(x) % (uint64_t)S) : -1;
+        for (int k = 0; k < 3 * S; k++)
+            row[k] = k % 3 == 1 && (only < 0 || k / 3 == only) ? base[k] * (1.0 + eps) : base[k];
+        break;
+    }
+    case 3: {   /* two or three trades of one R in each block; or of one R in every block, 0 to 2 a block */
+        bool one_r = lcg(x) % 4 != 0;
+        double r1 = (double)(int64_t)(lcg(x) % 41) / 10.0 - 2.0;
+        for (int b = 0; b < S; b++) {
+            double r = one_r ? r1 : (double)(int64_t)(lcg(x) % 41) / 10.0 - 2.0;
+            double n = one_r ? (double)(lcg(x) % 5 / 2) : lcg(x) % 4 ? 2.0 : 3.0;
+            row[3 * b] = n;
+            row[3 * b + 1] = n * r;
+            row[3 * b + 2] = n * (r * r);
+        }
+        break;
+    }
+    case 4:   /* the halves cancel */
+        for (int b = 0; b < S; b++) {
+            double r = (b < S / 2 ? 0x1p14 : -0x1p14) + (double)(int64_t)(lcg(x) % 2001) / 1000.0 - 1.0;
+            row[3 * b] = 4.0;
+            row[3 * b + 1] = 4.0 * r;
+            row[3 * b + 2] = 4.0 * (r * r) + (double)(lcg(x) % 3);
+        }
+        break;
+    case 5:   /* counts about float's 2^23 in a half */
+        for (int b = 0; b < S; b++) {
+            double n = (double)((lcg(x) % 3 + 1) << 20) + (double)(lcg(x) % 3);
+            row[3 * b] = n;
+            row[3 * b + 1] = n * 0.01 * (double)(int64_t)(lcg(x) % 21 - 10);
+            row[3 * b + 2] = n * 0.5;
+        }
+        break;
+    case 6: {   /* sums of squares about float's 2^30 */
+        double r = 0x1p13 + (double)(lcg(x) % 4096);
+        for (int k = 0; k < 3 * S; k++)
+            row[k] = k % 3 == 0 ? base[k] : k % 3 == 1 ? base[k] * r : base[k] * (r * r);
+        break;
+    }
+    default: {   /* tiny copies */
+        static const int down[] = { -40, -60, -63, -75 };
+        double f = ldexp(1.0, down[lcg(x) % 4]);
+        for (int k = 0; k < 3 * S; k++)
+            row[k] = k % 3 == 0 ? base[k] : k % 3 == 1 ? base[k] * f : base[k] * (f * f);
+        break;
+    }
+    }
+}
+
+Test(overfit, pbo_equals_a_literal_loop_at_the_float_filters_edges_in_every_chunk_size)
+{
+    enum { S = 8, N = 83 };
+    double *st = calloc((size_t)N * 3 * S, sizeof *st);
+    uint64_t x = 4242;
+    for (size_t i = 0; i < N; i++)
+        edge_combo(st + i * 3 * S, S, i, st + (i - i % 8) * 3 * S, &x);
+    /* A strong combo (30) and a copy (77) better in block 6 alone: the copy
+     * is walked first, and every split without block 6 in sample finds both
+     * with the same in-sample Sharpe, where the lower index must win over
+     * the best met before it (on the float filter's undecided lanes). */
+    enum { LOW = 30, HIGH = 77 };
+    double *lo = st + LOW * 3 * S, *hi = st + HIGH * 3 * S;
+    memset(lo, 0, 3 * S * sizeof *lo);
+    for (int b = 0; b < S; b++)
+        for (int t = 0; t < 4; t++) {
+            double r = 1.0 + (double)(lcg(&x) % 201) / 1000.0;
+            lo[3 * b] += 1.0;
+            lo[3 * b + 1] += r;
+            lo[3 * b + 2] += r * r;
+        }
+    memcpy(hi, lo, 3 * S * sizeof *lo);
+    hi[3 * 6] = 4.0;
+    hi[3 * 6 + 1] = 4.0 * 1.1;
+    hi[3 * 6 + 2] = 4.0 * (1.1 * 1.1);
+    cr_assert_gt(lit_set(hi, S, 0xff), lit_set(lo, S, 0xff));
+    size_t tied_best = 0;
+    for (uint32_t m = 0; m < 0xff; m++)
+        tied_best += __builtin_popcount(m) == 4 && !(m >> 6 & 1u) && lit_set(lo, S, m) >= lit_set(hi, S, m);
+    cr_assert_eq(tied_best, 35);
+    static const int widths[] = { PBO_AVX512, PBO_AVX2, PBO_PLAIN };
+    for (size_t chunk = 1; chunk <= 40; chunk++)
+        for (int w = 0; w < 3; w++)
+            assert_pbo_literal_run(st, N, S, 1 + (int)((chunk + (size_t)w) % 3), chunk, widths[w]);
     free(st);
 }
