@@ -221,16 +221,19 @@ typedef struct pbo_job {
     float *own_ftab;
 } pbo_job;
 
-/* Counts up to 2^23 (their sum exact in float), sums up to 2^30 in
- * magnitude (lim); anything larger becomes NaN, which the float filter
- * leaves to the double one. NaN set by its bits: a select on a comparison
- * is left scalar. */
+/* Counts up to 2^23 (their sum exact in float), sums of R up to 2^30 in
+ * magnitude, sums of squares from 0 to 2^30 (lo .. lim); anything outside
+ * becomes NaN, which the float filter leaves to the double one. A negative
+ * sum of squares (no trades give one; the call takes any) would let a
+ * split's two halves cancel, their float roundings then beyond the
+ * filter's margin, which bounds them by the halves' sum. NaN set by its
+ * bits: a select on a comparison is left scalar. */
 static inline __attribute__((always_inline)) void float_row(const double *restrict x, float *restrict y, size_t nc,
-                                                            double lim)
+                                                            double lo, double lim)
 {
     for (size_t c = 0; c < nc; c++) {
         float f = (float)x[c];
-        uint32_t b, nan = (uint32_t)-(int32_t)!(fabs(x[c]) <= lim) & 0x7fc00000u;
+        uint32_t b, nan = (uint32_t)-(int32_t)!((x[c] >= lo) & (x[c] <= lim)) & 0x7fc00000u;
         memcpy(&b, &f, sizeof b);
         b |= nan;
         memcpy(&y[c], &b, sizeof b);
@@ -251,7 +254,7 @@ __attribute__((target("avx512f"))) static void float_table_avx512(pbo_job *j, si
         for (int k = 0; k < 3; k++) {
             double *t = j->scratch;
             float *ft = j->ftab + (size_t)(3 * half + k) * sub * C + cb;
-            const __m512d lim = _mm512_set1_pd(k == 0 ? 0x1p23 : 0x1p30);
+            const __m512d lim = _mm512_set1_pd(k == 0 ? 0x1p23 : 0x1p30), lo = _mm512_set1_pd(k == 1 ? -0x1p30 : 0.0);
             _mm512_storeu_pd(t, _mm512_setzero_pd());
             _mm512_storeu_pd(t + 8, _mm512_setzero_pd());
             _mm512_storeu_ps(ft, _mm512_setzero_ps());
@@ -265,8 +268,8 @@ __attribute__((target("avx512f"))) static void float_table_avx512(pbo_job *j, si
                 _mm512_storeu_pd(t + m * BUILD_LANES + 8, x1);
                 __m512 f = _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(x0))),
                                                                _mm256_castps_pd(_mm512_cvtpd_ps(x1)), 1));
-                __mmask8 in0 = _mm512_cmp_pd_mask(_mm512_abs_pd(x0), lim, _CMP_LE_OQ);
-                __mmask8 in1 = _mm512_cmp_pd_mask(_mm512_abs_pd(x1), lim, _CMP_LE_OQ);
+                __mmask8 in0 = _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(x0, lo, _CMP_GE_OQ), x0, lim, _CMP_LE_OQ);
+                __mmask8 in1 = _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(x1, lo, _CMP_GE_OQ), x1, lim, _CMP_LE_OQ);
                 _mm512_storeu_ps(ft + m * C, _mm512_mask_mov_ps(nanv, _mm512_kunpackb(in1, in0), f));
             }
         }
@@ -308,10 +311,10 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void build_p
             for (int k = 0; k < 3; k++) {
                 double *t = j->scratch;
                 float *ft = j->ftab + (size_t)(3 * half + k) * sub * C + cb;
-                double lim = k == 0 ? 0x1p23 : 0x1p30;
+                double lim = k == 0 ? 0x1p23 : 0x1p30, lo = k == 1 ? -lim : 0.0;
                 for (size_t c = 0; c < w; c++)
                     t[c] = 0.0;
-                float_row(t, ft, w, lim);
+                float_row(t, ft, w, lo, lim);
                 for (size_t m = 1; m < sub; m++) {
                     int hb = 31 - __builtin_clz((unsigned)m);
                     size_t prev = m ^ ((size_t)1 << hb);
@@ -320,7 +323,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void build_p
                     const double *restrict add = j->rows + (size_t)(3 * (half * j->h + hb) + k) * C + cb;
                     for (size_t c = 0; c < w; c++)
                         dst[c] = src[c] + add[c];
-                    float_row(dst, ft + m * C, w, lim);
+                    float_row(dst, ft + m * C, w, lo, lim);
                 }
             }
     }
@@ -461,7 +464,8 @@ static inline __attribute__((always_inline)) size_t filter_below(const half_sums
  * double filter's 2^-40, so whatever it decides the double filter would
  * decide alike. d's sign is taken only beyond the same margin on d. The
  * inputs are bounded so that nothing overflows: counts to 2^23 (exact in
- * float, as their sum), sums to 2^30, |t2| from 10^-10 to 10^9 (ft2_of);
+ * float, as their sum), sums to 2^30, sums of squares >= 0 (Qm bounds
+ * their errors only so: float_row), |t2| from 10^-10 to 10^9 (ft2_of);
  * beyond, NaN, which decides nothing. FFILTER_FLOOR (2^-50) lies far
  * above what float's underflow can lose under those bounds (at most
  * 2^-66 in B), so a gap or d within it decides nothing either. */

@@ -451,3 +451,24 @@ Test(overfit, pbo_equals_a_literal_loop_at_the_float_filters_edges_in_every_chun
             assert_pbo_literal_run(st, N, S, 1 + (int)((chunk + (size_t)w) % 3), chunk, widths[w]);
     free(st);
 }
+
+/* A block's sum of squares below zero (no trades give one, but the call
+ * takes any): a split's two halves' sums of squares then cancel, and
+ * float's roundings of each, 2^29 apart, are no longer bounded by their
+ * sum, so the float filter must leave such a combo to the double path
+ * (here it took d for negative: no Sharpe, where the exact one is 0.29). */
+Test(overfit, pbo_equals_a_literal_loop_where_a_sum_of_squares_is_negative)
+{
+    enum { S = 4, N = 6 };
+    double st[N * 3 * S] = { 0 };
+    uint64_t x = 99;
+    for (size_t i = 0; i < N - 1; i++)
+        for (int b = 0; b < S; b++)
+            add_random_trades(st + i * 3 * S + 3 * b, 3, &x);
+    static const double odd[3 * S] = { 2, 1, -(0x1p29 + 0.3), 2, -1, 5, 2, 1, 0x1p29 + 10.3, 2, -1, 5 };
+    memcpy(st + (N - 1) * 3 * S, odd, sizeof odd);
+    static const int widths[] = { PBO_AVX512, PBO_AVX2, PBO_PLAIN };
+    for (size_t chunk = 0; chunk <= N; chunk++)
+        for (int w = 0; w < 3; w++)
+            assert_pbo_literal_run(st, N, S, 1 + (int)((chunk + (size_t)w) % 3), chunk, widths[w]);
+}
