@@ -472,3 +472,39 @@ Test(overfit, pbo_equals_a_literal_loop_where_a_sum_of_squares_is_negative)
         for (int w = 0; w < 3; w++)
             assert_pbo_literal_run(st, N, S, 1 + (int)((chunk + (size_t)w) % 3), chunk, widths[w]);
 }
+
+/* Copies of every split's best scaled by 2^-60 to 2^-76: the same Sharpe
+ * bit for bit, in or out of sample, from sums of squares about 2^-118 to
+ * 2^-150, at and below float's normal range, where its roundings keep few
+ * bits or none: the float filter must leave each to the double path (its
+ * floor), or the best's out-of-sample equals are counted below or above
+ * it (as they are with a floor of 0). */
+Test(overfit, pbo_equals_a_literal_loop_on_copies_of_the_best_near_float_underflow)
+{
+    enum { S = 8, N = 24 };
+    double *st = calloc((size_t)N * 3 * S, sizeof *st);
+    uint64_t x = 31337;
+    for (int b = 0; b < S; b++)
+        for (int t = 0; t < 4; t++) {
+            double r = 1.0 + (double)(lcg(&x) % 201) / 1000.0;
+            st[3 * b] += 1.0;
+            st[3 * b + 1] += r;
+            st[3 * b + 2] += r * r;
+        }
+    for (size_t i = 1; i < N; i++) {
+        double *row = st + i * 3 * S;
+        if (i % 3 == 0) {
+            for (int b = 0; b < S; b++)
+                add_random_trades(row + 3 * b, 2 + (int)(lcg(&x) % 4), &x);
+            continue;
+        }
+        double f = ldexp(1.0, -60 - (int)(i % 17));
+        for (int k = 0; k < 3 * S; k++)
+            row[k] = k % 3 == 0 ? st[k] : k % 3 == 1 ? st[k] * f : st[k] * (f * f);
+    }
+    static const int widths[] = { PBO_AVX512, PBO_AVX2, PBO_PLAIN };
+    for (size_t chunk = 0; chunk <= 5; chunk++)
+        for (int w = 0; w < 3; w++)
+            cr_assert_gt(assert_pbo_literal_run(st, N, S, 1 + (int)((chunk + (size_t)w) % 3), chunk, widths[w]), 70);
+    free(st);
+}
