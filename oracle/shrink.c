@@ -19,6 +19,10 @@
  * reproducer is kept as far as it got after this long. */
 #define SHRINK_WIDE_COMBOS 1024
 #define SHRINK_WIDE_SECONDS 15.0
+/* The longest head of a long case tried (shrink_bars), and the parts a
+ * case no head shows is cut into at the finest. */
+#define SHRINK_HEAD_MAX 20000
+#define SHRINK_LONG_PARTS 16
 
 typedef struct {
     const sebt_backend *cand;
@@ -173,27 +177,55 @@ static sebt_status without(const sebt_series *s, size_t from, size_t len, sebt_s
     return SEBT_OK;
 }
 
+/* Keeps the first len bars of s when the candidate still diverges on them
+ * (*kept). */
+static sebt_status keep_head(shrinker *k, sebt_series *s, const sebt_params *p, size_t len, bool *kept,
+                             sebt_error *err)
+{
+    sebt_series head;
+    sebt_status st = sebt_series_slice(s, 0, len, &head, err);
+    if (st)
+        return st;
+    sebt_series_recount(&head);
+    *kept = still(k, &head, p);
+    if (*kept) {
+        sebt_series_free(s);
+        *s = head;
+    } else {
+        sebt_series_free(&head);
+    }
+    return SEBT_OK;
+}
+
 static sebt_status shrink_bars(shrinker *k, sebt_series *s, const sebt_params *p, bool *changed,
                                sebt_error *err)
 {
     /* A long case first tries its first few bars: most bugs show early,
      * and each check on 10^5 bars costs as much as thousands on 50. */
-    static const size_t heads[] = { 50, 200, 1000, 5000, 20000 };
-    for (size_t i = 0; i < sizeof heads / sizeof heads[0] && heads[i] * 2 <= s->n && !out_of_budget(k); i++) {
-        sebt_series head;
-        sebt_status st = sebt_series_slice(s, 0, heads[i], &head, err);
+    static const size_t heads[] = { 50, 200, 1000, 5000, SHRINK_HEAD_MAX };
+    bool kept = false;
+    for (size_t i = 0; i < sizeof heads / sizeof heads[0] && heads[i] * 2 <= s->n && !kept && !out_of_budget(k);
+         i++) {
+        sebt_status st = keep_head(k, s, p, heads[i], &kept, err);
         if (st)
             return st;
-        sebt_series_recount(&head);
-        if (still(k, &head, p)) {
-            sebt_series_free(s);
-            *s = head;
-            *changed = true;
-            break;
-        }
-        sebt_series_free(&head);
+        *changed = *changed || kept;
     }
-    for (size_t chunk = s->n / 2; chunk >= 1 && !out_of_budget(k); chunk /= 2) {
+    /* A case no head shows (a bug that needs many bars, such as one past
+     * bar 100,000): its bars after the divergence go in one check, then
+     * halves down to sixteenths, not single bars, since every check walks
+     * all its bars and such a bug lets few of them go. */
+    size_t smallest_chunk = 1;
+    if (s->n > 2 * SHRINK_HEAD_MAX) {
+        if (k->div.bar >= 0 && (size_t)k->div.bar + 1 < s->n && !out_of_budget(k)) {
+            sebt_status st = keep_head(k, s, p, (size_t)k->div.bar + 1, &kept, err);
+            if (st)
+                return st;
+            *changed = *changed || kept;
+        }
+        smallest_chunk = s->n / SHRINK_LONG_PARTS;
+    }
+    for (size_t chunk = s->n / 2; chunk >= smallest_chunk && chunk >= 1 && !out_of_budget(k); chunk /= 2) {
         for (size_t from = 0; from < s->n && !out_of_budget(k);) {
             size_t len = from + chunk <= s->n ? chunk : s->n - from;
             sebt_series smaller;
