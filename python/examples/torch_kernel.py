@@ -2,7 +2,8 @@
 """A torch kernel in the style of the GPU pipeline sebt replaces: a batch of
 combos at once as tensors, indicators vectorised over bars (one tensor op
 per window offset, so every window is still summed oldest first), the
-position walk stepped bar by bar for all combos together.
+position walk stepped bar by bar for all combos together (passing over the
+bars where every combo is flat and none has its signal).
 
     sebt validate --backend 'exec:python3 python/examples/torch_kernel.py'            # float64
     sebt validate --backend 'exec:python3 python/examples/torch_kernel.py --float32'  # float32 columns
@@ -231,9 +232,14 @@ def run(series, combos, want_trades):
     n_valid = valid.sum(dim=1)
     trades = [[] for _ in range(C)]
     o, h, lo, c = ind.o, ind.h, ind.l, ind.c
+    # While every combo is flat with no entry pending, a bar changes
+    # something only where some combo's signal is on (on its valid bar).
+    signal_at = (valid & sig).any(dim=0).tolist()
     any_valid = valid.any(dim=0).tolist()
+    busy = False        # some combo in position or entering at its next valid bar
+    tp_set = torch.zeros_like(in_pos)   # use_tp & (tp > 0), set at each entry
     for t in range(n):
-        if not any_valid[t]:
+        if not (signal_at[t] or (busy and any_valid[t])):
             continue
         act = valid[:, t]
         # the bar after a signal: enter at its open (never checked for exits)
@@ -247,6 +253,7 @@ def run(series, combos, want_trades):
             stop = torch.where(enter, st, stop)
             risk = torch.where(enter, rk, risk)
             tp = torch.where(enter, torch.where(use_tp, ot + reward * rk, zero), tp)
+            tp_set = use_tp & (tp > 0)
             bars = torch.where(enter, torch.zeros_like(bars), bars)
             entry_bar = torch.where(enter, torch.full_like(entry_bar, t), entry_bar)
             in_pos = in_pos | enter
@@ -254,12 +261,13 @@ def run(series, combos, want_trades):
         hold = act & in_pos & ~enter
         if bool(hold.any()):
             bars = bars + hold.to(torch.int64)
-            gap = use_stop & (o[t] <= stop)
-            hit_stop = ~gap & use_stop & (lo[t] <= stop)
-            hit_tp = ~gap & ~hit_stop & use_tp & (tp > 0) & (h[t] >= tp)
-            hit_time = ~gap & ~hit_stop & ~hit_tp & use_time & (bars >= max_hold)
-            out = hold & (gap | hit_stop | hit_tp | hit_time)
+            # whether an exit of any kind comes; which one, on the bars where one does
+            out = hold & ((use_stop & ((o[t] <= stop) | (lo[t] <= stop))) | (tp_set & (h[t] >= tp))
+                          | (use_time & (bars >= max_hold)))
             if bool(out.any()):
+                gap = use_stop & (o[t] <= stop)
+                hit_stop = ~gap & use_stop & (lo[t] <= stop)
+                hit_tp = ~gap & ~hit_stop & tp_set & (h[t] >= tp)
                 px = torch.where(gap, o[t], torch.where(hit_stop, stop, torch.where(hit_tp, tp, c[t].expand(C))))
                 code = lambda v: torch.full((C,), v, dtype=torch.int64, device=DEV)  # noqa: E731
                 why = torch.where(gap, code(0), torch.where(hit_stop, code(1), torch.where(hit_tp, code(2), code(3))))
@@ -271,9 +279,11 @@ def run(series, combos, want_trades):
                                       stop[k].item(), tp[k].item(), risk[k].item(), pnl[k].item(), r[k].item(),
                                       why[k].item(), bars[k].item()))
                 in_pos = in_pos & ~out
+                busy = bool((in_pos | pending).any())
         # a signal on a flat valid bar (an exit bar included) enters at the next one
         look = act & ~in_pos & ~pending & ~enter & sig[:, t]
         if bool(look.any()):
+            busy = True
             pending = pending | look
             sig_low = torch.where(look, lo[t], sig_low)
             sig_atr = torch.where(look, atr[:, t], sig_atr)
