@@ -45,25 +45,52 @@ slowest_tests() {
 # The project eats its own food: the release gate every kernel author runs
 # (sebt validate) on the built-in backends, with a short fuzz budget and the
 # two smaller bundled series to keep CI short; JUnit and Markdown beside the logs.
+# validate LABEL BACKEND CASES: the budget is in cases (about what CI's
+# runner fuzzed in 10 s of each), so every run checks the same cases
+# whatever the machine, and the three can run side by side.
 validate() {
-  local name=$1; shift
-  "$plain/sebt" validate --backend "$name" --time 10 \
+  "$plain/sebt" validate --backend "$2" --cases "$3" \
     --data "$SEBT_ROOT/fixtures/data/BTCUSDT-1m-2019-01.csv.gz" \
     --data "$SEBT_ROOT/fixtures/data/BTCUSDT-1m-2018-02-08.raw.csv" \
-    --junit "$SEBT_LOG_DIR/validate-$name.xml" --markdown "$SEBT_LOG_DIR/validate-$name.md" "$@"
+    --junit "$SEBT_LOG_DIR/validate-$1.xml" --markdown "$SEBT_LOG_DIR/validate-$1.md"
 }
 # A kernel in another language goes through the same gate: the numba peer,
 # served over the kernel protocol (docs/kernels-python.md), tolerant(1e-9).
 numba_kernel="exec:/usr/bin/python3 $SEBT_ROOT/bench/peers/numba_peer.py --serve"
-validate_numba() {
-  "$plain/sebt" validate --backend "$numba_kernel" --time 10 \
-    --data "$SEBT_ROOT/fixtures/data/BTCUSDT-1m-2019-01.csv.gz" \
-    --data "$SEBT_ROOT/fixtures/data/BTCUSDT-1m-2018-02-08.raw.csv" \
-    --junit "$SEBT_LOG_DIR/validate-numba_peer.xml" --markdown "$SEBT_LOG_DIR/validate-numba_peer.md"
-}
 # cuda through host execution: its CUDA sources on CPU threads under the
 # checking runtime stand-in (gpu/README.md).
 validate_host() (export SEBT_CUDA_LIBRARY="$plain/libsebt_cuda_host.so"; validate "$@")
+# Most of a validate's stages run on one thread: the three side by side,
+# each with its own log (build-logs/validate-LABEL.log), fill both cores.
+validate_side_by_side() {
+  local labels=() pids=() rc=0 i
+  start_validate() {
+    local label=$1; shift
+    "$@" >"$SEBT_LOG_DIR/validate-$label.log" 2>&1 &
+    labels+=("$label"); pids+=($!)
+  }
+  start_validate fast_cpu validate fast_cpu fast_cpu 1835
+  if [[ -f "$plain/libsebt_cuda_host.so" ]]; then
+    start_validate cuda validate_host cuda cuda 38
+  else
+    echo "validate cuda (host execution): skipped (no libsebt_cuda_host.so)"
+  fi
+  if /usr/bin/python3 -c "import numba" 2>/dev/null; then
+    start_validate numba_peer validate numba_peer "$numba_kernel" 342
+  else
+    echo "validate numba_peer: skipped (python3-numba is not installed)"
+  fi
+  for i in "${!pids[@]}"; do
+    if wait "${pids[$i]}"; then
+      echo "validate ${labels[$i]}: $(tail -n 1 "$SEBT_LOG_DIR/validate-${labels[$i]}.log")"
+    else
+      rc=1
+      echo "validate ${labels[$i]}: FAILED; the end of build-logs/validate-${labels[$i]}.log:"
+      tail -n 60 "$SEBT_LOG_DIR/validate-${labels[$i]}.log"
+    fi
+  done
+  return "$rc"
+}
 
 echo "sebt tests: gcc -Wall -Wextra -Werror, again with no optional part, then ASan+UBSan (logs in $SEBT_LOG_DIR)"
 step "install dependencies" "$SEBT_ROOT/ci/install-deps.sh"
@@ -76,15 +103,9 @@ ctest_step "ctest ${plain##*/}" "$plain" "ctest-${plain##*/}" -LE fuzz
 export SEBT_FUZZ_SECONDS="${SEBT_CI_FUZZ_SECONDS:-20}"
 ctest_step "fuzz ${SEBT_FUZZ_SECONDS}s per harness (libFuzzer)" "$plain" "ctest-${plain##*/}-fuzz" -L fuzz
 unset SEBT_FUZZ_SECONDS
-step "validate fast_cpu" validate fast_cpu
-if [[ -f "$plain/libsebt_cuda_host.so" ]]; then
-  step "validate cuda (host execution)" validate_host cuda
-fi
-if /usr/bin/python3 -c "import numba" 2>/dev/null; then
-  step "validate numba_peer (kernel protocol)" validate_numba
-else
-  echo "validate numba_peer: skipped (python3-numba is not installed)"
-fi
+validate_step="validate fast_cpu, cuda (host), numba_peer"
+step "$validate_step" validate_side_by_side
+grep -E '^validate ' "$SEBT_LOG_DIR/${validate_step//[^A-Za-z0-9_.-]/_}.log" | sed 's/^/       /' || true
 
 # The README's speed gate: a quick report, then its ratios against the
 # committed baseline (docs/performance.md). A regression fails CI; a runner
