@@ -274,10 +274,11 @@ def run(series, combos, want_trades):
                 fee = (entry + px) * cost_bp / 10000.0
                 pnl = px - entry - fee
                 r = pnl / risk
-                for k in torch.nonzero(out).flatten().tolist():
-                    trades[k].append((sig_bar[k].item(), entry_bar[k].item(), t, entry[k].item(), px[k].item(),
-                                      stop[k].item(), tp[k].item(), risk[k].item(), pnl[k].item(), r[k].item(),
-                                      why[k].item(), bars[k].item()))
+                # the exits' fields as Python numbers, one list per field
+                ks = torch.nonzero(out).flatten()
+                rows = zip(*[x[ks].tolist() for x in (sig_bar, entry_bar, entry, px, stop, tp, risk, pnl, r, why, bars)])
+                for k, (sb, eb, *rest) in zip(ks.tolist(), rows):
+                    trades[k].append((sb, eb, t, *rest))
                 in_pos = in_pos & ~out
                 busy = bool((in_pos | pending).any())
         # a signal on a flat valid bar (an exit bar included) enters at the next one
@@ -288,14 +289,10 @@ def run(series, combos, want_trades):
             sig_low = torch.where(look, lo[t], sig_low)
             sig_atr = torch.where(look, atr[:, t], sig_atr)
             sig_bar = torch.where(look, torch.full_like(sig_bar, t), sig_bar)
-    results = []
-    for k in range(C):
-        oae = None
-        if bool(in_pos[k]):
-            oae = (sig_bar[k].item(), entry_bar[k].item(), entry[k].item(), stop[k].item(), tp[k].item(),
-                   risk[k].item(), bars[k].item())
-        results.append(sk.Result(trades=trades[k], valid_bars=int(n_valid[k]), open_at_end=oae))
-    return sk.results_from(results)
+    held = in_pos.tolist()
+    at_end = list(zip(*[x.tolist() for x in (sig_bar, entry_bar, entry, stop, tp, risk, bars)]))
+    return sk.results_from([sk.Result(trades=trades[k], valid_bars=v, open_at_end=at_end[k] if held[k] else None)
+                            for k, v in enumerate(n_valid.tolist())])
 
 
 if __name__ == "__main__":
