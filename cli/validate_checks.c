@@ -578,11 +578,16 @@ void do_bad_input(v_ctx *c, const void *arg, v_outcome *o)
 void do_mutant(v_ctx *c, const void *arg, v_outcome *o)
 {
     const sebt_backend *m = arg;
+    bool big_first = false;
+    for (size_t i = 0; i < sebt_mutant_count(); i++)
+        big_first |= sebt_mutant_at(i) == m && sebt_mutant_big_first(i);
     /* Big cases by count, never by time: by time, a machine fast enough to
      * run the hunt's small cases before its first big one is due would let
-     * the mutants that only big cases show (z_stale, far_hole) survive. */
+     * the mutants that only big cases show (z_stale, far_hole) survive.
+     * Those start with a big case: FUZZ_BIG_EVERY small cases first would
+     * cost seconds for nothing (more under a sanitizer). */
     sebt_fuzz_opts fo = { .seed = c->a->seed, .iterations = MUTANT_CASES, .shrink = false,
-                          .big_every = FUZZ_BIG_EVERY, .skip_wide = true };
+                          .big_every = FUZZ_BIG_EVERY, .big_first = big_first, .skip_wide = true };
     sebt_fuzz_report r;
     sebt_error err = { 0 };
     if (sebt_fuzz_run(m, &fo, &r, &err) != SEBT_OK) {

@@ -1463,8 +1463,9 @@ sebt_status sebt_fuzz_run(const sebt_backend *cand, const sebt_fuzz_opts *opts,
          * time spent on them falls behind. The order of small and big
          * cases then depends on speed (unless big_every fixes it); each
          * case is a pure function of (seed, stream, kind, number). */
-        bool big = share > 0 && small_i > 0 &&
-                   (opts->big_every ? big_i < small_i / opts->big_every : big_time + big_est <= share * (el + big_est));
+        bool big = share > 0 && ((opts->big_first && done == 0) ||
+                                 (small_i > 0 && (opts->big_every ? big_i < small_i / opts->big_every
+                                                                  : big_time + big_est <= share * (el + big_est))));
         sebt_fuzz_case c;
         uint64_t it = big ? big_i : small_i;
         if (!big && opts->skip_wide && sebt_fuzz_is_wide(it)) {

@@ -53,39 +53,43 @@ typedef struct {
     const char *what;
     /* Why its reproducer cannot be 50 bars or fewer; NULL when it can. */
     const char *needs;
+    /* Small fuzz cases seldom (z_stale: a spike whose sums collapse past
+     * ~2^32) or never (far_hole: past bar 100,000) show it: a hunt starts
+     * with a big case rather than after FUZZ_BIG_EVERY small ones. */
+    bool big_first;
 } mutant_info;
 
 static const mutant_info mutant_infos[] = {
-    { "sma", BUG_SMA, "indicators computed another way: SMA of close instead of EMA", NULL },
-    { "ema_seed", BUG_EMA_SEED, "EMA seeded with the SMA of its first window instead of the first close", NULL },
-    { "warmup", BUG_WARMUP, "warm-up not dropped: simulates over bars whose ATR is NaN", NULL },
-    { "overlap", BUG_OVERLAP, "overlapping positions: a signal while in position opens another trade", NULL },
-    { "tp_first", BUG_TP_FIRST, "stop checked after target: TP wins when a bar hits both", NULL },
-    { "entry_exit", BUG_ENTRY_EXIT, "entry-bar exits: the entry bar itself is checked for exits", NULL },
-    { "max_hold", BUG_HOLD, "off-by-one in max_hold: time exit after max_hold+1 bars", NULL },
+    { "sma", BUG_SMA, "indicators computed another way: SMA of close instead of EMA", NULL, false },
+    { "ema_seed", BUG_EMA_SEED, "EMA seeded with the SMA of its first window instead of the first close", NULL, false },
+    { "warmup", BUG_WARMUP, "warm-up not dropped: simulates over bars whose ATR is NaN", NULL, false },
+    { "overlap", BUG_OVERLAP, "overlapping positions: a signal while in position opens another trade", NULL, false },
+    { "tp_first", BUG_TP_FIRST, "stop checked after target: TP wins when a bar hits both", NULL, false },
+    { "entry_exit", BUG_ENTRY_EXIT, "entry-bar exits: the entry bar itself is checked for exits", NULL, false },
+    { "max_hold", BUG_HOLD, "off-by-one in max_hold: time exit after max_hold+1 bars", NULL, false },
     { "batch_restart", BUG_BATCH_RESTART, "every batch after the first restarts at combo 0 (results of the wrong combo)",
-      NULL },
+      NULL, false },
     { "block_edge", BUG_BLOCK_EDGE, "ATR window one bar short at each 512-bar block boundary",
-      "a block boundary: more than 512 bars" },
-    { "ema_missing", BUG_EMA_MISSING, "EMA emits its previous value at a missing bar instead of NaN", NULL },
-    { "tr_hole", BUG_TR_HOLE, "TR after a hole uses the close before the hole instead of high - low", NULL },
-    { "sig_ema_le", BUG_SIG_EMA, "signal written ema_f <= ema_s", NULL },
-    { "sig_vol_ge", BUG_SIG_VOL, "signal written vol_z >= threshold", NULL },
-    { "sig_tr_ge", BUG_SIG_TR, "signal written tr_z >= threshold", NULL },
-    { "sig_cloc_ge", BUG_SIG_CLOC, "signal written cloc >= cloc_min", NULL },
-    { "gap_lt", BUG_GAP_LT, "stop-gap exit written open < stop", NULL },
-    { "stop_lt", BUG_STOP_LT, "stop exit written low < stop", NULL },
-    { "tp_gt", BUG_TP_GT, "target exit written high > tp", NULL },
-    { "dd_peak0", BUG_DD_ZERO, "drawdown's running peak starts at 0, not at the first trade", NULL },
-    { "sample_var", BUG_SAMPLE_VAR, "z-score with the sample variance (w-1), not the population's", NULL },
-    { "fee_one_side", BUG_FEE_ONE_SIDE, "fee charged on the entry price only", NULL },
+      "a block boundary: more than 512 bars", false },
+    { "ema_missing", BUG_EMA_MISSING, "EMA emits its previous value at a missing bar instead of NaN", NULL, false },
+    { "tr_hole", BUG_TR_HOLE, "TR after a hole uses the close before the hole instead of high - low", NULL, false },
+    { "sig_ema_le", BUG_SIG_EMA, "signal written ema_f <= ema_s", NULL, false },
+    { "sig_vol_ge", BUG_SIG_VOL, "signal written vol_z >= threshold", NULL, false },
+    { "sig_tr_ge", BUG_SIG_TR, "signal written tr_z >= threshold", NULL, false },
+    { "sig_cloc_ge", BUG_SIG_CLOC, "signal written cloc >= cloc_min", NULL, false },
+    { "gap_lt", BUG_GAP_LT, "stop-gap exit written open < stop", NULL, false },
+    { "stop_lt", BUG_STOP_LT, "stop exit written low < stop", NULL, false },
+    { "tp_gt", BUG_TP_GT, "target exit written high > tp", NULL, false },
+    { "dd_peak0", BUG_DD_ZERO, "drawdown's running peak starts at 0, not at the first trade", NULL, false },
+    { "sample_var", BUG_SAMPLE_VAR, "z-score with the sample variance (w-1), not the population's", NULL, false },
+    { "fee_one_side", BUG_FEE_ONE_SIDE, "fee charged on the entry price only", NULL, false },
     { "z_stale", BUG_Z_STALE, "rolling z (sliding sums, exact every z_window bars) not recomputed when a "
       "spike leaves the window: its digits stay cancelled until the next exact pass",
-      "a window the spike has left: more bars than the z window" },
+      "a window the spike has left: more bars than the z window", true },
     { "far_hole", BUG_FAR_HOLE, "a hole mask of 100,000 bars: past bar 100,000, TR after a hole uses the close "
-      "before the hole instead of high - low", "a hole past bar 100,000: more than 100,000 bars" },
+      "before the hole instead of high - low", "a hole past bar 100,000: more than 100,000 bars", true },
     { "rsi_off", BUG_RSI_OFF, "the RSI filter not honoured: a combo with use_rsi signals on the four other "
-      "terms alone", NULL },
+      "terms alone", NULL, false },
 };
 #define N_MUTANTS (sizeof mutant_infos / sizeof mutant_infos[0])
 
@@ -556,6 +560,8 @@ const char *sebt_mutant_needs(size_t i)
 {
     return i < N_MUTANTS ? mutant_infos[i].needs : oracle_sweep_mutant_needs(i - N_MUTANTS);
 }
+
+bool sebt_mutant_big_first(size_t i) { return i < N_MUTANTS && mutant_infos[i].big_first; }
 
 const char *sebt_mutant_parity_blind(size_t i)
 {

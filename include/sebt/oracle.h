@@ -308,6 +308,10 @@ typedef struct {
      * of an allocation failure needs. 0: big cases by time, whose order
      * depends on the machine's speed. */
     uint64_t big_every;
+    /* The first case is a big one (then as big_every or big_share say): for
+     * a bug that no small case can show, whose hunt would otherwise spend
+     * big_every small cases first. */
+    bool big_first;
     /* Leave out the wide calls (8,192+ combos, small case k with k mod 256
      * = 18): for the mutants' fuzz, whose bugs smaller cases show, where a
      * reference-speed mutant spends seconds on each. Case numbers stay. */
@@ -481,6 +485,9 @@ const char *sebt_mutant_bug(size_t i);    /* one line: what is planted */
 /* What a reproducer of mutant i needs beyond 50 bars ("more than 512
  * bars: a block boundary"), or NULL when 50 bars or fewer can show it. */
 const char *sebt_mutant_needs(size_t i);
+/* Whether small fuzz cases seldom or never show mutant i's bug, so that a
+ * hunt for it starts with a big case (sebt_fuzz_opts.big_first). */
+bool sebt_mutant_big_first(size_t i);
 /* Why parity on the bundled data (hand-picked and grid-shaped combos)
  * cannot show mutant i's bug, NULL when it can: the self-test asks only
  * the fuzzer to catch such a mutant. */

@@ -326,7 +326,13 @@ Test(fuzz, far_hole_is_caught_past_bar_100000, .timeout = 300)
     sebt_fuzz_report caught, clean;
     for (uint64_t it = 0; it < 3; it++) {
         sebt_fuzz_opts one = { .seed = 1, .one_case = true, .one_big = true, .case_index = it };
-        cr_assert_eq(sebt_fuzz_run(m, &one, &caught, &err), SEBT_OK, "%s", err.msg);
+        /* Big case 0 as validate's hunt for this mutant runs it: its first
+         * case (big_first), not after 500 small ones. */
+        sebt_fuzz_opts hunt = { .seed = 1, .iterations = 1, .big_every = 500, .big_first = true, .skip_wide = true };
+        cr_assert_eq(sebt_fuzz_run(m, it == 0 ? &hunt : &one, &caught, &err), SEBT_OK, "%s", err.msg);
+        if (it == 0)
+            cr_expect(caught.cases_run == 1 && caught.paths.big_cases == 1, "the hunt's first case: %llu run, %llu big",
+                      (unsigned long long)caught.cases_run, (unsigned long long)caught.paths.big_cases);
         if (!caught.found) {
             sebt_fuzz_report_free(&caught);
             continue;
