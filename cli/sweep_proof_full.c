@@ -242,9 +242,10 @@ int sweep_cache_check(const char *data, bool lenient, bool fill_gaps, const char
     if (st == SEBT_ERR_VERIFY)
         snprintf(what, size, "%s (cache %s)", err->msg, cache);
     /* Out of memory is said as such (exit 5), never as a check left out. */
-    if (use == SEBT_CACHE_NO_MEMORY)
-        return sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory looking it up in the series cache %s", data, cache),
-               -1;
+    if (use == SEBT_CACHE_NO_MEMORY) {
+        sebt_fail(err, SEBT_ERR_NOMEM, "%s: out of memory looking it up in the series cache %s", data, cache);
+        return -1;
+    }
     if (st == SEBT_OK && use != SEBT_CACHE_HIT)
         snprintf(what, size, "not checked: the cached load of %s did not hit (series cache: %s)", data,
                  cli_cache_use_name(use));

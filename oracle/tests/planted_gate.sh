@@ -2,8 +2,8 @@
 # A planted bug of the kinds only the metrics-only path, big calls or many
 # threads show (oracle/tests/plugins/planted.c, fast_planted.c) is caught
 # by the release gate as a kernel author runs it: `sebt validate --cases
-# 10000` (the fuzz budget that also turns on the big call, as --time 60
-# does; in cases, so the same cases run on a machine of any speed), exit 1,
+# 10000` (the fuzz budget that also turns on the big call; in cases, so
+# the same cases run on a machine of any speed), exit 1,
 # stopping at the first catch (--fail-fast,
 # so the test costs what the catch costs; parity on the small DATA file,
 # so it does not cost the bundled set's ~20 s). The reproducer it prints
