@@ -172,7 +172,17 @@ __global__ void cuda_hop_kernel(sebt_k_market m, sebt_k_valid v, sebt_k_union u,
      * thread's local memory (the lint's stack frame). */
     sebt_k_run_combo_hop(&m, &v, &u, &sb, &memo, 0, &params[i], tr, cap, NULL, 0, &r, tallies ? &tallies[i] : NULL, NULL);
     r.trades = NULL;
-    out[i] = r;
+    /* Every byte, padding too, as 8-byte words: an assignment stores the
+     * fields alone (the copy back to the host then reads device bytes
+     * nothing wrote: compute-sanitizer's initcheck), and a memcpy to global
+     * memory a byte at a time. */
+    static_assert(sizeof r % sizeof(uint64_t) == 0 && alignof(sebt_result) >= alignof(uint64_t),
+                  "sebt_result is copied out as whole words");
+    uint64_t words[sizeof r / sizeof(uint64_t)];
+    memcpy(words, &r, sizeof r);
+    uint64_t *dst = (uint64_t *)&out[i];
+    for (size_t k = 0; k < sizeof r / sizeof(uint64_t); k++)
+        dst[k] = words[k];
 }
 
 /* ---- the sweep ------------------------------------------------------------- */

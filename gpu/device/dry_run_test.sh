@@ -102,6 +102,34 @@ run_dry nothing --dry-run --only device_tests,validate
 ((rc == 1)) || fail "a run where every step was skipped exited $rc, not 1"
 grep -q '^result: fail' <<<"$(tail -1 "$tmp/nothing/summary.txt")" || fail "nothing ran, yet: $(tail -1 "$tmp/nothing/summary.txt")"
 
+# 5. The parity steps' comparison of two sweeps' npy files: fast_cpu's and
+# cuda's under host execution (each with its own proof's note: another
+# seed) are the same results; a changed data byte or column name is not.
+host=$build/libsebt_cuda_host.so
+if [[ -f $host ]]; then
+    for b in fast_cpu cuda; do
+        SEBT_CUDA_LIBRARY=$host "$build/sebt" sweep --backend $b --data "$src/fixtures/data/BTCUSDT-1m-2018-02-08.raw.csv" \
+            --combos "$src/oracle/parity-combos.csv" --format npy --output "$tmp/$b.npy" 2>"$tmp/$b.err" ||
+            fail "sweep --backend $b exited non-zero: $(cat "$tmp/$b.err")"
+    done
+    "$src/gpu/device/run.sh" --same-npy "$tmp/fast_cpu.npy" "$tmp/cuda.npy" >/dev/null ||
+        fail "--same-npy: fast_cpu's and cuda's sweeps said to differ"
+    sed 's/"seed": "0x/"seed": "9x/' "$tmp/cuda.npy" >"$tmp/seed.npy"
+    cmp -s "$tmp/cuda.npy" "$tmp/seed.npy" && fail "the npy header has no proof's seed to change"
+    "$src/gpu/device/run.sh" --same-npy "$tmp/cuda.npy" "$tmp/seed.npy" >/dev/null ||
+        fail "--same-npy: another proof seed said to differ"
+    start=$((10 + $(od -An -tu2 -j8 -N2 --endian=little "$tmp/cuda.npy" | tr -d ' ')))
+    cp "$tmp/cuda.npy" "$tmp/data.npy"
+    printf '\x7f' | dd of="$tmp/data.npy" bs=1 seek=$((start + 100)) conv=notrunc status=none
+    "$src/gpu/device/run.sh" --same-npy "$tmp/fast_cpu.npy" "$tmp/data.npy" >/dev/null &&
+        fail "--same-npy: a changed data byte passed"
+    sed '0,/avg_r/s//avg_x/' "$tmp/cuda.npy" >"$tmp/name.npy"
+    "$src/gpu/device/run.sh" --same-npy "$tmp/fast_cpu.npy" "$tmp/name.npy" >/dev/null &&
+        fail "--same-npy: a changed column name passed"
+else
+    fail "$host is missing: it is built on every machine"
+fi
+
 if ((fails)); then
     for o in out require broken nothing; do
         echo "---- $o"
@@ -110,4 +138,4 @@ if ((fails)); then
     echo "$fails failure(s)"
     exit 1
 fi
-echo "dry run: 3 steps passed, 9 skipped; --require-gpu, a broken bundle and an empty run fail"
+echo "dry run: 3 steps passed, 9 skipped; --require-gpu, a broken bundle and an empty run fail; the npy comparison holds"
