@@ -419,3 +419,16 @@ void cli_device_memory_hook(void *user, const sebt_fuzz_case *c, bool big, uint6
         unsetenv("SEBT_CUDA_HOST_MEMORY");
     }
 }
+
+double cli_crossover_measured(const double *w, const double *diff, size_t n)
+{
+    if (n == 0 || !(diff[n - 1] <= 0))
+        return INFINITY;
+    size_t k = n - 1;
+    while (k > 0 && diff[k - 1] <= 0)
+        k--;
+    if (k == 0)
+        return w[0];
+    /* Both times grow about linearly with the work between two sizes. */
+    return w[k - 1] + diff[k - 1] * (w[k] - w[k - 1]) / (diff[k - 1] - diff[k]);
+}

@@ -34,6 +34,14 @@ void cli_crossover_path(char *buf, size_t bufsize);
  * A malformed file is printed as an error and returns 2, else 0. */
 int cli_crossover_for(const char *cmd, const sebt_gpu_device *d, int cpu_threads, cli_crossover *out);
 
+/* The crossover from check-gpu --benchmark's rows: n rows of work w[k]
+ * (bar-combos, increasing) where cuda took diff[k] seconds more than
+ * fast_cpu (negative: cuda faster). The work from which cuda wins at every
+ * larger size measured, interpolated linearly with the row before it (a
+ * lone win at a small size, noise or a warm-up, is not a crossover);
+ * INFINITY when cuda does not win at the largest size. */
+double cli_crossover_measured(const double *w, const double *diff, size_t n);
+
 /* What auto picks for bars x combos now, with the reason. info is filled
  * from sebt_gpu_query (n_devices 0 when none is usable). Returns 0, or 2
  * after printing an error about a malformed crossover file. */

@@ -149,3 +149,30 @@ Test(crossover, cpu_threads_from_omp_num_threads)
     unsetenv("OMP_NUM_THREADS");
     cr_assert_geq(cli_cpu_threads(), 1);
 }
+
+/* check-gpu --benchmark's rows on an H200 against 16 fast_cpu threads
+ * (bench/results/gpu-h200-2026-11-29): cuda "won" the first, one-combo row
+ * (fast_cpu's first run paid for its threads), lost from 10 to 10^6 combos
+ * and won at 10^7. The crossover lies between the last two rows:
+ *   diff 0.5327 - 0.4161 = 0.1166 at 1.528e11, 3.9588 - 3.9764 = -0.0176 at 1.528e12
+ *   1.528e11 + 0.1166 * (1.528e12 - 1.528e11) / (0.1166 + 0.0176) = 1.3475e12 */
+Test(crossover, measured_from_the_last_run_of_wins)
+{
+    const double w[] = { 1.528e5, 1.528e6, 1.528e7, 1.528e8, 1.528e9, 1.528e10, 1.528e11, 1.528e12 };
+    const double cpu[] = { 0.0226, 0.0064, 0.0064, 0.0073, 0.0156, 0.0523, 0.4161, 3.9764 };
+    const double gpu[] = { 0.0105, 0.0109, 0.0134, 0.0353, 0.0912, 0.1386, 0.5327, 3.9588 };
+    double diff[8];
+    for (int k = 0; k < 8; k++)
+        diff[k] = gpu[k] - cpu[k];
+    double x = cli_crossover_measured(w, diff, 8);
+    cr_assert(fabs(x - 1.3475e12) < 0.0005e12, "crossover %.6g, by hand 1.3475e12", x);
+    /* cuda slower at the largest size: no crossover, whatever came before */
+    cr_assert(isinf(cli_crossover_measured(w, diff, 7)));
+    cr_assert(isinf(cli_crossover_measured(w, diff, 0)));
+    /* cuda faster at every size: from the first */
+    const double all_win[] = { -1, -2, -3 };
+    cr_assert_eq(cli_crossover_measured(w, all_win, 3), w[0]);
+    /* a tie counts as a win; the row before is interpolated: 1e6 + 1 * 9e6 / (1 + 0) */
+    const double w2[] = { 1e5, 1e6, 1e7 }, tie[] = { 2, 1, 0 };
+    cr_assert_eq(cli_crossover_measured(w2, tie, 3), 1e7);
+}
