@@ -26,15 +26,17 @@
  * measured one: gpu/CMakeLists.txt reads it from the committed benchmark
  * (bench/results/bench_sweep.json) into SEBT_MODEL_CPU_RATE; without one,
  * the value that benchmark measured on 2026-11-22 (10,000 combos of the 15m
- * series on one thread). The GPU is taken to finish one bar-combo per SM
- * per clock; the fixed cost is creating the CUDA context and copying the
- * series. */
+ * series on one thread). The GPU's rate per SM and clock is the one cuda
+ * reached on a real grid on an H200 (bench/results/gpu-h200-2026-11-29:
+ * bench/grids/big-967680.grid over the 15m series, 1.48e11 bar-combos in
+ * 7.76 s, the median of three, with 132 SMs at 1.98 GHz: 0.073); the fixed
+ * cost is creating the CUDA context and copying the series. */
 #ifdef SEBT_MODEL_CPU_RATE
 #define MODEL_CPU_BAR_COMBOS_PER_THREAD ((double)SEBT_MODEL_CPU_RATE)
 #else
 #define MODEL_CPU_BAR_COMBOS_PER_THREAD 8.56793e9
 #endif
-#define MODEL_GPU_BAR_COMBOS_PER_SM_CYCLE 1.0
+#define MODEL_GPU_BAR_COMBOS_PER_SM_CYCLE 0.073
 #define MODEL_GPU_FIXED_SECONDS 0.25
 
 int cli_cpu_threads(void)

@@ -1,11 +1,13 @@
 /* The auto crossover (cli/select.c) without a device: the model from a
  * device's SM count and clock, the saved file, and its errors. The expected
  * numbers are worked out from the model in gpu/README.md:
- *   W* = 0.25 / (1/(T * r) - 1/(SMs * clock * 1))
+ *   W* = 0.25 / (1/(T * r) - 1/(SMs * clock * 0.073))
  * with r fast_cpu's measured rate per thread (SEBT_MODEL_CPU_RATE, from
- * bench/results/bench_sweep.json; 8.56793e9 when the build found none):
- * H100 SXM, 132 SMs at 1.98 GHz, T = 16, r = 8.56793e9:
- *   0.25 / (1/1.37087e11 - 1/2.6136e11) = 7.20771856e10 */
+ * bench/results/bench_sweep.json; 8.56793e9 when the build found none) and
+ * 0.073 the bar-combos per SM and clock cuda reached on an H200:
+ * H100 SXM, 132 SMs at 1.98 GHz, r = 8.56793e9: r_gpu = 1.907928e10, so
+ *   T = 16: 1.37087e11 > r_gpu, never;
+ *   T = 1: 0.25 / (1/8.56793e9 - 1/1.907928e10) = 3.88793864e9 */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
@@ -52,7 +54,7 @@ static void write_file(const char *text)
 
 static double model(int sms, double ghz, int threads)
 {
-    double c = threads * (double)SEBT_MODEL_CPU_RATE, g = sms * ghz * 1e9;
+    double c = threads * (double)SEBT_MODEL_CPU_RATE, g = 0.073 * sms * ghz * 1e9;
     return g > c ? 0.25 / (1.0 / c - 1.0 / g) : INFINITY;
 }
 
@@ -65,17 +67,20 @@ Test(crossover, model_without_a_file)
 {
     cli_crossover x;
     sebt_gpu_device h100 = device("NVIDIA H100 80GB HBM3", 132, 1980000);
-    cr_assert_eq(cli_crossover_for("test", &h100, 16, &x), 0);
+    cr_assert_eq(cli_crossover_for("test", &h100, 1, &x), 0);
     cr_assert(!x.measured);
-    expect_near(x.bar_combos, model(132, 1.98, 16));
-    cr_assert_not_null(strstr(x.source, "model: 132 SMs x 1.98 GHz vs 16 CPU threads"), "%s", x.source);
+    expect_near(x.bar_combos, model(132, 1.98, 1));
+    cr_assert_not_null(strstr(x.source, "model: 132 SMs x 1.98 GHz vs 1 CPU threads"), "%s", x.source);
     cr_assert_not_null(strstr(x.source, "fast_cpu's measured rate"), "%s", x.source);
-    if (SEBT_MODEL_CPU_RATE == 8.56793e9)
-        expect_near(x.bar_combos, 7.20771856e10);   /* by hand, above */
+    if (SEBT_MODEL_CPU_RATE == 8.56793e9) {
+        expect_near(x.bar_combos, 3.88793864e9);   /* by hand, above */
+        cr_assert_eq(cli_crossover_for("test", &h100, 16, &x), 0);
+        cr_assert(isinf(x.bar_combos), "16 threads: %g", x.bar_combos);
+    }
 
     sebt_gpu_device a100 = device("NVIDIA A100", 108, 1410000);
-    cr_assert_eq(cli_crossover_for("test", &a100, 2, &x), 0);
-    expect_near(x.bar_combos, model(108, 1.41, 2));
+    cr_assert_eq(cli_crossover_for("test", &a100, 1, &x), 0);
+    expect_near(x.bar_combos, model(108, 1.41, 1));
 }
 
 Test(crossover, model_says_never_when_the_gpu_is_slower)
@@ -108,9 +113,9 @@ Test(crossover, saved_value_for_another_device_is_not_used)
     write_file("device = NVIDIA H200\nthreads = 16\ncrossover_bar_combos = 1\n");
     cli_crossover x;
     sebt_gpu_device h100 = device("NVIDIA H100 80GB HBM3", 132, 1980000);
-    cr_assert_eq(cli_crossover_for("test", &h100, 16, &x), 0);
+    cr_assert_eq(cli_crossover_for("test", &h100, 1, &x), 0);
     cr_assert(!x.measured);
-    expect_near(x.bar_combos, model(132, 1.98, 16));
+    expect_near(x.bar_combos, model(132, 1.98, 1));
     cr_assert_not_null(strstr(x.source, "the saved crossover is for NVIDIA H200"), "%s", x.source);
 }
 
