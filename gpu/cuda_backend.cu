@@ -8,15 +8,22 @@
  *   z windows        reference's z bits, the candidate union U per
  *                    atr_window, the bitsets); U and one arena of bitsets
  *                    are copied;
- *   per exit key     one thread per candidate fills the exit memo
- *                    (sebt_k_memo_fill), then one thread per combo hops
- *                    through it (sebt_k_run_combo_hop): fast_cpu/combo_kernel.h,
- *                    the code fast_cpu runs, built with -fmad=false. Only
- *                    the results come back, and the trades in a second pass
- *                    when asked for.
+ *   per wave of      one launch fills the exit memo of every key of the
+ *   exit keys        wave, a thread per candidate of each (sebt_k_memo_fill),
+ *                    then one launch runs every combo of the wave, a thread
+ *                    per combo hopping through its key's memo
+ *                    (sebt_k_run_combo_hop): fast_cpu/combo_kernel.h, the
+ *                    code fast_cpu runs, built with -fmad=false. Only the
+ *                    results come back, and the trades in a second pass
+ *                    when asked for. A wave is as many of a batch's keys as
+ *                    half the free device memory holds memos for: a launch
+ *                    per key left the device nearly idle (a real grid's key
+ *                    has about a hundred combos; the device holds 270,000
+ *                    threads), one key's chain of memo loads after another.
  *
  * Out of device memory, the work splits instead of failing: a chunk of
- * combos that cannot get its buffers halves and tries again; a batch whose
+ * combos that cannot get its buffers halves and tries again, as does a wave
+ * whose memos do not fit; a batch whose
  * candidates, bitsets or exit memo (or a one-combo chunk) do not fit frees
  * everything it took and runs what it had not finished as two half ranges
  * of combos, each with its own (smaller) unions; the series is uploaded a
@@ -130,35 +137,74 @@ static sebt_status cuda_error(sebt_error *err, cudaError_t e, const char *what)
 
 /* ---- kernels --------------------------------------------------------------- */
 
-/* The memo of one exit key over one atr_window's candidate union U: one
- * thread per candidate, each computing the trade a signal there opens
- * (sebt_k_trade_at, the code fast_cpu runs), and how it closes when the
- * combos keep analysis tallies (memo.ex). Filled completely before any
- * combo reads it, so the combos never write it. */
-__global__ void cuda_memo_kernel(sebt_k_market m, sebt_k_valid v, sebt_k_union u, sebt_params p, sebt_k_memo memo)
+/* One exit key of a wave, as its threads read it from device memory: the
+ * valid bars of its atr_window, its candidate union, its exit parameters
+ * (those of any combo of the key) and its memo. */
+typedef struct {
+    sebt_k_valid v;
+    sebt_k_union u;
+    sebt_params p;
+    sebt_k_memo memo;
+} cuda_task;
+
+/* The key of a wave that item x (a block, a combo) belongs to: the last k
+ * of start[0 .. n) with start[k] <= x (start[0] = 0, x < start[n]; a key
+ * with no items has start[k] = start[k + 1] and is passed over). */
+static __device__ inline int32_t task_at(const int64_t *start, int32_t n, int64_t x)
 {
-    int64_t j = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (j < u.n)
-        sebt_k_memo_fill(&m, &v, &u, &p, j, NULL, &memo.link[j], &memo.val[j], memo.ex ? &memo.ex[j] : NULL);
+    int32_t lo = 0, hi = n;
+    while (hi - lo > 1) {
+        int32_t mid = lo + (hi - lo) / 2;
+        if (start[mid] <= x)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
-/* One thread per combo of an exit key: its bitsets, a row per signal term (offsets into the
- * batch's bitset arena) ANDed on the fly, hops through the memo. No R
- * buffer: sharpe's second pass hops again (the same bits). trade_off and
- * trades are NULL on the metrics pass; on the trades pass combo i writes
- * its trades at trades + trade_off[i]. tallies (NULL unless the memo has
- * its ex, metrics pass only): combo i's analysis tally there. */
-__global__ void cuda_hop_kernel(sebt_k_market m, sebt_k_valid v, sebt_k_union u, sebt_k_memo memo,
-                                const uint64_t *bits, const int64_t *bit_off, const sebt_params *params,
-                                const int64_t *trade_off, sebt_trade *trades, sebt_result *out,
-                                sebt_trade_tally *tallies, int64_t n)
+/* The memos of a wave's exit keys, each over its atr_window's candidate
+ * union U: one thread per candidate of each key (key k's blocks are
+ * block_start[k] .. block_start[k + 1]), each computing the trade a signal
+ * there opens (sebt_k_trade_at, the code fast_cpu runs), and how it closes
+ * when the combos keep analysis tallies (memo.ex). Filled completely before
+ * any combo reads them, so the combos never write them. */
+__global__ void cuda_memo_kernel(sebt_k_market m, const cuda_task *tasks, const int64_t *block_start, int32_t n_tasks)
+{
+    int32_t k = task_at(block_start, n_tasks, (int64_t)blockIdx.x);
+    int64_t j = ((int64_t)blockIdx.x - block_start[k]) * blockDim.x + threadIdx.x;
+    sebt_k_union u = tasks[k].u;
+    if (j < u.n) {
+        sebt_k_valid v = tasks[k].v;
+        sebt_params p = tasks[k].p;
+        sebt_k_memo memo = tasks[k].memo;
+        sebt_k_memo_fill(&m, &v, &u, &p, j, NULL, &memo.link[j], &memo.val[j], memo.ex ? &memo.ex[j] : NULL);
+    }
+}
+
+/* One thread per combo of a wave (combo first + i of the wave belongs to
+ * key task_at(combo_start, ...)): its bitsets, a row per signal term
+ * (offsets into the batch's bitset arena) ANDed on the fly, hops through
+ * its key's memo. No R buffer: sharpe's second pass hops again (the same
+ * bits). trade_off and trades are NULL on the metrics pass; on the trades
+ * pass combo i writes its trades at trades + trade_off[i]. tallies (NULL
+ * unless the memos have their ex, metrics pass only): combo i's analysis
+ * tally there. */
+__global__ void cuda_hop_kernel(sebt_k_market m, const cuda_task *tasks, const int64_t *combo_start, int32_t n_tasks,
+                                int64_t first, const uint64_t *bits, const int64_t *bit_off,
+                                const sebt_params *params, const int64_t *trade_off, sebt_trade *trades,
+                                sebt_result *out, sebt_trade_tally *tallies, int64_t n)
 {
     int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n)
         return;
+    int32_t k = task_at(combo_start, n_tasks, first + i);
+    sebt_k_valid v = tasks[k].v;
+    sebt_k_union u = tasks[k].u;
+    sebt_k_memo memo = tasks[k].memo;
     sebt_k_sigbits sb;
-    for (int k = 0; k < SEBT_N_TERMS; k++)
-        sb.w[k] = bits + bit_off[SEBT_N_TERMS * i + k];
+    for (int t = 0; t < SEBT_N_TERMS; t++)
+        sb.w[t] = bits + bit_off[SEBT_N_TERMS * i + t];
     sb.filters_on = true;   /* a filter off has the cloc row again: ANDed, it changes nothing */
     sebt_result r;
     memset(&r, 0, sizeof r);
@@ -181,8 +227,8 @@ __global__ void cuda_hop_kernel(sebt_k_market m, sebt_k_valid v, sebt_k_union u,
     uint64_t words[sizeof r / sizeof(uint64_t)];
     memcpy(words, &r, sizeof r);
     uint64_t *dst = (uint64_t *)&out[i];
-    for (size_t k = 0; k < sizeof r / sizeof(uint64_t); k++)
-        dst[k] = words[k];
+    for (size_t w = 0; w < sizeof r / sizeof(uint64_t); w++)
+        dst[w] = words[w];
 }
 
 /* ---- the sweep ------------------------------------------------------------- */
@@ -392,15 +438,23 @@ static void report_progress(sweep *w, size_t add)
         w->opts->progress(w->opts->progress_user, w->done, w->fs.total);
 }
 
-/* Combos refs[q0 .. q1) of one exit key, with the memo already on the
- * device. Splits itself in halves when the device runs out of memory. */
-static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *db, const sebt_k_memo *memo,
-                             size_t q0, size_t q1, size_t *next, sebt_error *err)
+/* A wave of exit keys on the device, their memos filled: the keys' table
+ * and where each key's combos start, counted from the wave's first combo
+ * q0 (combo_start[n_tasks] is the wave's count). */
+typedef struct {
+    const cuda_task *tasks;
+    const int64_t *combo_start;
+    int32_t n_tasks;
+    size_t q0;
+} dev_wave;
+
+/* Combos refs[q0 .. q1) of a wave. Splits itself in halves when the device
+ * runs out of memory. */
+static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *db, const dev_wave *dw, size_t q0,
+                             size_t q1, size_t *next, sebt_error *err)
 {
     size_t n = q1 - q0;
     const fast_combo_ref *R = w->fs.refs;
-    int32_t a = R[q0].a;
-    int32_t si = zb->set_of_atr[a];
     bool want_trades = w->opts && w->opts->want_trades;
     sebt_params *hp = (sebt_params *)malloc(n * sizeof *hp);
     sebt_result *hr = (sebt_result *)calloc(n, sizeof *hr);
@@ -424,7 +478,8 @@ static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *d
         || (e = pool_put(&pool, NULL, n * sizeof *hr, &dr)) != cudaSuccess
         || (ht && (e = pool_put(&pool, NULL, n * sizeof *ht, &dtally)) != cudaSuccess))
         goto fail;
-    SEBT_LAUNCH(cuda_hop_kernel, blocks, THREADS_PER_BLOCK)(w->dm, w->dv[a], db->du[si], *memo, db->bits,
+    SEBT_LAUNCH(cuda_hop_kernel, blocks, THREADS_PER_BLOCK)(w->dm, dw->tasks, dw->combo_start, dw->n_tasks,
+                                                            (int64_t)(q0 - dw->q0), db->bits,
                                                             (const int64_t *)doffs, (const sebt_params *)dp,
                                                             NULL, NULL, (sebt_result *)dr,
                                                             (sebt_trade_tally *)dtally, (int64_t)n);
@@ -444,7 +499,8 @@ static sebt_status run_chunk(sweep *w, const fast_zbatch *zb, const dev_batch *d
                 goto fail;
             /* The same combos again, now writing their trades: the metrics
              * come out the same bits (combo_kernel.h sums them the same way). */
-            SEBT_LAUNCH(cuda_hop_kernel, blocks, THREADS_PER_BLOCK)(w->dm, w->dv[a], db->du[si], *memo, db->bits,
+            SEBT_LAUNCH(cuda_hop_kernel, blocks, THREADS_PER_BLOCK)(w->dm, dw->tasks, dw->combo_start, dw->n_tasks,
+                                                                    (int64_t)(q0 - dw->q0), db->bits,
                                                                     (const int64_t *)doffs, (const sebt_params *)dp,
                                                                     (const int64_t *)doff, (sebt_trade *)dt,
                                                                     (sebt_result *)dr, NULL, (int64_t)n);
@@ -502,8 +558,8 @@ fail:
     if (e == cudaErrorMemoryAllocation && n > 1) {
         free(hp), free(hr), free(off), free(ht);
         size_t mid = q0 + n / 2;
-        st = run_chunk(w, zb, db, memo, q0, mid, next, err);
-        return st == SEBT_OK ? run_chunk(w, zb, db, memo, mid, q1, next, err) : st;
+        st = run_chunk(w, zb, db, dw, q0, mid, next, err);
+        return st == SEBT_OK ? run_chunk(w, zb, db, dw, mid, q1, next, err) : st;
     }
     st = cuda_error(err, e, "running combos");
 done:
@@ -512,37 +568,100 @@ done:
     return st;
 }
 
-/* One task of the batch (one exit key): its memo, then its combos. *next
- * follows the combos done, in order, so a failure leaves it at the first
- * combo still to run. */
-static sebt_status run_task(sweep *w, const fast_zbatch *zb, const dev_batch *db, size_t q0, size_t q1,
-                            size_t *next, sebt_error *err)
+/* Device bytes a candidate of a key's memo takes. */
+static size_t memo_bytes_per_candidate(const sweep *w)
+{
+    return sizeof(sebt_k_memo_link) + sizeof(sebt_k_memo_val) + (w->tallies ? sizeof(sebt_k_memo_exit) : 0);
+}
+
+/* The keys k0 .. (returned) of the batch that make one wave: as many as
+ * half of what the device has left holds memos for, one at the least. */
+static size_t wave_end(const sweep *w, const fast_zbatch *zb, const dev_batch *db, size_t k0)
+{
+    size_t budget = device_budget(w) / 2, per = memo_bytes_per_candidate(w), used = 0, k = k0;
+    while (k < zb->n_tasks && k - k0 < (size_t)INT32_MAX - 1) {
+        size_t un = (size_t)db->du[zb->set_of_atr[w->fs.refs[zb->task_start[k]].a]].n;
+        size_t add = un * per + sizeof(cuda_task) + 2 * sizeof(int64_t);
+        if (k > k0 && used + add > budget)
+            break;
+        used += add;
+        k++;
+    }
+    return k;
+}
+
+/* The host half of a wave: each key's row of the table (memos at offsets
+ * into the three arrays at dl, dv, dx; dx NULL without tallies) and where
+ * its blocks of the memo launch and its combos start. */
+static void wave_table(const sweep *w, const fast_zbatch *zb, const dev_batch *db, size_t k0, size_t nt, void *dl,
+                       void *dv, void *dx, cuda_task *tasks, int64_t *block_start, int64_t *combo_start)
 {
     const fast_combo_ref *R = w->fs.refs;
-    int32_t a = R[q0].a;
-    int32_t si = zb->set_of_atr[a];
-    const sebt_k_union *u = &db->du[si];
+    size_t off = 0;
+    block_start[0] = combo_start[0] = 0;
+    for (size_t k = 0; k < nt; k++) {
+        size_t qa = zb->task_start[k0 + k];
+        int32_t a = R[qa].a;
+        const sebt_k_union *u = &db->du[zb->set_of_atr[a]];
+        size_t un = (size_t)u->n, at = un ? off : 0;   /* a key without candidates reads nothing */
+        tasks[k].v = w->dv[a];
+        tasks[k].u = *u;
+        tasks[k].p = w->combos[R[qa].index];
+        sebt_k_memo memo = { (sebt_k_memo_link *)dl + at, (sebt_k_memo_val *)dv + at, { NULL, NULL, 0 },
+                             dx ? (sebt_k_memo_exit *)dx + at : NULL };
+        tasks[k].memo = memo;
+        off += un;
+        block_start[k + 1] = block_start[k] + (int64_t)((un + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK);
+        combo_start[k + 1] = combo_start[k] + (int64_t)(zb->task_start[k0 + k + 1] - qa);
+    }
+}
+
+/* Keys k0 .. k1 of the batch, one wave: their memos in one launch, then
+ * their combos in chunks. *next follows the combos done, in order, so a
+ * failure leaves it at the first combo still to run. Memos that do not
+ * fit split the wave in halves; one key's that do not fit is the batch's
+ * out-of-memory. */
+static sebt_status run_wave(sweep *w, const fast_zbatch *zb, const dev_batch *db, size_t k0, size_t k1,
+                            size_t *next, sebt_error *err)
+{
+    size_t nt = k1 - k0, q0 = zb->task_start[k0], q1 = zb->task_start[k1], total = 0;
+    for (size_t k = k0; k < k1; k++)
+        total += (size_t)db->du[zb->set_of_atr[w->fs.refs[zb->task_start[k]].a]].n;
+    cuda_task *ht = (cuda_task *)calloc(nt, sizeof *ht);
+    int64_t *bstart = (int64_t *)malloc((nt + 1) * sizeof *bstart);
+    int64_t *cstart = (int64_t *)malloc((nt + 1) * sizeof *cstart);
     dev_pool pool = DEV_POOL_EMPTY;
-    void *dl, *dv, *dx = NULL;
-    size_t un = (size_t)u->n;
-    cudaError_t e;
-    if ((e = pool_put(&pool, NULL, (un ? un : 1) * sizeof(sebt_k_memo_link), &dl)) != cudaSuccess
-        || (e = pool_put(&pool, NULL, (un ? un : 1) * sizeof(sebt_k_memo_val), &dv)) != cudaSuccess
-        || (w->tallies && (e = pool_put(&pool, NULL, (un ? un : 1) * sizeof(sebt_k_memo_exit), &dx)) != cudaSuccess)) {
+    void *dl = NULL, *dv = NULL, *dx = NULL, *dt = NULL, *dbs = NULL, *dcs = NULL;
+    cudaError_t e = ht && bstart && cstart ? cudaSuccess : cudaErrorMemoryAllocation;
+    size_t cells = total ? total : 1;
+    if (e == cudaSuccess && (e = pool_put(&pool, NULL, cells * sizeof(sebt_k_memo_link), &dl)) == cudaSuccess
+        && (e = pool_put(&pool, NULL, cells * sizeof(sebt_k_memo_val), &dv)) == cudaSuccess
+        && (!w->tallies || (e = pool_put(&pool, NULL, cells * sizeof(sebt_k_memo_exit), &dx)) == cudaSuccess)) {
+        wave_table(w, zb, db, k0, nt, dl, dv, dx, ht, bstart, cstart);
+        if ((e = pool_put(&pool, ht, nt * sizeof *ht, &dt)) == cudaSuccess
+            && (e = pool_put(&pool, bstart, (nt + 1) * sizeof *bstart, &dbs)) == cudaSuccess)
+            e = pool_put(&pool, cstart, (nt + 1) * sizeof *cstart, &dcs);
+    }
+    int64_t blocks = e == cudaSuccess ? bstart[nt] : 0;
+    free(ht), free(bstart), free(cstart);
+    if (e != cudaSuccess) {
         pool_free(&pool);
+        if (e == cudaErrorMemoryAllocation && nt > 1) {
+            size_t mid = k0 + nt / 2;
+            sebt_status st = run_wave(w, zb, db, k0, mid, next, err);
+            return st == SEBT_OK ? run_wave(w, zb, db, mid, k1, next, err) : st;
+        }
         return cuda_error(err, e, "for an exit memo");
     }
-    /* No shared exits on a device. */
-    sebt_k_memo memo = { (sebt_k_memo_link *)dl, (sebt_k_memo_val *)dv, { NULL, NULL, 0 }, (sebt_k_memo_exit *)dx };
-    if (un) {
-        unsigned blocks = (unsigned)((un + THREADS_PER_BLOCK - 1) / THREADS_PER_BLOCK);
-        SEBT_LAUNCH(cuda_memo_kernel, blocks, THREADS_PER_BLOCK)(w->dm, w->dv[a], *u, w->combos[R[q0].index],
-                                                                 memo);
+    if (blocks > 0) {
+        SEBT_LAUNCH(cuda_memo_kernel, (unsigned)blocks, THREADS_PER_BLOCK)(w->dm, (const cuda_task *)dt,
+                                                                           (const int64_t *)dbs, (int32_t)nt);
         if ((e = cudaGetLastError()) != cudaSuccess) {
             pool_free(&pool);
-            return cuda_error(err, e, "filling an exit memo");
+            return cuda_error(err, e, "filling the exit memos");
         }
     }
+    dev_wave dw = { (const cuda_task *)dt, (const int64_t *)dcs, (int32_t)nt, q0 };
     /* Chunks sized from what the device has left: params, bitset offsets
      * and result per combo (the trades pass splits itself if its buffer
      * does not fit). */
@@ -553,7 +672,7 @@ static sebt_status run_task(sweep *w, const fast_zbatch *zb, const dev_batch *db
         chunk = 1;
     sebt_status st = SEBT_OK;
     for (size_t q = q0; q < q1 && st == SEBT_OK; q += chunk)
-        st = run_chunk(w, zb, db, &memo, q, q + chunk < q1 ? q + chunk : q1, next, err);
+        st = run_chunk(w, zb, db, &dw, q, q + chunk < q1 ? q + chunk : q1, next, err);
     pool_free(&pool);
     return st;
 }
@@ -576,8 +695,11 @@ static sebt_status run_range(sweep *w, size_t q0, size_t q1, size_t z0, size_t z
         w->batches++;
         if ((e = upload_batch(w, &zb, &db)) != cudaSuccess)
             st = cuda_error(err, e, "copying a batch's candidates and bitsets");
-        for (size_t k = 0; st == SEBT_OK && k < zb.n_tasks; k++)
-            st = run_task(w, &zb, &db, zb.task_start[k], zb.task_start[k + 1], &next, err);
+        for (size_t k = 0; st == SEBT_OK && k < zb.n_tasks;) {
+            size_t k1 = wave_end(w, &zb, &db, k);
+            st = run_wave(w, &zb, &db, k, k1, &next, err);
+            k = k1;
+        }
         free_batch(&db);
         fast_zbatch_free(&zb);
     }
