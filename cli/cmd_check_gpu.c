@@ -231,6 +231,9 @@ static int benchmark(const char *cmd, const char *data, size_t max_combos, doubl
         work[rows] = (double)n * (double)s.n;
         diffs[rows++] = tg - tc;
         printf("%10zu %14.4g %12.4f %12.4f %8.2fx\n", n, work[rows - 1], tc, tg, tc / tg);
+        /* Each row as it is measured, into a file too: a larger size can
+         * take minutes, and a run stopped there keeps the rows before it. */
+        fflush(stdout);
         sebt_results_free(r_cpu, n);
         sebt_results_free(r_gpu, n);
         if (tc > budget)
