@@ -115,7 +115,7 @@ assemble() {
     cp "$src/oracle/parity-combos.csv" "$out/share/sebt/"
     cp -R "$src/fixtures/data" "$src/fixtures/regressions" "$out/share/sebt/fixtures/"
     cp "$src/gpu/tests/host-chunks.grid" "$src/gpu/device/ncu.grid" "$src/bench/grids/cheap-100000.grid" \
-        "$out/inputs/"
+        "$src/bench/grids/big-967680.grid" "$out/inputs/"
 
     local f soname path list libs=()
     for f in "$out"/bin/* "$out"/lib/sebt/*.so; do

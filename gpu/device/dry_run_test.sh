@@ -59,13 +59,13 @@ run_dry out --dry-run --libs all
 for step in env check_gpu smoke; do
     expect_status "$tmp/out" "$step" pass
 done
-for step in device_tests parity_fast_cpu parity_reference memcheck racecheck initcheck ncu benchmark validate; do
+for step in device_tests parity_fast_cpu parity_reference memcheck racecheck initcheck ncu benchmark validate grids; do
     expect_status "$tmp/out" "$step" skipped
 done
-[[ $(grep -c $'\t' "$tmp/out/summary.txt") -eq 13 ]] || fail "summary.txt should list 12 steps and its header"
+[[ $(grep -c $'\t' "$tmp/out/summary.txt") -eq 14 ]] || fail "summary.txt should list 13 steps and its header"
 # (grep reads a here-string: with pipefail, grep -q ending a pipe early
 # would fail the writer.)
-grep -q '^result: pass (3 passed, 0 failed or timed out, 9 skipped)$' <<<"$(tail -1 "$tmp/out/summary.txt")" ||
+grep -q '^result: pass (3 passed, 0 failed or timed out, 10 skipped)$' <<<"$(tail -1 "$tmp/out/summary.txt")" ||
     fail "last line: $(tail -1 "$tmp/out/summary.txt")"
 # What ran left its evidence: the bundle's libraries resolved, check-gpu's
 # report, the smoke parity's verdict.
@@ -138,4 +138,4 @@ if ((fails)); then
     echo "$fails failure(s)"
     exit 1
 fi
-echo "dry run: 3 steps passed, 9 skipped; --require-gpu, a broken bundle and an empty run fail; the npy comparison holds"
+echo "dry run: 3 steps passed, 10 skipped; --require-gpu, a broken bundle and an empty run fail; the npy comparison holds"

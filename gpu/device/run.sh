@@ -48,15 +48,22 @@
 #   validate*        50   sebt validate --backend cuda --time 20 --no-speed on
 #                         the month of 1m bars (the bundled set's parity is
 #                         parity_reference; speed is benchmark)
+#   grids*           90   real grids timed: sebt sweep on fast_cpu (every
+#                         core) and on the GPU, cheap-100000 and big-967680
+#                         over the 15m series gap-filled, the default proof
+#                         on, three rounds alternated, each grid's results
+#                         compared (same_npy); the times in grids.txt
 #
 # OUT receives: summary.txt (a line a step: name, status, seconds, detail;
 # rewritten after every step, so a run cut short still says how far it
 # got), steps.log (each step's output, added as the step ends), benchmark.txt,
-# crossover.txt, ncu.csv, artifacts.tar.gz (each step's files: JUnit XML,
-# sweep outputs that differed, sanitizer and ncu reports).
+# crossover.txt, ncu.csv, grids.txt, artifacts.tar.gz (each step's files:
+# JUnit XML, sweep outputs that differed, sanitizer and ncu reports).
 #
-# The limits are first guesses, none measured on a device: re-set them from
-# the seconds summary.txt records (--timeout, or here).
+# The limits were set from an H200's run (bench/results/gpu-h200-2026-11-29),
+# each at least twice what it took (grids: the build whose cuda was 6.5x
+# slower than fast_cpu took about 35 s); re-set them from the seconds
+# summary.txt records (--timeout, or here).
 #
 # Statuses: pass, fail, timeout, skipped. Exit 0 when no step failed or
 # timed out, 1 otherwise, 2 on bad usage. Without a GPU (or with --dry-run)
@@ -66,11 +73,12 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 self=$here/$(basename "${BASH_SOURCE[0]}")
 steps=(env check_gpu smoke device_tests parity_fast_cpu parity_reference memcheck racecheck initcheck ncu
-    benchmark validate)
+    benchmark validate grids)
 declare -A limit=([env]=20 [check_gpu]=10 [smoke]=15 [device_tests]=35 [parity_fast_cpu]=40
-    [parity_reference]=70 [memcheck]=20 [racecheck]=20 [initcheck]=20 [ncu]=25 [benchmark]=35 [validate]=50)
+    [parity_reference]=70 [memcheck]=20 [racecheck]=20 [initcheck]=20 [ncu]=25 [benchmark]=35 [validate]=50
+    [grids]=90)
 declare -A needs_gpu=([device_tests]=1 [parity_fast_cpu]=1 [parity_reference]=1 [memcheck]=1 [racecheck]=1
-    [initcheck]=1 [ncu]=1 [benchmark]=1 [validate]=1)
+    [initcheck]=1 [ncu]=1 [benchmark]=1 [validate]=1 [grids]=1)
 
 usage() { sed -n '2,/^set -uo/p' "$self" | sed '$d; s/^# \{0,1\}//'; }
 die_usage() { echo "run.sh: $*" >&2; exit 2; }
@@ -295,6 +303,40 @@ step_benchmark() {
 
 step_validate() {
     "$SEBT" validate --backend cuda --time 20 --no-speed --data "$(month)" --save repro --junit validate.xml
+}
+
+# What users sweep, timed on both backends: wall seconds of the whole
+# command (load, sweep, proof, file), rounds alternated so that a drift of
+# the machine falls on both alike; each grid's two files compared.
+step_grids() {
+    local g b r t bad=0 start
+    {
+        echo "# sebt sweep --data BTCUSDT-15m-2017-2021.csv.gz --fill-gaps --grid G --format npy, wall seconds"
+        echo "# fast_cpu on $(nproc) threads; gpu: cuda on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+        printf '%s\t%s\t%s\t%s\n' grid backend round seconds
+    } >grids.txt
+    for g in cheap-100000 big-967680; do
+        for r in 1 2 3; do
+            for b in fast_cpu $B; do
+                start=$EPOCHREALTIME
+                OMP_NUM_THREADS=$(nproc) "$SEBT" sweep --backend $b --data "$(D)/BTCUSDT-15m-2017-2021.csv.gz" \
+                    --fill-gaps --grid "$BUNDLE/inputs/$g.grid" --format npy --output "$g.$b.npy" 2>"$g.$b.err" ||
+                    { echo "FAIL $g: sweep --backend $b exited $?"; cat "$g.$b.err"; bad=1; continue; }
+                t=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.3f", b - a }')
+                printf '%s\t%s\t%s\t%s\n' "$g" "$b" "$r" "$t" >>grids.txt
+            done
+        done
+        if same_npy "$g.fast_cpu.npy" "$g.$B.npy"; then
+            echo "same results: $g"
+            rm -f "$g".*.npy
+        else
+            echo "FAIL $g: cuda and fast_cpu differ"
+            bad=1
+        fi
+    done
+    cat grids.txt
+    cp grids.txt "$OUT_DIR/grids.txt"
+    return $bad
 }
 
 # ---- the driver
