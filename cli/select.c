@@ -178,8 +178,13 @@ int cli_auto_choose(const char *cmd, size_t bars, size_t combos, cli_auto_choice
     double work = (double)bars * (double)combos;
     bool gpu = work >= x.bar_combos;
     out->backend = gpu ? "cuda" : "fast_cpu";
-    snprintf(out->why, sizeof out->why, "%zu bars x %zu combos = %.3g bar-combos %s the crossover %.3g on GPU %d (%s; %s)",
-             bars, combos, work, gpu ? "reaches" : "is below", x.bar_combos, d->id, d->name, x.source);
+    if (isinf(x.bar_combos))
+        snprintf(out->why, sizeof out->why, "cuda is not faster at any size on GPU %d (%s; %s)", d->id, d->name,
+                 x.source);
+    else
+        snprintf(out->why, sizeof out->why,
+                 "%zu bars x %zu combos = %.3g bar-combos %s the crossover %.3g on GPU %d (%s; %s)", bars, combos,
+                 work, gpu ? "reaches" : "is below", x.bar_combos, d->id, d->name, x.source);
     return CLI_EXIT_OK;
 }
 
