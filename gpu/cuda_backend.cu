@@ -678,11 +678,11 @@ static sebt_status run_wave(sweep *w, const fast_zbatch *zb, const dev_batch *db
 }
 
 /* Combos refs[q0 .. q1) of the z windows [z0, z1): their unions and
- * bitsets built and uploaded, then their tasks. Out of memory (device or
- * host), everything the batch took is freed and the combos it had not
- * finished run as two halves, each building its own smaller unions; one
- * combo alone gets one more try (the failure may have been transient)
- * before the sweep ends with SEBT_ERR_NOMEM. */
+ * bitsets built and uploaded, then their exit keys in waves. Out of memory
+ * (device or host), everything the batch took is freed and the combos it
+ * had not finished run as two halves, each building its own smaller
+ * unions; one combo alone gets one more try (the failure may have been
+ * transient) before the sweep ends with SEBT_ERR_NOMEM. */
 static sebt_status run_range(sweep *w, size_t q0, size_t q1, size_t z0, size_t z1, bool retried, sebt_error *err)
 {
     fast_zbatch zb;
