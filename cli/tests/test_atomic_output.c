@@ -298,68 +298,67 @@ static bool find_temp(const char *name, off_t *size)
     return found;
 }
 
-/* Starts a sweep of 50 000 combos (a 7 MB CSV) into out.csv, waits until
- * its temporary file has data, and sends sig. Returns true when the signal
- * killed it while it wrote (the case under test); false when the sweep
- * ended first (a slow machine), after checking that it then wrote the whole
- * file. */
-static bool kill_sweep_mid_write(int sig, const char *old)
+/* Starts a sweep of 50 000 combos (a 7 MB CSV) into out.csv that stops
+ * itself once its first window's rows are in the temporary file
+ * (SEBT_TEST_STOP_AFTER_WINDOWS, cmd_sweep.c's stop_here) and says so
+ * through a FIFO: certain, not a race against the sweep's speed. Returns
+ * the stopped sweep's pid. */
+static pid_t sweep_stopped_mid_write(const char *old, int default_sig)
 {
-    const char *grid = in_scratch("grid.txt"), *out = in_scratch("out.csv");
+    const char *grid = in_scratch("grid.txt"), *out = in_scratch("out.csv"), *fifo = in_scratch("stopped.fifo");
     put(grid, "ema_fast = 1:50000:1\n");
     put(out, old);
+    unlink(fifo);
+    cr_assert_eq(mkfifo(fifo, 0600), 0);
+    int fd = open(fifo, O_RDWR);   /* read and write: opening never blocks */
+    cr_assert_geq(fd, 0);
     const char *argv[] = { SEBT_BINARY, "sweep", "--data", SEBT_FIXTURES_DIR "/loader/tiny.csv", "--grid", grid,
                            "--output", out, "--threads", "1", NULL };
     posix_spawnattr_t at;
     posix_spawnattr_init(&at);
     sigset_t dfl;
     sigemptyset(&dfl);
-    sigaddset(&dfl, sig); /* not ignored, whatever the test runner inherited */
+    if (default_sig)
+        sigaddset(&dfl, default_sig); /* not ignored, whatever the test runner inherited */
     posix_spawnattr_setsigdefault(&at, &dfl);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF);
+    setenv("SEBT_TEST_STOP_AFTER_WINDOWS", "1", 1);
+    setenv("SEBT_TEST_STOPPED_FIFO", fifo, 1);
     pid_t pid;
     cr_assert_eq(posix_spawn(&pid, SEBT_BINARY, NULL, &at, (char *const *)argv, environ), 0);
+    unsetenv("SEBT_TEST_STOP_AFTER_WINDOWS");
+    unsetenv("SEBT_TEST_STOPPED_FIFO");
     posix_spawnattr_destroy(&at);
-    off_t size = 0;
+    char line[32] = { 0 };
+    ssize_t got = read(fd, line, sizeof line - 1);
+    close(fd);
+    cr_assert_gt(got, 0, "the sweep never said it stopped");
+    cr_assert_eq(atol(line), (long)pid, "the FIFO names %s, the sweep is %ld", line, (long)pid);
+    /* It writes the FIFO before it stops: a SIGCONT sent in between would
+     * be spent before the stop. */
     int status = 0;
-    bool exited = false;
-    for (;;) {
-        if (find_temp("out.csv", &size) && size > 0) {
-            kill(pid, sig);
-            break;
-        }
-        if (waitpid(pid, &status, WNOHANG) == pid) {
-            exited = true;
-            break;
-        }
-        struct timespec ts = { 0, 200000 };
-        nanosleep(&ts, NULL);
-    }
-    if (!exited)
-        cr_assert_eq(waitpid(pid, &status, 0), pid);
-    if (WIFSIGNALED(status)) {
-        cr_assert_eq(WTERMSIG(status), sig);
-        cr_assert_str_eq(get(out), old, "the previous output changed");
-        cr_assert_not(find_temp("out.csv", &size), "a temporary file was left behind");
-        return true;
-    }
-    cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status %d", status);
-    FILE *f = fopen(out, "r");
-    cr_assert_not_null(f);
-    int lines = 0, c;
-    while ((c = fgetc(f)) != EOF)
-        lines += c == '\n';
-    fclose(f);
-    cr_assert_eq(lines, 50001, "a finished sweep wrote %d lines", lines);
-    return false;
+    cr_assert_eq(waitpid(pid, &status, WUNTRACED), pid);
+    cr_assert(WIFSTOPPED(status), "status %d", status);
+    off_t size = 0;
+    cr_assert(find_temp("out.csv", &size) && size > 0, "the stopped sweep has no rows in a temporary file");
+    return pid;
 }
 
+/* sig sent to a sweep stopped mid-write, then SIGCONT: it dies of sig,
+ * the previous output is whole and no temporary file stays. */
 static void killed_mid_write(int sig)
 {
-    int hits = 0;
-    for (int attempt = 0; attempt < 5 && hits == 0; attempt++)
-        hits += kill_sweep_mid_write(sig, "combo,previous\n0,run\n");
-    cr_assert_gt(hits, 0, "never caught the sweep while it wrote");
+    const char *old = "combo,previous\n0,run\n";
+    pid_t pid = sweep_stopped_mid_write(old, sig);
+    int status = 0;
+    kill(pid, sig);
+    kill(pid, SIGCONT);
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFSIGNALED(status), "status %d", status);
+    cr_assert_eq(WTERMSIG(status), sig);
+    cr_assert_str_eq(get(in_scratch("out.csv")), old, "the previous output changed");
+    off_t size = 0;
+    cr_assert_not(find_temp("out.csv", &size), "a temporary file was left behind");
 }
 
 Test(atomic, sweep_killed_by_sigterm_mid_write_leaves_the_previous_output, .timeout = 120)
@@ -384,32 +383,10 @@ Test(atomic, sweep_killed_by_sigbus_mid_write_leaves_the_previous_output, .timeo
  * may stay beside it. */
 Test(atomic, sweep_killed_by_sigkill_mid_write_leaves_the_previous_output, .timeout = 120)
 {
-    int hits = 0;
-    for (int attempt = 0; attempt < 5 && hits == 0; attempt++) {
-        const char *grid = in_scratch("grid.txt"), *out = in_scratch("out.csv");
-        put(grid, "ema_fast = 1:50000:1\n");
-        put(out, "previous\n");
-        const char *argv[] = { SEBT_BINARY, "sweep", "--data", SEBT_FIXTURES_DIR "/loader/tiny.csv", "--grid",
-                               grid, "--output", out, NULL };
-        pid_t pid;
-        cr_assert_eq(posix_spawn(&pid, SEBT_BINARY, NULL, NULL, (char *const *)argv, environ), 0);
-        off_t size = 0;
-        int status = 0;
-        for (;;) {
-            if (find_temp("out.csv", &size) && size > 0) {
-                kill(pid, SIGKILL);
-                cr_assert_eq(waitpid(pid, &status, 0), pid);
-                break;
-            }
-            if (waitpid(pid, &status, WNOHANG) == pid)
-                break;
-            struct timespec ts = { 0, 200000 };
-            nanosleep(&ts, NULL);
-        }
-        if (WIFSIGNALED(status)) {
-            hits++;
-            cr_assert_str_eq(get(out), "previous\n");
-        }
-    }
-    cr_assert_gt(hits, 0, "never caught the sweep while it wrote");
+    pid_t pid = sweep_stopped_mid_write("previous\n", 0);
+    int status = 0;
+    kill(pid, SIGKILL);
+    cr_assert_eq(waitpid(pid, &status, 0), pid);
+    cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL, "status %d", status);
+    cr_assert_str_eq(get(in_scratch("out.csv")), "previous\n");
 }
