@@ -568,6 +568,12 @@ done:
     return st;
 }
 
+/* Key k of the batch's candidate union: the union of its atr_window's set. */
+static const sebt_k_union *key_union(const sweep *w, const fast_zbatch *zb, const dev_batch *db, size_t k)
+{
+    return &db->du[zb->set_of_atr[w->fs.refs[zb->task_start[k]].a]];
+}
+
 /* Device bytes a candidate of a key's memo takes. */
 static size_t memo_bytes_per_candidate(const sweep *w)
 {
@@ -580,7 +586,7 @@ static size_t wave_end(const sweep *w, const fast_zbatch *zb, const dev_batch *d
 {
     size_t budget = device_budget(w) / 2, per = memo_bytes_per_candidate(w), used = 0, k = k0;
     while (k < zb->n_tasks && k - k0 < (size_t)INT32_MAX - 1) {
-        size_t un = (size_t)db->du[zb->set_of_atr[w->fs.refs[zb->task_start[k]].a]].n;
+        size_t un = (size_t)key_union(w, zb, db, k)->n;
         size_t add = un * per + sizeof(cuda_task) + 2 * sizeof(int64_t);
         if (k > k0 && used + add > budget)
             break;
@@ -602,7 +608,7 @@ static void wave_table(const sweep *w, const fast_zbatch *zb, const dev_batch *d
     for (size_t k = 0; k < nt; k++) {
         size_t qa = zb->task_start[k0 + k];
         int32_t a = R[qa].a;
-        const sebt_k_union *u = &db->du[zb->set_of_atr[a]];
+        const sebt_k_union *u = key_union(w, zb, db, k0 + k);
         size_t un = (size_t)u->n, at = un ? off : 0;   /* a key without candidates reads nothing */
         tasks[k].v = w->dv[a];
         tasks[k].u = *u;
@@ -626,7 +632,7 @@ static sebt_status run_wave(sweep *w, const fast_zbatch *zb, const dev_batch *db
 {
     size_t nt = k1 - k0, q0 = zb->task_start[k0], q1 = zb->task_start[k1], total = 0;
     for (size_t k = k0; k < k1; k++)
-        total += (size_t)db->du[zb->set_of_atr[w->fs.refs[zb->task_start[k]].a]].n;
+        total += (size_t)key_union(w, zb, db, k)->n;
     cuda_task *ht = (cuda_task *)calloc(nt, sizeof *ht);
     int64_t *bstart = (int64_t *)malloc((nt + 1) * sizeof *bstart);
     int64_t *cstart = (int64_t *)malloc((nt + 1) * sizeof *cstart);
