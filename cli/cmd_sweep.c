@@ -1287,7 +1287,7 @@ static int gather_open(const char *cmd, const sweep_args *a, const sebt_backend 
     if (sebt_pbo_check(a->overfit_blocks, n, &err) != SEBT_OK)
         return cli_report_error(cmd, &err);
     g->blocks = a->overfit_blocks;
-    g->stats = calloc(n * (size_t)(SEBT_OVERFIT_STATS * g->blocks), sizeof *g->stats);
+    g->stats = sebt_overfit_stats_new(n, g->blocks);
     g->n = malloc(n * sizeof *g->n);
     g->sharpe = malloc(n * sizeof *g->sharpe);
     if (g->stats && g->n && g->sharpe)

@@ -192,6 +192,15 @@ typedef struct {
     float *ftab[2];
 } pbo_crew;
 
+/* One step of the AVX-512 walk (walk_groups): split a's mask, its rows'
+ * offsets in the float table (subset times chunk), and the thresholds of
+ * pass 1 (split a) and pass 2 (split n-1-a), NaN for a pass not walked. */
+typedef struct {
+    float t2a, t2b, ata, atb;
+    uint32_t lo, hi, a;
+    uint32_t pass;   /* bit 0: pass 1 walked; bit 1: pass 2 */
+} group_step;
+
 typedef struct pbo_job {
     const double *stats;
     const size_t *order;     /* the walk's order: the combo at each position */
@@ -199,6 +208,7 @@ typedef struct pbo_job {
     size_t n_splits, n_combos;
     const uint32_t *masks;
     size_t chunk;
+    size_t fstride;          /* the float table's row: chunk floats and a line or more, an odd number of lines */
     void (*pair_filter)(const struct pbo_job *j, uint32_t mask, size_t nc, float t2a, float t2b, size_t *und_a,
                         size_t *lo_b, size_t *und_b);
     size_t pair_lo, pair_hi; /* the job's splits: i and n_splits-1-i for i in pair_lo .. pair_hi */
@@ -210,6 +220,8 @@ typedef struct pbo_job {
     size_t *recount;         /* the chunks 0 .. recount[sp] are counted after the walk */
     bool lanes;              /* pair_filter writes lane_a and lane_b */
     uint16_t *lane_a, *lane_b; /* (chunk + 15) / 16 each: the combos it left undecided, 16 to a mask */
+    group_step *steps;        /* the job's masks in walk_groups's order */
+    uint32_t *step_of;        /* n_splits: each of the job's masks' step */
     double *scratch;  /* 2^h * BUILD_LANES: one figure's subset sums of one half, for BUILD_LANES combos */
     double *sums;     /* 6 * chunk: one set of blocks' n, s, q of the low half, then the high half (mask_sums) */
     double *v;     /* chunk: one split's Sharpe of each combo of the chunk */
@@ -248,12 +260,12 @@ static inline __attribute__((always_inline)) void float_row(const double *restri
  * from the registers, where the compiler's code read each line back. */
 __attribute__((target("avx512f"))) static void float_table_avx512(pbo_job *j, size_t cb)
 {
-    size_t sub = (size_t)1 << j->h, C = j->chunk;
+    size_t sub = (size_t)1 << j->h, C = j->chunk, F = j->fstride;
     const __m512 nanv = _mm512_castsi512_ps(_mm512_set1_epi32(0x7fc00000));
     for (int half = 0; half < 2; half++)
         for (int k = 0; k < 3; k++) {
             double *t = j->scratch;
-            float *ft = j->ftab + (size_t)(3 * half + k) * sub * C + cb;
+            float *ft = j->ftab + (size_t)(3 * half + k) * sub * F + cb;
             const __m512d lim = _mm512_set1_pd(k == 0 ? 0x1p23 : 0x1p30), lo = _mm512_set1_pd(k == 1 ? -0x1p30 : 0.0);
             _mm512_storeu_pd(t, _mm512_setzero_pd());
             _mm512_storeu_pd(t + 8, _mm512_setzero_pd());
@@ -270,10 +282,22 @@ __attribute__((target("avx512f"))) static void float_table_avx512(pbo_job *j, si
                                                                _mm256_castps_pd(_mm512_cvtpd_ps(x1)), 1));
                 __mmask8 in0 = _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(x0, lo, _CMP_GE_OQ), x0, lim, _CMP_LE_OQ);
                 __mmask8 in1 = _mm512_mask_cmp_pd_mask(_mm512_cmp_pd_mask(x1, lo, _CMP_GE_OQ), x1, lim, _CMP_LE_OQ);
-                _mm512_storeu_ps(ft + m * C, _mm512_mask_mov_ps(nanv, _mm512_kunpackb(in1, in0), f));
+                _mm512_storeu_ps(ft + m * F, _mm512_mask_mov_ps(nanv, _mm512_kunpackb(in1, in0), f));
             }
         }
 }
+#endif
+
+/* Beside a chunk's float table: each combo's margin terms P and Q (chunk
+ * floats each), then for each 16 combos whether they are surely valid in
+ * every split (margins_avx512). */
+static float *ftab_margins(const pbo_job *j)
+{
+    return j->ftab + 6 * ((size_t)1 << j->h) * j->fstride;
+}
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+__attribute__((target("avx512f"))) static void margins_avx512(pbo_job *j, size_t cb);
 #endif
 
 /* Part of the chunk at position c0 (nc combos): its blocks of BUILD_LANES
@@ -283,7 +307,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void build_p
                                                                                     size_t part, size_t parts,
                                                                                     bool float_table)
 {
-    size_t sub = (size_t)1 << j->h, C = j->chunk;
+    size_t sub = (size_t)1 << j->h, C = j->chunk, F = j->fstride;
     for (size_t cb = part * BUILD_LANES; cb < nc; cb += parts * BUILD_LANES) {
         size_t w = nc - cb < BUILD_LANES ? nc - cb : BUILD_LANES;
         /* The rows turned on their side first (block and figure, then
@@ -302,15 +326,18 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void build_p
 #if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
         if (float_table && j->lanes && w == BUILD_LANES) {
             float_table_avx512(j, cb);
+            margins_avx512(j, cb);
             continue;
         }
 #endif
+        if (float_table)
+            ((uint8_t *)(ftab_margins(j) + 2 * j->chunk))[cb / BUILD_LANES] = 0;
         /* The double sums in a small scratch (in cache), each line rounded
          * to float as soon as it is added; only the float table is kept. */
         for (int half = 0; float_table && half < 2; half++)
             for (int k = 0; k < 3; k++) {
                 double *t = j->scratch;
-                float *ft = j->ftab + (size_t)(3 * half + k) * sub * C + cb;
+                float *ft = j->ftab + (size_t)(3 * half + k) * sub * F + cb;
                 double lim = k == 0 ? 0x1p23 : 0x1p30, lo = k == 1 ? -lim : 0.0;
                 for (size_t c = 0; c < w; c++)
                     t[c] = 0.0;
@@ -323,7 +350,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void build_p
                     const double *restrict add = j->rows + (size_t)(3 * (half * j->h + hb) + k) * C + cb;
                     for (size_t c = 0; c < w; c++)
                         dst[c] = src[c] + add[c];
-                    float_row(dst, ft + m * C, w, lo, lim);
+                    float_row(dst, ft + m * F, w, lo, lim);
                 }
             }
     }
@@ -472,21 +499,89 @@ static inline __attribute__((always_inline)) size_t filter_below(const half_sums
 #define FFILTER_MARGIN 0x1p-16f
 #define FFILTER_FLOOR 0x1p-50f
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/* Each combo's margin terms over every split at once, beside the float
+ * table (ftab_margins): P = 2^-16 n Sm^2 + floor and Q = 2^-16 n (n Qm + Sm^2)
+ * with n, Qm and Sm taken as their largest over any set of blocks (the
+ * whole row's count, sum of squares and sum of |sums|, raised by 2^-20 for
+ * their roundings), so that P + |t2| Q bounds 2^-16 M of every split (M
+ * grows with each), and the float filter's error analysis holds with it.
+ * And whether the 16 combos from cb are surely valid in every split: each
+ * has n >= 2 and a d far above its margin there. With w_b = q_b - s_b^2/n_b
+ * (a block's sum of squared deviations), d = n q - s^2 over a set of blocks
+ * is n sum(w_b) plus n sum(s_b^2/n_b) - (sum s_b)^2 >= 0 (Cauchy-Schwarz),
+ * so at least the smallest half-count times the smallest 8 w_b's sum; that
+ * bound (w_b lowered by 2^-40 q_b for its own roundings) beyond 4 times the
+ * largest d margin settles it. A figure beyond the float table's bounds
+ * (counts 2^23, sums 2^30, sums of squares 0 .. 2^30) leaves the group to
+ * the general filter. */
+__attribute__((target("avx512f"))) static void margins_avx512(pbo_job *j, size_t cb)
+{
+    size_t C = j->chunk;
+    int S = j->s, h = j->h;
+    float *P = ftab_margins(j), *Q = P + C;
+    uint8_t *fast = (uint8_t *)(Q + C);
+    bool all = true;
+    for (size_t c = cb; c < cb + BUILD_LANES; c++) {
+        double nt = 0.0, st = 0.0, qt = 0.0, nb[SEBT_OVERFIT_MAX_BLOCKS], wb[SEBT_OVERFIT_MAX_BLOCKS];
+        bool ok = true;
+        for (int b = 0; b < S; b++) {
+            double n = j->rows[(size_t)(3 * b) * C + c], sb = j->rows[(size_t)(3 * b + 1) * C + c];
+            double q = j->rows[(size_t)(3 * b + 2) * C + c];
+            ok &= q >= 0.0 && isfinite(sb);
+            nt += n;
+            st += fabs(sb);
+            qt += q;
+            nb[b] = n;
+            double w = n > 0.0 ? q - sb * sb / n - 0x1p-40 * q : 0.0;
+            wb[b] = w > 0.0 ? w : 0.0;
+        }
+        /* The h smallest of each: a partial selection sort, h passes. */
+        double nmin = 0.0, wmin = 0.0;
+        for (int k = 0; k < h; k++) {
+            int in = k, iw = k;
+            for (int b = k + 1; b < S; b++) {
+                in = nb[b] < nb[in] ? b : in;
+                iw = wb[b] < wb[iw] ? b : iw;
+            }
+            double t = nb[k];
+            nb[k] = nb[in];
+            nb[in] = t;
+            t = wb[k];
+            wb[k] = wb[iw];
+            wb[iw] = t;
+            nmin += nb[k];
+            wmin += wb[k];
+        }
+        double sm = st * (1.0 + 0x1p-20), qm = qt * (1.0 + 0x1p-20);
+        double sm2 = sm * sm, mq = nt * qm + sm2;
+        double p = (0x1p-16 * (nt * sm2) + (double)FFILTER_FLOOR) * (1.0 + 0x1p-20);
+        double q = 0x1p-16 * (nt * mq) * (1.0 + 0x1p-20);
+        double dtol = 0x1p-16 * mq + (double)FFILTER_FLOOR;
+        ok &= nt <= 0x1p23 && st <= 0x1p30 && qt <= 0x1p30 && nmin >= 2.0 && nmin * wmin > 4.0 * dtol;
+        P[c] = (float)p;
+        Q[c] = (float)q;
+        all &= ok;
+    }
+    fast[cb / BUILD_LANES] = all;
+}
+#endif
+
 typedef struct {
     const float *an, *bn, *as, *bs, *aq, *bq;
 } ftab_rows;
 
 static inline __attribute__((always_inline)) ftab_rows frows(const pbo_job *j, uint32_t mask)
 {
-    size_t sub = (size_t)1 << j->h, C = j->chunk;
+    size_t sub = (size_t)1 << j->h, F = j->fstride;
     size_t lo = mask & (sub - 1), hi = mask >> j->h;
     ftab_rows r;
-    r.an = j->ftab + lo * C;
-    r.bn = j->ftab + 3 * sub * C + hi * C;
-    r.as = r.an + sub * C;
-    r.bs = r.bn + sub * C;
-    r.aq = r.as + sub * C;
-    r.bq = r.bs + sub * C;
+    r.an = j->ftab + lo * F;
+    r.bn = j->ftab + 3 * sub * F + hi * F;
+    r.as = r.an + sub * F;
+    r.bs = r.bn + sub * F;
+    r.aq = r.as + sub * F;
+    r.bq = r.bs + sub * F;
     return r;
 }
 
@@ -602,7 +697,7 @@ VECTOR_PAIR_FILTER(ffilter_pair_avx2, __attribute__((target("avx2"))), 8)
  * combos), so that only those are computed exactly (j->lanes); a last
  * part of the chunk shorter than 16 runs masked. */
 typedef struct {
-    __m512 fm, flo, two, one, vt2a, vt2b, ma, mb;
+    __m512 fm, flo, two, one, vt2a, vt2b, ma, mb, ata, atb;
 } avx512_consts;
 
 typedef struct {
@@ -642,6 +737,28 @@ ffilter_avx512_step(const ftab_rows *r, size_t c, __mmask16 live, bool full, con
                            _kor_mask16(_kor_mask16(below_b, above_b), _knot_mask16(live)) };
 }
 
+/* The step for 16 combos surely valid in every split (margins_avx512):
+ * no validity to test, and the margin P + |t2| Q from each combo's bounds
+ * over all splits (one multiply-add per threshold) where the general step
+ * gathers it from the split's own figures. The same A, d and comparisons. */
+__attribute__((target("avx512f"))) static inline __attribute__((always_inline)) avx512_lanes
+ffilter_avx512_fast_step(const ftab_rows *r, size_t c, const float *P, const float *Q, const avx512_consts *k)
+{
+    __m512 n = _mm512_add_ps(_mm512_loadu_ps(r->an + c), _mm512_loadu_ps(r->bn + c));
+    __m512 s = _mm512_add_ps(_mm512_loadu_ps(r->as + c), _mm512_loadu_ps(r->bs + c));
+    __m512 q = _mm512_add_ps(_mm512_loadu_ps(r->aq + c), _mm512_loadu_ps(r->bq + c));
+    __m512 ss = _mm512_mul_ps(s, _mm512_abs_ps(s));
+    __m512 A = _mm512_fmsub_ps(ss, n, ss);   /* ss (n - 1) in one rounding: n - 1 is exact */
+    __m512 nd = _mm512_mul_ps(n, _mm512_fnmadd_ps(s, s, _mm512_mul_ps(n, q)));
+    __m512 ga = _mm512_fnmadd_ps(k->vt2a, nd, A), gb = _mm512_fnmadd_ps(k->vt2b, nd, A);
+    __m512 Pv = _mm512_loadu_ps(P + c), Qv = _mm512_loadu_ps(Q + c);
+    __m512 ntola = _mm512_fnmsub_ps(k->ata, Qv, Pv);
+    __m512 tolb = _mm512_fmadd_ps(k->atb, Qv, Pv), ntolb = _mm512_fnmsub_ps(k->atb, Qv, Pv);
+    __mmask16 below_b = _mm512_cmp_ps_mask(gb, ntolb, _CMP_LT_OQ);
+    return (avx512_lanes){ below_b, _mm512_cmp_ps_mask(ga, ntola, _CMP_LT_OQ),
+                           _kor_mask16(below_b, _mm512_cmp_ps_mask(gb, tolb, _CMP_GT_OQ)) };
+}
+
 __attribute__((target("avx512f"))) static void ffilter_pair_avx512(const pbo_job *j, uint32_t mask, size_t nc,
                                                                    float t2a, float t2b, size_t *und_a, size_t *lo_b,
                                                                    size_t *und_b)
@@ -650,30 +767,43 @@ __attribute__((target("avx512f"))) static void ffilter_pair_avx512(const pbo_job
     /* 2^-16 |t2|: exact (|t2| >= 1e-10, ft2_of), or NaN, as t2 is. */
     const avx512_consts k = { _mm512_set1_ps(FFILTER_MARGIN), _mm512_set1_ps(FFILTER_FLOOR), _mm512_set1_ps(2.0f),
                               _mm512_set1_ps(1.0f), _mm512_set1_ps(t2a), _mm512_set1_ps(t2b),
-                              _mm512_set1_ps(FFILTER_MARGIN * fabsf(t2a)), _mm512_set1_ps(FFILTER_MARGIN * fabsf(t2b)) };
+                              _mm512_set1_ps(FFILTER_MARGIN * fabsf(t2a)), _mm512_set1_ps(FFILTER_MARGIN * fabsf(t2b)),
+                              _mm512_set1_ps(fabsf(t2a)), _mm512_set1_ps(fabsf(t2b)) };
+    const float *P = ftab_margins(j), *Q = P + j->chunk;
+    const uint8_t *fast = (const uint8_t *)(Q + j->chunk);
     __m512i LO = _mm512_setzero_si512();
     const __m512i minus1 = _mm512_set1_epi32(-1);
-    unsigned ua = 0, ub = 0;
+    /* The lanes decided in every group so far, kept in mask registers: the
+     * lanes left undecided (rare once a split's best is found) are written
+     * out by a second run over the chunk, not by every step. */
+    __mmask16 all_a = 0xffff, all_b = 0xffff, last = (__mmask16)((1u << (nc % 16)) - 1u);
     size_t c = 0, g = 0;
     for (; c + 16 <= nc; c += 16, g++) {
-        avx512_lanes l = ffilter_avx512_step(&r, c, 0xffff, true, &k);
+        avx512_lanes l = fast[g] ? ffilter_avx512_fast_step(&r, c, P, Q, &k)
+                                 : ffilter_avx512_step(&r, c, 0xffff, true, &k);
         LO = _mm512_mask_sub_epi32(LO, l.below_b, LO, minus1);
-        j->lane_a[g] = (uint16_t)~_cvtmask16_u32(l.dec_a);
-        j->lane_b[g] = (uint16_t)~_cvtmask16_u32(l.dec_b);
-        ua |= j->lane_a[g];
-        ub |= j->lane_b[g];
+        all_a = _kand_mask16(all_a, l.dec_a);
+        all_b = _kand_mask16(all_b, l.dec_b);
     }
     if (c < nc) {
-        avx512_lanes l = ffilter_avx512_step(&r, c, (__mmask16)((1u << (nc - c)) - 1u), false, &k);
+        avx512_lanes l = ffilter_avx512_step(&r, c, last, false, &k);
         LO = _mm512_mask_sub_epi32(LO, l.below_b, LO, minus1);
+        all_a = _kand_mask16(all_a, l.dec_a);
+        all_b = _kand_mask16(all_b, l.dec_b);
+    }
+    *lo_b += (size_t)_mm512_reduce_add_epi32(LO);
+    unsigned ua = (uint16_t)~_cvtmask16_u32(all_a), ub = (uint16_t)~_cvtmask16_u32(all_b);
+    *und_a = (size_t)__builtin_popcount(ua);
+    *und_b = (size_t)__builtin_popcount(ub);
+    if (!ua && !ub)
+        return;
+    for (c = 0, g = 0; c < nc; c += 16, g++) {
+        avx512_lanes l = c + 16 > nc ? ffilter_avx512_step(&r, c, last, false, &k)
+                         : fast[g]   ? ffilter_avx512_fast_step(&r, c, P, Q, &k)
+                                     : ffilter_avx512_step(&r, c, 0xffff, true, &k);
         j->lane_a[g] = (uint16_t)~_cvtmask16_u32(l.dec_a);
         j->lane_b[g] = (uint16_t)~_cvtmask16_u32(l.dec_b);
-        ua |= j->lane_a[g];
-        ub |= j->lane_b[g];
     }
-    *und_a = (size_t)__builtin_popcount(ua);
-    *lo_b += (size_t)_mm512_reduce_add_epi32(LO);
-    *und_b = (size_t)__builtin_popcount(ub);
 }
 #endif
 
@@ -906,6 +1036,153 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void walk_ma
         oos_count(j, b, nc, !isnan(fb));
 }
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+/* Pass 1 for split a on the lanes und of the 16 combos from c, which the
+ * float filter left undecided against its best: each computed exactly. */
+__attribute__((noinline)) static bool is_group(pbo_job *j, size_t a, size_t p0, size_t c, unsigned und, size_t k)
+{
+    const sebt_pbo *o = j->out;
+    size_t best = o->best[a], was = best;
+    double bv = o->is_sharpe[a];
+    for (; und; und &= und - 1) {
+        size_t cc = c + (size_t)__builtin_ctz(und), id = j->order[p0 + cc];
+        double v = lane_sharpe(j, j->masks[a], cc);
+        if (!isnan(v) && (v > bv || (v == bv && id < best))) {
+            best = id;
+            bv = v;
+        }
+    }
+    if (best == was)
+        return false;
+    adopt_best(j, a, best, bv, k);
+    return true;
+}
+
+/* Pass 2 for split b on the lanes und of the 16 combos from c (out of
+ * sample: mask), which the float filter left undecided: as count_lanes. */
+__attribute__((noinline)) static void oos_group(pbo_job *j, size_t b, uint32_t mask, size_t c, unsigned und)
+{
+    double ob = j->out->oos_sharpe[b];
+    size_t lo = 0, eq = 0;
+    for (; und; und &= und - 1) {
+        double v = lane_sharpe(j, mask, c + (size_t)__builtin_ctz(und));
+        lo += (v < ob) | (v != v);
+        eq += v == ob;
+    }
+    j->below[b] += lo;
+    j->equal[b] += eq;
+}
+
+/* Step e of walk_groups for split a at chunk k: pass 1 walked where split a
+ * has a best and a float threshold (or keep_p1: a best adopted in this
+ * chunk, its float threshold NaN or not, so that the walk takes the split
+ * to the chunk's end), pass 2 where split n-1-a counts this chunk with a
+ * float threshold; the other's threshold NaN. */
+static void step_set(const pbo_job *j, group_step *e, size_t a, size_t k, bool keep_p1)
+{
+    const sebt_pbo *o = j->out;
+    size_t b = j->n_splits - 1 - a;
+    bool p1 = o->best[a] != SIZE_MAX && (keep_p1 || !isnan(j->ft2[a]));
+    bool p2 = o->best[b] != SIZE_MAX && k > j->recount[b] && !isnan(j->oft2[b]);
+    e->t2a = p1 ? j->ft2[a] : NAN;
+    e->t2b = p2 ? j->oft2[b] : NAN;
+    e->ata = fabsf(e->t2a);
+    e->atb = fabsf(e->t2b);
+    e->pass = (uint32_t)p1 | (uint32_t)p2 << 1;
+}
+
+/* The chunk's walk with the combos outside and the splits inside (the
+ * AVX-512 filter): a group of 16 combos keeps its margins in registers,
+ * and the job's masks, taken by the popcount of their high half, then that
+ * half, then the low half (steps), share one half's rows for a run and
+ * cycle through at most 70 subsets of the other (13 KiB, in the first-level
+ * cache), where a walk per split reads every row from the second level.
+ * The same decisions as walk_mask's: pass 1 for split a on mask a and
+ * pass 2 for split n-1-a, their float filter first and the undecided lanes
+ * exactly; a split whose float threshold is NaN (no best yet, or one
+ * beyond the float filter's range) goes through walk_mask's double paths
+ * after the groups. A best adopted mid-chunk has its split counted again
+ * from chunk 0 to this one (adopt_best), so what its pass 2 counted before
+ * in this chunk is dropped, and its steps after skip it. */
+__attribute__((target("avx512f"))) static void walk_groups(pbo_job *j, size_t p0, size_t nc, size_t k)
+{
+    const sebt_pbo *o = j->out;
+    size_t n = j->n_splits, C = j->chunk, F = j->fstride, sub = (size_t)1 << j->h, ns = 2 * (j->pair_hi - j->pair_lo);
+    const float *P = ftab_margins(j), *Q = P + C;
+    const uint8_t *fast = (const uint8_t *)(Q + C);
+    group_step *steps = j->steps;
+    for (size_t e = 0; e < ns; e++)
+        step_set(j, &steps[e], steps[e].a, k, false);
+    const float *ln = j->ftab, *ls = ln + sub * F, *lq = ls + sub * F;
+    const float *hn = lq + sub * F, *hs = hn + sub * F, *hq = hs + sub * F;
+    for (size_t c = 0, g = 0; c < nc; c += 16, g++) {
+        bool full = c + 16 <= nc, fg = full && fast[g];
+        __mmask16 live = full ? 0xffff : (__mmask16)((1u << (nc - c)) - 1u);
+        __m512 Pv = _mm512_loadu_ps(P + c), Qv = _mm512_loadu_ps(Q + c);
+        for (size_t e = 0; e < ns; e++) {
+            const group_step *st = &steps[e];
+            if (!st->pass)
+                continue;
+            avx512_lanes l;
+            if (fg) {
+                size_t lo = st->lo + c, hi = st->hi + c;
+                __m512 nv = _mm512_add_ps(_mm512_loadu_ps(ln + lo), _mm512_loadu_ps(hn + hi));
+                __m512 sv = _mm512_add_ps(_mm512_loadu_ps(ls + lo), _mm512_loadu_ps(hs + hi));
+                __m512 qv = _mm512_add_ps(_mm512_loadu_ps(lq + lo), _mm512_loadu_ps(hq + hi));
+                __m512 ss = _mm512_mul_ps(sv, _mm512_abs_ps(sv));
+                __m512 A = _mm512_fmsub_ps(ss, nv, ss);   /* ss (n - 1) in one rounding: n - 1 is exact */
+                __m512 nd = _mm512_mul_ps(nv, _mm512_fnmadd_ps(sv, sv, _mm512_mul_ps(nv, qv)));
+                __m512 ga = _mm512_fnmadd_ps(_mm512_set1_ps(st->t2a), nd, A);
+                __m512 gb = _mm512_fnmadd_ps(_mm512_set1_ps(st->t2b), nd, A);
+                __m512 ata = _mm512_set1_ps(st->ata), atb = _mm512_set1_ps(st->atb);
+                __m512 ntola = _mm512_fnmsub_ps(ata, Qv, Pv);
+                __m512 tolb = _mm512_fmadd_ps(atb, Qv, Pv), ntolb = _mm512_fnmsub_ps(atb, Qv, Pv);
+                l.below_b = _mm512_cmp_ps_mask(gb, ntolb, _CMP_LT_OQ);
+                l.dec_a = _mm512_cmp_ps_mask(ga, ntola, _CMP_LT_OQ);
+                l.dec_b = _kor_mask16(l.below_b, _mm512_cmp_ps_mask(gb, tolb, _CMP_GT_OQ));
+            } else {
+                ftab_rows r = frows(j, j->masks[st->a]);
+                const avx512_consts kc = { _mm512_set1_ps(FFILTER_MARGIN), _mm512_set1_ps(FFILTER_FLOOR),
+                                           _mm512_set1_ps(2.0f), _mm512_set1_ps(1.0f), _mm512_set1_ps(st->t2a),
+                                           _mm512_set1_ps(st->t2b), _mm512_set1_ps(FFILTER_MARGIN * st->ata),
+                                           _mm512_set1_ps(FFILTER_MARGIN * st->atb), _mm512_set1_ps(st->ata),
+                                           _mm512_set1_ps(st->atb) };
+                l = ffilter_avx512_step(&r, c, live, full, &kc);
+            }
+            unsigned und_b = st->pass & 2u ? (uint16_t)~_cvtmask16_u32(l.dec_b) & live : 0u;
+            unsigned und_a = st->pass & 1u ? (uint16_t)~_cvtmask16_u32(l.dec_a) & live : 0u;
+            size_t a = st->a;
+            if (st->pass & 2u)
+                j->below[n - 1 - a] += (size_t)__builtin_popcount(_cvtmask16_u32(_kand_mask16(l.below_b, live)));
+            if (__builtin_expect(und_b != 0, 0))
+                oos_group(j, n - 1 - a, j->masks[a], c, und_b);
+            if (__builtin_expect(und_a != 0, 0) && is_group(j, a, p0, c, und_a, k)) {
+                /* A new best: pass 1 goes on with its threshold; pass 2 of
+                 * split a (at mask n-1-a) is off for the chunk. */
+                step_set(j, &steps[e], a, k, true);
+                step_set(j, &steps[j->step_of[n - 1 - a]], n - 1 - a, k, false);
+            }
+        }
+    }
+    /* What the groups left: pass 1 of the splits without a best or with a
+     * float threshold NaN from before the chunk, pass 2 of those whose
+     * best's out-of-sample threshold is NaN, by walk_mask's double paths. */
+    for (int side = 0; side < 2; side++) {
+        size_t a0 = side ? n - j->pair_hi : j->pair_lo, a1 = side ? n - j->pair_lo : j->pair_hi;
+        for (size_t a = a0; a < a1; a++) {
+            size_t b = n - 1 - a;
+            if (o->best[a] == SIZE_MAX || (isnan(j->ft2[a]) && j->recount[a] != k)) {
+                half_sums h = mask_sums(j, j->masks[a], nc);
+                if (isnan(j->t2[a]) || filter_above(&h, nc, j->t2[a]) != 0)
+                    is_exact(j, a, &h, p0, nc, k);
+            }
+            if (o->best[b] != SIZE_MAX && k > j->recount[b] && isnan(j->oft2[b]))
+                oos_count(j, b, nc, false);
+        }
+    }
+}
+#endif
+
 /* One thread's splits, the pairs i and n-1-i for i in pair_lo .. pair_hi:
  * the walk, then the recounts. */
 static void crew_meet(pbo_crew *c)
@@ -953,6 +1230,12 @@ static void *pbo_thread(void *arg)
         j->ftab = j->crew->ftab[k % 2];
         build_part(j, p0, nc, (size_t)j->index, (size_t)j->crew->n, true);
         crew_meet(j->crew);
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+        if (j->lanes) {
+            walk_groups(j, p0, nc, k);
+            continue;
+        }
+#endif
         for (size_t i = j->pair_lo; i < j->pair_hi; i++) {
             walk_mask(j, i, p0, nc, k);
             walk_mask(j, n - 1 - i, p0, nc, k);
@@ -1174,6 +1457,28 @@ static size_t line_round(size_t n)
     return (n + 63) / 64 * 64;
 }
 
+/* walk_groups's steps: the job's masks (i and n-1-i for i in pair_lo ..
+ * pair_hi) by the popcount of their high half, that half, then the low
+ * half, with their rows' offsets; step_of names each one's step. */
+static void job_steps(pbo_job *j)
+{
+    size_t n = j->n_splits, e = 0, sub = (size_t)1 << j->h;
+    for (int pc = 0; pc <= j->h; pc++)
+        for (size_t hi = 0; hi < sub; hi++) {
+            if (__builtin_popcount((unsigned)hi) != pc)
+                continue;
+            for (int side = 0; side < 2; side++) {
+                size_t a0 = side ? n - j->pair_hi : j->pair_lo, a1 = side ? n - j->pair_lo : j->pair_hi;
+                for (size_t a = a0; a < a1; a++)
+                    if (j->masks[a] >> j->h == hi) {
+                        j->steps[e] = (group_step){ .lo = (uint32_t)((j->masks[a] & (sub - 1)) * j->fstride),
+                                                    .hi = (uint32_t)(hi * j->fstride), .a = (uint32_t)a };
+                        j->step_of[a] = (uint32_t)e++;
+                    }
+            }
+        }
+}
+
 /* The walk's shared arrays and each thread's tables, both passes, and the
  * ranks (o's arrays allocated, its masks set); false when out of memory. */
 static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, size_t chunk, int widest,
@@ -1192,7 +1497,12 @@ static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, s
     shared.equal = calloc(n, sizeof(size_t));
     shared.recount = calloc(n, sizeof(size_t));
     shared.order = order;
-    size_t ftab_bytes = line_round(6 * ((size_t)1 << (s / 2)) * chunk * sizeof(float));
+    /* A float table's rows an odd number of cache lines apart: a group of
+     * 16 combos (one line of a row) then meets every set of the
+     * first-level cache, not the eighth that rows 512 bytes apart meet. */
+    shared.fstride = (chunk + 15) / 16 % 2 ? (chunk + 15) / 16 * 16 : (chunk + 15) / 16 * 16 + 16;
+    size_t ftab_bytes = line_round((6 * ((size_t)1 << (s / 2)) * shared.fstride + 2 * chunk) * sizeof(float) +
+                                   (chunk + 15) / 16);
     size_t rows_bytes = line_round((size_t)(3 * s) * chunk * sizeof(double));
     pbo_crew crew = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .n = threads };
     for (int b = 0; b < 2; b++) {
@@ -1220,8 +1530,12 @@ static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, s
         jobs[t].own_ftab = aligned_alloc(64, ftab_bytes);
         jobs[t].lane_a = malloc((chunk + 15) / 16 * sizeof(uint16_t));
         jobs[t].lane_b = malloc((chunk + 15) / 16 * sizeof(uint16_t));
+        jobs[t].steps = malloc(2 * (jobs[t].pair_hi - jobs[t].pair_lo + 1) * sizeof(group_step));
+        jobs[t].step_of = malloc(n * sizeof(uint32_t));
         ok = jobs[t].scratch && jobs[t].sums && jobs[t].v && jobs[t].own_rows && jobs[t].own_ftab && jobs[t].lane_a &&
-             jobs[t].lane_b;
+             jobs[t].lane_b && jobs[t].steps && jobs[t].step_of;
+        if (ok)
+            job_steps(&jobs[t]);
     }
     bool done = ok && pbo_passes(jobs, threads, out);
     for (int t = 0; jobs && t < threads; t++) {
@@ -1232,6 +1546,8 @@ static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, s
         free(jobs[t].own_ftab);
         free(jobs[t].lane_a);
         free(jobs[t].lane_b);
+        free(jobs[t].steps);
+        free(jobs[t].step_of);
     }
     free(jobs);
     for (int b = 0; b < 2; b++) {

@@ -84,6 +84,23 @@ static double sharpe_variance(const double *x, size_t n, size_t *count)
     return v / (double)(c - 1);
 }
 
+double *sebt_overfit_stats_new(size_t n_combos, int blocks)
+{
+    size_t n = n_combos * (size_t)(SEBT_OVERFIT_STATS * blocks);
+    if (blocks <= 0 || (n_combos && n / n_combos != (size_t)(SEBT_OVERFIT_STATS * blocks)) || n > SIZE_MAX / sizeof(double))
+        return NULL;
+    double *x = calloc(n ? n : 1, sizeof *x);
+    /* Each page written here (a volatile store: a memset after malloc
+     * becomes calloc again), not left untouched: a sweep's first touch of
+     * such a page reads it (the row's sums are added to), maps the shared
+     * zero page, and its write then copies it and flushes every running
+     * thread's TLB (an interrupt to each CPU, dear in a VM: a tenth of a
+     * second over 10^5 combos at S = 16). */
+    for (size_t i = 0; x && i < n; i += 4096 / sizeof *x)
+        ((volatile double *)x)[i] = 0.0;
+    return x;
+}
+
 void sebt_overfit_free(sebt_overfit *o)
 {
     sebt_pbo_free(&o->pbo);
@@ -121,7 +138,7 @@ static sebt_status overfit_walked(const sebt_backend *b, const sebt_series *s, c
 {
     double t0 = wall_s();
     sebt_overfit_gather g = { .blocks = blocks };
-    g.stats = calloc(n_combos * (size_t)(SEBT_OVERFIT_STATS * blocks), sizeof *g.stats);
+    g.stats = sebt_overfit_stats_new(n_combos, blocks);
     g.n = malloc(n_combos * sizeof *g.n);
     g.sharpe = malloc(n_combos * sizeof *g.sharpe);
     sebt_status st = SEBT_OK;
@@ -159,7 +176,7 @@ sebt_status sebt_overfit_sweep(const sebt_backend *b, const sebt_series *s, cons
         return overfit_walked(b, s, grid, combos, n_combos, blocks, threads, out, err);
     double t0 = wall_s();
     pass p = { .s = blocks, .n_bars = s->n, .best = SIZE_MAX };
-    p.stats = calloc(n_combos * (size_t)(SEBT_OVERFIT_STATS * blocks), sizeof *p.stats);
+    p.stats = sebt_overfit_stats_new(n_combos, blocks);
     p.sharpe = malloc(n_combos * sizeof *p.sharpe);
     if (!p.stats || !p.sharpe) {
         free(p.stats);

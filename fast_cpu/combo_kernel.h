@@ -189,6 +189,7 @@ SEBT_HD SEBT_K_HOT static inline void sebt_k_acc_add(sebt_k_acc *a, double pnl, 
 typedef struct {
     int32_t bars_held;
     int32_t reason;            /* sebt_exit_reason */
+    int32_t exit_bar;          /* its bar index (a union's bars are int32): a sweep's overfit block */
 } sebt_k_memo_exit;
 
 /* One closed trade into the analysis tally (sebt/analysis.h), summed in
@@ -525,6 +526,7 @@ SEBT_HD static inline void sebt_k_memo_fill_geom(const sebt_k_market *m, const s
     if (x) {
         x->bars_held = tr.bars_held;
         x->reason = (int32_t)tr.reason;
+        x->exit_bar = (int32_t)tr.exit_index;
     }
     link->next = sebt_k_memo_next(u, j, tr.exit_index);
 }

@@ -103,12 +103,11 @@ static size_t *plan_units(const fast_sweep *w, const fast_zbatch *zb, bool want_
 
 /* A combo's closed trades (their candidates jv and R rv, n of them, in
  * trade order) into its row of the overfit block sums: each trade's exit bar
- * from its candidate's bar, rank and bars held (a trade exits on a valid
- * bar: rank of the entry bar + bars held), then what
+ * from its candidate's memo entry (one load where the bar, its rank and
+ * the bars held were three dependent ones), then what
  * sebt_overfit_add_trades adds from the trades, in the same order: the same
  * bits. */
-static void fold_blocks(const fast_sweep *w, const sebt_k_valid *v, const sebt_k_union *u,
-                        const sebt_k_memo_exit *ex, const int32_t *jv, const double *rv, int64_t n, size_t idx)
+static void fold_blocks(const fast_sweep *w, const sebt_k_memo_exit *ex, const int32_t *jv, const double *rv, int64_t n, size_t idx)
 {
     if (!w->block_stats)
         return;
@@ -122,7 +121,7 @@ static void fold_blocks(const fast_sweep *w, const sebt_k_valid *v, const sebt_k
     double *c = row, cn = c[0], cs = c[1], cq = c[2];
     for (int64_t k = 0; k < n; k++) {
         int32_t j = jv[k];
-        size_t ts = (size_t)v->vbar[(int64_t)v->rank[u->bar[j]] + 1 + ex[j].bars_held] * S;
+        size_t ts = (size_t)ex[j].exit_bar * S;
         if (ts < b * N || ts >= (b + 1) * N) {
             c[0] = cn;
             c[1] = cs;
@@ -161,7 +160,7 @@ static void run_twins(fast_sweep *w, const sebt_k_valid *v, const sebt_k_union *
             memset(r, 0, sizeof *r);
             sebt_k_run_combo_path(&w->fm.m, v, u, geom, memo->ex, path, n, open_j, &w->combos[idx], rbuf, r,
                                   w->tallies ? &w->tallies[idx] : NULL);
-            fold_blocks(w, v, u, memo->ex, path, rbuf, n, idx);
+            fold_blocks(w, memo->ex, path, rbuf, n, idx);
         }
     }
 }
@@ -235,14 +234,14 @@ static sebt_status run_zbatch(fast_sweep *w, const fast_zbatch *zb, sebt_error *
                                                   &w->combos[idx_b], rbuf_b, r_b, (int64_t)umax,
                                                   w->tallies ? &w->tallies[idx] : NULL,
                                                   w->tallies ? &w->tallies[idx_b] : NULL, jbuf, jbuf_b);
-                        fold_blocks(w, &v, &u, memo.ex, jbuf, rbuf, r->metrics.n, idx);
-                        fold_blocks(w, &v, &u, memo.ex, jbuf_b, rbuf_b, r_b->metrics.n, idx_b);
+                        fold_blocks(w, memo.ex, jbuf, rbuf, r->metrics.n, idx);
+                        fold_blocks(w, memo.ex, jbuf_b, rbuf_b, r_b->metrics.n, idx_b);
                         q++;
                         continue;
                     }
                     sebt_k_run_combo_hop(&w->fm.m, &v, &u, &sb, &memo, epoch, cp, NULL, 0, rbuf,
                                          (int64_t)umax, r, w->tallies ? &w->tallies[idx] : NULL, jbuf);
-                    fold_blocks(w, &v, &u, memo.ex, jbuf, rbuf, r->metrics.n, idx);
+                    fold_blocks(w, memo.ex, jbuf, rbuf, r->metrics.n, idx);
                     if (want_trades && r->n_trades) {
                         sebt_trade *tt = malloc(r->n_trades * sizeof *tt);
                         if (!tt) {

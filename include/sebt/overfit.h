@@ -145,6 +145,10 @@ void sebt_overfit_free(sebt_overfit *o);
  * (n_combos rows of 3 blocks doubles, zeroed by the caller; the driver
  * adds each combo's trades, as sebt_overfit_add_trades) and each combo's
  * SPEC §7 trade count and Sharpe. */
+/* n_combos rows of 3 blocks zeros for sebt_overfit_gather.stats (free
+ * with free), every page written before the sweep adds to it; NULL when
+ * out of memory. */
+double *sebt_overfit_stats_new(size_t n_combos, int blocks);
 typedef struct sebt_overfit_gather {
     int blocks;            /* S: even, 2 to SEBT_OVERFIT_MAX_BLOCKS */
     double *stats;
