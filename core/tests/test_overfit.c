@@ -342,6 +342,62 @@ Test(overfit, pbo_equals_a_literal_loop_near_float_ties)
     free(st);
 }
 
+/* Groups of 16 combos the AVX-512 walk takes as surely valid in every
+ * split (3 to 6 trades of varied R in each block), so its fast step and
+ * per-combo margins decide them: every fifth a copy of another with its
+ * sums of R off by a relative 2^-12 to 2^-22 (about that margin). And, at
+ * the walk's end (lowest full-sample Sharpe), two combos whose low half is
+ * trades of nearly one R, 20 combos of Sharpe -0.7 between them (-0.5 and
+ * -0.8): the split on that half has the first as its best in the middle of
+ * the last chunk, with a Sharpe of about 10^6 (beyond the float filter's
+ * range), then the second (4 times that) a group later. */
+static void nearly_one_r(double *row, int S, double spread, double low)
+{
+    for (int b = 0; b < S; b++)
+        for (int t = 0; t < 4; t++) {
+            double r = b < S / 2 ? 1.0 + ldexp((double)(t + b), spread) : low + 0.01 * (double)(t - b);
+            row[3 * b] += 1.0;
+            row[3 * b + 1] += r;
+            row[3 * b + 2] += r * r;
+        }
+}
+
+Test(overfit, pbo_equals_a_literal_loop_where_groups_are_surely_valid)
+{
+    enum { S = 8, N = 640, LATE = 500, LATER = 521 };
+    double *st = calloc((size_t)N * 3 * S, sizeof *st);
+    uint64_t x = 4242;
+    for (size_t i = 0; i < N; i++) {
+        double *row = st + i * 3 * S;
+        if (i == LATE || i == LATER) {
+            nearly_one_r(row, S, i == LATE ? -20 : -22, i == LATE ? -3.0 : -9.0);
+            continue;
+        }
+        if (i > LATE && i < LATE + 21) {
+            for (int b = 0; b < S; b++)
+                for (int t = 0; t < 4; t++) {
+                    double r = (t % 2 ? 0.3 : -1.7) + ldexp((double)(i + (size_t)b), -30);
+                    row[3 * b] += 1.0;
+                    row[3 * b + 1] += r;
+                    row[3 * b + 2] += r * r;
+                }
+            continue;
+        }
+        if (i % 5 == 4) {
+            const double *src = st + (i - 1) * 3 * S;
+            double eps = ldexp((double)(int64_t)(lcg(&x) % 9) - 4.0, -12 - (int)(lcg(&x) % 11));
+            int only = lcg(&x) % 2 ? (int)(lcg(&x) % (uint64_t)S) : -1;
+            for (int k = 0; k < 3 * S; k++)
+                row[k] = k % 3 == 1 && (only < 0 || k / 3 == only) ? src[k] * (1.0 + eps) : src[k];
+            continue;
+        }
+        for (int b = 0; b < S; b++)
+            add_random_trades(row + 3 * b, 3 + (int)(lcg(&x) % 4), &x);
+    }
+    assert_pbo_literal(st, N, S);
+    free(st);
+}
+
 /* Combos made for the float filter's edges, walked in every chunk size
  * from 1 to 40 (a chunk's last part of 1 to 15 combos, masked in the
  * AVX-512 filter; chunks under its 16 lanes), each width, one to three
