@@ -201,6 +201,12 @@ typedef struct {
     uint32_t pass;   /* bit 0: pass 1 walked; bit 1: pass 2 */
 } group_step;
 
+/* A step's lanes the float filter left undecided in pass 1 and pass 2. */
+typedef struct {
+    uint32_t e;
+    uint16_t und_a, und_b;
+} group_event;
+
 typedef struct pbo_job {
     const double *stats;
     const size_t *order;     /* the walk's order: the combo at each position */
@@ -222,6 +228,15 @@ typedef struct pbo_job {
     uint16_t *lane_a, *lane_b; /* (chunk + 15) / 16 each: the combos it left undecided, 16 to a mask */
     group_step *steps;        /* the job's masks in walk_groups's order */
     uint32_t *step_of;        /* n_splits: each of the job's masks' step */
+    uint32_t *runs;           /* n_runs + 1: where each run of steps with one high half starts */
+    size_t n_runs;
+    group_event *events;      /* a run's undecided steps (at most 2^h) */
+    size_t nc;                /* the chunk being walked: its combos */
+    /* The splits given a best since walk_groups last set their steps (each
+     * once: dirty_flag), n_splits each; NULL where walk_groups is not run. */
+    uint32_t *dirty;
+    uint8_t *dirty_flag;
+    size_t n_dirty;
     double *scratch;  /* 2^h * BUILD_LANES: one figure's subset sums of one half, for BUILD_LANES combos */
     double *sums;     /* 6 * chunk: one set of blocks' n, s, q of the low half, then the high half (mask_sums) */
     double *v;     /* chunk: one split's Sharpe of each combo of the chunk */
@@ -911,6 +926,10 @@ static void adopt_best(pbo_job *j, size_t sp, size_t best, double bv, size_t k)
     j->oft2[sp] = ft2_of(j->ot2[sp]);
     j->below[sp] = j->equal[sp] = 0;
     j->recount[sp] = k;
+    if (j->dirty && !j->dirty_flag[sp]) {
+        j->dirty_flag[sp] = 1;
+        j->dirty[j->n_dirty++] = (uint32_t)sp;
+    }
 }
 
 /* The exact Sharpe over blocks mask of combo c of the chunk, from its
@@ -1091,6 +1110,80 @@ static void step_set(const pbo_job *j, group_step *e, size_t a, size_t k, bool k
     e->pass = (uint32_t)p1 | (uint32_t)p2 << 1;
 }
 
+/* walk_groups's steps of run `run` on the 16 combos from c (group g):
+ * the float filter only, its undecided lanes noted (events) and taken
+ * exactly after the run, so that the loop calls nothing and keeps its
+ * pointers in registers. A pass 2 noted for a split given a best since
+ * (recount at k) is dropped: the chunk is counted again for it. */
+__attribute__((target("avx512f"))) static void walk_run(pbo_job *j, size_t p0, size_t c, size_t g, size_t k,
+                                                        size_t run)
+{
+    size_t n = j->n_splits, C = j->chunk, F = j->fstride, sub = (size_t)1 << j->h, nc = j->nc;
+    const float *P = ftab_margins(j), *Q = P + C;
+    bool full = c + 16 <= nc, fg = full && ((const uint8_t *)(Q + C))[g];
+    __mmask16 live = full ? 0xffff : (__mmask16)((1u << (nc - c)) - 1u);
+    const float *restrict ln = j->ftab + c, *restrict ls = ln + sub * F, *restrict lq = ls + sub * F;
+    const float *hrow = lq + sub * F + j->steps[j->runs[run]].hi;
+    const __m512 Pv = _mm512_loadu_ps(P + c), Qv = _mm512_loadu_ps(Q + c);
+    const __m512 hnv = _mm512_loadu_ps(hrow), hsv = _mm512_loadu_ps(hrow + sub * F);
+    const __m512 hqv = _mm512_loadu_ps(hrow + 2 * sub * F);
+    const group_step *restrict steps = j->steps;
+    size_t *restrict below = j->below;
+    group_event *restrict ev = j->events;
+    size_t nev = 0, e1 = j->runs[run + 1];
+    for (size_t e = j->runs[run]; e < e1; e++) {
+        const group_step *st = &steps[e];
+        uint32_t pass = st->pass;
+        if (!pass)
+            continue;
+        avx512_lanes l;
+        if (fg) {
+            size_t lo = st->lo;
+            __m512 nv = _mm512_add_ps(_mm512_loadu_ps(ln + lo), hnv);
+            __m512 sv = _mm512_add_ps(_mm512_loadu_ps(ls + lo), hsv);
+            __m512 qv = _mm512_add_ps(_mm512_loadu_ps(lq + lo), hqv);
+            __m512 ss = _mm512_mul_ps(sv, _mm512_abs_ps(sv));
+            __m512 A = _mm512_fmsub_ps(ss, nv, ss);   /* ss (n - 1) in one rounding: n - 1 is exact */
+            __m512 nd = _mm512_mul_ps(nv, _mm512_fnmadd_ps(sv, sv, _mm512_mul_ps(nv, qv)));
+            __m512 ga = _mm512_fnmadd_ps(_mm512_set1_ps(st->t2a), nd, A);
+            __m512 gb = _mm512_fnmadd_ps(_mm512_set1_ps(st->t2b), nd, A);
+            __m512 ata = _mm512_set1_ps(st->ata), atb = _mm512_set1_ps(st->atb);
+            __m512 ntola = _mm512_fnmsub_ps(ata, Qv, Pv);
+            __m512 tolb = _mm512_fmadd_ps(atb, Qv, Pv), ntolb = _mm512_fnmsub_ps(atb, Qv, Pv);
+            l.below_b = _mm512_cmp_ps_mask(gb, ntolb, _CMP_LT_OQ);
+            l.dec_a = _mm512_cmp_ps_mask(ga, ntola, _CMP_LT_OQ);
+            l.dec_b = _kor_mask16(l.below_b, _mm512_cmp_ps_mask(gb, tolb, _CMP_GT_OQ));
+        } else {
+            ftab_rows r = frows(j, j->masks[st->a]);
+            const avx512_consts kc = { _mm512_set1_ps(FFILTER_MARGIN), _mm512_set1_ps(FFILTER_FLOOR),
+                                       _mm512_set1_ps(2.0f), _mm512_set1_ps(1.0f), _mm512_set1_ps(st->t2a),
+                                       _mm512_set1_ps(st->t2b), _mm512_set1_ps(FFILTER_MARGIN * st->ata),
+                                       _mm512_set1_ps(FFILTER_MARGIN * st->atb), _mm512_set1_ps(st->ata),
+                                       _mm512_set1_ps(st->atb) };
+            l = ffilter_avx512_step(&r, c, live, full, &kc);
+        }
+        unsigned und_a = pass & 1u ? (uint16_t)~_cvtmask16_u32(l.dec_a) & live : 0u;
+        unsigned und_b = 0;
+        if (pass & 2u) {
+            below[n - 1 - st->a] += (size_t)__builtin_popcount(_cvtmask16_u32(_kand_mask16(l.below_b, live)));
+            und_b = (uint16_t)~_cvtmask16_u32(l.dec_b) & live;
+        }
+        if (__builtin_expect((und_a | und_b) != 0, 0))
+            ev[nev++] = (group_event){ .e = (uint32_t)e, .und_a = (uint16_t)und_a, .und_b = (uint16_t)und_b };
+    }
+    for (size_t v = 0; v < nev; v++) {
+        size_t e = ev[v].e, a = steps[e].a, b = n - 1 - a;
+        if (ev[v].und_b && j->recount[b] != k)
+            oos_group(j, b, j->masks[a], c, ev[v].und_b);
+        if (ev[v].und_a && is_group(j, a, p0, c, ev[v].und_a, k)) {
+            /* A new best: pass 1 goes on with its threshold; pass 2 of
+             * split a (at mask n-1-a) is off for the chunk. */
+            step_set(j, &j->steps[e], a, k, true);
+            step_set(j, &j->steps[j->step_of[b]], b, k, false);
+        }
+    }
+}
+
 /* The chunk's walk with the combos outside and the splits inside (the
  * AVX-512 filter): a group of 16 combos keeps its margins in registers,
  * and the job's masks, taken by the popcount of their high half, then that
@@ -1107,62 +1200,28 @@ static void step_set(const pbo_job *j, group_step *e, size_t a, size_t k, bool k
 __attribute__((target("avx512f"))) static void walk_groups(pbo_job *j, size_t p0, size_t nc, size_t k)
 {
     const sebt_pbo *o = j->out;
-    size_t n = j->n_splits, C = j->chunk, F = j->fstride, sub = (size_t)1 << j->h, ns = 2 * (j->pair_hi - j->pair_lo);
-    const float *P = ftab_margins(j), *Q = P + C;
-    const uint8_t *fast = (const uint8_t *)(Q + C);
+    size_t n = j->n_splits, ns = 2 * (j->pair_hi - j->pair_lo);
     group_step *steps = j->steps;
-    for (size_t e = 0; e < ns; e++)
-        step_set(j, &steps[e], steps[e].a, k, false);
-    const float *ln = j->ftab, *ls = ln + sub * F, *lq = ls + sub * F;
-    const float *hn = lq + sub * F, *hs = hn + sub * F, *hq = hs + sub * F;
-    for (size_t c = 0, g = 0; c < nc; c += 16, g++) {
-        bool full = c + 16 <= nc, fg = full && fast[g];
-        __mmask16 live = full ? 0xffff : (__mmask16)((1u << (nc - c)) - 1u);
-        __m512 Pv = _mm512_loadu_ps(P + c), Qv = _mm512_loadu_ps(Q + c);
-        for (size_t e = 0; e < ns; e++) {
-            const group_step *st = &steps[e];
-            if (!st->pass)
-                continue;
-            avx512_lanes l;
-            if (fg) {
-                size_t lo = st->lo + c, hi = st->hi + c;
-                __m512 nv = _mm512_add_ps(_mm512_loadu_ps(ln + lo), _mm512_loadu_ps(hn + hi));
-                __m512 sv = _mm512_add_ps(_mm512_loadu_ps(ls + lo), _mm512_loadu_ps(hs + hi));
-                __m512 qv = _mm512_add_ps(_mm512_loadu_ps(lq + lo), _mm512_loadu_ps(hq + hi));
-                __m512 ss = _mm512_mul_ps(sv, _mm512_abs_ps(sv));
-                __m512 A = _mm512_fmsub_ps(ss, nv, ss);   /* ss (n - 1) in one rounding: n - 1 is exact */
-                __m512 nd = _mm512_mul_ps(nv, _mm512_fnmadd_ps(sv, sv, _mm512_mul_ps(nv, qv)));
-                __m512 ga = _mm512_fnmadd_ps(_mm512_set1_ps(st->t2a), nd, A);
-                __m512 gb = _mm512_fnmadd_ps(_mm512_set1_ps(st->t2b), nd, A);
-                __m512 ata = _mm512_set1_ps(st->ata), atb = _mm512_set1_ps(st->atb);
-                __m512 ntola = _mm512_fnmsub_ps(ata, Qv, Pv);
-                __m512 tolb = _mm512_fmadd_ps(atb, Qv, Pv), ntolb = _mm512_fnmsub_ps(atb, Qv, Pv);
-                l.below_b = _mm512_cmp_ps_mask(gb, ntolb, _CMP_LT_OQ);
-                l.dec_a = _mm512_cmp_ps_mask(ga, ntola, _CMP_LT_OQ);
-                l.dec_b = _kor_mask16(l.below_b, _mm512_cmp_ps_mask(gb, tolb, _CMP_GT_OQ));
-            } else {
-                ftab_rows r = frows(j, j->masks[st->a]);
-                const avx512_consts kc = { _mm512_set1_ps(FFILTER_MARGIN), _mm512_set1_ps(FFILTER_FLOOR),
-                                           _mm512_set1_ps(2.0f), _mm512_set1_ps(1.0f), _mm512_set1_ps(st->t2a),
-                                           _mm512_set1_ps(st->t2b), _mm512_set1_ps(FFILTER_MARGIN * st->ata),
-                                           _mm512_set1_ps(FFILTER_MARGIN * st->atb), _mm512_set1_ps(st->ata),
-                                           _mm512_set1_ps(st->atb) };
-                l = ffilter_avx512_step(&r, c, live, full, &kc);
-            }
-            unsigned und_b = st->pass & 2u ? (uint16_t)~_cvtmask16_u32(l.dec_b) & live : 0u;
-            unsigned und_a = st->pass & 1u ? (uint16_t)~_cvtmask16_u32(l.dec_a) & live : 0u;
-            size_t a = st->a;
-            if (st->pass & 2u)
-                j->below[n - 1 - a] += (size_t)__builtin_popcount(_cvtmask16_u32(_kand_mask16(l.below_b, live)));
-            if (__builtin_expect(und_b != 0, 0))
-                oos_group(j, n - 1 - a, j->masks[a], c, und_b);
-            if (__builtin_expect(und_a != 0, 0) && is_group(j, a, p0, c, und_a, k)) {
-                /* A new best: pass 1 goes on with its threshold; pass 2 of
-                 * split a (at mask n-1-a) is off for the chunk. */
-                step_set(j, &steps[e], a, k, true);
-                step_set(j, &steps[j->step_of[n - 1 - a]], n - 1 - a, k, false);
-            }
+    /* A step changes only when its split or its complement is given a best
+     * (which also starts or stops pass 2 the chunk after): those alone are
+     * set again, all at the first chunk. */
+    if (k == 0) {
+        for (size_t e = 0; e < ns; e++)
+            step_set(j, &steps[e], steps[e].a, k, false);
+    } else {
+        for (size_t d = 0; d < j->n_dirty; d++) {
+            size_t sp = j->dirty[d];
+            step_set(j, &steps[j->step_of[sp]], sp, k, false);
+            step_set(j, &steps[j->step_of[n - 1 - sp]], n - 1 - sp, k, false);
         }
+    }
+    for (size_t d = 0; d < j->n_dirty; d++)
+        j->dirty_flag[j->dirty[d]] = 0;
+    j->n_dirty = 0;
+    j->nc = nc;
+    for (size_t c = 0, g = 0; c < nc; c += 16, g++) {
+        for (size_t run = 0; run < j->n_runs; run++)
+            walk_run(j, p0, c, g, k, run);
     }
     /* What the groups left: pass 1 of the splits without a best or with a
      * float threshold NaN from before the chunk, pass 2 of those whose
@@ -1471,12 +1530,15 @@ static void job_steps(pbo_job *j)
                 size_t a0 = side ? n - j->pair_hi : j->pair_lo, a1 = side ? n - j->pair_lo : j->pair_hi;
                 for (size_t a = a0; a < a1; a++)
                     if (j->masks[a] >> j->h == hi) {
+                        if (e == 0 || j->steps[e - 1].hi != (uint32_t)(hi * j->fstride))
+                            j->runs[j->n_runs++] = (uint32_t)e;
                         j->steps[e] = (group_step){ .lo = (uint32_t)((j->masks[a] & (sub - 1)) * j->fstride),
                                                     .hi = (uint32_t)(hi * j->fstride), .a = (uint32_t)a };
                         j->step_of[a] = (uint32_t)e++;
                     }
             }
         }
+    j->runs[j->n_runs] = (uint32_t)e;
 }
 
 /* The walk's shared arrays and each thread's tables, both passes, and the
@@ -1532,8 +1594,16 @@ static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, s
         jobs[t].lane_b = malloc((chunk + 15) / 16 * sizeof(uint16_t));
         jobs[t].steps = malloc(2 * (jobs[t].pair_hi - jobs[t].pair_lo + 1) * sizeof(group_step));
         jobs[t].step_of = malloc(n * sizeof(uint32_t));
+        jobs[t].runs = malloc((2 * (jobs[t].pair_hi - jobs[t].pair_lo) + 2) * sizeof(uint32_t));
+        jobs[t].n_runs = 0;
+        jobs[t].events = malloc(((size_t)1 << (s / 2)) * sizeof(group_event));
+        if (shared.lanes) {
+            jobs[t].dirty = malloc(n * sizeof(uint32_t));
+            jobs[t].dirty_flag = calloc(n, 1);
+        }
         ok = jobs[t].scratch && jobs[t].sums && jobs[t].v && jobs[t].own_rows && jobs[t].own_ftab && jobs[t].lane_a &&
-             jobs[t].lane_b && jobs[t].steps && jobs[t].step_of;
+             jobs[t].lane_b && jobs[t].steps && jobs[t].step_of && jobs[t].runs && jobs[t].events &&
+             (!shared.lanes || (jobs[t].dirty && jobs[t].dirty_flag));
         if (ok)
             job_steps(&jobs[t]);
     }
@@ -1548,6 +1618,10 @@ static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, s
         free(jobs[t].lane_b);
         free(jobs[t].steps);
         free(jobs[t].step_of);
+        free(jobs[t].runs);
+        free(jobs[t].events);
+        free(jobs[t].dirty);
+        free(jobs[t].dirty_flag);
     }
     free(jobs);
     for (int b = 0; b < 2; b++) {
