@@ -536,49 +536,56 @@ __attribute__((target("avx512f"))) static void margins_avx512(pbo_job *j, size_t
     int S = j->s, h = j->h;
     float *P = ftab_margins(j), *Q = P + C;
     uint8_t *fast = (uint8_t *)(Q + C);
-    bool all = true;
-    for (size_t c = cb; c < cb + BUILD_LANES; c++) {
-        double nt = 0.0, st = 0.0, qt = 0.0, nb[SEBT_OVERFIT_MAX_BLOCKS], wb[SEBT_OVERFIT_MAX_BLOCKS];
-        bool ok = true;
-        for (int b = 0; b < S; b++) {
-            double n = j->rows[(size_t)(3 * b) * C + c], sb = j->rows[(size_t)(3 * b + 1) * C + c];
-            double q = j->rows[(size_t)(3 * b + 2) * C + c];
-            ok &= q >= 0.0 && isfinite(sb);
-            nt += n;
-            st += fabs(sb);
-            qt += q;
-            nb[b] = n;
-            double w = n > 0.0 ? q - sb * sb / n - 0x1p-40 * q : 0.0;
-            wb[b] = w > 0.0 ? w : 0.0;
-        }
-        /* The h smallest of each: a partial selection sort, h passes. */
-        double nmin = 0.0, wmin = 0.0;
-        for (int k = 0; k < h; k++) {
-            int in = k, iw = k;
-            for (int b = k + 1; b < S; b++) {
-                in = nb[b] < nb[in] ? b : in;
-                iw = wb[b] < wb[iw] ? b : iw;
-            }
-            double t = nb[k];
-            nb[k] = nb[in];
-            nb[in] = t;
-            t = wb[k];
-            wb[k] = wb[iw];
-            wb[iw] = t;
-            nmin += nb[k];
-            wmin += wb[k];
-        }
-        double sm = st * (1.0 + 0x1p-20), qm = qt * (1.0 + 0x1p-20);
-        double sm2 = sm * sm, mq = nt * qm + sm2;
-        double p = (0x1p-16 * (nt * sm2) + (double)FFILTER_FLOOR) * (1.0 + 0x1p-20);
-        double q = 0x1p-16 * (nt * mq) * (1.0 + 0x1p-20);
-        double dtol = 0x1p-16 * mq + (double)FFILTER_FLOOR;
-        ok &= nt <= 0x1p23 && st <= 0x1p30 && qt <= 0x1p30 && nmin >= 2.0 && nmin * wmin > 4.0 * dtol;
-        P[c] = (float)p;
-        Q[c] = (float)q;
-        all &= ok;
+    /* The 16 combos side by side, each loop over them left to the
+     * compiler's vectors. */
+    enum { L = BUILD_LANES };
+    double nt[L], st[L], qt[L], nmin[L], wmin[L], nb[SEBT_OVERFIT_MAX_BLOCKS][L], wb[SEBT_OVERFIT_MAX_BLOCKS][L];
+    int bad[L];
+    for (int l = 0; l < L; l++) {
+        nt[l] = st[l] = qt[l] = nmin[l] = wmin[l] = 0.0;
+        bad[l] = 0;
     }
-    fast[cb / BUILD_LANES] = all;
+    for (int b = 0; b < S; b++) {
+        const double *rn = j->rows + (size_t)(3 * b) * C + cb, *rs = rn + C, *rq = rs + C;
+        for (int l = 0; l < L; l++) {
+            double n = rn[l], sb = rs[l], q = rq[l];
+            bad[l] |= !(q >= 0.0) | !(fabs(sb) <= 0x1p30);
+            nt[l] += n;
+            st[l] += fabs(sb);
+            qt[l] += q;
+            nb[b][l] = n;
+            double w = n > 0.0 ? q - sb * sb / n - 0x1p-40 * q : 0.0;
+            wb[b][l] = w > 0.0 ? w : 0.0;
+        }
+    }
+    /* The h smallest of each: h passes of a selection by min and max. */
+    for (int k = 0; k < h; k++) {
+        for (int b = k + 1; b < S; b++)
+            for (int l = 0; l < L; l++) {
+                double x = nb[k][l], y = nb[b][l], u = wb[k][l], v = wb[b][l];
+                nb[k][l] = y < x ? y : x;
+                nb[b][l] = y < x ? x : y;
+                wb[k][l] = v < u ? v : u;
+                wb[b][l] = v < u ? u : v;
+            }
+        for (int l = 0; l < L; l++) {
+            nmin[l] += nb[k][l];
+            wmin[l] += wb[k][l];
+        }
+    }
+    int all = 1;
+    for (int l = 0; l < L; l++) {
+        double sm = st[l] * (1.0 + 0x1p-20), qm = qt[l] * (1.0 + 0x1p-20);
+        double sm2 = sm * sm, mq = nt[l] * qm + sm2;
+        double p = (0x1p-16 * (nt[l] * sm2) + (double)FFILTER_FLOOR) * (1.0 + 0x1p-20);
+        double q = 0x1p-16 * (nt[l] * mq) * (1.0 + 0x1p-20);
+        double dtol = 0x1p-16 * mq + (double)FFILTER_FLOOR;
+        all &= !bad[l] & (nt[l] <= 0x1p23) & (st[l] <= 0x1p30) & (qt[l] <= 0x1p30) & (nmin[l] >= 2.0) &
+               (nmin[l] * wmin[l] > 4.0 * dtol);
+        P[cb + (size_t)l] = (float)p;
+        Q[cb + (size_t)l] = (float)q;
+    }
+    fast[cb / BUILD_LANES] = (uint8_t)all;
 }
 #endif
 
@@ -1173,9 +1180,25 @@ __attribute__((target("avx512f"))) static void walk_run(pbo_job *j, size_t p0, s
     }
     for (size_t v = 0; v < nev; v++) {
         size_t e = ev[v].e, a = steps[e].a, b = n - 1 - a;
-        if (ev[v].und_b && j->recount[b] != k)
-            oos_group(j, b, j->masks[a], c, ev[v].und_b);
-        if (ev[v].und_a && is_group(j, a, p0, c, ev[v].und_a, k)) {
+        unsigned und_a = ev[v].und_a, und_b = j->recount[b] != k ? ev[v].und_b : 0u;
+        if (fg && (und_a | und_b)) {
+            /* The general step's margins, the split's own (the fast step's
+             * hold for every split), settle most of the rest. */
+            const group_step *st = &steps[e];
+            ftab_rows r = frows(j, j->masks[a]);
+            const avx512_consts kc = { _mm512_set1_ps(FFILTER_MARGIN), _mm512_set1_ps(FFILTER_FLOOR),
+                                       _mm512_set1_ps(2.0f), _mm512_set1_ps(1.0f), _mm512_set1_ps(st->t2a),
+                                       _mm512_set1_ps(st->t2b), _mm512_set1_ps(FFILTER_MARGIN * st->ata),
+                                       _mm512_set1_ps(FFILTER_MARGIN * st->atb), _mm512_set1_ps(st->ata),
+                                       _mm512_set1_ps(st->atb) };
+            avx512_lanes l = ffilter_avx512_step(&r, c, 0xffff, true, &kc);
+            below[b] += (size_t)__builtin_popcount(_cvtmask16_u32(l.below_b) & und_b);
+            und_b &= (uint16_t)~_cvtmask16_u32(l.dec_b);
+            und_a &= (uint16_t)~_cvtmask16_u32(l.dec_a);
+        }
+        if (und_b)
+            oos_group(j, b, j->masks[a], c, und_b);
+        if (und_a && is_group(j, a, p0, c, und_a, k)) {
             /* A new best: pass 1 goes on with its threshold; pass 2 of
              * split a (at mask n-1-a) is off for the chunk. */
             step_set(j, &j->steps[e], a, k, true);
