@@ -1438,44 +1438,62 @@ void sebt_pbo_free(sebt_pbo *p)
     p->is_sharpe = p->oos_sharpe = p->omega = p->logit = NULL;
 }
 
-typedef struct {
-    double key;
-    size_t combo;
-} keyed;
-
-static int cmp_keyed(const void *a, const void *b)
-{
-    const keyed *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key > y->key ? -1 : 1;
-    return (x->combo > y->combo) - (x->combo < y->combo);
-}
-
-/* The walk's order: by full-sample Sharpe, highest first (no Sharpe last),
- * then by index; NULL when out of memory. Only an order: any other gives
- * the same bits, later. */
+/* The walk's order: by the largest Sharpe over the S halves of cyclically
+ * adjacent blocks (splits' in-sample sets, their sums slid one block at a
+ * time), highest first (no Sharpe last), then by index; NULL when out of
+ * memory. A split's best is met sooner so than in the order of the
+ * full-sample Sharpe (10^5 combos of the bundled data: the chunks counted
+ * again for bests met late halved). Only an order: any other gives the
+ * same bits, later. Sorted by radix (stable, from the index order), the
+ * keys as integers in the order of their values, highest first. */
 static size_t *walk_order(const double *stats, size_t n_combos, int s)
 {
-    keyed *k = malloc(n_combos * sizeof *k);
-    size_t *order = malloc(n_combos * sizeof *order);
-    if (!k || !order) {
-        free(k);
+    uint64_t *key = malloc(n_combos * sizeof *key);
+    size_t *order = malloc(n_combos * sizeof *order), *tmp = malloc(n_combos * sizeof *tmp);
+    if (!key || !order || !tmp) {
+        free(key);
         free(order);
+        free(tmp);
         return NULL;
     }
+    int h = s / 2;
     for (size_t c = 0; c < n_combos; c++) {
         const double *row = stats + c * (size_t)(3 * s);
-        double sum[3] = { 0.0, 0.0, 0.0 };
-        for (int b = 0; b < s; b++)
+        double sum[3] = { 0.0, 0.0, 0.0 }, best = -INFINITY;
+        for (int b = 0; b < h; b++)
             for (int x = 0; x < 3; x++)
                 sum[x] += row[3 * b + x];
-        double v = sharpe_of_sums(sum[0], sum[1], sum[2]);
-        k[c] = (keyed){ .key = isnan(v) ? -INFINITY : v, .combo = c };
+        for (int i = 0; i < s; i++) {
+            double v = sharpe_of_sums(sum[0], sum[1], sum[2]);
+            best = v > best ? v : best;
+            for (int x = 0; x < 3; x++)
+                sum[x] += row[3 * ((i + h) % s) + x] - row[3 * i + x];
+        }
+        best = best == 0.0 ? 0.0 : best;   /* -0 as +0 */
+        uint64_t u;
+        memcpy(&u, &best, sizeof u);
+        u = u >> 63 ? ~u : u | (uint64_t)1 << 63;   /* increasing with the value */
+        key[c] = ~u;                                 /* the highest first */
+        order[c] = c;
     }
-    qsort(k, n_combos, sizeof *k, cmp_keyed);
-    for (size_t c = 0; c < n_combos; c++)
-        order[c] = k[c].combo;
-    free(k);
+    size_t count[256];
+    for (int shift = 0; shift < 64; shift += 8) {
+        memset(count, 0, sizeof count);
+        for (size_t c = 0; c < n_combos; c++)
+            count[key[order[c]] >> shift & 255]++;
+        for (size_t b = 0, at = 0; b < 256; b++) {
+            size_t n = count[b];
+            count[b] = at;
+            at += n;
+        }
+        for (size_t c = 0; c < n_combos; c++)
+            tmp[count[key[order[c]] >> shift & 255]++] = order[c];
+        size_t *t = order;
+        order = tmp;
+        tmp = t;
+    }
+    free(key);
+    free(tmp);
     return order;
 }
 
