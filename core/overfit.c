@@ -1122,9 +1122,15 @@ __attribute__((target("avx512f"))) static void walk_run(pbo_job *j, size_t p0, s
     __mmask16 live = full ? 0xffff : (__mmask16)((1u << (nc - c)) - 1u);
     const float *restrict ln = j->ftab + c, *restrict ls = ln + sub * F, *restrict lq = ls + sub * F;
     const float *hrow = lq + sub * F + j->steps[j->runs[run]].hi;
-    const __m512 Pv = _mm512_loadu_ps(P + c), Qv = _mm512_loadu_ps(Q + c);
-    const __m512 hnv = _mm512_loadu_ps(hrow), hsv = _mm512_loadu_ps(hrow + sub * F);
-    const __m512 hqv = _mm512_loadu_ps(hrow + 2 * sub * F);
+    /* Read only for a fast group, all 16 of its combos there. */
+    __m512 Pv = _mm512_setzero_ps(), Qv = Pv, hnv = Pv, hsv = Pv, hqv = Pv;
+    if (fg) {
+        Pv = _mm512_loadu_ps(P + c);
+        Qv = _mm512_loadu_ps(Q + c);
+        hnv = _mm512_loadu_ps(hrow);
+        hsv = _mm512_loadu_ps(hrow + sub * F);
+        hqv = _mm512_loadu_ps(hrow + 2 * sub * F);
+    }
     const group_step *restrict steps = j->steps;
     size_t *restrict below = j->below;
     group_event *restrict ev = j->events;
