@@ -6,7 +6,8 @@
 # and the overfit pass's own seconds and PBO's share (its JSON section);
 # medians at the end.
 # Usage: bench/overfit_cost.sh SEBT DATA GRID OUT   (REPS rounds, default 5;
-#        THREADS, default 2; BLOCKS, default 16)
+#        THREADS, default 2; BLOCKS, default 16; VERIFY=1: both sweeps with
+#        their default proof, else --no-verify)
 set -u
 if (( $# != 4 )); then
   echo "usage: $0 SEBT DATA GRID OUT" >&2
@@ -14,6 +15,8 @@ if (( $# != 4 )); then
 fi
 sebt=$1 data=$2 grid=$3 out=$4
 reps=${REPS:-5} threads=${THREADS:-2} blocks=${BLOCKS:-16}
+proof=(--no-verify)
+if [ "${VERIFY:-0}" = 1 ]; then proof=(); fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 : > "$out"
@@ -23,7 +26,7 @@ one() {   # one: NAME [--overfit ...]
   local load
   load=$(cut -d' ' -f1 /proc/loadavg)
   /usr/bin/time -f "%e %M %U" -o "$tmp/t" "$sebt" sweep --data "$data" --grid "$grid" --threads "$threads" "$@" \
-    --top 1 --format json --no-verify --output "$tmp/o.json" 2>/dev/null || { echo "$name: the sweep failed" >&2; exit 1; }
+    --top 1 --format json "${proof[@]}" --output "$tmp/o.json" 2>/dev/null || { echo "$name: the sweep failed" >&2; exit 1; }
   local extra=
   if [ "$name" = overfit ]; then
     extra=$(python3 -c 'import json, sys; o = json.load(open(sys.argv[1]))["overfit"]
