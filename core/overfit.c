@@ -717,6 +717,16 @@ typedef struct {
     __mmask16 below_b, dec_a, dec_b;   /* surely below in pass 2; decided in pass 1, pass 2 (dead lanes too) */
 } avx512_lanes;
 
+/* The filter's constants for thresholds t2a and t2b. 2^-16 |t2|: exact
+ * (|t2| >= 1e-10, ft2_of), or NaN, as t2 is. */
+__attribute__((target("avx512f"))) static inline avx512_consts avx512_consts_of(float t2a, float t2b)
+{
+    return (avx512_consts){ _mm512_set1_ps(FFILTER_MARGIN), _mm512_set1_ps(FFILTER_FLOOR), _mm512_set1_ps(2.0f),
+                            _mm512_set1_ps(1.0f), _mm512_set1_ps(t2a), _mm512_set1_ps(t2b),
+                            _mm512_set1_ps(FFILTER_MARGIN * fabsf(t2a)), _mm512_set1_ps(FFILTER_MARGIN * fabsf(t2b)),
+                            _mm512_set1_ps(fabsf(t2a)), _mm512_set1_ps(fabsf(t2b)) };
+}
+
 /* 16 combos from c, those of live (all unless the chunk ends before). */
 __attribute__((target("avx512f"))) static inline __attribute__((always_inline)) avx512_lanes
 ffilter_avx512_step(const ftab_rows *r, size_t c, __mmask16 live, bool full, const avx512_consts *k)
@@ -777,11 +787,7 @@ __attribute__((target("avx512f"))) static void ffilter_pair_avx512(const pbo_job
                                                                    size_t *und_b)
 {
     ftab_rows r = frows(j, mask);
-    /* 2^-16 |t2|: exact (|t2| >= 1e-10, ft2_of), or NaN, as t2 is. */
-    const avx512_consts k = { _mm512_set1_ps(FFILTER_MARGIN), _mm512_set1_ps(FFILTER_FLOOR), _mm512_set1_ps(2.0f),
-                              _mm512_set1_ps(1.0f), _mm512_set1_ps(t2a), _mm512_set1_ps(t2b),
-                              _mm512_set1_ps(FFILTER_MARGIN * fabsf(t2a)), _mm512_set1_ps(FFILTER_MARGIN * fabsf(t2b)),
-                              _mm512_set1_ps(fabsf(t2a)), _mm512_set1_ps(fabsf(t2b)) };
+    const avx512_consts k = avx512_consts_of(t2a, t2b);
     const float *P = ftab_margins(j), *Q = P + j->chunk;
     const uint8_t *fast = (const uint8_t *)(Q + j->chunk);
     __m512i LO = _mm512_setzero_si512();
@@ -1159,11 +1165,7 @@ __attribute__((target("avx512f"))) static void walk_run(pbo_job *j, size_t p0, s
             l.dec_b = _kor_mask16(l.below_b, _mm512_cmp_ps_mask(gb, tolb, _CMP_GT_OQ));
         } else {
             ftab_rows r = frows(j, j->masks[st->a]);
-            const avx512_consts kc = { _mm512_set1_ps(FFILTER_MARGIN), _mm512_set1_ps(FFILTER_FLOOR),
-                                       _mm512_set1_ps(2.0f), _mm512_set1_ps(1.0f), _mm512_set1_ps(st->t2a),
-                                       _mm512_set1_ps(st->t2b), _mm512_set1_ps(FFILTER_MARGIN * st->ata),
-                                       _mm512_set1_ps(FFILTER_MARGIN * st->atb), _mm512_set1_ps(st->ata),
-                                       _mm512_set1_ps(st->atb) };
+            const avx512_consts kc = avx512_consts_of(st->t2a, st->t2b);
             l = ffilter_avx512_step(&r, c, live, full, &kc);
         }
         unsigned und_a = pass & 1u ? (uint16_t)~_cvtmask16_u32(l.dec_a) & live : 0u;
@@ -1183,11 +1185,7 @@ __attribute__((target("avx512f"))) static void walk_run(pbo_job *j, size_t p0, s
              * hold for every split), settle most of the rest. */
             const group_step *st = &steps[e];
             ftab_rows r = frows(j, j->masks[a]);
-            const avx512_consts kc = { _mm512_set1_ps(FFILTER_MARGIN), _mm512_set1_ps(FFILTER_FLOOR),
-                                       _mm512_set1_ps(2.0f), _mm512_set1_ps(1.0f), _mm512_set1_ps(st->t2a),
-                                       _mm512_set1_ps(st->t2b), _mm512_set1_ps(FFILTER_MARGIN * st->ata),
-                                       _mm512_set1_ps(FFILTER_MARGIN * st->atb), _mm512_set1_ps(st->ata),
-                                       _mm512_set1_ps(st->atb) };
+            const avx512_consts kc = avx512_consts_of(st->t2a, st->t2b);
             avx512_lanes l = ffilter_avx512_step(&r, c, 0xffff, true, &kc);
             below[b] += (size_t)__builtin_popcount(_cvtmask16_u32(l.below_b) & und_b);
             und_b &= (uint16_t)~_cvtmask16_u32(l.dec_b);
