@@ -222,13 +222,14 @@ typedef struct pbo_job {
     bool lanes;              /* pair_filter writes lane_a and lane_b */
     uint16_t *lane_a, *lane_b; /* (chunk + 15) / 16 each: the combos it left undecided, 16 to a mask */
     group_step *steps;        /* the job's masks in walk_groups's order */
-    uint32_t *step_of;        /* n_splits: each of the job's masks' step */
+    uint32_t *step_of;        /* each of the job's masks' step, by job_local */
     uint32_t *runs;           /* n_runs + 1: where each run of steps with one high half starts */
     size_t n_runs;
     group_event *events;      /* a run's undecided steps (at most 2^h) */
     size_t nc;                /* the chunk being walked: its combos */
     /* The splits given a best since walk_groups last set their steps (each
-     * once: dirty_flag), n_splits each; NULL where walk_groups is not run. */
+     * once: dirty_flag, by job_local), as many as the job's masks; NULL
+     * where walk_groups is not run. */
     uint32_t *dirty;
     uint8_t *dirty_flag;
     size_t n_dirty;
@@ -240,6 +241,13 @@ typedef struct pbo_job {
                     * rounded to float, for chunk combos; then their margins (ftab_margins) */
     pbo_crew *crew;
 } pbo_job;
+
+/* Split a's place among the job's (a among pair_lo .. pair_hi, or its
+ * complement among n-pair_hi .. n-pair_lo). */
+static inline size_t job_local(const pbo_job *j, size_t a)
+{
+    return a < j->n_splits / 2 ? a - j->pair_lo : (j->pair_hi - j->pair_lo) + a - (j->n_splits - j->pair_hi);
+}
 
 /* Counts up to 2^23 (their sum exact in float), sums of R up to 2^30 in
  * magnitude, sums of squares from 0 to 2^30 (lo .. lim); anything outside
@@ -930,8 +938,8 @@ static void adopt_best(pbo_job *j, size_t sp, size_t best, double bv, size_t k)
     j->oft2[sp] = ft2_of(j->ot2[sp]);
     j->below[sp] = j->equal[sp] = 0;
     j->recount[sp] = k;
-    if (j->dirty && !j->dirty_flag[sp]) {
-        j->dirty_flag[sp] = 1;
+    if (j->dirty && !j->dirty_flag[job_local(j, sp)]) {
+        j->dirty_flag[job_local(j, sp)] = 1;
         j->dirty[j->n_dirty++] = (uint32_t)sp;
     }
 }
@@ -1197,7 +1205,7 @@ __attribute__((target("avx512f"))) static void walk_run(pbo_job *j, size_t p0, s
             /* A new best: pass 1 goes on with its threshold; pass 2 of
              * split a (at mask n-1-a) is off for the chunk. */
             step_set(j, &j->steps[e], a, k, true);
-            step_set(j, &j->steps[j->step_of[b]], b, k, false);
+            step_set(j, &j->steps[j->step_of[job_local(j, b)]], b, k, false);
         }
     }
 }
@@ -1229,12 +1237,12 @@ __attribute__((target("avx512f"))) static void walk_groups(pbo_job *j, size_t p0
     } else {
         for (size_t d = 0; d < j->n_dirty; d++) {
             size_t sp = j->dirty[d];
-            step_set(j, &steps[j->step_of[sp]], sp, k, false);
-            step_set(j, &steps[j->step_of[n - 1 - sp]], n - 1 - sp, k, false);
+            step_set(j, &steps[j->step_of[job_local(j, sp)]], sp, k, false);
+            step_set(j, &steps[j->step_of[job_local(j, n - 1 - sp)]], n - 1 - sp, k, false);
         }
     }
     for (size_t d = 0; d < j->n_dirty; d++)
-        j->dirty_flag[j->dirty[d]] = 0;
+        j->dirty_flag[job_local(j, j->dirty[d])] = 0;
     j->n_dirty = 0;
     j->nc = nc;
     for (size_t c = 0, g = 0; c < nc; c += 16, g++) {
@@ -1534,28 +1542,49 @@ static size_t line_round(size_t n)
 }
 
 /* walk_groups's steps: the job's masks (i and n-1-i for i in pair_lo ..
- * pair_hi) by the popcount of their high half, that half, then the low
- * half, with their rows' offsets; step_of names each one's step. */
-static void job_steps(pbo_job *j)
+ * pair_hi) by the popcount of their high half, then that half (a counting
+ * sort, stable: then the job's own order), with their rows' offsets;
+ * step_of names each one's step. False when out of memory. */
+static bool job_steps(pbo_job *j)
 {
-    size_t n = j->n_splits, e = 0, sub = (size_t)1 << j->h;
+    size_t n = j->n_splits, sub = (size_t)1 << j->h, r = 0;
+    uint32_t *rank = malloc(sub * sizeof *rank);
+    size_t *at = calloc(sub + 1, sizeof *at);
+    if (!rank || !at) {
+        free(rank);
+        free(at);
+        return false;
+    }
     for (int pc = 0; pc <= j->h; pc++)
-        for (size_t hi = 0; hi < sub; hi++) {
-            if (__builtin_popcount((unsigned)hi) != pc)
-                continue;
-            for (int side = 0; side < 2; side++) {
-                size_t a0 = side ? n - j->pair_hi : j->pair_lo, a1 = side ? n - j->pair_lo : j->pair_hi;
-                for (size_t a = a0; a < a1; a++)
-                    if (j->masks[a] >> j->h == hi) {
-                        if (e == 0 || j->steps[e - 1].hi != (uint32_t)(hi * j->fstride))
-                            j->runs[j->n_runs++] = (uint32_t)e;
-                        j->steps[e] = (group_step){ .lo = (uint32_t)((j->masks[a] & (sub - 1)) * j->fstride),
-                                                    .hi = (uint32_t)(hi * j->fstride), .a = (uint32_t)a };
-                        j->step_of[a] = (uint32_t)e++;
-                    }
+        for (size_t hi = 0; hi < sub; hi++)
+            if (__builtin_popcount((unsigned)hi) == pc)
+                rank[hi] = (uint32_t)r++;
+    for (int pass = 0; pass < 2; pass++)
+        for (int side = 0; side < 2; side++) {
+            size_t a0 = side ? n - j->pair_hi : j->pair_lo, a1 = side ? n - j->pair_lo : j->pair_hi;
+            for (size_t a = a0; a < a1; a++) {
+                size_t hi = j->masks[a] >> j->h;
+                if (pass == 0) {
+                    at[rank[hi] + 1]++;
+                    continue;
+                }
+                size_t e = at[rank[hi]]++;
+                j->steps[e] = (group_step){ .lo = (uint32_t)((j->masks[a] & (sub - 1)) * j->fstride),
+                                            .hi = (uint32_t)(hi * j->fstride), .a = (uint32_t)a };
+                j->step_of[job_local(j, a)] = (uint32_t)e;
             }
+            if (pass == 0 && side == 1)
+                for (size_t b = 0; b < sub; b++)
+                    at[b + 1] += at[b];
         }
-    j->runs[j->n_runs] = (uint32_t)e;
+    size_t ns = 2 * (j->pair_hi - j->pair_lo);
+    for (size_t e = 0; e < ns; e++)
+        if (e == 0 || j->steps[e - 1].hi != j->steps[e].hi)
+            j->runs[j->n_runs++] = (uint32_t)e;
+    j->runs[j->n_runs] = (uint32_t)ns;
+    free(rank);
+    free(at);
+    return true;
 }
 
 /* The walk's shared arrays and each thread's tables, both passes, and the
@@ -1604,20 +1633,19 @@ static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, s
         jobs[t].ftab = aligned_alloc(64, ftab_bytes);
         jobs[t].lane_a = malloc((chunk + 15) / 16 * sizeof(uint16_t));
         jobs[t].lane_b = malloc((chunk + 15) / 16 * sizeof(uint16_t));
-        jobs[t].steps = malloc(2 * (jobs[t].pair_hi - jobs[t].pair_lo + 1) * sizeof(group_step));
-        jobs[t].step_of = malloc(n * sizeof(uint32_t));
-        jobs[t].runs = malloc((2 * (jobs[t].pair_hi - jobs[t].pair_lo) + 2) * sizeof(uint32_t));
-        jobs[t].n_runs = 0;
-        jobs[t].events = malloc(((size_t)1 << (s / 2)) * sizeof(group_event));
-        if (shared.lanes) {
-            jobs[t].dirty = malloc(n * sizeof(uint32_t));
-            jobs[t].dirty_flag = calloc(n, 1);
+        size_t ns = 2 * (jobs[t].pair_hi - jobs[t].pair_lo);
+        if (shared.lanes) {   /* walk_groups's */
+            jobs[t].steps = malloc((ns + 1) * sizeof(group_step));
+            jobs[t].step_of = malloc((ns + 1) * sizeof(uint32_t));
+            jobs[t].runs = malloc((ns + 2) * sizeof(uint32_t));
+            jobs[t].events = malloc(((size_t)1 << (s / 2)) * sizeof(group_event));
+            jobs[t].dirty = malloc((ns + 1) * sizeof(uint32_t));
+            jobs[t].dirty_flag = calloc(ns + 1, 1);
         }
         ok = jobs[t].scratch && jobs[t].sums && jobs[t].v && jobs[t].rows && jobs[t].ftab && jobs[t].lane_a &&
-             jobs[t].lane_b && jobs[t].steps && jobs[t].step_of && jobs[t].runs && jobs[t].events &&
-             (!shared.lanes || (jobs[t].dirty && jobs[t].dirty_flag));
-        if (ok)
-            job_steps(&jobs[t]);
+             jobs[t].lane_b &&
+             (!shared.lanes || (jobs[t].steps && jobs[t].step_of && jobs[t].runs && jobs[t].events && jobs[t].dirty &&
+                                jobs[t].dirty_flag && job_steps(&jobs[t])));
     }
     bool done = ok && pbo_passes(jobs, threads, out);
     for (int t = 0; jobs && t < threads; t++) {
