@@ -119,6 +119,12 @@ files)
   read -r -t 300 stopped <&4
   if [ "$stopped" = "$pid" ] && ls -A | grep -q '^\.int\.npy\.tmp' &&
      [ "$(stat -c %s .int.npy.tmp* 2>/dev/null | head -1)" -gt 0 ]; then
+    # The line comes just before the stop: the stop itself is waited for
+    # (state T), so that the CONT cannot come first and leave it stopped.
+    for _ in $(seq 3000); do
+      [ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" = T ] && break
+      sleep 0.01
+    done
     kill -TERM "$pid"
     kill -CONT "$pid"
     wait "$pid"
