@@ -551,7 +551,10 @@ static long chunk_hook(const char *name)
 /* The test hooks' stop, after a chunk or a window: the pid written to the
  * FIFO named by SEBT_TEST_STOPPED_FIFO (a test waits there instead of
  * polling), then SIGSTOP; a kill from outside then lands after that chunk
- * (window) and before the next, whether it comes before or after the stop. */
+ * (window) and before the next, whether it comes before or after the stop.
+ * With SEBT_TEST_HOLD_FIFO the run holds in a read of that FIFO instead:
+ * a signal whose handler ends the run needs no SIGCONT after it, so a
+ * shell test has no stop to wait for. */
 static void stop_here(void)
 {
     fflush(NULL);
@@ -563,6 +566,15 @@ static void stop_here(void)
         ssize_t w = write(fd, line, (size_t)len);
         (void)w;
         close(fd);
+    }
+    const char *hold = getenv("SEBT_TEST_HOLD_FIFO");
+    int hd = hold && *hold ? open(hold, O_RDONLY | O_CLOEXEC) : -1;
+    if (hd >= 0) {
+        char c;
+        while (read(hd, &c, 1) < 0 && errno == EINTR)
+            ;
+        close(hd);
+        return;
     }
     raise(SIGSTOP);
 }

@@ -107,26 +107,21 @@ files)
   # ignores SIGINT; sebt handles both alike, cli/main.c): the old file
   # stays, no temporary file.
   echo old > int.npy
-  # Certain, not a race: the sweep stops itself once its first window's
-  # rows are in the temporary file and says so through a FIFO; the TERM
-  # sent then is handled when it continues.
-  mkfifo int.fifo
+  # Certain, not a race: the sweep holds itself (a read of hold.fifo,
+  # which this shell keeps open and never writes) once its first window's
+  # rows are in the temporary file, and says so through a FIFO; the TERM
+  # sent then ends it wherever it is, with no stop to continue.
+  mkfifo int.fifo hold.fifo
   exec 4<> int.fifo   # read and write: opening never blocks
-  SEBT_TEST_STOP_AFTER_WINDOWS=1 SEBT_TEST_STOPPED_FIFO=int.fifo "$sebt" sweep --data "$data" \
+  exec 5<> hold.fifo
+  SEBT_TEST_STOP_AFTER_WINDOWS=1 SEBT_TEST_STOPPED_FIFO=int.fifo SEBT_TEST_HOLD_FIFO=hold.fifo "$sebt" sweep --data "$data" \
     --grid "$grids/big-967680.grid" --format npy --threads 1 --output int.npy 2>int.txt &
   pid=$!
   stopped=""
   read -r -t 300 stopped <&4
   if [ "$stopped" = "$pid" ] && ls -A | grep -q '^\.int\.npy\.tmp' &&
      [ "$(stat -c %s .int.npy.tmp* 2>/dev/null | head -1)" -gt 0 ]; then
-    # The line comes just before the stop: the stop itself is waited for
-    # (state T), so that the CONT cannot come first and leave it stopped.
-    for _ in $(seq 3000); do
-      [ "$(cut -d' ' -f3 "/proc/$pid/stat" 2>/dev/null)" = T ] && break
-      sleep 0.01
-    done
     kill -TERM "$pid"
-    kill -CONT "$pid"
     wait "$pid"
     rc=$?
     pid=
