@@ -188,7 +188,7 @@ typedef struct {
 } pbo_crew;
 
 /* One step of the AVX-512 walk (walk_groups): split a's mask, its rows'
- * offsets in the float table (subset times chunk), and the thresholds of
+ * offsets in the float table (subset times the row's stride), and the thresholds of
  * pass 1 (split a) and pass 2 (split n-1-a), NaN for a pass not walked. */
 typedef struct {
     float t2a, t2b, ata, atb;
@@ -524,7 +524,7 @@ static inline __attribute__((always_inline)) size_t filter_below(const half_sums
  * has n >= 2 and a d far above its margin there. With w_b = q_b - s_b^2/n_b
  * (a block's sum of squared deviations), d = n q - s^2 over a set of blocks
  * is n sum(w_b) plus n sum(s_b^2/n_b) - (sum s_b)^2 >= 0 (Cauchy-Schwarz),
- * so at least the smallest half-count times the smallest 8 w_b's sum; that
+ * so at least the smallest half-count times the sum of the S/2 smallest w_b; that
  * bound (w_b lowered by 2^-40 q_b for its own roundings) beyond 4 times the
  * largest d margin settles it. A figure beyond the float table's bounds
  * (counts 2^23, sums 2^30, sums of squares 0 .. 2^30) leaves the group to
@@ -958,27 +958,6 @@ static double lane_sharpe(const pbo_job *j, uint32_t mask, size_t c)
     return sharpe_of_sums(v[0][0] + v[1][0], v[0][1] + v[1][1], v[0][2] + v[1][2]);
 }
 
-/* Pass 1 for split sp (it has a best, and the float filter a threshold)
- * on the combos the float filter left undecided (lane_a): every other is
- * surely below the best's Sharpe, so neither beats it nor ties it. */
-static void is_lanes(pbo_job *j, size_t sp, size_t p0, size_t nc, size_t k)
-{
-    const sebt_pbo *o = j->out;
-    size_t best = o->best[sp], was = best;
-    double bv = o->is_sharpe[sp];
-    for (size_t g = 0; g * 16 < nc; g++)
-        for (unsigned bits = j->lane_a[g]; bits; bits &= bits - 1) {
-            size_t c = g * 16 + (size_t)__builtin_ctz(bits), id = j->order[p0 + c];
-            double v = lane_sharpe(j, j->masks[sp], c);
-            if (!isnan(v) && (v > bv || (v == bv && id < best))) {
-                best = id;
-                bv = v;
-            }
-        }
-    if (best != was)
-        adopt_best(j, sp, best, bv, k);
-}
-
 /* Pass 2's counts for split sp (its best's out-of-sample Sharpe finite):
  * lo, the combos the float filter found surely below it (or without a
  * Sharpe), and those it left undecided (lane_b) counted exactly, as
@@ -1039,7 +1018,8 @@ static void oos_count(pbo_job *j, size_t sp, size_t nc, bool float_tried)
 }
 
 /* The walk's step on mask a of chunk k (position p0, nc combos): pass 1 for
- * split a, pass 2 for split n-1-a where the walk counts it. */
+ * split a, pass 2 for split n-1-a where the walk counts it. Where the
+ * filter is AVX-512's, walk_groups walks instead. */
 __attribute__((target_clones("avx512f", "avx2", "default"))) static void walk_mask(pbo_job *j, size_t a, size_t p0,
                                                                                    size_t nc, size_t k)
 {
@@ -1049,10 +1029,7 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void walk_ma
     float fa = j->ft2[a], fb = count_b ? j->oft2[b] : NAN;
     if (!isnan(fa) || !isnan(fb))
         j->pair_filter(j, j->masks[a], nc, fa, fb, &und_a, &lo_b, &und_b);
-    if (j->lanes && !isnan(fa)) {
-        if (und_a != 0)
-            is_lanes(j, a, p0, nc, k);
-    } else if (isnan(j->t2[a]) || isnan(fa) || und_a != 0) {
+    if (isnan(j->t2[a]) || isnan(fa) || und_a != 0) {
         half_sums h = mask_sums(j, j->masks[a], nc);
         if (isnan(j->t2[a]) || filter_above(&h, nc, j->t2[a]) != 0)
             is_exact(j, a, &h, p0, nc, k);
@@ -1061,8 +1038,6 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) static void walk_ma
         return;
     if (!isnan(fb) && und_b == 0)
         j->below[b] += lo_b;
-    else if (!isnan(fb) && j->lanes)
-        count_lanes(j, b, nc, lo_b);
     else
         oos_count(j, b, nc, !isnan(fb));
 }
@@ -1649,19 +1624,11 @@ static bool pbo_walk(const double *stats, size_t n_combos, int s, int threads, s
     }
     bool done = ok && pbo_passes(jobs, threads, out);
     for (int t = 0; jobs && t < threads; t++) {
-        free(jobs[t].scratch);
-        free(jobs[t].sums);
-        free(jobs[t].v);
-        free(jobs[t].rows);
-        free(jobs[t].ftab);
-        free(jobs[t].lane_a);
-        free(jobs[t].lane_b);
-        free(jobs[t].steps);
-        free(jobs[t].step_of);
-        free(jobs[t].runs);
-        free(jobs[t].events);
-        free(jobs[t].dirty);
-        free(jobs[t].dirty_flag);
+        pbo_job *j = &jobs[t];
+        void *own[] = { j->scratch, j->sums, j->v, j->rows, j->ftab, j->lane_a, j->lane_b,
+                        j->steps, j->step_of, j->runs, j->events, j->dirty, j->dirty_flag };
+        for (size_t i = 0; i < sizeof own / sizeof own[0]; i++)
+            free(own[i]);
     }
     free(jobs);
     pthread_cond_destroy(&crew.cv);
